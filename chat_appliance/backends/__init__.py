@@ -1,0 +1,26 @@
+"""Database backends. Everything specific to one database engine (pragmas, full-text
+search, upsert spelling) lives in one module per engine behind the same small interface:
+
+    open_database(url_or_path, **options) -> peewee.Database
+    write_transaction(db) -> context manager for a transaction that will write
+    create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
+    search_condition(query) -> (SQL fragment, params) matching message ids
+
+The rest of the code never writes engine-specific SQL.
+"""
+
+from urllib.parse import urlparse
+
+
+def backend_for(database_url):
+    """The backend module for a database URL (`sqlite:///path` or `postgresql://...`)."""
+    scheme = urlparse(database_url).scheme
+    if scheme in ("postgres", "postgresql"):
+        from . import postgres
+
+        return postgres
+    if scheme in ("sqlite", ""):
+        from . import sqlite
+
+        return sqlite
+    raise ValueError(f"Unsupported database URL scheme {scheme!r}: use sqlite:/// or postgresql://")

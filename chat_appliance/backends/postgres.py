@@ -1,0 +1,27 @@
+"""PostgreSQL, for teams that outgrow one machine. Same interface as backends.sqlite."""
+
+from contextlib import contextmanager
+from urllib.parse import urlparse
+
+from peewee import PostgresqlDatabase
+
+NAME = "postgres"
+
+
+def open_database(database_url):
+    """A PostgresqlDatabase from a postgresql://user@host:port/dbname URL."""
+    parsed = urlparse(database_url)
+    return PostgresqlDatabase(
+        parsed.path.lstrip("/"),
+        user=parsed.username,
+        password=parsed.password,
+        host=parsed.hostname,
+        port=parsed.port or 5432,
+    )
+
+
+@contextmanager
+def write_transaction(db):
+    """A plain transaction; row locks are taken by the statements themselves."""
+    with db.atomic() as txn:
+        yield txn

@@ -1,0 +1,58 @@
+"""Configuration: documented defaults, and the only place that reads the environment.
+
+An instance folder holds the SQLite database and an optional `config.json` whose keys
+override these defaults (for example DATABASE_URL to move to PostgreSQL).
+"""
+
+import json
+import os
+from pathlib import Path
+
+DEFAULTS = {
+    # Where the database and local configuration live.
+    "INSTANCE_PATH": "instance",
+    # sqlite:///absolute/path or postgresql://user@host:port/dbname; None = instance/chat.sqlite3.
+    "DATABASE_URL": None,
+    # werkzeug's password hashing method; tests use a cheap one.
+    "PASSWORD_HASH_METHOD": "scrypt",
+    # Largest request body accepted (uploads included): Zulip's default upload limit is 25 MiB.
+    "MAX_CONTENT_LENGTH": 26 * 1024 * 1024,
+    "MAX_FILE_UPLOAD_SIZE_MIB": 25,
+    # Zulip's limits, reported by /register; clients read them from there.
+    "MAX_MESSAGE_LENGTH": 10000,
+    "MAX_TOPIC_LENGTH": 60,
+    "MAX_STREAM_NAME_LENGTH": 60,
+    "MAX_STREAM_DESCRIPTION_LENGTH": 1024,
+    "MAX_CHANNEL_FOLDER_NAME_LENGTH": 60,
+    "MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH": 1024,
+    # Long polling: a heartbeat before the clients' 90 s timeout; idle queues collected after 10 min.
+    "EVENT_HEARTBEAT_SECONDS": 55,
+    "EVENT_QUEUE_IDLE_SECONDS": 600,
+    # Log one line per request with its timing.
+    "LOG_REQUESTS": True,
+}
+
+
+def instance_path_from_env(explicit=None):
+    """--instance, else $CHAT_APPLIANCE_INSTANCE, else ./instance."""
+    return Path(explicit or os.environ.get("CHAT_APPLIANCE_INSTANCE") or "instance").resolve()
+
+
+def database_url_for(instance_path):
+    """The default database of an instance: SQLite in the instance folder."""
+    return f"sqlite:///{Path(instance_path) / 'chat.sqlite3'}"
+
+
+def load_config(instance_path, overrides=None):
+    """Defaults, then the instance's config.json, then $CHAT_APPLIANCE_DATABASE_URL, then overrides."""
+    config = dict(DEFAULTS)
+    config["INSTANCE_PATH"] = str(instance_path)
+    local = Path(instance_path) / "config.json"
+    if local.exists():
+        config.update(json.loads(local.read_text()))
+    if os.environ.get("CHAT_APPLIANCE_DATABASE_URL"):
+        config["DATABASE_URL"] = os.environ["CHAT_APPLIANCE_DATABASE_URL"]
+    config.update(overrides or {})
+    if not config["DATABASE_URL"]:
+        config["DATABASE_URL"] = database_url_for(instance_path)
+    return config

@@ -1,0 +1,80 @@
+"""The database handle: late initialisation, per-request connections, transactions, migrations.
+
+The models are bound to `models.database`, a proxy filled in by `init_database` once the
+configuration is known (scout and peewee's FlaskDB do the same). Engine-specific SQL lives in
+`backends/`.
+"""
+
+import logging
+import sys
+
+from peewee import IntegerField, Model
+
+from . import backends
+from .models import database, now
+
+log = logging.getLogger(__name__)
+
+_state = {"backend": None}
+
+
+def init_database(database_url):
+    """Open the configured database and bind the models to it."""
+    backend = backends.backend_for(database_url)
+    database.initialize(backend.open_database(database_url))
+    _state["backend"] = backend
+    return database
+
+
+def backend():
+    """The module of the engine in use (backends.sqlite or backends.postgres)."""
+    return _state["backend"]
+
+
+def write_transaction():
+    """A transaction that will write: atomic, and on SQLite taking the write lock up front."""
+    return _state["backend"].write_transaction(database)
+
+
+def close_connection(_exc=None):
+    """Close this thread's connection, if open (request teardown; before a long poll)."""
+    if not database.is_closed():
+        database.close()
+
+
+class SchemaMigration(Model):
+    version = IntegerField(primary_key=True)
+    applied_at = IntegerField(default=now)
+
+    class Meta:
+        database = database
+        table_name = "schema_migration"
+
+
+def schema_version():
+    """The newest migration applied to this database, 0 for an empty one."""
+    if not database.table_exists(SchemaMigration._meta.table_name):
+        return 0
+    newest = SchemaMigration.select(SchemaMigration.version).order_by(SchemaMigration.version.desc()).first()
+    return newest.version if newest else 0
+
+
+def migrate(progress=False):
+    """Apply every migration newer than the database, each in its own transaction.
+
+    Returns the versions applied. With progress=True, prints a line per step to stderr.
+    """
+    from .migrations import MIGRATIONS
+
+    with database.connection_context():
+        database.create_tables([SchemaMigration], safe=True)
+        current = schema_version()
+        pending = [(v, doc, fn) for v, doc, fn in MIGRATIONS if v > current]
+        for index, (version, doc, step) in enumerate(pending, 1):
+            if progress:
+                print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
+            with database.atomic():
+                step(database, backend())
+                SchemaMigration.create(version=version)
+            log.info("applied migration %04d: %s", version, doc)
+        return [v for v, _doc, _fn in pending]

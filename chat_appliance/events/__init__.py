@@ -1,0 +1,1 @@
+"""In-process event delivery: actions publish after commit, queues subscribe."""

@@ -1,0 +1,104 @@
+"""Permission checks: `access_*` fetch an object the requester may see, or raise.
+
+Rules (Zulip's): a public channel is visible to every member, but to a guest only when the
+guest is subscribed; a private channel is visible to its subscribers and to administrators
+(who may see that it exists, not read it). Nobody learns that an invisible channel exists:
+invisible and missing channels give the same error.
+"""
+
+from ..models import Stream, Subscription, UserProfile
+from ..models.users import (
+    EMAIL_VISIBLE_ADMINS,
+    EMAIL_VISIBLE_EVERYONE,
+    EMAIL_VISIBLE_MEMBERS,
+    EMAIL_VISIBLE_MODERATORS,
+)
+from .errors import JsonableError, OrganizationAdministratorRequiredError
+
+
+def require_realm_admin(user):
+    """Administrators and owners only."""
+    if not user.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+
+
+def can_see_real_email(requester, target):
+    """Whether the requester may see the target's delivery_email."""
+    if requester.id == target.id or target.is_bot:
+        return True
+    visibility = target.email_address_visibility
+    if visibility == EMAIL_VISIBLE_EVERYONE:
+        return True
+    if visibility == EMAIL_VISIBLE_MEMBERS:
+        return not requester.is_guest
+    if visibility == EMAIL_VISIBLE_MODERATORS:
+        return requester.is_realm_admin or requester.is_moderator
+    if visibility == EMAIL_VISIBLE_ADMINS:
+        return requester.is_realm_admin
+    return False
+
+
+def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=True):
+    """A user of the requester's organization by id, or BAD_REQUEST 'No such user'."""
+    target = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == requester.realm_id))
+    if target is None or target.is_system_bot and not allow_bots:
+        raise JsonableError("No such user")
+    if not allow_deactivated and not target.is_active:
+        raise JsonableError("User is deactivated")
+    if not allow_bots and target.is_bot:
+        raise JsonableError("No such user")
+    return target
+
+
+def is_subscribed(user, stream):
+    """Whether the user has an active subscription to the channel."""
+    return (
+        Subscription.select()
+        .where((Subscription.user_profile == user) & (Subscription.stream == stream) & Subscription.active)
+        .exists()
+    )
+
+
+def can_access_stream_metadata(user, stream, subscribed=None):
+    """May the user know the channel exists (name, description, subscribers)?"""
+    if stream.realm_id != user.realm_id:
+        return False
+    if subscribed is None:
+        subscribed = is_subscribed(user, stream)
+    if subscribed:
+        return True
+    if stream.invite_only:
+        return user.is_realm_admin
+    return not user.is_guest
+
+
+def can_read_stream_history(user, stream, subscribed=None):
+    """May the user read the channel's messages, including those from before they joined?"""
+    if stream.realm_id != user.realm_id:
+        return False
+    if subscribed is None:
+        subscribed = is_subscribed(user, stream)
+    if stream.invite_only or user.is_guest:
+        return subscribed and stream.history_public_to_subscribers
+    return True
+
+
+def access_stream_by_id(user, stream_id):
+    """A channel the user may see, or BAD_REQUEST 'Invalid channel ID'."""
+    stream = Stream.get_or_none((Stream.id == stream_id) & (Stream.realm == user.realm_id))
+    if stream is None or not can_access_stream_metadata(user, stream):
+        raise JsonableError("Invalid channel ID")
+    return stream
+
+
+def get_stream_by_name(realm_id, name):
+    """A channel by name, without regard to case; None if there is none."""
+    return Stream.get_or_none((Stream.realm == realm_id) & (Stream.name_key == name.strip().lower()))
+
+
+def access_stream_by_name(user, name):
+    """A channel the user may see, by name, or BAD_REQUEST "Invalid channel name 'X'"."""
+    stream = get_stream_by_name(user.realm_id, name)
+    if stream is None or not can_access_stream_metadata(user, stream):
+        raise JsonableError(f"Invalid channel name '{name}'")
+    return stream

@@ -1,0 +1,101 @@
+"""User-group membership, recursive through subgroups; the role-based system groups."""
+
+from ..models import (
+    ROLE_ADMINISTRATOR,
+    ROLE_GUEST,
+    ROLE_MEMBER,
+    ROLE_MODERATOR,
+    ROLE_OWNER,
+    GroupGroupMembership,
+    UserGroup,
+    UserGroupMembership,
+)
+
+# System groups, from the widest to the narrowest. Each contains the next one as a subgroup,
+# and has as direct members the users whose role it names.
+SYSTEM_GROUPS = [
+    ("role:internet", "Everyone on the internet", None),
+    ("role:everyone", "Everyone including guests", ROLE_GUEST),
+    ("role:members", "Everyone except guests", None),
+    ("role:fullmembers", "Members of this organization, not including new accounts and guests", ROLE_MEMBER),
+    ("role:moderators", "Moderators of this organization, including administrators", ROLE_MODERATOR),
+    ("role:administrators", "Administrators of this organization, including owners", ROLE_ADMINISTRATOR),
+    ("role:owners", "Owners of this organization", ROLE_OWNER),
+]
+NOBODY_GROUP = ("role:nobody", "Nobody")
+
+ROLE_GROUP_NAME = {role: name for name, _doc, role in SYSTEM_GROUPS if role is not None}
+
+
+def system_group(realm, name):
+    """A system group by its name, e.g. 'role:administrators'."""
+    return UserGroup.get((UserGroup.realm == realm) & (UserGroup.name == name) & UserGroup.is_system_group)
+
+
+def supergroup_closure(group_ids):
+    """The given groups and every group that contains one of them, at any depth."""
+    seen = set(group_ids)
+    frontier = set(group_ids)
+    while frontier:
+        rows = GroupGroupMembership.select(GroupGroupMembership.supergroup).where(
+            GroupGroupMembership.subgroup.in_(list(frontier))
+        )
+        frontier = {row.supergroup_id for row in rows} - seen
+        seen |= frontier
+    return seen
+
+
+def subgroup_closure(group_ids):
+    """The given groups and every group they contain, at any depth."""
+    seen = set(group_ids)
+    frontier = set(group_ids)
+    while frontier:
+        rows = GroupGroupMembership.select(GroupGroupMembership.subgroup).where(
+            GroupGroupMembership.supergroup.in_(list(frontier))
+        )
+        frontier = {row.subgroup_id for row in rows} - seen
+        seen |= frontier
+    return seen
+
+
+def group_ids_of_user(user):
+    """Every group the user belongs to, directly or through subgroups."""
+    direct = [
+        row.user_group_id
+        for row in UserGroupMembership.select(UserGroupMembership.user_group).where(
+            UserGroupMembership.user_profile == user
+        )
+    ]
+    return supergroup_closure(direct)
+
+
+def is_user_in_group(user, group_id):
+    """Whether the user belongs to the group, recursively. Deactivated users belong to none."""
+    return user.is_active and group_id in group_ids_of_user(user)
+
+
+def recursive_member_ids(group_id):
+    """Ids of the active users in the group, recursively."""
+    from ..models import UserProfile
+
+    groups = subgroup_closure({group_id})
+    rows = (
+        UserGroupMembership.select(UserGroupMembership.user_profile)
+        .join(UserProfile)
+        .where(UserGroupMembership.user_group.in_(list(groups)) & UserProfile.is_active)
+    )
+    return {row.user_profile_id for row in rows}
+
+
+def set_role_group_membership(user, role):
+    """Move the user's direct system-group membership to the group of `role`."""
+    system_ids = [
+        g.id
+        for g in UserGroup.select(UserGroup.id).where(
+            (UserGroup.realm == user.realm_id) & UserGroup.is_system_group
+        )
+    ]
+    UserGroupMembership.delete().where(
+        (UserGroupMembership.user_profile == user) & UserGroupMembership.user_group.in_(system_ids)
+    ).execute()
+    UserGroupMembership.create(user_profile=user, user_group=system_group(user.realm_id, ROLE_GROUP_NAME[role]))

@@ -1,0 +1,202 @@
+"""Typed request parameters, declared once per view.
+
+A view lists its parameters in the `endpoint` decorator; each `Param` names a
+parser, a default, aliases (`subject` for `topic`) and whether the value arrives
+JSON-encoded. Real clients JSON-encode every non-string value (the zulip library
+calls json.dumps on ints, bools, lists and dicts) and send strings raw, so the
+parsers below accept exactly that. Parameters the view does not declare are
+ignored and reported in `ignored_parameters_unsupported` (Zulip feature level 167);
+the zulip library adds `dont_block` to every retried request, so this must never
+be an error.
+"""
+
+import functools
+import json
+
+from flask import request
+
+from .errors import JsonableError, MissingArgumentError
+
+REQUIRED = object()
+
+
+class ParamError(JsonableError):
+    """A parameter of the wrong type or shape: BAD_REQUEST with Zulip's text."""
+
+
+# --- parsers: each takes (var_name, value) and returns the converted value ------------
+
+
+def _decode_json(var_name, raw):
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        raise ParamError(f"{var_name} is not valid JSON") from None
+
+
+def check_string(var_name, value):
+    """A string, as sent."""
+    if not isinstance(value, str):
+        raise ParamError(f"{var_name} is not a string")
+    return value
+
+
+def check_int(var_name, value):
+    """An integer, JSON-encoded on the wire (`30`), never a boolean."""
+    if isinstance(value, str):
+        value = _decode_json(var_name, value) if value.strip() else value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"{var_name} is not an integer")
+    return value
+
+
+def check_bool(var_name, value):
+    """A JSON boolean (`true`/`false`)."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        raise ParamError(f"{var_name} is not a boolean")
+    if not isinstance(value, bool):
+        raise ParamError(f"{var_name} is not a boolean")
+    return value
+
+
+def check_any_json(var_name, value):
+    """Any JSON value."""
+    return _decode_json(var_name, value) if isinstance(value, str) else value
+
+
+def check_dict(var_name, value):
+    """A JSON object."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, dict):
+        raise ParamError(f"{var_name} is not a dict")
+    return value
+
+
+def list_of(item_parser):
+    """A JSON list whose items pass `item_parser`."""
+
+    def check_list(var_name, value):
+        value = check_any_json(var_name, value)
+        if not isinstance(value, list):
+            raise ParamError(f"{var_name} is not a list")
+        return [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
+
+    return check_list
+
+
+def json_or_string(var_name, value):
+    """JSON if it parses, else the raw string: `to=general` and `to=["general"]` both arrive."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def one_of(*choices, parser=check_string):
+    """A value from a fixed set."""
+
+    def check_choice(var_name, value):
+        value = parser(var_name, value)
+        if value not in choices:
+            raise ParamError(f"Invalid {var_name}")
+        return value
+
+    return check_choice
+
+
+def int_range(low=None, high=None):
+    """An integer within bounds."""
+
+    def check_bounded(var_name, value):
+        value = check_int(var_name, value)
+        if low is not None and value < low:
+            raise ParamError(f"{var_name} is too small")
+        if high is not None and value > high:
+            raise ParamError(f"{var_name} is too large")
+        return value
+
+    return check_bounded
+
+
+def string_max(limit):
+    """A string of at most `limit` characters."""
+
+    def check_length(var_name, value):
+        value = check_string(var_name, value)
+        if len(value) > limit:
+            raise ParamError(f"{var_name} is too long (limit: {limit} characters)")
+        return value
+
+    return check_length
+
+
+# --- declaration -----------------------------------------------------------------------
+
+
+class Param:
+    """One declared parameter: parser, default, aliases."""
+
+    def __init__(self, parser=check_string, default=REQUIRED, aliases=()):
+        self.parser = parser
+        self.default = default
+        self.aliases = tuple(aliases)
+
+    def extract(self, name, values):
+        """Return (value, names seen) from the request's merged values."""
+        for key in (name, *self.aliases):
+            if key in values:
+                raw = values[key]
+                if "\x00" in raw:
+                    raise ParamError(f"{key} contains NULL (0x00) characters")
+                return self.parser(key, raw), {key}
+        if self.default is REQUIRED:
+            raise MissingArgumentError(name)
+        return self.default, set()
+
+
+def request_values():
+    """Query string and form body merged; the body wins (the zulip library sends bodies for
+    POST, PATCH, PUT and DELETE alike)."""
+    values = dict(request.args.items())
+    values.update(request.form.items())
+    return values
+
+
+def parse_params(specs):
+    """Parse every declared parameter; return (kwargs, ignored parameter names)."""
+    values = request_values()
+    kwargs, used = {}, set()
+    for name, spec in specs.items():
+        kwargs[name], seen = spec.extract(name, values)
+        used |= seen
+    return kwargs, set(values) - used
+
+
+def endpoint(*, auth=True, **specs):
+    """Declare a view's parameters; authenticate; wrap its dict result in the envelope.
+
+    The view is called as view(user, **path_args, **params) (without `user` when
+    auth=False) and returns a dict of fields, or a ready Response.
+    """
+    from .auth import authenticate_request
+    from .response import json_success
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapper(**path_args):
+            args = (authenticate_request(),) if auth else ()
+            kwargs, ignored = parse_params(specs)
+            result = view(*args, **path_args, **kwargs)
+            if result is None or isinstance(result, dict):
+                return json_success(result, ignored=ignored)
+            return result
+
+        wrapper.param_specs = specs
+        return wrapper
+
+    return decorate

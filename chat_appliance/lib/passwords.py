@@ -1,0 +1,34 @@
+"""Password hashing and API key generation (secrets)."""
+
+import hmac
+import secrets
+import string
+
+from werkzeug.security import check_password_hash, generate_password_hash
+
+API_KEY_LENGTH = 32  # as Zulip's generate_api_key
+_API_KEY_ALPHABET = string.ascii_letters + string.digits
+
+
+def generate_api_key():
+    """32 random characters from a cryptographic source."""
+    return "".join(secrets.choice(_API_KEY_ALPHABET) for _ in range(API_KEY_LENGTH))
+
+
+def hash_password(password, method):
+    """A salted hash; `method` is werkzeug's (scrypt in production, a cheap pbkdf2 in tests)."""
+    return generate_password_hash(password, method=method)
+
+
+def check_password(stored_hash, password):
+    """Constant-time check of a password against its stored hash; False when none is set."""
+    if not stored_hash:
+        # Spend comparable work so a missing password is not distinguishable by timing.
+        hmac.compare_digest("x", "y")
+        return False
+    return check_password_hash(stored_hash, password)
+
+
+def api_key_matches(stored_key, offered_key):
+    """Constant-time comparison of API keys."""
+    return hmac.compare_digest(stored_key.encode(), offered_key.encode())

@@ -1,0 +1,131 @@
+"""The one place that shapes API objects (users, channels, subscriptions).
+
+Responses and events both use these functions, so a field is defined once.
+"""
+
+import hashlib
+from datetime import datetime, timezone
+
+from .access import can_see_real_email
+
+
+def isoformat(timestamp):
+    """A UNIX timestamp as Zulip's datetime strings (UTC, with offset)."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat()
+
+
+def gravatar_url(email, avatar_version):
+    """The third-party avatar URL Zulip computes for users without an uploaded avatar."""
+    digest = hashlib.md5(email.strip().lower().encode()).hexdigest()
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={avatar_version}"
+
+
+def avatar_url(user, *, client_gravatar, email_visible):
+    """Null when the client computes gravatars itself and may see the real email (Zulip's rule)."""
+    if client_gravatar and email_visible:
+        return None
+    return gravatar_url(user.delivery_email, user.avatar_version)
+
+
+def user_dict(target, requester, *, client_gravatar=True, include_custom_profile_fields=False):
+    """A user object as GET /users and GET /users/{id} return it."""
+    email_visible = can_see_real_email(requester, target)
+    data = {
+        "user_id": target.id,
+        "email": target.email,
+        "delivery_email": target.delivery_email if email_visible else None,
+        "full_name": target.full_name,
+        "date_joined": isoformat(target.date_joined),
+        "is_active": target.is_active,
+        "is_owner": target.is_owner,
+        "is_admin": target.is_realm_admin,
+        "is_guest": target.is_guest,
+        "is_bot": target.is_bot,
+        "bot_type": target.bot_type if target.is_bot else None,
+        "role": target.role,
+        "timezone": target.timezone,
+        "avatar_url": avatar_url(target, client_gravatar=client_gravatar, email_visible=email_visible),
+        "avatar_version": target.avatar_version,
+    }
+    if target.is_bot:
+        data["bot_owner_id"] = target.bot_owner_id
+    elif include_custom_profile_fields:
+        data["profile_data"] = {}
+    return data
+
+
+def own_user_dict(user, *, max_message_id):
+    """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id."""
+    data = user_dict(user, user, client_gravatar=False)
+    data.pop("bot_type", None)
+    data.pop("bot_owner_id", None)
+    data["delivery_email"] = user.delivery_email
+    data["max_message_id"] = max_message_id
+    data["profile_data"] = {}
+    return data
+
+
+# Group-valued permission settings of channels and their defaults (system group names).
+STREAM_GROUP_SETTINGS = {
+    "can_add_subscribers_group": "role:nobody",
+    "can_remove_subscribers_group": "role:administrators",
+    "can_administer_channel_group": "role:nobody",
+    "can_delete_any_message_group": "role:nobody",
+    "can_delete_own_message_group": "role:everyone",
+    "can_move_messages_out_of_channel_group": "role:nobody",
+    "can_move_messages_within_channel_group": "role:nobody",
+    "can_send_message_group": "role:everyone",
+    "can_subscribe_group": "role:nobody",
+    "can_resolve_topics_group": "role:nobody",
+}
+
+
+def stream_dict(stream, *, subscriber_count):
+    """A channel as GET /streams and GET /streams/{id} return it."""
+    data = {
+        "stream_id": stream.id,
+        "name": stream.name,
+        "description": stream.description,
+        "rendered_description": stream.rendered_description,
+        "date_created": stream.date_created,
+        "creator_id": stream.creator_id,
+        "invite_only": stream.invite_only,
+        "is_web_public": stream.is_web_public,
+        "is_archived": stream.deactivated,
+        "history_public_to_subscribers": stream.history_public_to_subscribers,
+        "first_message_id": stream.first_message_id,
+        "folder_id": stream.folder_id,
+        "message_retention_days": stream.message_retention_days,
+        # Zulip's legacy posting policy: 1 = anyone may post.
+        "stream_post_policy": 1,
+        "is_announcement_only": False,
+        "topics_policy": "inherit",
+        "is_recently_active": True,
+        "stream_weekly_traffic": None,
+        "subscriber_count": subscriber_count,
+    }
+    data.update({name: stream.settings[name] for name in STREAM_GROUP_SETTINGS})
+    return data
+
+
+def subscription_dict(subscription, stream, *, subscriber_count, subscribers=None):
+    """A subscription as GET /users/me/subscriptions and /register return it."""
+    data = stream_dict(stream, subscriber_count=subscriber_count)
+    data.update(
+        {
+            "color": subscription.color,
+            "is_muted": subscription.is_muted,
+            # Legacy inverse of is_muted; zulip-terminal 0.7.0 still reads it.
+            "in_home_view": not subscription.is_muted,
+            "pin_to_top": subscription.pin_to_top,
+            "desktop_notifications": subscription.desktop_notifications,
+            "audible_notifications": subscription.audible_notifications,
+            "push_notifications": subscription.push_notifications,
+            "email_notifications": subscription.email_notifications,
+            "wildcard_mentions_notify": subscription.wildcard_mentions_notify,
+        }
+    )
+    if subscribers is not None:
+        data["subscribers"] = subscribers
+    return data
+

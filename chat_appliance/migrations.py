@@ -1,0 +1,33 @@
+"""Versioned schema migrations, applied in order on start (`db.migrate`).
+
+Each entry is (version, description, function(database, backend)). Never edit an entry
+that has shipped: add a new one.
+"""
+
+from . import models as m
+
+
+def _initial_schema(database, backend):
+    """Realm, users, groups, channels, messages with their per-user flag rows."""
+    database.create_tables(
+        [
+            m.Realm, m.UserProfile, m.UserGroup, m.UserGroupMembership, m.GroupGroupMembership,
+            m.Recipient, m.Stream, m.Subscription, m.DirectMessageGroup, m.DirectMessageGroupMember,
+            m.Message, m.UserMessage, m.Reaction, m.UserTopic, m.BotStorageData,
+        ]
+    )
+    # Partial indexes serve "my unread / starred / mentioned messages, newest first" without
+    # scanning a user's whole history. The same SQL works on SQLite and PostgreSQL.
+    for name, condition in (
+        ("unread", "(flags & 1) = 0"),
+        ("starred", "(flags & 2) != 0"),
+        ("mentioned", "(flags & 120) != 0"),  # mentioned | stream/topic wildcard | group
+    ):
+        database.execute_sql(
+            f"CREATE INDEX user_message_{name} ON user_message (user_profile_id, message_id) WHERE {condition}"
+        )
+
+
+MIGRATIONS = [
+    (1, "initial schema", _initial_schema),
+]

@@ -1,0 +1,36 @@
+"""Peewee models, split by domain. Import them from here."""
+
+from .base import BaseModel, JSONField, database, now
+from .channels import (
+    RECIPIENT_DIRECT_MESSAGE_GROUP,
+    RECIPIENT_STREAM,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    Recipient,
+    Stream,
+    Subscription,
+)
+from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
+from .realm import EDIT_HISTORY_POLICIES, Realm
+from .users import (
+    ROLE_ADMINISTRATOR,
+    ROLE_GUEST,
+    ROLE_MEMBER,
+    ROLE_MODERATOR,
+    ROLE_OWNER,
+    ROLES,
+    GroupGroupMembership,
+    UserGroup,
+    UserGroupMembership,
+    UserProfile,
+)
+
+__all__ = [
+    "BaseModel", "JSONField", "database", "now",
+    "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
+    "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
+    "FLAG_BITS", "BotStorageData", "Message", "Reaction", "UserMessage", "UserTopic",
+    "EDIT_HISTORY_POLICIES", "Realm",
+    "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
+    "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
+]

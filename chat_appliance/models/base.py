@@ -1,0 +1,29 @@
+"""The model base class, bound to a database chosen at start-up (late initialisation)."""
+
+import json
+import time
+
+from peewee import DatabaseProxy, Model, TextField
+
+database = DatabaseProxy()
+
+
+def now():
+    """The current UNIX time in whole seconds, as every API timestamp is."""
+    return int(time.time())
+
+
+class JSONField(TextField):
+    """JSON text, decoded to Python on read."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
