@@ -1,0 +1,203 @@
+"""Channels: creation, subscriptions, default channels."""
+
+from peewee import fn
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.access import can_access_stream_metadata, get_stream_by_name
+from ..lib.errors import JsonableError
+from ..lib.groups import system_group
+from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
+from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
+
+MAX_STREAM_NAME_LENGTH = 60
+MAX_STREAM_DESCRIPTION_LENGTH = 1024
+
+# The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
+# refuses anything else at start-up).
+STREAM_COLORS = [
+    "#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5",
+    "#f5ce6e", "#c2726a", "#94c849", "#bd86e5", "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063",
+    "#9987e1", "#e4523d", "#c2c2c2", "#4f8de4", "#c6a8ad", "#e7cc4d", "#c8bebf", "#a47462",
+]
+
+
+def check_stream_name(name):
+    """Zulip's channel-name rules."""
+    name = name.strip()
+    if not name:
+        raise JsonableError("Channel name can't be empty.")
+    if len(name) > MAX_STREAM_NAME_LENGTH:
+        raise JsonableError(f"Channel name too long (limit: {MAX_STREAM_NAME_LENGTH} characters).")
+    for position, ch in enumerate(name, 1):
+        if ord(ch) < 32 or 0xFDD0 <= ord(ch) <= 0xFDEF:
+            raise JsonableError(f"Invalid character in channel name, at position {position}.")
+    return name
+
+
+def default_streams(realm):
+    """Channels every new account is subscribed to."""
+    ids = (realm.settings or {}).get("default_stream_ids", [])
+    return list(Stream.select().where(Stream.id.in_(ids) & ~Stream.deactivated)) if ids else []
+
+
+def create_stream_row(realm, name, *, description="", invite_only=False, history_public_to_subscribers=None,
+                      creator=None):
+    """Insert a channel with its recipient; the caller holds the transaction."""
+    name = check_stream_name(name)
+    if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
+        raise JsonableError(f"Channel description too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters).")
+    if history_public_to_subscribers is None or not invite_only:
+        # Zulip: public channels always share history; private ones share it unless told otherwise.
+        history_public_to_subscribers = True if not invite_only else bool(history_public_to_subscribers)
+    from ..rendering import render_plain
+
+    settings = {key: system_group(realm, group).id for key, group in STREAM_GROUP_SETTINGS.items()}
+    return Stream.create(
+        realm=realm,
+        name=name,
+        name_key=name.lower(),
+        description=description,
+        rendered_description=render_plain(description) if description else "",
+        invite_only=invite_only,
+        history_public_to_subscribers=history_public_to_subscribers,
+        creator=creator,
+        recipient=Recipient.create(type=RECIPIENT_STREAM),
+        settings=settings,
+    )
+
+
+def stream_audience_ids(stream):
+    """Active users who may know the channel exists: the events audience for it."""
+    users = UserProfile.select().where((UserProfile.realm == stream.realm_id) & UserProfile.is_active)
+    subscribed = subscriber_ids(stream)
+    return [u.id for u in users if can_access_stream_metadata(u, stream, subscribed=u.id in subscribed)]
+
+
+def subscriber_ids(stream):
+    """Ids of the channel's active subscribers who are active users."""
+    rows = (
+        Subscription.select(Subscription.user_profile)
+        .join(UserProfile)
+        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
+    )
+    return {row.user_profile_id for row in rows}
+
+
+def subscriber_counts(stream_ids):
+    """{stream_id: number of active subscribers} for these channels."""
+    if not stream_ids:
+        return {}
+    rows = (
+        Subscription.select(Subscription.stream, fn.COUNT(Subscription.id).alias("n"))
+        .join(UserProfile)
+        .where(Subscription.stream.in_(list(stream_ids)) & Subscription.active & UserProfile.is_active)
+        .group_by(Subscription.stream)
+    )
+    counts = {row.stream_id: row.n for row in rows}
+    return {sid: counts.get(sid, 0) for sid in stream_ids}
+
+
+def _pick_color(user):
+    used = {s.color for s in Subscription.select(Subscription.color).where(Subscription.user_profile == user)}
+    for color in STREAM_COLORS:
+        if color not in used:
+            return color
+    return STREAM_COLORS[len(used) % len(STREAM_COLORS)]
+
+
+def subscribe_users_to_streams(streams, users, *, acting_user=None, notify=True):
+    """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed pairs).
+
+    The caller holds the transaction when notify is False; with notify True this function
+    commits and then publishes the subscription events.
+    """
+    if notify:
+        with write_transaction():
+            added, already = subscribe_users_to_streams(streams, users, acting_user=acting_user, notify=False)
+        notify_subscribed(added)
+        return added, already
+    added, already = [], []
+    for stream in streams:
+        existing = {
+            s.user_profile_id: s
+            for s in Subscription.select().where(
+                (Subscription.stream == stream) & Subscription.user_profile.in_([u.id for u in users])
+            )
+        }
+        for user in users:
+            sub = existing.get(user.id)
+            if sub is not None and sub.active:
+                already.append((user, stream))
+                continue
+            if sub is None:
+                Subscription.create(user_profile=user, stream=stream, color=_pick_color(user))
+            else:
+                Subscription.update(active=True).where(Subscription.id == sub.id).execute()
+            added.append((user, stream))
+    return added, already
+
+
+def notify_subscribed(added):
+    streams = {stream.id: stream for _user, stream in added}
+    counts = subscriber_counts(list(streams))
+    by_user = {}
+    for user, stream in added:
+        by_user.setdefault(user.id, []).append(stream)
+    for user_id, user_streams in by_user.items():
+        subs = []
+        for stream in user_streams:
+            sub = Subscription.get((Subscription.user_profile == user_id) & (Subscription.stream == stream))
+            subs.append(subscription_dict(sub, stream, subscriber_count=counts[stream.id],
+                                          subscribers=sorted(subscriber_ids(stream))))
+        publish({"type": "subscription", "op": "add", "subscriptions": subs}, [user_id])
+    for stream in streams.values():
+        new_ids = sorted(u.id for u, s in added if s.id == stream.id)
+        others = [uid for uid in stream_audience_ids(stream) if uid not in new_ids]
+        publish({"type": "subscription", "op": "peer_add", "stream_ids": [stream.id], "user_ids": new_ids}, others)
+
+
+def unsubscribe_users(streams, users):
+    """Remove subscriptions; returns (removed pairs, not-subscribed pairs). Publishes after commit."""
+    removed, not_removed = [], []
+    with write_transaction():
+        for stream in streams:
+            for user in users:
+                updated = (
+                    Subscription.update(active=False)
+                    .where((Subscription.stream == stream) & (Subscription.user_profile == user) & Subscription.active)
+                    .execute()
+                )
+                (removed if updated else not_removed).append((user, stream))
+    for user, stream in removed:
+        publish({"type": "subscription", "op": "remove",
+                 "subscriptions": [{"name": stream.name, "stream_id": stream.id}]}, [user.id])
+        publish({"type": "subscription", "op": "peer_remove", "stream_ids": [stream.id], "user_ids": [user.id]},
+                [uid for uid in stream_audience_ids(stream) if uid != user.id])
+    return removed, not_removed
+
+
+def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator):
+    """Create the channels named in specs [(name, description)] that do not exist yet.
+
+    Returns {name_key: Stream} for every spec, existing ones included. The caller holds the
+    transaction; creation events are returned for publishing after commit.
+    """
+    streams, created = {}, []
+    for name, description in specs:
+        name = check_stream_name(name)
+        stream = get_stream_by_name(realm.id, name)
+        if stream is None:
+            stream = create_stream_row(realm, name, description=description, invite_only=invite_only,
+                                       history_public_to_subscribers=history_public_to_subscribers,
+                                       creator=creator)
+            created.append(stream)
+        streams[name.lower()] = stream
+    return streams, created
+
+
+def notify_streams_created(created):
+    """stream create events, to those who may see each new channel."""
+    for stream in created:
+        publish({"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=0)]},
+                stream_audience_ids(stream))

@@ -1,0 +1,62 @@
+"""The organization: creation with its system groups, owner and first channel; settings."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
+from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup, UserProfile
+from ..models.users import BOT_GENERIC
+from .channels import create_stream_row, subscribe_users_to_streams
+from .users import check_email, check_full_name, create_user_row
+
+# Zulip's system bots. They belong to the organization here (one organization per server)
+# and are reported as cross-realm bots.
+WELCOME_BOT = ("welcome-bot", "Welcome Bot")
+NOTIFICATION_BOT = ("notification-bot", "Notification Bot")
+
+
+def create_system_groups(realm):
+    """The role groups, each containing the next narrower one, plus role:nobody."""
+    groups = [UserGroup.create(realm=realm, name=name, description=doc, is_system_group=True)
+              for name, doc, _role in SYSTEM_GROUPS]
+    for wider, narrower in zip(groups, groups[1:]):
+        GroupGroupMembership.create(supergroup=wider, subgroup=narrower)
+    UserGroup.create(realm=realm, name=NOBODY_GROUP[0], description=NOBODY_GROUP[1], is_system_group=True)
+    return {g.name: g for g in groups}
+
+
+def system_bot(realm, short_name):
+    """The system bot with this short name."""
+    return UserProfile.get((UserProfile.realm == realm) & (UserProfile.email == f"{short_name}@{realm.host}"))
+
+
+def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *, password_method="scrypt"):
+    """A new organization with its owner, system groups and bots, and a #general channel."""
+    owner_email = check_email(owner_email)
+    owner_name = check_full_name(owner_name)
+    with write_transaction():
+        realm = Realm.create(name=name, host=host, url=url, settings={})
+        groups = create_system_groups(realm)
+        realm.can_mention_many_users_group_id = groups["role:administrators"].id
+        owner = create_user_row(realm, owner_email, owner_name, password=owner_password, role=ROLE_OWNER,
+                                password_method=password_method)
+        for short_name, full_name in (WELCOME_BOT, NOTIFICATION_BOT):
+            create_user_row(realm, f"{short_name}@{host}", full_name, password=None, role=ROLE_MEMBER,
+                            password_method=None, bot_type=BOT_GENERIC, is_system_bot=True)
+        general = create_stream_row(realm, "general", description="Everyone is added to this channel by default.",
+                                    creator=owner)
+        realm.settings = {"default_stream_ids": [general.id]}
+        realm.save()
+        subscribe_users_to_streams([general], [owner], notify=False)
+    return realm, owner
+
+
+def do_update_realm(realm, changes):
+    """Apply validated organization settings and tell everyone."""
+    from .users import active_user_ids
+
+    with write_transaction():
+        for key, value in changes.items():
+            setattr(realm, key, value)
+        realm.save()
+    for key, value in changes.items():
+        publish({"type": "realm", "op": "update", "property": key, "value": value}, active_user_ids(realm.id))

@@ -1,0 +1,5 @@
+"""One blueprint per endpoint group, all mounted under /api/v1."""
+
+from . import channels, realm, server, users
+
+BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp]

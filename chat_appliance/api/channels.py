@@ -1,0 +1,249 @@
+"""Channels and subscriptions: /users/me/subscriptions, /streams, /get_stream_id."""
+
+from flask import Blueprint
+
+from ..actions.channels import (
+    do_create_streams,
+    notify_subscribed,
+    notify_streams_created,
+    subscribe_users_to_streams,
+    subscriber_counts,
+    subscriber_ids,
+    unsubscribe_users,
+)
+from ..db import write_transaction
+from ..lib.access import (
+    access_stream_by_id,
+    access_stream_by_name,
+    can_access_stream_metadata,
+    get_stream_by_name,
+    is_subscribed,
+)
+from ..lib.errors import JsonableError
+from ..lib.params import Param, ParamError, check_any_json, check_bool, check_dict, check_string, endpoint, list_of
+from ..lib.serializers import stream_dict, subscription_dict
+from ..models import Stream, Subscription, UserProfile
+
+bp = Blueprint("channels", __name__)
+
+
+class PrincipalError(JsonableError):
+    """A principal the requester may not act for (or that does not exist): Zulip's 403."""
+
+    code = "UNAUTHORIZED_PRINCIPAL"
+    http_status = 403
+
+    def __init__(self, principal):
+        super().__init__(f"User not authorized to execute queries on behalf of '{principal}'",
+                         principal=principal)
+
+
+def check_principals(var_name, value):
+    """A JSON list of emails or of user ids."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list) or not all(
+        isinstance(p, str) or (isinstance(p, int) and not isinstance(p, bool)) for p in value
+    ):
+        raise ParamError(f"{var_name} is not a list of strings or integers")
+    return value
+
+
+def principals_to_users(requester, principals):
+    """Resolve emails or ids to active accounts of the organization."""
+    users = []
+    for principal in principals:
+        if isinstance(principal, int):
+            target = UserProfile.get_or_none((UserProfile.id == principal) & (UserProfile.realm == requester.realm_id))
+        else:
+            target = UserProfile.get_by_login_email(principal)
+            if target is not None and target.realm_id != requester.realm_id:
+                target = None
+        if target is None or not target.is_active:
+            raise PrincipalError(principal)
+        users.append(target)
+    return users
+
+
+def check_subscription_requests(var_name, value):
+    """subscriptions=[{"name": ..., "description": ...}]"""
+    items = list_of(check_dict)(var_name, value)
+    specs = []
+    for index, item in enumerate(items):
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise ParamError(f'{var_name}[{index}]["name"] is missing or not a string')
+        description = item.get("description", "")
+        if not isinstance(description, str):
+            raise ParamError(f'{var_name}[{index}]["description"] is not a string')
+        specs.append((name, description))
+    return specs
+
+
+def may_subscribe_self(user, stream):
+    """Public channels for members; private ones only for those already in them."""
+    if stream.invite_only:
+        return is_subscribed(user, stream)
+    return not user.is_guest
+
+
+@bp.post("/users/me/subscriptions")
+@endpoint(
+    subscriptions=Param(check_subscription_requests),
+    principals=Param(check_principals, default=None),
+    authorization_errors_fatal=Param(check_bool, default=True),
+    invite_only=Param(check_bool, default=False),
+    history_public_to_subscribers=Param(check_bool, default=None),
+    announce=Param(check_bool, default=False),
+)
+def subscribe(user, subscriptions, principals, authorization_errors_fatal, invite_only,
+              history_public_to_subscribers, announce):
+    """Subscribe the requester (or principals) to channels, creating missing ones."""
+    targets = principals_to_users(user, principals) if principals else [user]
+    acting_for_others = any(t.id != user.id for t in targets)
+    if acting_for_others and user.is_guest:
+        raise JsonableError("Insufficient permission")
+    authorized, unauthorized = [], []
+    to_create = []
+    for name, description in subscriptions:
+        stream = get_stream_by_name(user.realm_id, name.strip())
+        if stream is None:
+            to_create.append((name, description))
+        elif may_subscribe_self(user, stream) or (user.is_realm_admin and not stream.invite_only):
+            authorized.append(stream)
+        else:
+            unauthorized.append(stream)
+    if to_create and user.is_guest:
+        raise JsonableError("Insufficient permission")
+    if unauthorized and authorization_errors_fatal:
+        raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
+    with write_transaction():
+        created_map, created = do_create_streams(user.realm, to_create, invite_only=invite_only,
+                                                 history_public_to_subscribers=history_public_to_subscribers,
+                                                 creator=user)
+        streams = authorized + [s for s in created_map.values() if s not in authorized]
+        added, already = subscribe_users_to_streams(streams, targets, acting_user=user, notify=False)
+    notify_streams_created(created)
+    notify_subscribed(added)
+    result = {"subscribed": {}, "already_subscribed": {}}
+    for key, pairs in (("subscribed", added), ("already_subscribed", already)):
+        for target, stream in pairs:
+            result[key].setdefault(str(target.id), []).append(stream.name)
+    if not authorization_errors_fatal:
+        result["unauthorized"] = [s.name for s in unauthorized]
+    return result
+
+
+@bp.delete("/users/me/subscriptions")
+@endpoint(subscriptions=Param(list_of(check_string)), principals=Param(check_principals, default=None))
+def unsubscribe(user, subscriptions, principals):
+    """Unsubscribe the requester (or, for administrators, principals) from channels."""
+    targets = principals_to_users(user, principals) if principals else [user]
+    if any(t.id != user.id for t in targets) and not user.is_realm_admin:
+        raise JsonableError("Insufficient permission")
+    streams = []
+    for name in subscriptions:
+        stream = get_stream_by_name(user.realm_id, name)
+        if stream is None or not can_access_stream_metadata(user, stream):
+            raise JsonableError(f"Channel(s) ({name}) do not exist")
+        streams.append(stream)
+    removed, not_removed = unsubscribe_users(streams, targets)
+    return {"removed": [s.name for _u, s in removed], "not_removed": [s.name for _u, s in not_removed]}
+
+
+def parse_include_subscribers(var_name, value):
+    """true, false, or partial."""
+    if value in ("true", "false", "partial"):
+        return value
+    raise ParamError(f"Invalid {var_name}")
+
+
+@bp.get("/users/me/subscriptions")
+@endpoint(include_subscribers=Param(parse_include_subscribers, default="false"))
+def get_subscriptions(user, include_subscribers):
+    """The requester's active subscriptions."""
+    return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
+
+
+def subscription_list(user, *, include_subscribers):
+    """Subscription objects of the user's active subscriptions (shared with /register)."""
+    rows = list(
+        Subscription.select(Subscription, Stream)
+        .join(Stream)
+        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
+        .order_by(Stream.name_key)
+    )
+    counts = subscriber_counts([row.stream.id for row in rows])
+    return [
+        subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
+                          subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
+        for row in rows
+    ]
+
+
+@bp.get("/streams")
+@endpoint(
+    include_public=Param(check_bool, default=True),
+    include_web_public=Param(check_bool, default=False),
+    include_subscribed=Param(check_bool, default=True),
+    include_all_active=Param(check_bool, default=False),
+    include_all=Param(check_bool, default=False),
+    include_default=Param(check_bool, default=False),
+    include_owner_subscribed=Param(check_bool, default=False),
+    include_can_access_content=Param(check_bool, default=False),
+    exclude_archived=Param(check_bool, default=True),
+)
+def get_streams(user, include_public, include_web_public, include_subscribed, include_all_active, include_all,
+                include_default, include_owner_subscribed, include_can_access_content, exclude_archived):
+    """Channels the requester may see, filtered as asked."""
+    if (include_all_active or include_all) and not user.is_realm_admin:
+        raise JsonableError("User not authorized for this query")
+    query = Stream.select().where(Stream.realm == user.realm_id)
+    if exclude_archived:
+        query = query.where(~Stream.deactivated)
+    subscribed = {
+        s.stream_id for s in Subscription.select(Subscription.stream).where(
+            (Subscription.user_profile == user) & Subscription.active)
+    }
+    default_ids = set((user.realm.settings or {}).get("default_stream_ids", []))
+    chosen = []
+    for stream in query.order_by(Stream.name_key):
+        is_sub = stream.id in subscribed
+        if not can_access_stream_metadata(user, stream, subscribed=is_sub):
+            continue
+        wanted = (
+            include_all_active or include_all
+            or (include_public and not stream.invite_only and not user.is_guest)
+            or (include_subscribed and is_sub)
+            or (include_default and stream.id in default_ids)
+            or (include_web_public and stream.is_web_public)
+            or (include_can_access_content and (is_sub or not stream.invite_only))
+        )
+        if wanted:
+            chosen.append(stream)
+    counts = subscriber_counts([s.id for s in chosen])
+    return {"streams": [dict(stream_dict(s, subscriber_count=counts[s.id]), is_default=s.id in default_ids)
+                        for s in chosen]}
+
+
+@bp.get("/get_stream_id")
+@endpoint(stream=Param())
+def get_stream_id(user, stream):
+    """A channel's id by name."""
+    return {"stream_id": access_stream_by_name(user, stream).id}
+
+
+@bp.get("/streams/<int:stream_id>")
+@endpoint()
+def get_stream(user, stream_id):
+    """One channel by id."""
+    stream = access_stream_by_id(user, stream_id)
+    return {"stream": stream_dict(stream, subscriber_count=subscriber_counts([stream.id])[stream.id])}
+
+
+@bp.get("/streams/<int:stream_id>/members")
+@endpoint()
+def get_subscribers(user, stream_id):
+    """Ids of a channel's subscribers."""
+    stream = access_stream_by_id(user, stream_id)
+    return {"subscribers": sorted(subscriber_ids(stream))}
+

@@ -1,0 +1,114 @@
+"""Organization and personal settings: PATCH /realm, PATCH /settings."""
+
+import zoneinfo
+
+from flask import Blueprint
+
+from ..actions.realm import do_update_realm
+from ..actions.users import check_full_name, do_change_full_name, do_change_settings
+from ..lib.access import require_realm_admin
+from ..lib.errors import JsonableError
+from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, int_range, one_of
+from ..lib.user_settings import USER_SETTING_DEFAULTS
+from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
+
+bp = Blueprint("realm", __name__)
+
+MAX_REALM_NAME_LENGTH = 40
+
+
+def check_group_setting(var_name, value):
+    """A group-valued setting: a group id (Zulip also accepts {"new": id} for updates)."""
+    value = check_any_json(var_name, value)
+    if isinstance(value, dict) and "new" in value:
+        value = value["new"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+def check_edit_limit(var_name, value):
+    """Seconds, or "unlimited" (stored as 0: clients compare the limit with `> 0`)."""
+    if value == "unlimited":
+        return 0
+    return int_range(low=1)(var_name, value)
+
+
+@bp.patch("/realm")
+@endpoint(
+    name=Param(default=None),
+    description=Param(default=None),
+    moderation_request_channel_id=Param(check_int, default=None),
+    message_edit_history_visibility_policy=Param(one_of(*EDIT_HISTORY_POLICIES), default=None),
+    can_mention_many_users_group=Param(check_group_setting, default=None),
+    allow_message_editing=Param(check_bool, default=None),
+    message_content_edit_limit_seconds=Param(check_edit_limit, default=None),
+)
+def update_realm(user, name, description, moderation_request_channel_id, message_edit_history_visibility_policy,
+                 can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds):
+    """Administrators change organization settings."""
+    require_realm_admin(user)
+    realm = user.realm
+    changes = {}
+    if name is not None:
+        name = name.strip()
+        if not name or len(name) > MAX_REALM_NAME_LENGTH:
+            raise JsonableError("Invalid name")
+        changes["name"] = name
+    if description is not None:
+        changes["description"] = description
+    if moderation_request_channel_id is not None:
+        # -1 turns the moderation request channel off, as in Zulip.
+        if moderation_request_channel_id == -1:
+            changes["moderation_request_channel_id"] = None
+        else:
+            stream = Stream.get_or_none((Stream.id == moderation_request_channel_id) & (Stream.realm == realm))
+            if stream is None:
+                raise JsonableError("Invalid channel ID")
+            changes["moderation_request_channel_id"] = stream.id
+    if message_edit_history_visibility_policy is not None:
+        changes["message_edit_history_visibility_policy"] = EDIT_HISTORY_POLICIES[
+            message_edit_history_visibility_policy]
+    if can_mention_many_users_group is not None:
+        group = UserGroup.get_or_none((UserGroup.id == can_mention_many_users_group) & (UserGroup.realm == realm))
+        if group is None:
+            raise JsonableError("Invalid user group ID")
+        changes["can_mention_many_users_group_id"] = group.id
+    if allow_message_editing is not None:
+        changes["allow_message_editing"] = allow_message_editing
+    if message_content_edit_limit_seconds is not None:
+        changes["message_content_edit_limit_seconds"] = message_content_edit_limit_seconds
+    changes = {k: v for k, v in changes.items() if getattr(realm, k) != v}
+    if changes:
+        do_update_realm(realm, changes)
+
+
+def check_timezone(var_name, value):
+    """An IANA time zone name, or the empty string."""
+    if value and value not in zoneinfo.available_timezones():
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+BOOLEAN_SETTINGS = {k for k, v in USER_SETTING_DEFAULTS.items() if isinstance(v, bool)}
+
+
+def _settings_params():
+    params = {name: Param(check_bool, default=None) for name in sorted(BOOLEAN_SETTINGS)}
+    params.update(
+        full_name=Param(default=None),
+        timezone=Param(check_timezone, default=None),
+        email_address_visibility=Param(int_range(1, 5), default=None),
+    )
+    return params
+
+
+@bp.patch("/settings")
+@endpoint(**_settings_params())
+def update_settings(user, full_name, **settings):
+    """The requester changes their own name and personal settings."""
+    if full_name is not None and full_name.strip() != user.full_name:
+        do_change_full_name(user, check_full_name(full_name))
+    changes = {k: v for k, v in settings.items() if v is not None}
+    if changes:
+        do_change_settings(user, changes)

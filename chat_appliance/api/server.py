@@ -1,0 +1,60 @@
+"""Server-level endpoints that need no session: GET /server_settings, POST /fetch_api_key."""
+
+from flask import Blueprint, current_app
+
+from .. import __version__
+from ..lib.errors import JsonableError, UserDeactivatedError
+from ..lib.params import Param, endpoint
+from ..lib.passwords import check_password
+from ..models import Realm, UserProfile
+
+bp = Blueprint("server", __name__)
+
+# The feature level chat-api.md is written at. Real clients gate behaviour on it.
+ZULIP_FEATURE_LEVEL = 482
+# Clients parse the leading "major.minor"; the suffix names us.
+ZULIP_VERSION = f"11.0-chat-appliance-{__version__}"
+ZULIP_MERGE_BASE = ZULIP_VERSION
+
+
+def realm_or_none():
+    """The organization this server hosts (one per server), if created."""
+    return Realm.select().order_by(Realm.id).first()
+
+
+@bp.get("/server_settings")
+@endpoint(auth=False)
+def server_settings():
+    """Never requires auth and ignores any credentials sent: the zulip library calls it with
+    them from its constructor and asserts zulip_version is present."""
+    realm = realm_or_none()
+    return {
+        "zulip_version": ZULIP_VERSION,
+        "zulip_feature_level": ZULIP_FEATURE_LEVEL,
+        "zulip_merge_base": ZULIP_MERGE_BASE,
+        "push_notifications_enabled": bool(current_app.config.get("PUSH_RELAY_URL")),
+        "is_incompatible": False,
+        "email_auth_enabled": True,
+        "require_email_format_usernames": True,
+        "authentication_methods": {"password": True, "dev": False, "email": True, "ldap": False},
+        "external_authentication_methods": [],
+        "realm_uri": realm.url if realm else "",
+        "realm_url": realm.url if realm else "",
+        "realm_name": realm.name if realm else "",
+        "realm_icon": "",
+        "realm_description": realm.description if realm else "",
+        "realm_web_public_access_enabled": False,
+    }
+
+
+@bp.post("/fetch_api_key")
+@endpoint(auth=False, username=Param(), password=Param())
+def fetch_api_key(username, password):
+    """Exchange an email and password for the account's API key (zulip-terminal's login)."""
+    user = UserProfile.get_by_login_email(username)
+    if user is None or user.is_bot or not check_password(user.password, password):
+        raise JsonableError("Your username or password is incorrect", code="AUTHENTICATION_FAILED",
+                            http_status=401)
+    if not user.is_active:
+        raise UserDeactivatedError()
+    return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

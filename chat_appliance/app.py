@@ -1,0 +1,83 @@
+"""The application factory."""
+
+import logging
+import time
+import traceback
+
+from flask import Flask, g, request
+from werkzeug.exceptions import HTTPException
+
+from .api import BLUEPRINTS
+from .config import DEFAULTS, database_url_for
+from .db import close_connection, init_database, migrate
+from .lib.errors import JsonableError
+from .lib.response import json_error
+
+log = logging.getLogger("chat_appliance")
+request_log = logging.getLogger("chat_appliance.requests")
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(config=None):
+    """A Flask app for one instance. `config` overrides the documented defaults (config.py)."""
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
+    app.json.sort_keys = False
+    app.json.compact = True
+
+    init_database(app.config["DATABASE_URL"])
+    migrate()
+
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+    register_error_handlers(app)
+    register_request_hooks(app)
+    return app
+
+
+def register_error_handlers(app):
+    """Every error is Zulip's JSON envelope: raised errors, HTTP errors, and bugs (500)."""
+
+    @app.errorhandler(JsonableError)
+    def handle_jsonable(error):
+        response = json_error(error)
+        if error.http_status == 401:
+            # Clients and browsers expect a Basic challenge with a 401.
+            response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
+        return response
+
+    @app.errorhandler(HTTPException)
+    def handle_http(error):
+        code = {404: "NOT_FOUND", 429: "RATE_LIMIT_HIT"}.get(error.code, "BAD_REQUEST")
+        response = json_error(JsonableError(error.name, code=code, http_status=error.code))
+        if error.code == 405:
+            response.headers["Allow"] = ", ".join(error.valid_methods or ())
+        return response
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(error):
+        log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
+        return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
+
+
+def register_request_hooks(app):
+    """Timing and a log line per request; the database connection closes after every request."""
+
+    @app.before_request
+    def start_timer():
+        g.request_started = time.perf_counter()
+
+    @app.after_request
+    def log_request(response):
+        if app.config["LOG_REQUESTS"]:
+            elapsed_ms = (time.perf_counter() - g.get("request_started", time.perf_counter())) * 1000
+            user = g.get("user")
+            request_log.info("%s %s %s %.1fms %s", request.method, request.path, response.status_code, elapsed_ms,
+                             user.email if user is not None else "-")
+        return response
+
+    app.teardown_request(close_connection)

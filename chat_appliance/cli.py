@@ -1,0 +1,273 @@
+"""The `chat-appliance` command: init, serve, and the admin commands a self-hoster needs."""
+
+import argparse
+import logging
+import secrets
+import signal
+import sys
+from urllib.parse import urlparse
+
+from .config import instance_path_from_env, load_config
+
+DEFAULT_PORT = 9991
+# Each waiting long poll (GET /events) occupies one waitress thread until an event or a
+# heartbeat; size this above the number of clients that stay connected. Raise with --threads.
+DEFAULT_THREADS = 64
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed without a traceback, exit status 1."""
+
+
+def open_instance(args, *, must_exist=True):
+    """Load the instance's configuration, open its database and apply pending migrations."""
+    from .db import init_database, migrate
+
+    instance = instance_path_from_env(args.instance)
+    if must_exist and not instance.exists():
+        raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
+    config = load_config(instance)
+    init_database(config["DATABASE_URL"])
+    applied = migrate(progress=True)
+    if applied:
+        print(f"Applied {len(applied)} migration(s).", file=sys.stderr)
+    return instance, config
+
+
+def current_realm():
+    """The instance's organization, or None before init."""
+    from .models import Realm
+
+    return Realm.select().order_by(Realm.id).first()
+
+
+def require_realm():
+    """The organization; a clear error when the instance has none."""
+    realm = current_realm()
+    if realm is None:
+        raise CommandError("This instance has no organization yet. Run: chat-appliance init ...")
+    return realm
+
+
+def find_user(realm, email):
+    """An account by email, or a CommandError naming the address."""
+    from .models import UserProfile
+
+    user = UserProfile.get_by_login_email(email)
+    if user is None or user.realm_id != realm.id:
+        raise CommandError(f"No user with email {email!r}. List them with: chat-appliance list-users")
+    return user
+
+
+def create_organization(config, org_name, email, full_name, password, realm_url):
+    """Create the organization and its owner; returns the owner."""
+    from .actions.realm import do_create_realm
+
+    host = urlparse(realm_url).hostname or "localhost"
+    _realm, owner = do_create_realm(org_name, host, realm_url, email, full_name, password,
+                                    password_method=config["PASSWORD_HASH_METHOD"])
+    return owner
+
+
+def cmd_init(args):
+    """Create an instance folder with its database, organization and owner."""
+    from .lib.errors import JsonableError
+    from .models import database
+
+    instance = instance_path_from_env(args.instance)
+    if instance.exists() and any(instance.iterdir()) and (instance / "chat.sqlite3").exists():
+        raise CommandError(f"{instance} already holds an instance; nothing was changed.")
+    instance.mkdir(parents=True, exist_ok=True)
+    _instance, config = open_instance(args)
+    with database.connection_context():
+        if current_realm() is not None:
+            raise CommandError(f"{instance} already holds an organization; nothing was changed.")
+        try:
+            owner = create_organization(config, args.org_name, args.owner_email, args.owner_name,
+                                        args.owner_password, args.realm_url)
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+    print(f"Created organization {args.org_name!r} in {instance}")
+    print(f"Owner: {owner.email} (user id {owner.id})")
+    return 0
+
+
+def ensure_organization(config, realm_url):
+    """On an instance with no organization, create one from defaults and print its owner's
+    credentials once, so that `chat-appliance serve` alone gives a working server."""
+    from .models import database
+
+    with database.connection_context():
+        if current_realm() is not None:
+            return
+        password = secrets.token_urlsafe(12)
+        owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url)
+        print("Created a new organization. Sign in with these credentials (shown once):")
+        print(f"  email:    {owner.email}")
+        print(f"  password: {password}")
+        print(f"  API key:  {owner.api_key}")
+        sys.stdout.flush()
+
+
+def configure_logging(verbose=True):
+    """Request logs with timings on stderr."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def cmd_serve(args):
+    """Serve the API with waitress until SIGINT or SIGTERM."""
+    import waitress
+
+    from .app import create_app
+
+    configure_logging(not args.quiet)
+    instance = instance_path_from_env(args.instance)
+    instance.mkdir(parents=True, exist_ok=True)
+    _instance, config = open_instance(args)
+    realm_url = args.realm_url or f"http://{args.host}:{args.port}"
+    ensure_organization(config, realm_url)
+    app = create_app(config)
+    server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
+                                    connection_limit=max(100, args.threads * 2), channel_timeout=120,
+                                    ident="chat-appliance")
+
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads)", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        print("Shut down cleanly.", flush=True)
+    return 0
+
+
+def cmd_create_user(args):
+    """Create an account."""
+    from .actions.users import do_create_user
+    from .lib.errors import JsonableError
+    from .models import ROLES, database
+
+    _instance, config = open_instance(args)
+    if args.role not in ROLES:
+        raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
+    with database.connection_context():
+        realm = require_realm()
+        try:
+            user = do_create_user(realm, args.email, args.password, args.full_name, role=args.role,
+                                  password_method=config["PASSWORD_HASH_METHOD"])
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+        print(f"Created {user.email} (user id {user.id}, role {user.role})")
+        print(f"API key: {user.api_key}")
+    return 0
+
+
+def cmd_change_role(args):
+    """Change an account's role."""
+    from .actions.users import do_change_role
+    from .models import ROLE_OWNER, ROLES, UserProfile, database
+
+    open_instance(args)
+    if args.role not in ROLES:
+        raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        if user.role == ROLE_OWNER and args.role != ROLE_OWNER:
+            owners = UserProfile.select().where((UserProfile.role == ROLE_OWNER) & UserProfile.is_active
+                                                & ~UserProfile.is_bot).count()
+            if owners == 1:
+                raise CommandError("That is the only owner; make another user owner first.")
+        do_change_role(user, args.role)
+        print(f"{user.email} now has role {args.role}")
+    return 0
+
+
+def cmd_reset_api_key(args):
+    """Give an account a new API key and print it."""
+    from .actions.users import do_regenerate_api_key
+    from .models import database
+
+    open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        print(do_regenerate_api_key(user))
+    return 0
+
+
+def cmd_list_users(args):
+    """Print the organization's accounts."""
+    from .models import UserProfile, database
+
+    open_instance(args)
+    with database.connection_context():
+        realm = require_realm()
+        print(f"{'id':>5}  {'role':>4}  {'active':6}  {'bot':3}  email / name")
+        for user in UserProfile.select().where(UserProfile.realm == realm).order_by(UserProfile.id):
+            print(f"{user.id:>5}  {user.role:>4}  {'yes' if user.is_active else 'no':6}  "
+                  f"{'yes' if user.is_bot else 'no':3}  {user.email} / {user.full_name}")
+    return 0
+
+
+def build_parser():
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="chat-appliance",
+        description="A one-process team chat server that speaks the Zulip REST API.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name, func, help_text):
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.add_argument("--instance", help="instance folder (default: $CHAT_APPLIANCE_INSTANCE, else ./instance)")
+        cmd.set_defaults(func=func)
+        return cmd
+
+    init = add("init", cmd_init, "Create an instance: database, organization and owner.")
+    init.add_argument("--org-name", required=True, help="the organization's name")
+    init.add_argument("--owner-email", required=True, help="the owner's email address (their login)")
+    init.add_argument("--owner-name", required=True, help="the owner's full name")
+    init.add_argument("--owner-password", required=True, help="the owner's password")
+    init.add_argument("--realm-url", default=f"http://localhost:{DEFAULT_PORT}",
+                      help="the URL users reach the server at; its host names bot emails (default: %(default)s)")
+
+    serve = add("serve", cmd_serve, "Serve the API until SIGINT/SIGTERM.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                       help="worker threads; each open long poll holds one (default: %(default)s)")
+    serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
+    serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+
+    create = add("create-user", cmd_create_user, "Create an account.")
+    create.add_argument("--email", required=True)
+    create.add_argument("--full-name", required=True)
+    create.add_argument("--password", required=True)
+    create.add_argument("--role", type=int, default=400, help="100 owner, 200 admin, 300 moderator, "
+                        "400 member (default), 600 guest")
+
+    role = add("change-role", cmd_change_role, "Change an account's role.")
+    role.add_argument("--email", required=True)
+    role.add_argument("--role", type=int, required=True, help="100, 200, 300, 400 or 600")
+
+    reset = add("reset-api-key", cmd_reset_api_key, "Give an account a new API key and print it.")
+    reset.add_argument("--email", required=True)
+
+    add("list-users", cmd_list_users, "List the organization's accounts.")
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the console script and of `python -m chat_appliance`."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CommandError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
