@@ -1,0 +1,66 @@
+"""Test helpers: a client that encodes requests as real Zulip clients do, and assertions that
+check Zulip's envelope and validate success bodies against Zulip's OpenAPI description."""
+
+import base64
+import json
+
+from .openapi import validate_response
+
+
+def encode_params(params):
+    """As the zulip library: strings raw, everything else json.dumps-ed, None dropped."""
+    return {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in params.items() if v is not None}
+
+
+class ApiClient:
+    """Calls /api/v1 with HTTP Basic auth and form-encoded parameters."""
+
+    def __init__(self, flask_client, email, api_key):
+        self.flask_client = flask_client
+        self.headers = {}
+        if email is not None:
+            token = base64.b64encode(f"{email}:{api_key}".encode()).decode()
+            self.headers["Authorization"] = f"Basic {token}"
+
+    def call(self, method, path, params=None, **kwargs):
+        url = "/api/v1/" + path.lstrip("/")
+        data = encode_params(params or {})
+        if method == "GET":
+            return self.flask_client.get(url, query_string=data, headers=self.headers, **kwargs)
+        return self.flask_client.open(url, method=method, data=data, headers=self.headers, **kwargs)
+
+    def get(self, path, **params):
+        return self.call("GET", path, params)
+
+    def post(self, path, **params):
+        return self.call("POST", path, params)
+
+    def patch(self, path, **params):
+        return self.call("PATCH", path, params)
+
+    def put(self, path, **params):
+        return self.call("PUT", path, params)
+
+    def delete(self, path, **params):
+        return self.call("DELETE", path, params)
+
+
+def ok(response):
+    """Assert a Zulip success envelope with HTTP 200, valid against the OpenAPI schema; return the body."""
+    body = response.get_json()
+    assert response.status_code == 200, (response.status_code, body)
+    assert body["result"] == "success" and body["msg"] == "", body
+    validate_response(response.request.method, response.request.path, 200, body)
+    return body
+
+
+def err(response, status, code, msg=None):
+    """Assert a Zulip error envelope with this status and code (and msg, if given); return the body."""
+    body = response.get_json()
+    assert response.status_code == status, (response.status_code, body)
+    assert body["result"] == "error", body
+    assert body["code"] == code, body
+    assert isinstance(body["msg"], str) and body["msg"], body
+    if msg is not None:
+        assert body["msg"] == msg, body
+    return body

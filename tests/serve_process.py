@@ -1,0 +1,65 @@
+"""Start a real `chat-appliance serve` process for end-to-end and client tests."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServeProcess:
+    """`python -m chat_appliance serve` on a fresh instance; parses the printed owner credentials."""
+
+    def __init__(self, instance_path, *extra_args):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
+             "--port", str(self.port), "--quiet", *extra_args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.output = []
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("serve exited early:\n" + "".join(self.output))
+            self.output.append(line)
+            if line.startswith("Serving on"):
+                break
+        text = "".join(self.output)
+        self.email = re.search(r"email:\s+(\S+)", text).group(1) if "email:" in text else None
+        self.api_key = re.search(r"API key:\s+(\S+)", text).group(1) if "API key:" in text else None
+        while time.monotonic() < deadline:
+            try:
+                requests.get(self.url + "/api/v1/server_settings", timeout=1)
+                return
+            except requests.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("server did not answer")
+
+    def stop(self, sig=None):
+        """SIGTERM (or sig) and wait; returns the exit code."""
+        import signal
+
+        self.process.send_signal(sig or signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        rest = self.process.stdout.read()
+        self.output.append(rest)
+        return self.process.returncode

@@ -1,0 +1,49 @@
+"""End to end: a real `chat-appliance serve` process and the unmodified zulip 0.9.1 client."""
+
+import pytest
+import zulip
+
+from .serve_process import ServeProcess
+
+
+@pytest.fixture
+def server(tmp_path):
+    proc = ServeProcess(tmp_path / "instance")
+    yield proc
+    proc.stop()
+
+
+def test_serve_alone_creates_org_and_zulip_client_works(server):
+    """Does `serve` on an empty instance print working owner credentials, and do the zulip
+    client's get_profile, get_members, add_subscriptions and get_streams succeed against it?"""
+    assert server.email and server.api_key
+    client = zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
+    assert client.zulip_version.startswith("11.0")
+    profile = client.get_profile()
+    assert profile["result"] == "success" and profile["is_owner"] is True
+    members = client.get_members()
+    assert members["result"] == "success" and server.email in [m["email"] for m in members["members"]]
+    added = client.add_subscriptions([{"name": "e2e-channel", "description": "made by the client"}])
+    assert added["result"] == "success", added
+    streams = client.get_streams()
+    assert streams["result"] == "success" and "e2e-channel" in [s["name"] for s in streams["streams"]]
+
+
+def test_sigterm_shuts_down_cleanly(tmp_path):
+    """Does serve exit 0 on SIGTERM, saying so?"""
+    proc = ServeProcess(tmp_path / "instance")
+    assert proc.stop() == 0
+    assert "Shut down cleanly." in "".join(proc.output)
+
+
+def test_restart_keeps_the_organization(tmp_path):
+    """Does a second serve on the same instance keep its data and not print new credentials?"""
+    first = ServeProcess(tmp_path / "instance")
+    first.stop()
+    second = ServeProcess(tmp_path / "instance")
+    try:
+        assert second.api_key is None
+        client = zulip.Client(email=first.email, api_key=first.api_key, site=second.url)
+        assert client.get_profile()["result"] == "success"
+    finally:
+        second.stop()
