@@ -12,6 +12,7 @@ from typing import Optional
 from markdown.blockprocessors import BlockQuoteProcessor, HashHeaderProcessor
 from markdown.extensions.codehilite import CodeHilite
 from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -31,19 +32,31 @@ def _lexer_name(lang: str) -> Optional[str]:
         return None
 
 
+SHEBANG_RE = re.compile(r"^#!(?:/\S*/)?(?:env[ ]+)?(?P<lang>[\w#.+-]+)")
+
+
 def highlight_code(code: str, lang: str = "") -> str:
-    """Pygments-highlight a code block into Zulip's ``div.codehilite`` markup."""
+    """Pygments-highlight a code block into Zulip's ``div.codehilite`` markup.
+
+    Without a fence language, a ``#!lang`` first line picks the lexer (the
+    line stays in the output and no data-code-language is recorded)."""
     lang = LANG_ALIASES.get(lang.lower(), lang.lower()) if lang else ""
     lexer_name = _lexer_name(lang) if lang else None
+    use_lang = lang if lexer_name else None
+    if not lang:
+        m = SHEBANG_RE.match(code.lstrip("\n"))
+        if m and _lexer_name(m.group("lang").lower()):
+            use_lang = m.group("lang").lower()
     hiliter = CodeHilite(
         code,
-        lang=lang if lexer_name else None,
+        lang=use_lang,
         guess_lang=False,
         css_class="codehilite",
         wrapcode=True,
+        linenums=False,
         startinline=True,
     )
-    out = hiliter.hilite(shebang=not lang)
+    out = hiliter.hilite(shebang=False)
     if lang:
         label = html.escape(lexer_name or lang, quote=True)
         out = out.replace('<div class="codehilite">', f'<div class="codehilite" data-code-language="{label}">', 1)
@@ -117,6 +130,8 @@ class FencedBlockPreprocessor(Preprocessor):
         while stack:
             done = stack.pop()
             sink().extend(self._finish(done))
+        while top_out and not top_out[-1].strip():
+            top_out.pop()
         return space_out_lists(top_out)
 
     def _stash(self, html_text: str) -> str:
@@ -172,3 +187,20 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
         self.parser.state.set("blockquote")
         self.parser.parseChunk(quote, block)
         self.parser.state.reset()
+
+
+class IndentedCodeTreeprocessor(Treeprocessor):
+    """Four-space indented code (``<pre><code>`` from Python-Markdown) gets
+    the same highlighted markup as fenced code."""
+
+    def run(self, root: etree.Element) -> None:
+        for parent in list(root.iter()):
+            for i, child in enumerate(list(parent)):
+                if child.tag != "pre" or len(child) != 1 or child[0].tag != "code":
+                    continue
+                code = html.unescape(child[0].text or "")
+                placeholder = etree.Element("p")
+                placeholder.text = self.md.htmlStash.store(highlight_code(code))
+                placeholder.tail = child.tail
+                parent.remove(child)
+                parent.insert(i, placeholder)

@@ -42,7 +42,7 @@ EMOTICON_RE = re.compile(
     r"(?<![\w:;])(%s)(?![\w:;])" % "|".join(re.escape(e) for e in sorted(EMOTICONS, key=len, reverse=True))
 )
 
-NAME_SYNTAX_RE = r"(?<![\w:]):(?P<emoji_name>[\w+-]+):(?![\w:])"
+NAME_SYNTAX_RE = r":(?P<emoji_name>[\w+-]+):"
 
 
 def _unicode_emoji_regex() -> str:

@@ -15,12 +15,11 @@ from typing import Optional
 import markdown
 from markdown.blockprocessors import ListIndentProcessor, OListProcessor, UListProcessor
 from markdown.extensions import Extension
-from markdown.extensions.codehilite import CodeHiliteExtension
 from markdown.extensions.tables import TableExtension
 from markdown.treeprocessors import Treeprocessor
 
 from . import inline
-from .blocks import FencedBlockPreprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
+from .blocks import FencedBlockPreprocessor, IndentedCodeTreeprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
 from .context import RenderContext, RenderResult
 from .sanitize import sanitize_html
 from .urls import find_bare_urls, autolink_href
@@ -57,7 +56,9 @@ class ZulipExtension(Extension):
         md.tab_length = 2
         try:
             bp.register(ListIndentProcessor(md.parser), "indent", 90)
-            bp.register(OListProcessor(md.parser), "olist", 40)
+            olist = OListProcessor(md.parser)
+            olist.LAZY_OL = False  # "3. a" starts the list at 3
+            bp.register(olist, "olist", 40)
             bp.register(UListProcessor(md.parser), "ulist", 30)
         finally:
             md.tab_length = saved
@@ -83,6 +84,7 @@ class ZulipExtension(Extension):
         ip.register(inline.TagProcessor(inline.DEL_RE, "del", md), "del", 60)
         ip.register(inline.NewlineProcessor(md), "nl", 5)
 
+        md.treeprocessors.register(IndentedCodeTreeprocessor(md), "zulip_indented_code", 30)
         md.treeprocessors.register(LinkCollector(md), "zulip_links", 1)
 
 
@@ -91,7 +93,6 @@ def _build() -> markdown.Markdown:
         output_format="html",
         extensions=[
             TableExtension(use_align_attribute=True),
-            CodeHiliteExtension(guess_lang=False, css_class="codehilite", wrapcode=True),
             ZulipExtension(),
         ],
     )

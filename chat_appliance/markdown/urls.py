@@ -50,7 +50,7 @@ AUTOLINK_RE = re.compile(
     rf"|(?P<email>{_EMAIL})"
     rf"|{_HOST}(?:[/:?#]{_BODY}|/)?"
     r")"
-    r"(?=[.,;:!?'\")\]>]*(?:\s|$|<|>|\x02))",
+    r"(?=[.,;:!?'\")\]>]?(?:\s|$))",
     re.IGNORECASE | re.UNICODE,
 )
 
