@@ -70,7 +70,7 @@ class ZulipExtension(Extension):
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
-        ip.register(inline.ZulipLinkProcessor(markdown.inlinepatterns.LINK_RE, md), "link", 160)
+        ip.register(inline.ZulipLinkProcessor(r"\[", md), "link", 160)
         ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
         ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
         ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
@@ -138,7 +138,7 @@ def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dic
             start, end = m.span("linkifier_match")
             found.append((start, end, m.group("linkifier_match"), inline.linkifier_url(m, template)))
     for m in find_bare_urls(topic):
-        found.append((m.start("url"), m.end("url"), m.group("url"), m.group("url")))
+        found.append((m.start("url"), m.end("url"), m.group("url"), autolink_href(m)))
     found.sort(key=lambda item: item[0])
     out: list[dict] = []
     last_end = -1
