@@ -4,16 +4,20 @@ processors."""
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+import threading
 import xml.etree.ElementTree as etree
 from typing import Optional
 
 from markdown.blockprocessors import BlockQuoteProcessor, HashHeaderProcessor
-from markdown.extensions.codehilite import CodeHilite
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
+import pygments
+from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
+from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
 FENCE_OPEN_RE = re.compile(
@@ -25,42 +29,61 @@ LIST_ITEM_RE = re.compile(r"^[ ]*(?:[*+-]|\d+\.)[ ]+\S")
 LANG_ALIASES = {"latex": "tex"}
 
 
-def _lexer_name(lang: str) -> Optional[str]:
+@functools.lru_cache(maxsize=256)
+def _lexer_class(lang: str):
     try:
-        return get_lexer_by_name(lang).name
+        return type(get_lexer_by_name(lang))
     except ClassNotFound:
         return None
+
+
+def _lexer_name(lang: str) -> Optional[str]:
+    cls = _lexer_class(lang)
+    return cls.name if cls else None
+
+
+_formatters = threading.local()
+
+
+def _formatter() -> HtmlFormatter:
+    # Building an HtmlFormatter computes a stylesheet; keep one per thread.
+    fmt = getattr(_formatters, "html", None)
+    if fmt is None:
+        fmt = _formatters.html = HtmlFormatter(cssclass="codehilite", wrapcode=True)
+    return fmt
 
 
 SHEBANG_RE = re.compile(r"^#!(?:/\S*/)?(?:env[ ]+)?(?P<lang>[\w#.+-]+)")
 
 
+@functools.lru_cache(maxsize=512)
 def highlight_code(code: str, lang: str = "") -> str:
     """Pygments-highlight a code block into Zulip's ``div.codehilite`` markup.
 
     Without a fence language, a ``#!lang`` first line picks the lexer (the
-    line stays in the output and no data-code-language is recorded)."""
+    line stays in the output and no data-code-language is recorded).
+    Results are memoised: re-renders (edits, previews) repeat code blocks."""
     lang = LANG_ALIASES.get(lang.lower(), lang.lower()) if lang else ""
-    lexer_name = _lexer_name(lang) if lang else None
-    use_lang = lang if lexer_name else None
+    lexer_cls = _lexer_class(lang) if lang else None
     if not lang:
         m = SHEBANG_RE.match(code.lstrip("\n"))
-        if m and _lexer_name(m.group("lang").lower()):
-            use_lang = m.group("lang").lower()
-    hiliter = CodeHilite(
-        code,
-        lang=use_lang,
-        guess_lang=False,
-        css_class="codehilite",
-        wrapcode=True,
-        linenums=False,
-        startinline=True,
-    )
-    out = hiliter.hilite(shebang=False)
+        if m:
+            lexer_cls = _lexer_class(m.group("lang").lower())
+    lexer = (lexer_cls or TextLexer)(startinline=True)
+    out = pygments.highlight(code.strip("\n"), lexer, _formatter())
     if lang:
-        label = html.escape(lexer_name or lang, quote=True)
+        label = html.escape(lexer_cls.name if lexer_cls else lang, quote=True)
         out = out.replace('<div class="codehilite">', f'<div class="codehilite" data-code-language="{label}">', 1)
     return out.strip()
+
+
+def stash_code_block(md, block_html: str) -> str:
+    """Set highlighted code aside until after sanitising (see sanitize.py);
+    Markdown only carries an opaque per-render token in its place."""
+    blocks = md.zulip_code_blocks
+    token = f"ZCODEBLOCK{md.zulip_nonce}N{len(blocks)}Z"
+    blocks.append((token, block_html))
+    return md.htmlStash.store(token)
 
 
 def tex_fallback(tex: str, display: bool) -> str:
@@ -140,7 +163,7 @@ class FencedBlockPreprocessor(Preprocessor):
     def _finish(self, block: _Fence) -> list[str]:
         if block.kind == "code":
             code = "\n".join(block.lines)
-            return ["", self._stash(highlight_code(code, block.lang)), ""]
+            return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
         if block.kind == "math":
             tex = "\n".join(block.lines).strip()
             return ["", self._stash(tex_fallback(tex, display=True)), ""]
@@ -200,7 +223,7 @@ class IndentedCodeTreeprocessor(Treeprocessor):
                     continue
                 code = html.unescape(child[0].text or "")
                 placeholder = etree.Element("p")
-                placeholder.text = self.md.htmlStash.store(highlight_code(code))
+                placeholder.text = stash_code_block(self.md, highlight_code(code))
                 placeholder.tail = child.tail
                 parent.remove(child)
                 parent.insert(i, placeholder)

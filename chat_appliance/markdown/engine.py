@@ -8,6 +8,7 @@ conversion runs.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import xml.etree.ElementTree as etree
 from typing import Optional
@@ -21,7 +22,7 @@ from markdown.treeprocessors import Treeprocessor
 from . import inline
 from .blocks import FencedBlockPreprocessor, IndentedCodeTreeprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
 from .context import RenderContext, RenderResult
-from .sanitize import sanitize_html
+from .sanitize import restore_code_blocks, sanitize_html
 from .urls import find_bare_urls, autolink_href
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
@@ -119,12 +120,16 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
     md.reset()
     md.zulip_context = context
     md.zulip_result = result
+    md.zulip_code_blocks = []
+    md.zulip_nonce = secrets.token_hex(8)
     try:
         html = md.convert(content[:MAX_CONTENT])
+        code_blocks = md.zulip_code_blocks
     finally:
         md.zulip_context = None
         md.zulip_result = None
-    result.html = sanitize_html(html)
+        md.zulip_code_blocks = []
+    result.html = restore_code_blocks(sanitize_html(html), code_blocks)
     return result
 
 
