@@ -1,0 +1,229 @@
+"""Block-level pieces: fenced blocks (code, quote, spoiler, math), the
+list-spacing fix and Zulip-flavoured variants of Python-Markdown's block
+processors."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import threading
+import xml.etree.ElementTree as etree
+from typing import Optional
+
+from markdown.blockprocessors import BlockQuoteProcessor, HashHeaderProcessor
+from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
+import pygments
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.lexers.special import TextLexer
+from pygments.util import ClassNotFound
+
+FENCE_OPEN_RE = re.compile(
+    r"^(?P<indent>[ ]*)(?P<fence>~{3,}|`{3,})[ ]*(?P<lang>[\w+#.-]*)[ ]*(?P<header>.*?)[ ]*$"
+)
+LIST_ITEM_RE = re.compile(r"^[ ]*(?:[*+-]|\d+\.)[ ]+\S")
+
+# Fence "languages" Zulip treats as alternative spellings.
+LANG_ALIASES = {"latex": "tex"}
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer_class(lang: str):
+    try:
+        return type(get_lexer_by_name(lang))
+    except ClassNotFound:
+        return None
+
+
+def _lexer_name(lang: str) -> Optional[str]:
+    cls = _lexer_class(lang)
+    return cls.name if cls else None
+
+
+_formatters = threading.local()
+
+
+def _formatter() -> HtmlFormatter:
+    # Building an HtmlFormatter computes a stylesheet; keep one per thread.
+    fmt = getattr(_formatters, "html", None)
+    if fmt is None:
+        fmt = _formatters.html = HtmlFormatter(cssclass="codehilite", wrapcode=True)
+    return fmt
+
+
+SHEBANG_RE = re.compile(r"^#!(?:/\S*/)?(?:env[ ]+)?(?P<lang>[\w#.+-]+)")
+
+
+@functools.lru_cache(maxsize=512)
+def highlight_code(code: str, lang: str = "") -> str:
+    """Pygments-highlight a code block into Zulip's ``div.codehilite`` markup.
+
+    Without a fence language, a ``#!lang`` first line picks the lexer (the
+    line stays in the output and no data-code-language is recorded).
+    Results are memoised: re-renders (edits, previews) repeat code blocks."""
+    lang = LANG_ALIASES.get(lang.lower(), lang.lower()) if lang else ""
+    lexer_cls = _lexer_class(lang) if lang else None
+    if not lang:
+        m = SHEBANG_RE.match(code.lstrip("\n"))
+        if m:
+            lexer_cls = _lexer_class(m.group("lang").lower())
+    lexer = (lexer_cls or TextLexer)(startinline=True)
+    out = pygments.highlight(code.strip("\n"), lexer, _formatter())
+    if lang:
+        label = html.escape(lexer_cls.name if lexer_cls else lang, quote=True)
+        out = out.replace('<div class="codehilite">', f'<div class="codehilite" data-code-language="{label}">', 1)
+    return out.strip()
+
+
+def stash_code_block(md, block_html: str) -> str:
+    """Set highlighted code aside until after sanitising (see sanitize.py);
+    Markdown only carries an opaque per-render token in its place."""
+    blocks = md.zulip_code_blocks
+    token = f"ZCODEBLOCK{md.zulip_nonce}N{len(blocks)}Z"
+    blocks.append((token, block_html))
+    return md.htmlStash.store(token)
+
+
+def tex_fallback(tex: str, display: bool) -> str:
+    """No KaTeX in Python: emit Zulip's markup for TeX it could not render."""
+    shown = tex if display else f"$${tex}$$"
+    return f'<span class="tex-error">{html.escape(shown, quote=False)}</span>'
+
+
+def space_out_lists(lines: list[str]) -> list[str]:
+    """Let a list start right after a paragraph line by inserting the blank
+    line Python-Markdown otherwise requires."""
+    out: list[str] = []
+    in_list = False
+    for line in lines:
+        if LIST_ITEM_RE.match(line):
+            if not in_list and out and out[-1].strip():
+                out.append("")
+            in_list = True
+        elif not line.strip():
+            in_list = False
+        out.append(line)
+    return out
+
+
+class _Fence:
+    def __init__(self, kind: str, fence: str, lang: str = "", header: str = ""):
+        self.kind = kind  # "code", "math", "quote", "spoiler"
+        self.fence = fence
+        self.lang = lang
+        self.header = header
+        self.lines: list[str] = []
+
+
+class FencedBlockPreprocessor(Preprocessor):
+    """Handles ``` and ~~~ fences line by line with a stack, as Zulip does:
+    quotes and spoilers nest, code and math take their content verbatim,
+    and an unclosed fence runs to the end of the message."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        stack: list[_Fence] = []
+        top_out: list[str] = []
+
+        def sink() -> list[str]:
+            return stack[-1].lines if stack else top_out
+
+        for line in lines:
+            if stack and line.strip() == stack[-1].fence:
+                done = stack.pop()
+                sink().extend(self._finish(done))
+                continue
+            if stack and stack[-1].kind in ("code", "math"):
+                stack[-1].lines.append(line)
+                continue
+            m = FENCE_OPEN_RE.match(line)
+            if m and (not m.group("header") or m.group("lang").lower() == "spoiler"):
+                lang = m.group("lang")
+                low = lang.lower()
+                if low in ("quote", "spoiler"):
+                    kind = low
+                elif low == "math":
+                    kind = "math"
+                else:
+                    kind = "code"
+                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header")))
+                continue
+            sink().append(line)
+        while stack:
+            done = stack.pop()
+            sink().extend(self._finish(done))
+        while top_out and not top_out[-1].strip():
+            top_out.pop()
+        return space_out_lists(top_out)
+
+    def _stash(self, html_text: str) -> str:
+        return self.md.htmlStash.store(html_text)
+
+    def _finish(self, block: _Fence) -> list[str]:
+        if block.kind == "code":
+            code = "\n".join(block.lines)
+            return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
+        if block.kind == "math":
+            tex = "\n".join(block.lines).strip()
+            return ["", self._stash(tex_fallback(tex, display=True)), ""]
+        body = space_out_lists(block.lines)
+        if block.kind == "quote":
+            return [""] + [("> " + line) if line.strip() else ">" for line in body] + [""]
+        # spoiler
+        out = ["", self._stash('<div class="spoiler-block"><div class="spoiler-header">'), ""]
+        if block.header.strip():
+            out += [block.header, ""]
+        out += [self._stash('</div><div class="spoiler-content" aria-hidden="true">'), ""]
+        out += body
+        out += ["", self._stash("</div></div>"), ""]
+        return out
+
+
+class ZulipHashHeaderProcessor(HashHeaderProcessor):
+    """ATX headings, but only with whitespace after the hashes."""
+
+    RE = re.compile(r"(?:^|\n)(?P<level>#{1,6})[ \t]+(?P<header>(?:\\.|[^\\])*?)#*(?:\n|$)")
+
+
+class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
+    """Quotes that never merge with a previous quote and that need some
+    content (a lone ``>`` is just text)."""
+
+    STRIP_RE = re.compile(r"^[ ]{0,3}>[ ]?")
+
+    def test(self, parent: etree.Element, block: str) -> bool:
+        m = self.RE.search(block)
+        if not m:
+            return False
+        rest = block[m.start() :].split("\n")
+        return any(self.STRIP_RE.sub("", line).strip() for line in rest)
+
+    def run(self, parent: etree.Element, blocks: list[str]) -> None:
+        block = blocks.pop(0)
+        m = self.RE.search(block)
+        if m:
+            before = block[: m.start()]
+            self.parser.parseBlocks(parent, [before])
+            block = "\n".join(self.clean(line) for line in block[m.start() :].split("\n"))
+        quote = etree.SubElement(parent, "blockquote")
+        self.parser.state.set("blockquote")
+        self.parser.parseChunk(quote, block)
+        self.parser.state.reset()
+
+
+class IndentedCodeTreeprocessor(Treeprocessor):
+    """Four-space indented code (``<pre><code>`` from Python-Markdown) gets
+    the same highlighted markup as fenced code."""
+
+    def run(self, root: etree.Element) -> None:
+        for parent in list(root.iter()):
+            for i, child in enumerate(list(parent)):
+                if child.tag != "pre" or len(child) != 1 or child[0].tag != "code":
+                    continue
+                code = html.unescape(child[0].text or "")
+                placeholder = etree.Element("p")
+                placeholder.text = stash_code_block(self.md, highlight_code(code))
+                placeholder.tail = child.tail
+                parent.remove(child)
+                parent.insert(i, placeholder)

@@ -1,0 +1,155 @@
+"""Assembles the Zulip-flavoured Python-Markdown engine and runs it.
+
+Building a ``markdown.Markdown`` instance is comparatively expensive, so one
+is kept per thread and reset between messages.  Per-message state (the
+context and the result being filled in) hangs off that instance while a
+conversion runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import xml.etree.ElementTree as etree
+from typing import Optional
+
+import markdown
+from markdown.blockprocessors import ListIndentProcessor, OListProcessor, UListProcessor
+from markdown.extensions import Extension
+from markdown.extensions.tables import TableExtension
+from markdown.treeprocessors import Treeprocessor
+
+from . import inline
+from .blocks import FencedBlockPreprocessor, IndentedCodeTreeprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
+from .context import RenderContext, RenderResult
+from .sanitize import restore_code_blocks, sanitize_html
+from .urls import find_bare_urls, autolink_href
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
+
+
+class LinkCollector(Treeprocessor):
+    """Records the hrefs of all links for has:link / has:image narrows."""
+
+    def run(self, root: etree.Element) -> None:
+        result = self.md.zulip_result
+        for a in root.iter("a"):
+            href = a.get("href")
+            if href:
+                result.links.append(href)
+                if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
+                    result.has_image = True
+
+
+class ZulipExtension(Extension):
+    def extendMarkdown(self, md: markdown.Markdown) -> None:
+        # Raw HTML is text, not markup; reference links do not exist.
+        md.preprocessors.deregister("html_block")
+        md.preprocessors.register(FencedBlockPreprocessor(md), "zulip_fences", 25)
+
+        bp = md.parser.blockprocessors
+        for name in ("setextheader", "hr", "reference"):
+            bp.deregister(name)
+        bp.register(ZulipHashHeaderProcessor(md.parser), "hashheader", 70)
+        bp.register(ZulipBlockQuoteProcessor(md.parser), "quote", 20)
+        # Lists nest with two-space indentation in Zulip.
+        saved = md.tab_length
+        md.tab_length = 2
+        try:
+            bp.register(ListIndentProcessor(md.parser), "indent", 90)
+            olist = OListProcessor(md.parser)
+            olist.LAZY_OL = False  # "3. a" starts the list at 3
+            bp.register(olist, "olist", 40)
+            bp.register(UListProcessor(md.parser), "ulist", 30)
+        finally:
+            md.tab_length = saved
+
+        ip = md.inlinePatterns
+        for name in list(n.name for n in ip._priority):
+            if name not in ("escape", "entity"):
+                ip.deregister(name)
+        ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
+        ip.register(inline.TexInlineProcessor(md), "tex", 185)
+        ip.register(inline.TimestampProcessor(md), "timestamp", 175)
+        ip.register(inline.ZulipLinkProcessor(r"\[", md), "link", 160)
+        ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
+        ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
+        ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
+        ip.register(inline.UserMentionProcessor(md), "user_mention", 135)
+        ip.register(inline.GroupMentionProcessor(md), "group_mention", 130)
+        ip.register(inline.EmojiNameProcessor(md), "emoji", 120)
+        ip.register(inline.EmoticonProcessor(md), "emoticon", 115)
+        ip.register(inline.UnicodeEmojiProcessor(md), "unicode_emoji", 110)
+        ip.register(inline.TagProcessor(inline.STRONG_RE, "strong", md), "strong", 70)
+        ip.register(inline.TagProcessor(inline.EM_RE, "em", md), "em", 65)
+        ip.register(inline.TagProcessor(inline.DEL_RE, "del", md), "del", 60)
+        ip.register(inline.NewlineProcessor(md), "nl", 5)
+
+        md.treeprocessors.register(IndentedCodeTreeprocessor(md), "zulip_indented_code", 30)
+        md.treeprocessors.register(LinkCollector(md), "zulip_links", 1)
+
+
+def _build() -> markdown.Markdown:
+    return markdown.Markdown(
+        output_format="html",
+        extensions=[
+            TableExtension(use_align_attribute=True),
+            ZulipExtension(),
+        ],
+    )
+
+
+_local = threading.local()
+
+
+def _engine() -> markdown.Markdown:
+    md = getattr(_local, "md", None)
+    if md is None:
+        md = _local.md = _build()
+    return md
+
+
+MAX_CONTENT = 100_000
+
+
+def render(content: str, context: Optional[RenderContext] = None) -> RenderResult:
+    context = context or RenderContext()
+    result = RenderResult()
+    result.is_me_message = content.startswith("/me ") and "\n" not in content.rstrip("\n")
+    md = _engine()
+    md.reset()
+    md.zulip_context = context
+    md.zulip_result = result
+    md.zulip_code_blocks = []
+    md.zulip_nonce = secrets.token_hex(8)
+    try:
+        html = md.convert(content[:MAX_CONTENT])
+        code_blocks = md.zulip_code_blocks
+    finally:
+        md.zulip_context = None
+        md.zulip_result = None
+        md.zulip_code_blocks = []
+    result.html = restore_code_blocks(sanitize_html(html), code_blocks)
+    return result
+
+
+def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dict]:
+    """Links Zulip would attach to a message for its topic name: linkifier
+    matches and bare URLs, in order of appearance, without overlaps."""
+    context = context or RenderContext()
+    found: list[tuple[int, int, str, str]] = []
+    for rx, template in inline.compile_linkifiers(context.linkifiers):
+        for m in rx.finditer(topic):
+            start, end = m.span("linkifier_match")
+            found.append((start, end, m.group("linkifier_match"), inline.linkifier_url(m, template)))
+    for m in find_bare_urls(topic):
+        found.append((m.start("url"), m.end("url"), m.group("url"), autolink_href(m)))
+    found.sort(key=lambda item: item[0])
+    out: list[dict] = []
+    last_end = -1
+    for start, end, text, url in found:
+        if start < last_end:
+            continue
+        out.append({"text": text, "url": url})
+        last_end = end
+    return out

@@ -1,0 +1,380 @@
+"""Inline processors: code spans, TeX, timestamps, links, bare URLs,
+linkifiers, mentions, channel links, emoji and emphasis."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import xml.etree.ElementTree as etree
+from typing import Any, Iterator, Optional
+
+from dateutil import parser as date_parser
+from markdown import util
+from markdown.inlinepatterns import InlineProcessor, LinkInlineProcessor
+
+from . import emoji as emoji_data
+from .urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
+
+NOT_HANDLED = (None, None, None)
+
+
+class _Base(InlineProcessor):
+    """Gives processors access to the per-render state on the Markdown object."""
+
+    @property
+    def ctx(self):  # RenderContext
+        return self.md.zulip_context
+
+    @property
+    def result(self):  # RenderResult
+        return self.md.zulip_result
+
+
+class CodeSpanProcessor(InlineProcessor):
+    """Backtick code spans; unlike stock Markdown the content is kept verbatim
+    (no trimming)."""
+
+    def __init__(self, md: Any):
+        super().__init__(r"(?<![\\`])(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
+        self.compiled_re = re.compile(self.pattern, re.DOTALL)
+
+    def handleMatch(self, m, data):
+        el = etree.Element("code")
+        el.text = util.AtomicString(util.code_escape(m.group("code")))
+        return el, m.start(0), m.end(0)
+
+
+class TexInlineProcessor(InlineProcessor):
+    """``$$...$$`` on one line.  Without KaTeX we emit Zulip's error markup,
+    which shows the source."""
+
+    def __init__(self, md: Any):
+        super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
+
+    def handleMatch(self, m, data):
+        el = etree.Element("span", {"class": "tex-error"})
+        el.text = util.AtomicString("$$" + m.group("body") + "$$")
+        return el, m.start(0), m.end(0)
+
+
+_TZ_OFFSETS = {
+    "UTC": 0, "GMT": 0, "Z": 0,
+    "IST": 19800, "PST": -28800, "PDT": -25200, "MST": -25200, "MDT": -21600,
+    "CST": -21600, "CDT": -18000, "EST": -18000, "EDT": -14400,
+    "CET": 3600, "CEST": 7200, "EET": 7200, "EEST": 10800, "BST": 3600,
+    "JST": 32400, "KST": 32400, "AEST": 36000, "AEDT": 39600,
+}
+
+
+def parse_timestamp(text: str) -> Optional[datetime.datetime]:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+            return datetime.datetime.fromtimestamp(float(text), tz=datetime.timezone.utc)
+        parsed = date_parser.parse(text, tzinfos=_TZ_OFFSETS)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.astimezone(datetime.timezone.utc)
+
+
+class TimestampProcessor(InlineProcessor):
+    def __init__(self, md: Any):
+        super().__init__(r"<time:(?P<time>[^>]*?)>", md)
+
+    def handleMatch(self, m, data):
+        raw = m.group("time")
+        when = parse_timestamp(raw)
+        if when is None:
+            el = etree.Element("span", {"class": "timestamp-error"})
+            el.text = util.AtomicString(f"Invalid time format: {raw}")
+        else:
+            el = etree.Element("time", {"datetime": when.strftime("%Y-%m-%dT%H:%M:%SZ")})
+            el.text = util.AtomicString(raw)
+        return el, m.start(0), m.end(0)
+
+
+class ZulipLinkProcessor(LinkInlineProcessor, _Base):
+    """``[text](url)`` with an allow-list of URL schemes; refused links stay
+    as literal text so the rest of the pipeline still sees it."""
+
+    def handleMatch(self, m, data):
+        el, start, end = super().handleMatch(m, data)
+        if el is None:
+            return NOT_HANDLED
+        href = sanitize_url(el.get("href", ""))
+        if href is None:
+            return NOT_HANDLED
+        href = relative_to_realm(href, self.ctx.realm_url)
+        attrs = {"href": href}
+        el.attrib.clear()
+        el.attrib.update(attrs)
+        if not (el.text or "").strip() and len(el) == 0:
+            el.text = util.AtomicString(href)
+        return el, start, end
+
+
+def _link(href: str, text: str) -> etree.Element:
+    el = etree.Element("a", {"href": href})
+    el.text = util.AtomicString(text)
+    return el
+
+
+class AutoLinkProcessor(_Base):
+    """Bare URLs, www./domain names and e-mail addresses."""
+
+    ANCESTOR_EXCLUDES = ("a",)
+
+    def __init__(self, md: Any):
+        super().__init__(AUTOLINK_RE.pattern, md)
+        self.compiled_re = AUTOLINK_RE
+
+    def handleMatch(self, m, data):
+        href = relative_to_realm(autolink_href(m), self.ctx.realm_url)
+        return _link(href, m.group("url")), m.start("url"), m.end("url")
+
+
+_LINKIFIER_CACHE: dict[tuple[tuple[str, str], ...], list[tuple["re.Pattern[str]", str]]] = {}
+
+
+def compile_linkifiers(linkifiers) -> list[tuple["re.Pattern[str]", str]]:
+    key = tuple((p, t) for p, t in linkifiers)
+    compiled = _LINKIFIER_CACHE.get(key)
+    if compiled is None:
+        compiled = []
+        for pattern, template in key:
+            try:
+                rx = re.compile(r"(?<![^\s'\"(,:<\x03])(?P<linkifier_match>%s)(?!\w)" % pattern, re.UNICODE)
+            except re.error:
+                continue
+            compiled.append((rx, template))
+        if len(_LINKIFIER_CACHE) > 256:
+            _LINKIFIER_CACHE.clear()
+        _LINKIFIER_CACHE[key] = compiled
+    return compiled
+
+
+def linkifier_url(m: "re.Match[str]", template: str) -> str:
+    values = {k: v for k, v in m.groupdict().items() if v is not None}
+    return expand_template(template, values)
+
+
+class _MultiRegex:
+    """Looks like a compiled regex to Python-Markdown; yields the earliest
+    match among several patterns (earlier patterns win ties)."""
+
+    def __init__(self, patterns: list["re.Pattern[str]"]):
+        self.patterns = patterns
+
+    def finditer(self, data: str, pos: int = 0) -> Iterator["re.Match[str]"]:
+        while pos <= len(data):
+            best = None
+            for rx in self.patterns:
+                m = rx.search(data, pos)
+                if m and (best is None or m.start() < best.start()):
+                    best = m
+            if best is None:
+                return
+            yield best
+            pos = max(best.end(), best.start() + 1)
+
+
+class LinkifierProcessor(_Base):
+    """Realm linkifiers: regex -> URL template, applied to plain text only."""
+
+    ANCESTOR_EXCLUDES = ("a", "code")
+
+    def __init__(self, md: Any):
+        super().__init__(r"(?!x)x", md)
+
+    def getCompiledRegExp(self):
+        compiled = compile_linkifiers(self.ctx.linkifiers)
+        self._templates = {rx: t for rx, t in compiled}
+        return _MultiRegex([rx for rx, _ in compiled])
+
+    def handleMatch(self, m, data):
+        template = self._templates.get(m.re)
+        if template is None:
+            return NOT_HANDLED
+        url = linkifier_url(m, template)
+        if sanitize_url(url) is None:
+            return NOT_HANDLED
+        start, end = m.span("linkifier_match")
+        return _link(url, m.group("linkifier_match")), start, end
+
+
+WILDCARDS_CHANNEL = {"all", "everyone", "channel", "stream"}
+
+
+class UserMentionProcessor(_Base):
+    def __init__(self, md: Any):
+        super().__init__(r"@(?P<silent>_?)\*\*(?P<name>[^*\n]+?)\*\*", md)
+
+    def handleMatch(self, m, data):
+        silent = bool(m.group("silent"))
+        name = m.group("name")
+        at = "" if silent else "@"
+        if name in WILDCARDS_CHANNEL:
+            cls = "user-mention channel-wildcard-mention" + (" silent" if silent else "")
+            el = etree.Element("span", {"class": cls, "data-user-id": "*"})
+            el.text = util.AtomicString(at + name)
+            if not silent:
+                self.result.stream_wildcard = True
+            return el, m.start(0), m.end(0)
+        if name == "topic":
+            el = etree.Element("span", {"class": "topic-mention" + (" silent" if silent else "")})
+            el.text = util.AtomicString(at + name)
+            if not silent:
+                self.result.topic_wildcard = True
+            return el, m.start(0), m.end(0)
+        full_name: Optional[str] = name
+        user_id: Optional[int] = None
+        idm = re.fullmatch(r"(?P<full>.*)\|(?P<id>\d+)", name)
+        if idm:
+            full_name = idm.group("full") or None
+            user_id = int(idm.group("id"))
+        user = self.ctx.find_user(full_name, user_id)
+        if user is None:
+            return NOT_HANDLED
+        el = etree.Element("span", {"class": "user-mention" + (" silent" if silent else ""), "data-user-id": str(user.id)})
+        el.text = util.AtomicString(at + user.name)
+        if silent:
+            self.result.silently_mentioned_user_ids.add(user.id)
+        else:
+            self.result.mentioned_user_ids.add(user.id)
+        return el, m.start(0), m.end(0)
+
+
+class GroupMentionProcessor(_Base):
+    def __init__(self, md: Any):
+        super().__init__(r"@(?P<silent>_?)\*(?P<name>[^*\n]+?)\*(?!\*)", md)
+
+    def handleMatch(self, m, data):
+        silent = bool(m.group("silent"))
+        group = self.ctx.find_group(m.group("name"))
+        if group is None:
+            return NOT_HANDLED
+        el = etree.Element(
+            "span",
+            {"class": "user-group-mention" + (" silent" if silent else ""), "data-user-group-id": str(group.id)},
+        )
+        el.text = util.AtomicString(("" if silent else "@") + group.name)
+        if not silent:
+            self.result.mentioned_group_ids.add(group.id)
+        return el, m.start(0), m.end(0)
+
+
+class ChannelLinkProcessor(_Base):
+    """``#**channel**`` and ``#**channel>topic**``."""
+
+    ANCESTOR_EXCLUDES = ("a",)
+
+    def __init__(self, md: Any):
+        super().__init__(r"#\*\*(?P<channel>[^*>\n]+)(?:>(?P<topic>[^*\n]*))?\*\*", md)
+
+    def handleMatch(self, m, data):
+        channel = self.ctx.find_channel(m.group("channel"))
+        if channel is None:
+            return NOT_HANDLED
+        topic = m.group("topic")
+        if topic is None:
+            el = etree.Element(
+                "a", {"class": "stream", "data-stream-id": str(channel.id), "href": channel_narrow(channel.id, channel.name)}
+            )
+            el.text = util.AtomicString(f"#{channel.name}")
+        else:
+            el = etree.Element(
+                "a",
+                {
+                    "class": "stream-topic",
+                    "data-stream-id": str(channel.id),
+                    "href": topic_narrow(channel.id, channel.name, topic),
+                },
+            )
+            el.text = util.AtomicString(f"#{channel.name} > {topic}")
+        return el, m.start(0), m.end(0)
+
+
+def unicode_emoji_span(code: str, name: str, shown: str) -> etree.Element:
+    label = name.replace("_", " ")
+    el = etree.Element(
+        "span", {"aria-label": label, "class": f"emoji emoji-{code}", "role": "img", "title": label}
+    )
+    el.text = util.AtomicString(shown)
+    return el
+
+
+def image_emoji(name: str, url: str) -> etree.Element:
+    return etree.Element("img", {"alt": f":{name}:", "class": "emoji", "src": url, "title": name.replace("_", " ")})
+
+
+class EmojiNameProcessor(_Base):
+    def __init__(self, md: Any):
+        super().__init__(emoji_data.NAME_SYNTAX_RE, md)
+
+    def handleMatch(self, m, data):
+        name = m.group("emoji_name")
+        realm = self.ctx.realm_emoji.get(name)
+        if realm is not None:
+            return image_emoji(name, realm[1]), m.start(0), m.end(0)
+        if name in emoji_data.ZULIP_EXTRA_EMOJI:
+            return image_emoji(name, emoji_data.ZULIP_EXTRA_EMOJI[name]), m.start(0), m.end(0)
+        code = emoji_data.NAME_TO_CODE.get(name)
+        if code is None:
+            return NOT_HANDLED
+        return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
+
+
+class EmoticonProcessor(_Base):
+    def __init__(self, md: Any):
+        super().__init__(emoji_data.EMOTICON_RE.pattern, md)
+        self.compiled_re = emoji_data.EMOTICON_RE
+
+    def handleMatch(self, m, data):
+        if not self.ctx.translate_emoticons:
+            return NOT_HANDLED
+        name = emoji_data.EMOTICONS[m.group(1)]
+        code = emoji_data.NAME_TO_CODE[name]
+        return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
+
+
+class UnicodeEmojiProcessor(InlineProcessor):
+    def __init__(self, md: Any):
+        super().__init__(emoji_data.UNICODE_EMOJI_RE, md)
+
+    def handleMatch(self, m, data):
+        code = emoji_data.code_for_unicode(m.group(0))
+        if code is None:
+            return NOT_HANDLED
+        name = emoji_data.CODE_TO_NAME[code]
+        return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
+
+
+class TagProcessor(InlineProcessor):
+    """Wrap group ``body`` in ``tag`` (strong, em, del)."""
+
+    def __init__(self, pattern: str, tag: str, md: Any):
+        super().__init__(pattern, md)
+        self.tag = tag
+
+    def handleMatch(self, m, data):
+        el = etree.Element(self.tag)
+        el.text = m.group("body")
+        return el, m.start(0), m.end(0)
+
+
+STRONG_RE = r"\*\*(?P<body>[^\n]+?)\*\*"
+EM_RE = r"(?<!\*)\*(?![\s*])(?P<body>[^*\n]+?)(?<![\s*])\*(?!\*)"
+DEL_RE = r"~~(?P<body>[^\n~]+?)~~"
+
+
+class NewlineProcessor(InlineProcessor):
+    def __init__(self, md: Any):
+        super().__init__(r"\n", md)
+
+    def handleMatch(self, m, data):
+        el = etree.Element("br")
+        return el, m.start(0), m.end(0)
