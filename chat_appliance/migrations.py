@@ -28,6 +28,13 @@ def _initial_schema(database, backend):
         )
 
 
+def _message_search(database, backend):
+    """Full-text search of messages, and an index for the `date` anchor."""
+    backend.create_search_index(database)
+    database.execute_sql("CREATE INDEX message_date_sent ON message (date_sent)")
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
+    (2, "message search index", _message_search),
 ]

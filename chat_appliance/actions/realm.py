@@ -47,6 +47,9 @@ def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *,
         realm.settings = {"default_stream_ids": [general.id]}
         realm.save()
         subscribe_users_to_streams([general], [owner], notify=False)
+    from .welcome import send_welcome_message
+
+    send_welcome_message(owner)
     return realm, owner
 
 

@@ -81,6 +81,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
                    acting_user=None):
     """Create a human account, subscribed to the organization's default channels, and greet it."""
     from .channels import default_streams, subscribe_users_to_streams
+    from .welcome import send_welcome_message
 
     email = check_email(email)
     full_name = check_full_name(full_name)
@@ -93,6 +94,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
                                password_method=password_method)
         subscribe_users_to_streams(default_streams(realm), [user], acting_user=acting_user, notify=False)
     notify_user_added(user)
+    send_welcome_message(user)
     return user
 
 

@@ -36,3 +36,54 @@ def write_transaction(db):
     upgrading from read to write (SQLite would answer SQLITE_BUSY at once)."""
     with db.atomic("IMMEDIATE") as txn:
         yield txn
+
+
+# --- full-text search (FTS5) -------------------------------------------------------------------
+# One row per message, rowid = message id; the body is the rendered HTML's text, as Zulip
+# searches what readers see. Porter stemming finds "sending" for "send".
+
+
+def create_search_index(db):
+    """The FTS5 table."""
+    db.execute_sql(
+        "CREATE VIRTUAL TABLE message_search USING fts5(topic, body, tokenize='porter unicode61')"
+    )
+
+
+def index_messages(db, rows):
+    """(Re)index messages given as (id, topic, rendered_html)."""
+    from ..lib.text import html_to_text
+
+    rows = list(rows)
+    if not rows:
+        return
+    unindex_messages(db, [row[0] for row in rows])
+    db.execute_sql(
+        "INSERT INTO message_search (rowid, topic, body) VALUES " + ",".join(["(?, ?, ?)"] * len(rows)),
+        [value for mid, topic, html in rows for value in (mid, topic, html_to_text(html))],
+    )
+
+
+def unindex_messages(db, message_ids):
+    """Remove messages from the index (deleted, or about to be re-indexed)."""
+    ids = list(message_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        db.execute_sql(f"DELETE FROM message_search WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+
+
+def fts_query(terms):
+    """An FTS5 MATCH expression: every term must appear (prefix match), phrases kept together."""
+    parts = []
+    for term in terms:
+        escaped = term.replace('"', '""')
+        parts.append(f'"{escaped}"' if " " in term else f'"{escaped}"*')
+    return " AND ".join(parts)
+
+
+def search_condition(message_id_column, terms):
+    """A peewee expression true for messages matching every search term."""
+    from peewee import SQL
+
+    return message_id_column.in_(SQL("SELECT rowid FROM message_search WHERE message_search MATCH ?",
+                                     (fts_query(terms),)))

@@ -1,0 +1,338 @@
+"""Sending messages: recipients, permissions, rendering, mentions, flags, topic policies."""
+
+import re
+
+from ..db import backend, write_transaction
+from ..events.bus import publish
+from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
+from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
+from ..lib.groups import is_user_in_group, recursive_member_ids
+from ..lib.messages import EMPTY_TOPIC_ALIASES, load_messages, message_dicts
+from ..lib.user_settings import user_setting
+from ..models import (
+    FLAG_BITS,
+    RECIPIENT_DIRECT_MESSAGE_GROUP,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    Message,
+    Recipient,
+    Reaction,
+    Subscription,
+    UserMessage,
+    UserProfile,
+    UserTopic,
+)
+from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
+from ..rendering import render_message
+
+# Wildcard mentions in channels with more subscribers (topics with more participants) than this
+# need membership of the organization's can_mention_many_users_group (Zulip's threshold).
+WILDCARD_MENTION_THRESHOLD = 15
+
+# automatically_follow_topics_policy / automatically_unmute_topics_in_muted_streams_policy values.
+AUTO_ON_PARTICIPATION, AUTO_ON_SEND, AUTO_ON_INITIATION, AUTO_NEVER = 1, 2, 3, 4
+
+# Clients whose messages are typed by a person, so they start read for their sender
+# (Zulip's heuristic when read_by_sender is omitted); integrations using a user's key do not.
+HUMAN_CLIENTS = {"website", "zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron",
+                 "zulipterminal", "ios", "android", "snipe", "test suite"}
+
+
+def client_name_from_user_agent(user_agent):
+    """Zulip's client name: the User-Agent's leading product name ("ZulipPython/0.9.1 (...)" ->
+    "ZulipPython"); "Unspecified" without one."""
+    match = re.match(r"^\s*([^/ (]+)", user_agent or "")
+    return match.group(1)[:30] if match else "Unspecified"
+
+
+def default_read_by_sender(client_name):
+    """Whether a message from this client starts read for its sender."""
+    name = client_name.lower()
+    return name in HUMAN_CLIENTS or "desktop app" in name
+
+
+def normalize_topic(topic, max_length):
+    """Strip; map "(no topic)" and the display name to the empty topic; enforce the length."""
+    topic = (topic or "").strip()
+    if topic in EMPTY_TOPIC_ALIASES:
+        topic = ""
+    if len(topic) > max_length:
+        raise JsonableError(f"Topic too long (limit: {max_length} characters)")
+    if any(ord(ch) < 32 for ch in topic):
+        raise JsonableError("Invalid character in topic")
+    return topic
+
+
+def check_content(content, max_length):
+    """Not empty, not over the limit."""
+    if not content.strip():
+        raise JsonableError("Message must not be empty")
+    if len(content) > max_length:
+        raise JsonableError(f"Message too long (limit: {max_length} characters)")
+    return content.rstrip()
+
+
+# --- recipients --------------------------------------------------------------------------------
+
+
+def access_stream_for_send(sender, to):
+    """The channel a message is addressed to, if the sender may post there."""
+    if isinstance(to, list):
+        if len(to) != 1:
+            raise JsonableError("Invalid recipient: a channel message goes to exactly one channel")
+        to = to[0]
+    if isinstance(to, bool) or not isinstance(to, (int, str)):
+        raise JsonableError("Invalid channel")
+    if isinstance(to, int):
+        from ..models import Stream
+
+        stream = Stream.get_or_none((Stream.id == to) & (Stream.realm == sender.realm_id))
+        missing = StreamIdDoesNotExistError(to)
+    else:
+        stream = get_stream_by_name(sender.realm_id, to)
+        missing = StreamDoesNotExistError(to.strip())
+    # A channel the sender may not know of gives the same error as a missing one.
+    if stream is None or stream.deactivated or not can_access_stream_metadata(sender, stream):
+        raise missing
+    if sender.is_system_bot:
+        return stream
+    if (stream.invite_only or sender.is_guest) and not is_subscribed(sender, stream):
+        raise JsonableError(f"Not authorized to send to channel '{stream.name}'")
+    if not is_user_in_group(sender, stream.settings["can_send_message_group"]):
+        raise JsonableError("You do not have permission to post in this channel.")
+    return stream
+
+
+def resolve_direct_recipients(sender, to):
+    """Users of a direct message: ids, emails, or a comma-separated email string."""
+    if isinstance(to, str):
+        to = [part.strip() for part in to.split(",") if part.strip()]
+    elif isinstance(to, int) and not isinstance(to, bool):
+        to = [to]
+    if not isinstance(to, list) or not to:
+        raise JsonableError("Message must have recipients")
+    users = {}
+    for item in to:
+        if isinstance(item, int) and not isinstance(item, bool):
+            user = UserProfile.get_or_none((UserProfile.id == item) & (UserProfile.realm == sender.realm_id))
+            if user is None:
+                raise JsonableError(f"Invalid user ID {item}")
+        elif isinstance(item, str):
+            user = UserProfile.get_by_login_email(item)
+            if user is None or user.realm_id != sender.realm_id:
+                raise JsonableError(f"Invalid email '{item}'")
+        else:
+            raise JsonableError("Invalid recipient")
+        if not user.is_active and user.id != sender.id:
+            raise JsonableError(f"'{user.email}' is no longer using Zulip.")
+        users[user.id] = user
+    # The sender in the list is ignored, unless they are the only recipient.
+    if len(users) > 1:
+        users.pop(sender.id, None)
+    users[sender.id] = sender
+    return list(users.values())
+
+
+def get_or_create_dm_group(users):
+    """The direct-message conversation of exactly these users (sender included)."""
+    key = ",".join(str(uid) for uid in sorted(u.id for u in users))
+    group = DirectMessageGroup.get_or_none(DirectMessageGroup.member_key == key)
+    if group is None:
+        recipient = Recipient.create(type=RECIPIENT_DIRECT_MESSAGE_GROUP)
+        group = DirectMessageGroup.create(member_key=key, recipient=recipient, group_size=len(users))
+        DirectMessageGroupMember.insert_many([{"group": group.id, "user_profile": u.id} for u in users]).execute()
+    return group
+
+
+# --- mentions and topic policies --------------------------------------------------------------
+
+
+def topic_participant_ids(stream, topic_key):
+    """Users who sent or reacted to a message in the topic."""
+    in_topic = Message.select(Message.id).where((Message.recipient == stream.recipient_id)
+                                                & (Message.topic_key == topic_key))
+    senders = {m.sender_id for m in Message.select(Message.sender).where(Message.id.in_(in_topic)).distinct()}
+    reactors = {r.user_profile_id for r in Reaction.select(Reaction.user_profile)
+                .where(Reaction.message.in_(in_topic)).distinct()}
+    return senders | reactors
+
+
+def check_wildcard_permission(sender, rendered, stream, topic_key, subscriber_count):
+    """Channel and topic wildcards in big conversations need can_mention_many_users_group."""
+    if sender.is_system_bot:
+        return
+    allowed = lambda: is_user_in_group(sender, sender.realm.can_mention_many_users_group_id)  # noqa: E731
+    if rendered.stream_wildcard and subscriber_count > WILDCARD_MENTION_THRESHOLD and not allowed():
+        raise JsonableError("You do not have permission to use channel wildcard mentions in this channel.",
+                            code="STREAM_WILDCARD_MENTION_NOT_ALLOWED")
+    if rendered.topic_wildcard and not allowed():
+        if len(topic_participant_ids(stream, topic_key)) > WILDCARD_MENTION_THRESHOLD:
+            raise JsonableError("You do not have permission to use topic wildcard mentions in this topic.",
+                                code="TOPIC_WILDCARD_MENTION_NOT_ALLOWED")
+
+
+def recipient_flags(rendered, recipient_ids, *, sender_id, read_by_sender, is_direct, topic_participants):
+    """Each recipient's initial flag bits."""
+    mentioned = set(rendered.mentioned_user_ids)
+    for group_id in rendered.mentioned_group_ids:
+        mentioned |= recipient_ids & recursive_member_ids(group_id)
+    flags = {}
+    for uid in recipient_ids:
+        bits = FLAG_BITS["is_private"] if is_direct else 0
+        if uid in mentioned:
+            bits |= FLAG_BITS["mentioned"]
+        if rendered.stream_wildcard:
+            bits |= FLAG_BITS["stream_wildcard_mentioned"]
+        if rendered.topic_wildcard and (is_direct or uid in topic_participants):
+            bits |= FLAG_BITS["topic_wildcard_mentioned"]
+        if uid == sender_id and read_by_sender:
+            bits |= FLAG_BITS["read"]
+        flags[uid] = bits
+    return flags
+
+
+def topic_visibility(user, stream, topic_key):
+    """The user's visibility policy for a topic (TOPIC_INHERIT when none is set)."""
+    row = UserTopic.get_or_none((UserTopic.user_profile == user) & (UserTopic.stream == stream)
+                                & (UserTopic.topic_key == topic_key))
+    return row.visibility_policy if row else TOPIC_INHERIT
+
+
+def set_topic_visibility(user, stream, topic, policy):
+    """Insert or update a user_topics row; the caller holds the transaction."""
+    from ..models import now
+
+    topic_key = topic.casefold()
+    updated = (UserTopic.update(visibility_policy=policy, topic=topic, last_updated=now())
+               .where((UserTopic.user_profile == user) & (UserTopic.stream == stream)
+                      & (UserTopic.topic_key == topic_key)).execute())
+    if not updated:
+        UserTopic.create(user_profile=user, stream=stream, topic=topic, topic_key=topic_key,
+                         visibility_policy=policy)
+
+
+def user_topic_event(user_topic_stream_id, topic, policy, timestamp):
+    return {"type": "user_topic", "stream_id": user_topic_stream_id, "topic_name": topic,
+            "last_updated": timestamp, "visibility_policy": policy}
+
+
+def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):
+    """The policy the sender's automatic follow/unmute settings give the topic, if it changes."""
+    current = topic_visibility(sender, stream, topic_key)
+    follow = user_setting(sender, "automatically_follow_topics_policy")
+    if current != TOPIC_FOLLOWED and (follow in (AUTO_ON_PARTICIPATION, AUTO_ON_SEND)
+                                      or (follow == AUTO_ON_INITIATION and topic_is_new)):
+        return TOPIC_FOLLOWED
+    unmute = user_setting(sender, "automatically_unmute_topics_in_muted_streams_policy")
+    sub = Subscription.get_or_none((Subscription.user_profile == sender) & (Subscription.stream == stream))
+    if (sub is not None and sub.is_muted and current in (TOPIC_INHERIT, TOPIC_MUTED)
+            and (unmute in (AUTO_ON_PARTICIPATION, AUTO_ON_SEND)
+                 or (unmute == AUTO_ON_INITIATION and topic_is_new))):
+        return TOPIC_UNMUTED
+    return None
+
+
+# --- sending -----------------------------------------------------------------------------------
+
+
+def link_facts(rendered):
+    """(has_link, has_image, has_attachment) for has: narrows."""
+    has_attachment = any("/user_uploads/" in link for link in rendered.links)
+    return bool(rendered.links), bool(rendered.has_image), has_attachment
+
+
+def check_send_message(sender, *, message_type, to, topic, content, client_name, limits, queue_id=None,
+                       local_id=None, read_by_sender=None, date_sent=None):
+    """Validate, store and announce a message. Returns (message id, automatic policy or None)."""
+    from ..models import now
+
+    content = check_content(content, limits["max_message_length"])
+    if read_by_sender is None:
+        read_by_sender = default_read_by_sender(client_name) or sender.is_bot
+    is_direct = message_type in ("direct", "private")
+    stream, topic_key = None, ""
+    if is_direct:
+        users = resolve_direct_recipients(sender, to)
+        topic = ""
+    else:
+        stream = access_stream_for_send(sender, to)
+        if topic is None:
+            raise JsonableError("Missing topic")
+        topic = normalize_topic(topic, limits["max_topic_length"])
+        if topic == "" and sender.realm.settings.get("mandatory_topics"):
+            raise JsonableError("Topics are required in this organization.")
+        topic_key = topic.casefold()
+    rendered = render_message(content, realm=sender.realm, sender=sender)
+    has_link, has_image, has_attachment = link_facts(rendered)
+    automatic_policy = None
+    timestamp = date_sent or now()
+    with write_transaction():
+        if is_direct:
+            group = get_or_create_dm_group(users)
+            recipient_id = group.recipient_id
+            recipient_ids = {u.id for u in users if u.is_active}
+            participants = set()
+        else:
+            recipient_id = stream.recipient_id
+            recipient_ids = {
+                row.user_profile_id for row in Subscription.select(Subscription.user_profile).join(UserProfile)
+                .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
+            }
+            participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
+            check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
+            topic_is_new = not Message.select().where((Message.recipient == recipient_id)
+                                                      & (Message.topic_key == topic_key)).exists()
+            if sender.id in recipient_ids:
+                automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
+        # The sender always keeps a copy of what they sent, even in a channel they are not in.
+        recipient_ids.add(sender.id)
+        message = Message.create(
+            realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
+            topic_key=topic_key, content=content, rendered_content=rendered.html, date_sent=timestamp,
+            sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
+            has_image=has_image, has_attachment=has_attachment,
+        )
+        flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
+                                is_direct=is_direct, topic_participants=participants)
+        UserMessage.insert_many(
+            [{"user_profile": uid, "message": message.id, "flags": bits} for uid, bits in flags.items()]
+        ).execute()
+        backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)])
+        if stream is not None and stream.first_message_id is None:
+            stream.first_message_id = message.id
+            stream.save(only=[stream.__class__.first_message_id])
+        if automatic_policy is not None:
+            set_topic_visibility(sender, stream, topic, automatic_policy)
+    publish_message_event(message.id, sender, flags, stream=stream, queue_id=queue_id, local_id=local_id)
+    if automatic_policy is not None:
+        publish(user_topic_event(stream.id, topic, automatic_policy, timestamp), [sender.id])
+    return message.id, automatic_policy
+
+
+def publish_message_event(message_id, sender, flags_by_user, *, stream, queue_id, local_id):
+    """The message event (rendered and raw forms; each queue picks per its settings)."""
+    from ..lib.messages import flags_to_names
+
+    message = load_messages([message_id])[0]
+    data = message_dicts([message], sender, {}, apply_markdown=True, client_gravatar=False,
+                         allow_empty_topic_name=True)[0]
+    data.pop("flags")
+    publish({
+        "type": "message",
+        "message": data,
+        "raw_content": message.content,
+        "flags": {uid: flags_to_names(bits) for uid, bits in flags_by_user.items()},
+        "sender_queue_id": queue_id,
+        "local_id": local_id,
+        "invite_only": bool(stream and stream.invite_only),
+        "stream_id": stream.id if stream else None,
+        "realm_id": sender.realm_id,
+    }, list(flags_by_user))
+
+
+def internal_send_direct_message(sender, recipient, content):
+    """A direct message from a system bot (the welcome message)."""
+    return check_send_message(sender, message_type="private", to=[recipient.id], topic=None, content=content,
+                              client_name="Internal", limits={"max_message_length": 10000,
+                                                              "max_topic_length": 60})
+

@@ -1,0 +1,181 @@
+"""Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
+and message events."""
+
+from peewee import JOIN
+
+from ..models import (
+    FLAG_BITS,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    Message,
+    Reaction,
+    UserProfile,
+)
+from .access import can_see_real_email
+from .serializers import avatar_url
+
+# Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
+# not declared the empty_topic_name capability (or allow_empty_topic_name=false).
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+# Read as the empty topic when sent (Zulip feature level 370).
+EMPTY_TOPIC_ALIASES = ("(no topic)", EMPTY_TOPIC_DISPLAY_NAME)
+
+# Flags the API never shows.
+HIDDEN_FLAGS = {"is_private", "group_mentioned"}
+HISTORICAL_FLAGS = ["read", "historical"]
+
+
+def flags_to_names(bits):
+    """API flag names for a flag bitfield; None (no personal row) means a historical message."""
+    if bits is None:
+        return list(HISTORICAL_FLAGS)
+    names = [name for name, bit in FLAG_BITS.items() if bits & bit and name not in HIDDEN_FLAGS]
+    if bits & (FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]):
+        names.append("wildcard_mentioned")  # deprecated alias clients still read
+    return names
+
+
+def display_topic(topic, allow_empty_topic_name):
+    """The empty topic shows as the display name unless the client can show it itself."""
+    return topic if topic or allow_empty_topic_name else EMPTY_TOPIC_DISPLAY_NAME
+
+
+def user_brief(user):
+    """The small user object of display_recipient and of the legacy reaction `user`."""
+    return {"id": user.id, "email": user.email, "full_name": user.full_name, "is_mirror_dummy": False}
+
+
+def direct_recipients(recipient_ids):
+    """{recipient_id: [user briefs sorted by id]} for direct-message recipients."""
+    if not recipient_ids:
+        return {}
+    rows = (
+        DirectMessageGroupMember.select(DirectMessageGroupMember, DirectMessageGroup, UserProfile)
+        .join(DirectMessageGroup)
+        .switch(DirectMessageGroupMember)
+        .join(UserProfile)
+        .where(DirectMessageGroup.recipient.in_(list(recipient_ids)))
+    )
+    result = {}
+    for row in rows:
+        result.setdefault(row.group.recipient_id, []).append(user_brief(row.user_profile))
+    for users in result.values():
+        users.sort(key=lambda u: u["id"])
+    return result
+
+
+def reactions_by_message(message_ids):
+    """{message_id: [reaction objects, oldest first]}."""
+    result = {mid: [] for mid in message_ids}
+    if not message_ids:
+        return result
+    rows = (
+        Reaction.select(Reaction, UserProfile)
+        .join(UserProfile)
+        .where(Reaction.message.in_(list(message_ids)))
+        .order_by(Reaction.id)
+    )
+    for row in rows:
+        result[row.message_id].append({
+            "emoji_name": row.emoji_name,
+            "emoji_code": row.emoji_code,
+            "reaction_type": row.reaction_type,
+            "user_id": row.user_profile_id,
+            # Deprecated, but zulip-terminal 0.7.0 reads it.
+            "user": user_brief(row.user_profile),
+        })
+    return result
+
+
+def visible_edit_history(message, realm, allow_empty_topic_name):
+    """edit_history as the organization's policy lets it be seen, or None."""
+    history = message.edit_history
+    if not history:
+        return None
+    policy = realm.edit_history_policy_name()
+    if policy == "none":
+        return None
+    entries = []
+    for entry in history:
+        entry = dict(entry)
+        if policy == "moves":
+            for key in ("prev_content", "prev_rendered_content", "prev_rendered_content_version"):
+                entry.pop(key, None)
+            if "prev_topic" not in entry and "prev_stream" not in entry:
+                continue
+        for key in ("prev_topic", "topic"):
+            if key in entry:
+                entry[key] = display_topic(entry[key], allow_empty_topic_name)
+        entries.append(entry)
+    return entries or None
+
+
+def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_gravatar=True,
+                  allow_empty_topic_name=False, topic_links_for=None):
+    """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
+    viewer's flag bits (None for a message outside their personal history)."""
+    from ..rendering import render_topic_links
+
+    realm = viewer.realm
+    dm_recipients = direct_recipients({m.recipient_id for m in messages if m.stream_id is None})
+    reactions = reactions_by_message([m.id for m in messages])
+    topic_links_cache = {}
+    result = []
+    for message in messages:
+        sender = message.sender
+        email_visible = can_see_real_email(viewer, sender)
+        data = {
+            "id": message.id,
+            "sender_id": sender.id,
+            "sender_full_name": sender.full_name,
+            "sender_email": sender.email,
+            "sender_realm_str": realm.host.split(".")[0],
+            "avatar_url": avatar_url(sender, client_gravatar=client_gravatar, email_visible=email_visible),
+            "client": message.sending_client,
+            "content": message.rendered_content if apply_markdown else message.content,
+            "content_type": "text/html" if apply_markdown else "text/x-markdown",
+            "recipient_id": message.recipient_id,
+            "timestamp": message.date_sent,
+            "is_me_message": message.is_me_message,
+            "reactions": reactions[message.id],
+            "submessages": [],
+            "flags": flags_to_names(flags_by_id.get(message.id)),
+        }
+        if message.stream_id is not None:
+            data["type"] = "stream"
+            data["display_recipient"] = message.stream.name
+            data["stream_id"] = message.stream_id
+            data["subject"] = display_topic(message.topic, allow_empty_topic_name)
+            if message.topic not in topic_links_cache:
+                topic_links_cache[message.topic] = render_topic_links(message.topic, realm) if message.topic else []
+            data["topic_links"] = topic_links_cache[message.topic]
+        else:
+            data["type"] = "private"
+            data["display_recipient"] = dm_recipients.get(message.recipient_id, [])
+            data["subject"] = ""
+            data["topic_links"] = []
+        history = visible_edit_history(message, realm, allow_empty_topic_name)
+        if history is not None:
+            data["edit_history"] = history
+        if message.last_edit_time is not None:
+            data["last_edit_timestamp"] = message.last_edit_time
+        if message.last_moved_time is not None:
+            data["last_moved_timestamp"] = message.last_moved_time
+        result.append(data)
+    return result
+
+
+def load_messages(message_ids):
+    """Message rows with their sender and channel, in the order of the ids given."""
+    if not message_ids:
+        return []
+    from ..models import Stream
+
+    rows = (
+        Message.select(Message, UserProfile, Stream)
+        .join_from(Message, UserProfile, on=(Message.sender == UserProfile.id))
+        .join_from(Message, Stream, join_type=JOIN.LEFT_OUTER, on=(Message.stream == Stream.id))
+        .where(Message.id.in_(list(message_ids)))
+    )
+    by_id = {row.id: row for row in rows}
+    return [by_id[mid] for mid in message_ids if mid in by_id]

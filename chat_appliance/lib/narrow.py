@@ -1,0 +1,332 @@
+"""Narrows: parse both wire forms, turn operators into query conditions, fetch a range.
+
+A narrow with a channel operator for a channel whose history the user may read (or
+`channels:public`) searches every message of it ("shared history"); any other narrow searches
+the user's personal history (their UserMessage rows).
+"""
+
+import html
+import re
+
+from peewee import JOIN, SQL
+
+from ..db import backend
+from ..models import (
+    FLAG_BITS,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    Message,
+    Reaction,
+    Stream,
+    Subscription,
+    UserMessage,
+    UserProfile,
+    UserTopic,
+)
+from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
+from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name
+from .errors import JsonableError
+from .messages import EMPTY_TOPIC_ALIASES
+
+# Zulip's anchor for "no such message": larger than any message id.
+LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
+RESOLVED_TOPIC_PREFIX = "✔ "
+
+OPERATOR_ALIASES = {
+    "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm",
+    "group-pm-with": "dm-including",
+}
+
+
+class BadNarrowError(JsonableError):
+    """Zulip's BAD_NARROW."""
+
+    code = "BAD_NARROW"
+
+    def __init__(self, detail):
+        super().__init__(f"Invalid narrow operator: {detail}")
+
+
+def parse_narrow(var_name, value):
+    """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
+    from .params import ParamError, check_any_json
+
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    terms = []
+    for index, term in enumerate(value):
+        if isinstance(term, dict):
+            operator, operand, negated = term.get("operator"), term.get("operand"), term.get("negated", False)
+        elif isinstance(term, list) and len(term) == 2:
+            (operator, operand), negated = term, False
+        else:
+            raise ParamError(f"{var_name}[{index}] is not a valid narrow term")
+        if not isinstance(operator, str) or not isinstance(negated, bool):
+            raise ParamError(f"{var_name}[{index}] is not a valid narrow term")
+        if not isinstance(operand, (str, int, list)) or isinstance(operand, bool):
+            raise ParamError(f"{var_name}[{index}] has an invalid operand")
+        terms.append((OPERATOR_ALIASES.get(operator, operator), operand, negated))
+    return terms
+
+
+def _never():
+    return SQL("0 = 1")
+
+
+class Narrow:
+    """A parsed narrow for one user: conditions, history mode, search terms."""
+
+    def __init__(self, user, terms):
+        self.user = user
+        self.terms = terms
+        self.search_terms = []
+        self.shared_history = False
+        self.conditions = [self._condition(op, operand, negated) for op, operand, negated in terms]
+
+    # --- operand resolution ---
+
+    def _stream(self, operand):
+        if isinstance(operand, int) or (isinstance(operand, str) and operand.isdigit()):
+            stream = Stream.get_or_none((Stream.id == int(operand)) & (Stream.realm == self.user.realm_id))
+        elif isinstance(operand, str):
+            stream = get_stream_by_name(self.user.realm_id, operand)
+        else:
+            stream = None
+        if stream is None or not can_access_stream_metadata(self.user, stream):
+            raise BadNarrowError("unknown channel")
+        return stream
+
+    def _user(self, operand):
+        if operand == "me":
+            return self.user
+        if isinstance(operand, int) or (isinstance(operand, str) and operand.isdigit()):
+            user = UserProfile.get_or_none((UserProfile.id == int(operand)) & (UserProfile.realm == self.user.realm_id))
+        elif isinstance(operand, str):
+            user = UserProfile.get_by_login_email(operand)
+        else:
+            user = None
+        if user is None or user.realm_id != self.user.realm_id:
+            raise BadNarrowError("unknown user")
+        return user
+
+    def _users(self, operand):
+        if isinstance(operand, str):
+            # zulip-terminal joins emails with ", ".
+            operand = [part.strip() for part in operand.split(",") if part.strip()]
+        elif isinstance(operand, int):
+            operand = [operand]
+        return [self._user(item) for item in operand]
+
+    # --- operators ---
+
+    def _condition(self, operator, operand, negated):
+        handler = getattr(self, "op_" + operator.replace("-", "_"), None)
+        if handler is None:
+            raise BadNarrowError(f"unknown operator {operator}")
+        condition = handler(operand, negated)
+        return ~condition if negated else condition
+
+    def op_channel(self, operand, negated):
+        stream = self._stream(operand)
+        if not negated and can_read_stream_history(self.user, stream):
+            self.shared_history = True
+        return Message.recipient == stream.recipient_id
+
+    def op_channels(self, operand, negated):
+        if operand != "public":
+            raise BadNarrowError("unknown channels operand")
+        if not negated and not self.user.is_guest:
+            self.shared_history = True
+        public = Stream.select(Stream.id).where((Stream.realm == self.user.realm_id) & ~Stream.invite_only)
+        return Message.stream.in_(public)
+
+    def op_topic(self, operand, negated):
+        if not isinstance(operand, str):
+            raise BadNarrowError("invalid topic")
+        topic = operand.strip()
+        topic = "" if topic in EMPTY_TOPIC_ALIASES else topic
+        return (Message.topic_key == topic.casefold()) & Message.stream.is_null(False)
+
+    def op_sender(self, operand, negated):
+        return Message.sender == self._user(operand).id
+
+    def op_dm(self, operand, negated):
+        users = {u.id for u in self._users(operand)} | {self.user.id}
+        key = ",".join(str(uid) for uid in sorted(users))
+        group = DirectMessageGroup.get_or_none(DirectMessageGroup.member_key == key)
+        return Message.recipient == group.recipient_id if group else _never()
+
+    def op_dm_including(self, operand, negated):
+        other = self._users(operand)[0]
+        groups_of = lambda uid: DirectMessageGroupMember.select(DirectMessageGroupMember.group).where(  # noqa: E731
+            DirectMessageGroupMember.user_profile == uid)
+        recipients = DirectMessageGroup.select(DirectMessageGroup.recipient).where(
+            DirectMessageGroup.id.in_(groups_of(other.id)) & DirectMessageGroup.id.in_(groups_of(self.user.id)))
+        return Message.recipient.in_(recipients)
+
+    def _flag_set(self, name):
+        return UserMessage.flags.bin_and(FLAG_BITS[name]) != 0
+
+    def op_is(self, operand, negated):
+        if operand in ("dm", "private"):
+            return Message.stream.is_null(True)
+        if operand == "starred":
+            return self._flag_set("starred")
+        if operand == "unread":
+            return UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0
+        if operand == "mentioned":
+            bits = sum(FLAG_BITS[n] for n in ("mentioned", "stream_wildcard_mentioned",
+                                              "topic_wildcard_mentioned", "group_mentioned"))
+            return UserMessage.flags.bin_and(bits) != 0
+        if operand == "alerted":
+            return self._flag_set("has_alert_word")
+        if operand == "resolved":
+            return Message.topic.startswith(RESOLVED_TOPIC_PREFIX)
+        if operand == "followed":
+            return self._topics_with_policy([TOPIC_FOLLOWED])
+        if operand == "muted":
+            return self._muted_condition()
+        raise BadNarrowError(f"unknown 'is' operand {operand}")
+
+    def _topics_with_policy(self, policies):
+        rows = UserTopic.select().where((UserTopic.user_profile == self.user) & UserTopic.visibility_policy.in_(policies))
+        condition = _never()
+        for row in rows:
+            condition = condition | ((Message.stream == row.stream_id) & (Message.topic_key == row.topic_key))
+        return condition
+
+    def _muted_condition(self):
+        muted_streams = [s.stream_id for s in Subscription.select(Subscription.stream).where(
+            (Subscription.user_profile == self.user) & Subscription.is_muted)]
+        in_muted_stream = Message.stream.in_(muted_streams) if muted_streams else _never()
+        unmuted_topics = self._topics_with_policy([TOPIC_UNMUTED, TOPIC_FOLLOWED])
+        return (in_muted_stream & ~unmuted_topics) | self._topics_with_policy([TOPIC_MUTED])
+
+    def op_in(self, operand, negated):
+        if operand == "home":
+            return ~self._muted_condition()
+        if operand == "all":
+            return SQL("1 = 1")
+        raise BadNarrowError(f"unknown 'in' operand {operand}")
+
+    def op_has(self, operand, negated):
+        columns = {"link": Message.has_link, "image": Message.has_image, "attachment": Message.has_attachment}
+        if operand in columns:
+            return columns[operand] == True  # noqa: E712  (a SQL comparison)
+        if operand == "reaction":
+            return Message.id.in_(Reaction.select(Reaction.message))
+        raise BadNarrowError(f"unknown 'has' operand {operand}")
+
+    def op_search(self, operand, negated):
+        if not isinstance(operand, str):
+            raise BadNarrowError("invalid search")
+        terms = search_terms(operand)
+        if not terms:
+            return SQL("1 = 1")
+        if not negated:
+            self.search_terms.extend(terms)
+        return backend().search_condition(Message.id, terms)
+
+    def op_near(self, operand, negated):
+        """`near` positions a view around a message; it filters nothing."""
+        return SQL("1 = 1")
+
+    def op_id(self, operand, negated):
+        try:
+            return Message.id == int(operand)
+        except (TypeError, ValueError):
+            raise BadNarrowError("invalid message id") from None
+
+    def op_with(self, operand, negated):
+        """The conversation (channel and topic, or direct-message group) of a message."""
+        try:
+            message = Message.get_or_none(Message.id == int(operand))
+        except (TypeError, ValueError):
+            raise BadNarrowError("invalid message id") from None
+        if message is None or not user_can_access_message(self.user, message):
+            return _never()
+        if message.stream_id is None:
+            return Message.recipient == message.recipient_id
+        stream = Stream.get_by_id(message.stream_id)
+        if not negated and can_read_stream_history(self.user, stream):
+            self.shared_history = True
+        return (Message.recipient == message.recipient_id) & (Message.topic_key == message.topic_key)
+
+
+def search_terms(query):
+    """Words and "quoted phrases" of a search query."""
+    return [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', query) if (a or b).strip()]
+
+
+def user_can_access_message(user, message):
+    """Whether the user received the message or may read its channel's history."""
+    if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
+        return True
+    if message.stream_id is None:
+        return False
+    stream = Stream.get_by_id(message.stream_id)
+    return can_read_stream_history(user, stream)
+
+
+class RangeQuery:
+    """Rows (message id, flag bits) matching a narrow, for one user."""
+
+    def __init__(self, user, narrow):
+        self.user = user
+        self.narrow = narrow
+        if narrow.shared_history:
+            self.id_column = Message.id
+            self.base = (Message.select(Message.id, UserMessage.flags)
+                         .join(UserMessage, JOIN.LEFT_OUTER,
+                               on=((UserMessage.message == Message.id) & (UserMessage.user_profile == user.id))))
+        else:
+            # Ordering by the personal row's message id lets the (user, message) primary key
+            # serve "newest N" without scanning history.
+            self.id_column = UserMessage.message
+            self.base = (UserMessage.select(UserMessage.message.alias("id"), UserMessage.flags)
+                         .join(Message, on=(UserMessage.message == Message.id))
+                         .where(UserMessage.user_profile == user.id))
+        for condition in narrow.conditions:
+            self.base = self.base.where(condition)
+
+    def rows(self, condition, descending, limit):
+        query = self.base.where(condition).order_by(self.id_column.desc() if descending else self.id_column.asc())
+        return [(row[0], row[1]) for row in query.limit(limit).tuples()]
+
+    def first_unread_id(self):
+        rows = self.rows(UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0, False, 1)
+        return rows[0][0] if rows else None
+
+    def first_on_or_after(self, timestamp):
+        rows = self.rows(Message.date_sent >= timestamp, False, 1)
+        return rows[0][0] if rows else None
+
+    def with_ids(self, message_ids):
+        return [(row[0], row[1]) for row in
+                self.base.where(self.id_column.in_(list(message_ids))).order_by(self.id_column).tuples()]
+
+    def fetch(self, anchor, num_before, num_after, include_anchor):
+        """Rows around an anchor id, and (found_anchor, found_oldest, found_newest)."""
+        before = self.rows(self.id_column < anchor, True, num_before + 1) if anchor > 0 else []
+        found_oldest = len(before) <= num_before
+        before = list(reversed(before[:num_before]))
+        after = self.rows(self.id_column >= anchor, False, num_after + 2) if anchor < LARGER_THAN_MAX_MESSAGE_ID else []
+        found_anchor = bool(after) and after[0][0] == anchor
+        anchor_rows = after[:1] if found_anchor else []
+        rest = after[1:] if found_anchor else after
+        found_newest = len(rest) <= num_after
+        rest = rest[:num_after]
+        rows = before + (anchor_rows if include_anchor else []) + rest
+        return rows, (found_anchor and include_anchor, found_oldest, found_newest)
+
+
+def highlight(text_html, terms):
+    """Wrap matches of the search terms in <span class="highlight"> outside of tags."""
+    if not terms:
+        return text_html
+    pattern = re.compile("|".join(r"\b" + re.escape(html.escape(t, quote=False)) for t in
+                                  sorted(terms, key=len, reverse=True)), re.IGNORECASE)
+    parts = re.split(r"(<[^>]+>)", text_html)
+    return "".join(part if part.startswith("<") else
+                   pattern.sub(lambda m: f'<span class="highlight">{m.group(0)}</span>', part) for part in parts)
