@@ -47,3 +47,22 @@ def test_restart_keeps_the_organization(tmp_path):
         assert client.get_profile()["result"] == "success"
     finally:
         second.stop()
+
+
+def test_zulip_client_messaging(server):
+    """Do the zulip client's send_message, get_messages and update_message_flags work against serve?"""
+    client = zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
+    sent = client.send_message({"type": "stream", "to": "general", "subject": "e2e", "content": "hello **world**"})
+    assert sent["result"] == "success", sent
+    direct = client.send_message({"type": "private", "to": [server.email], "content": "note to self"})
+    assert direct["result"] == "success", direct
+    fetched = client.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0,
+                                   "narrow": [{"operator": "channel", "operand": "general"}]})
+    assert fetched["result"] == "success"
+    assert fetched["messages"][-1]["id"] == sent["id"]
+    assert fetched["messages"][-1]["content"] == "<p>hello <strong>world</strong></p>"
+    flagged = client.update_message_flags({"messages": [sent["id"]], "op": "add", "flag": "starred"})
+    assert flagged["result"] == "success"
+    starred = client.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0,
+                                   "narrow": [{"operator": "is", "operand": "starred"}]})
+    assert [m["id"] for m in starred["messages"]] == [sent["id"]]

@@ -85,5 +85,5 @@ def search_condition(message_id_column, terms):
     """A peewee expression true for messages matching every search term."""
     from peewee import SQL
 
-    return message_id_column.in_(SQL("SELECT rowid FROM message_search WHERE message_search MATCH ?",
+    return message_id_column.in_(SQL("(SELECT rowid FROM message_search WHERE message_search MATCH ?)",
                                      (fts_query(terms),)))
