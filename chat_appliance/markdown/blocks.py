@@ -108,6 +108,10 @@ def space_out_lists(lines: list[str]) -> list[str]:
     return out
 
 
+# Deeper fences are left as text: each level re-prefixes every line inside it.
+MAX_FENCE_DEPTH = 16
+
+
 class _Fence:
     def __init__(self, kind: str, fence: str, lang: str = "", header: str = ""):
         self.kind = kind  # "code", "math", "quote", "spoiler"
@@ -137,7 +141,7 @@ class FencedBlockPreprocessor(Preprocessor):
             if stack and stack[-1].kind in ("code", "math"):
                 stack[-1].lines.append(line)
                 continue
-            m = FENCE_OPEN_RE.match(line)
+            m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
             if m and (not m.group("header") or m.group("lang").lower() == "spoiler"):
                 lang = m.group("lang")
                 low = lang.lower()
@@ -191,8 +195,12 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
     content (a lone ``>`` is just text)."""
 
     STRIP_RE = re.compile(r"^[ ]{0,3}>[ ]?")
+    MAX_DEPTH = 30
+    depth = 0  # quotes currently open (per engine instance, which is per thread)
 
     def test(self, parent: etree.Element, block: str) -> bool:
+        if self.depth >= self.MAX_DEPTH:
+            return False
         m = self.RE.search(block)
         if not m:
             return False
@@ -208,8 +216,12 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
             block = "\n".join(self.clean(line) for line in block[m.start() :].split("\n"))
         quote = etree.SubElement(parent, "blockquote")
         self.parser.state.set("blockquote")
-        self.parser.parseChunk(quote, block)
-        self.parser.state.reset()
+        self.depth += 1
+        try:
+            self.parser.parseChunk(quote, block)
+        finally:
+            self.depth -= 1
+            self.parser.state.reset()
 
 
 class IndentedCodeTreeprocessor(Treeprocessor):

@@ -8,6 +8,7 @@ conversion runs.
 
 from __future__ import annotations
 
+import html as html_module
 import secrets
 import threading
 import xml.etree.ElementTree as etree
@@ -71,7 +72,7 @@ class ZulipExtension(Extension):
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
-        ip.register(inline.ZulipLinkProcessor(r"\[", md), "link", 160)
+        ip.register(inline.ZulipLinkProcessor(inline.LINK_START_RE, md), "link", 160)
         ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
         ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
         ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
@@ -125,12 +126,22 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
+    except RecursionError:
+        # Pathologically nested input: show it as plain text rather than fail.
+        result = RenderResult(is_me_message=result.is_me_message)
+        html = plain_text_html(content[:MAX_CONTENT])
+        code_blocks = []
     finally:
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
     result.html = restore_code_blocks(sanitize_html(html), code_blocks)
     return result
+
+
+def plain_text_html(content: str) -> str:
+    paragraphs = [p for p in content.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    return "\n".join("<p>" + html_module.escape(p.strip(), quote=False).replace("\n", "<br>\n") + "</p>" for p in paragraphs)
 
 
 def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dict]:
