@@ -208,10 +208,12 @@ def test_wildcard_mentions_set_flags():
 
 
 def test_channel_link():
-    """Does #**channel** link to the channel narrow?"""
-    assert html("#**Verona**") == (
+    """Does #**channel** link to the channel narrow (without counting as a has:link link)?"""
+    result = render("#**Verona**", make_context())
+    assert result.html == (
         '<p><a class="stream" data-stream-id="5" href="/#narrow/channel/5-Verona">#Verona</a></p>'
     )
+    assert result.links == []
 
 
 def test_topic_link_encoding():
@@ -256,6 +258,7 @@ def test_me_message():
     assert result.is_me_message
     assert result.html == "<p>/me waves</p>"
     assert not render("hello /me", make_context()).is_me_message
+    assert not render("/me waves\n\nmore", make_context()).is_me_message
 
 
 # --- emoji -----------------------------------------------------------------------

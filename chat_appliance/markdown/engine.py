@@ -36,7 +36,8 @@ class LinkCollector(Treeprocessor):
         result = self.md.zulip_result
         for a in root.iter("a"):
             href = a.get("href")
-            if href:
+            # Channel/topic links are navigation, not links for has:link.
+            if href and a.get("class") not in ("stream", "stream-topic"):
                 result.links.append(href)
                 if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
                     result.has_image = True
@@ -116,7 +117,6 @@ MAX_CONTENT = 100_000
 def render(content: str, context: Optional[RenderContext] = None) -> RenderResult:
     context = context or RenderContext()
     result = RenderResult()
-    result.is_me_message = content.startswith("/me ") and "\n" not in content.rstrip("\n")
     md = _engine()
     md.reset()
     md.zulip_context = context
@@ -128,7 +128,7 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
         code_blocks = md.zulip_code_blocks
     except RecursionError:
         # Pathologically nested input: show it as plain text rather than fail.
-        result = RenderResult(is_me_message=result.is_me_message)
+        result = RenderResult()
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
     finally:
@@ -136,6 +136,14 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
         md.zulip_result = None
         md.zulip_code_blocks = []
     result.html = restore_code_blocks(sanitize_html(html), code_blocks)
+    # Zulip's rule: "/me " at the start of a one-line message that rendered
+    # as a single paragraph.
+    result.is_me_message = (
+        content.startswith("/me ")
+        and "\n" not in content.strip()
+        and result.html.startswith("<p>/me ")
+        and result.html.endswith("</p>")
+    )
     return result
 
 
