@@ -81,6 +81,20 @@ def test_tilde_fence_and_unknown_language():
     assert "&lt;i&gt;x&lt;/i&gt;" in out
 
 
+def test_fenced_code_inside_list_item():
+    """Does an indented fence inside a list item stay inside that item?"""
+    out = html("* a\n  ```\n  make\n  ```\n* b")
+    assert out.count("<li>") == 2
+    assert out.index('<div class="codehilite">') < out.index("</li>")
+
+
+def test_spoiler_inside_quote():
+    """Does a spoiler nested in a quote fence render cleanly inside the blockquote?"""
+    out = html("```quote\n```spoiler Hi\nsecret\n```\n```")
+    assert out.startswith("<blockquote>\n<div class=\"spoiler-block\">")
+    assert "<br>" not in out and "<p></p>" not in out
+
+
 def test_indented_code_block():
     """Is a four-space indented block a code block?"""
     assert html("    x = 1").startswith('<div class="codehilite"><pre><span></span><code>x = 1')

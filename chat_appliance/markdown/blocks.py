@@ -113,12 +113,19 @@ MAX_FENCE_DEPTH = 16
 
 
 class _Fence:
-    def __init__(self, kind: str, fence: str, lang: str = "", header: str = ""):
+    def __init__(self, kind: str, fence: str, lang: str = "", header: str = "", indent: str = ""):
         self.kind = kind  # "code", "math", "quote", "spoiler"
         self.fence = fence
+        self.indent = indent  # a fence indented inside a list item stays there
         self.lang = lang
         self.header = header
         self.lines: list[str] = []
+
+
+def _dedent(line: str, width: int) -> str:
+    """Remove up to ``width`` leading spaces."""
+    stripped = line.lstrip(" ")
+    return line[min(width, len(line) - len(stripped)) :]
 
 
 class FencedBlockPreprocessor(Preprocessor):
@@ -139,7 +146,7 @@ class FencedBlockPreprocessor(Preprocessor):
                 sink().extend(self._finish(done))
                 continue
             if stack and stack[-1].kind in ("code", "math"):
-                stack[-1].lines.append(line)
+                stack[-1].lines.append(_dedent(line, len(stack[-1].indent)))
                 continue
             m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
             if m and (not m.group("header") or m.group("lang").lower() == "spoiler"):
@@ -151,8 +158,10 @@ class FencedBlockPreprocessor(Preprocessor):
                     kind = "math"
                 else:
                     kind = "code"
-                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header")))
+                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header"), m.group("indent")))
                 continue
+            if stack and stack[-1].indent:
+                line = _dedent(line, len(stack[-1].indent))
             sink().append(line)
         while stack:
             done = stack.pop()
@@ -165,6 +174,12 @@ class FencedBlockPreprocessor(Preprocessor):
         return self.md.htmlStash.store(html_text)
 
     def _finish(self, block: _Fence) -> list[str]:
+        out = self._render(block)
+        if block.indent:
+            out = [(block.indent + line) if line.strip() else line for line in out]
+        return out
+
+    def _render(self, block: _Fence) -> list[str]:
         if block.kind == "code":
             code = "\n".join(block.lines)
             return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
@@ -172,6 +187,10 @@ class FencedBlockPreprocessor(Preprocessor):
             tex = "\n".join(block.lines).strip()
             return ["", self._stash(tex_fallback(tex, display=True)), ""]
         body = space_out_lists(block.lines)
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
         if block.kind == "quote":
             return [""] + [("> " + line) if line.strip() else ">" for line in body] + [""]
         # spoiler
