@@ -35,6 +35,19 @@ the ticket #4321 :thumbs_up:
 
 > Ship it once the dashboards are green again.
 
+For the record, the rollback plan is the usual one: flip the feature flag
+`new_scheduler` off in the admin panel, wait for the queue to drain (about
+five minutes at current load), then redeploy the previous tag. @_**Ophelia**
+already wrote it up in [the runbook](https://wiki.example.com/runbooks/deploy)
+so nobody has to remember the exact order of steps at 3am.
+
+1. freeze merges to `main`
+2. tag `v2.1.1` and push
+3. announce in #**Verona** once the canary is clean
+
+If anything looks off, ping me here or open a ticket (#4400 is the tracking
+issue) -- I'm around until 18:00 UTC today :smile:
+
 Thanks! 🎉
 """
 
@@ -66,9 +79,11 @@ Let me know what you think, @**Ophelia**. Docs at https://docs.example.com/retry
 
 
 def make_large() -> str:
+    # Every copy differs so that no code block repeats within the message.
     parts = []
     while sum(len(p) for p in parts) < 10_000:
-        parts.append(CODE)
+        n = len(parts)
+        parts.append(CODE.replace("attempts=3", f"attempts={n + 3}").replace("pool_size: 32", f"pool_size: {n + 32}"))
     return "".join(parts)
 
 

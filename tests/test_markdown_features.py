@@ -81,6 +81,20 @@ def test_tilde_fence_and_unknown_language():
     assert "&lt;i&gt;x&lt;/i&gt;" in out
 
 
+def test_fenced_code_inside_list_item():
+    """Does an indented fence inside a list item stay inside that item?"""
+    out = html("* a\n  ```\n  make\n  ```\n* b")
+    assert out.count("<li>") == 2
+    assert out.index('<div class="codehilite">') < out.index("</li>")
+
+
+def test_spoiler_inside_quote():
+    """Does a spoiler nested in a quote fence render cleanly inside the blockquote?"""
+    out = html("```quote\n```spoiler Hi\nsecret\n```\n```")
+    assert out.startswith("<blockquote>\n<div class=\"spoiler-block\">")
+    assert "<br>" not in out and "<p></p>" not in out
+
+
 def test_indented_code_block():
     """Is a four-space indented block a code block?"""
     assert html("    x = 1").startswith('<div class="codehilite"><pre><span></span><code>x = 1')
@@ -208,10 +222,12 @@ def test_wildcard_mentions_set_flags():
 
 
 def test_channel_link():
-    """Does #**channel** link to the channel narrow?"""
-    assert html("#**Verona**") == (
+    """Does #**channel** link to the channel narrow (without counting as a has:link link)?"""
+    result = render("#**Verona**", make_context())
+    assert result.html == (
         '<p><a class="stream" data-stream-id="5" href="/#narrow/channel/5-Verona">#Verona</a></p>'
     )
+    assert result.links == []
 
 
 def test_topic_link_encoding():
@@ -256,6 +272,7 @@ def test_me_message():
     assert result.is_me_message
     assert result.html == "<p>/me waves</p>"
     assert not render("hello /me", make_context()).is_me_message
+    assert not render("/me waves\n\nmore", make_context()).is_me_message
 
 
 # --- emoji -----------------------------------------------------------------------
@@ -387,3 +404,21 @@ def test_thread_safety():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_pathological_input_is_bounded():
+    """Does deeply nested or unclosed syntax render quickly instead of recursing or going quadratic?"""
+    import time
+
+    samples = [
+        ">" * 3000 + " x",
+        "```quote\n" * 2000,
+        "[" * 5000 + "x" + "]" * 5000,
+        "<time:" * 5000,
+        "`" * 3000 + "x",
+    ]
+    for text in samples:
+        start = time.perf_counter()
+        out = render(text, make_context()).html
+        assert time.perf_counter() - start < 2.0, text[:20]
+        assert out

@@ -1,8 +1,26 @@
 """Zulip-flavoured Markdown rendering for chat-appliance.
 
 ``render(content, context)`` turns a message's Markdown into sanitised HTML
-plus the mention/link facts the server stores; ``topic_links`` computes a
-topic's links.  See :mod:`.context` for the inputs and outputs.
+plus the facts the server stores with the message (mentions, wildcard flags,
+links, /me); ``topic_links(topic, context)`` computes a topic's links.
+
+The renderer never touches the database: the caller passes lookups in a
+:class:`RenderContext`, e.g.::
+
+    ctx = RenderContext(
+        realm_url="https://chat.example.com",
+        translate_emoticons=sender.translate_emoticons,
+        linkifiers=[(r"#(?P<id>[0-9]+)", "https://tracker.example.com/{id}")],
+        find_user=lambda name, user_id: ...,   # -> MentionTarget(id, full_name) | None
+        find_group=lambda name: ...,           # -> MentionTarget | None
+        find_channel=lambda name: ...,         # -> MentionTarget | None
+        realm_emoji={"party_parrot": ("7", "/user_avatars/2/emoji/7.gif")},
+    )
+    result = render(content, ctx)
+
+``find_user`` receives ``(full_name, None)`` for ``@**Name**``,
+``(full_name, id)`` for ``@**Name|id**`` and ``(None, id)`` for ``@**|id**``.
+Rendering is thread-safe (one engine per thread).
 """
 
 from .context import MentionTarget, RenderContext, RenderResult

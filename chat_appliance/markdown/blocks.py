@@ -108,13 +108,24 @@ def space_out_lists(lines: list[str]) -> list[str]:
     return out
 
 
+# Deeper fences are left as text: each level re-prefixes every line inside it.
+MAX_FENCE_DEPTH = 16
+
+
 class _Fence:
-    def __init__(self, kind: str, fence: str, lang: str = "", header: str = ""):
+    def __init__(self, kind: str, fence: str, lang: str = "", header: str = "", indent: str = ""):
         self.kind = kind  # "code", "math", "quote", "spoiler"
         self.fence = fence
+        self.indent = indent  # a fence indented inside a list item stays there
         self.lang = lang
         self.header = header
         self.lines: list[str] = []
+
+
+def _dedent(line: str, width: int) -> str:
+    """Remove up to ``width`` leading spaces."""
+    stripped = line.lstrip(" ")
+    return line[min(width, len(line) - len(stripped)) :]
 
 
 class FencedBlockPreprocessor(Preprocessor):
@@ -135,9 +146,9 @@ class FencedBlockPreprocessor(Preprocessor):
                 sink().extend(self._finish(done))
                 continue
             if stack and stack[-1].kind in ("code", "math"):
-                stack[-1].lines.append(line)
+                stack[-1].lines.append(_dedent(line, len(stack[-1].indent)))
                 continue
-            m = FENCE_OPEN_RE.match(line)
+            m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
             if m and (not m.group("header") or m.group("lang").lower() == "spoiler"):
                 lang = m.group("lang")
                 low = lang.lower()
@@ -147,8 +158,10 @@ class FencedBlockPreprocessor(Preprocessor):
                     kind = "math"
                 else:
                     kind = "code"
-                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header")))
+                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header"), m.group("indent")))
                 continue
+            if stack and stack[-1].indent:
+                line = _dedent(line, len(stack[-1].indent))
             sink().append(line)
         while stack:
             done = stack.pop()
@@ -161,6 +174,12 @@ class FencedBlockPreprocessor(Preprocessor):
         return self.md.htmlStash.store(html_text)
 
     def _finish(self, block: _Fence) -> list[str]:
+        out = self._render(block)
+        if block.indent:
+            out = [(block.indent + line) if line.strip() else line for line in out]
+        return out
+
+    def _render(self, block: _Fence) -> list[str]:
         if block.kind == "code":
             code = "\n".join(block.lines)
             return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
@@ -168,6 +187,10 @@ class FencedBlockPreprocessor(Preprocessor):
             tex = "\n".join(block.lines).strip()
             return ["", self._stash(tex_fallback(tex, display=True)), ""]
         body = space_out_lists(block.lines)
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
         if block.kind == "quote":
             return [""] + [("> " + line) if line.strip() else ">" for line in body] + [""]
         # spoiler
@@ -191,8 +214,12 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
     content (a lone ``>`` is just text)."""
 
     STRIP_RE = re.compile(r"^[ ]{0,3}>[ ]?")
+    MAX_DEPTH = 30
+    depth = 0  # quotes currently open (per engine instance, which is per thread)
 
     def test(self, parent: etree.Element, block: str) -> bool:
+        if self.depth >= self.MAX_DEPTH:
+            return False
         m = self.RE.search(block)
         if not m:
             return False
@@ -208,8 +235,12 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
             block = "\n".join(self.clean(line) for line in block[m.start() :].split("\n"))
         quote = etree.SubElement(parent, "blockquote")
         self.parser.state.set("blockquote")
-        self.parser.parseChunk(quote, block)
-        self.parser.state.reset()
+        self.depth += 1
+        try:
+            self.parser.parseChunk(quote, block)
+        finally:
+            self.depth -= 1
+            self.parser.state.reset()
 
 
 class IndentedCodeTreeprocessor(Treeprocessor):

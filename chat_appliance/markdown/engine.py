@@ -8,6 +8,7 @@ conversion runs.
 
 from __future__ import annotations
 
+import html as html_module
 import secrets
 import threading
 import xml.etree.ElementTree as etree
@@ -35,7 +36,8 @@ class LinkCollector(Treeprocessor):
         result = self.md.zulip_result
         for a in root.iter("a"):
             href = a.get("href")
-            if href:
+            # Channel/topic links are navigation, not links for has:link.
+            if href and a.get("class") not in ("stream", "stream-topic"):
                 result.links.append(href)
                 if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
                     result.has_image = True
@@ -71,7 +73,7 @@ class ZulipExtension(Extension):
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
-        ip.register(inline.ZulipLinkProcessor(r"\[", md), "link", 160)
+        ip.register(inline.ZulipLinkProcessor(inline.LINK_START_RE, md), "link", 160)
         ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
         ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
         ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
@@ -115,7 +117,6 @@ MAX_CONTENT = 100_000
 def render(content: str, context: Optional[RenderContext] = None) -> RenderResult:
     context = context or RenderContext()
     result = RenderResult()
-    result.is_me_message = content.startswith("/me ") and "\n" not in content.rstrip("\n")
     md = _engine()
     md.reset()
     md.zulip_context = context
@@ -125,12 +126,30 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
+    except RecursionError:
+        # Pathologically nested input: show it as plain text rather than fail.
+        result = RenderResult()
+        html = plain_text_html(content[:MAX_CONTENT])
+        code_blocks = []
     finally:
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
     result.html = restore_code_blocks(sanitize_html(html), code_blocks)
+    # Zulip's rule: "/me " at the start of a one-line message that rendered
+    # as a single paragraph.
+    result.is_me_message = (
+        content.startswith("/me ")
+        and "\n" not in content.strip()
+        and result.html.startswith("<p>/me ")
+        and result.html.endswith("</p>")
+    )
     return result
+
+
+def plain_text_html(content: str) -> str:
+    paragraphs = [p for p in content.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    return "\n".join("<p>" + html_module.escape(p.strip(), quote=False).replace("\n", "<br>\n") + "</p>" for p in paragraphs)
 
 
 def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dict]:

@@ -35,7 +35,7 @@ class CodeSpanProcessor(InlineProcessor):
     (no trimming)."""
 
     def __init__(self, md: Any):
-        super().__init__(r"(?<![\\`])(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
+        super().__init__(r"(?<![\\`])(?P<ticks>`++)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
         self.compiled_re = re.compile(self.pattern, re.DOTALL)
 
     def handleMatch(self, m, data):
@@ -83,7 +83,8 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
 
 class TimestampProcessor(InlineProcessor):
     def __init__(self, md: Any):
-        super().__init__(r"<time:(?P<time>[^>]*?)>", md)
+        # Bounded so that many unclosed "<time:" cannot go quadratic.
+        super().__init__(r"<time:(?P<time>[^>]{0,200}?)>", md)
 
     def handleMatch(self, m, data):
         raw = m.group("time")
@@ -95,6 +96,11 @@ class TimestampProcessor(InlineProcessor):
             el = etree.Element("time", {"datetime": when.strftime("%Y-%m-%dT%H:%M:%SZ")})
             el.text = util.AtomicString(raw)
         return el, m.start(0), m.end(0)
+
+
+# A "[" only starts a link if a "](" follows, with at most one level of
+# nested brackets in the text (keeps runs of "[" from going quadratic).
+LINK_START_RE = r"\[(?=(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\()"
 
 
 class ZulipLinkProcessor(LinkInlineProcessor, _Base):
