@@ -238,12 +238,19 @@ class QueueManager:
             self.deliver_message(event, user_ids)
         else:
             for queue in self.user_queues(user_ids):
-                if queue.wants(event["type"]):
+                if queue.wants(event["type"]) and self.accepts(queue, event):
                     queue.push(event)
         if event.get("type") == "realm_user" and (
             event.get("op") == "remove" or event.get("person", {}).get("is_active") is False
         ):
             self.delete_user_queues(event["person"]["user_id"])
+
+    @staticmethod
+    def accepts(queue, event):
+        """Capability-gated events: channel typing only to clients that declared they handle it."""
+        if event["type"] == "typing" and event.get("message_type") == "stream":
+            return queue.client_capabilities.get("stream_typing_notifications", False)
+        return True
 
     def deliver_message(self, event, user_ids):
         """A message event to its recipients' queues, and to all_public_streams queues of the
