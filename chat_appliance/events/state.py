@@ -12,6 +12,7 @@ from ..lib.access import can_access_stream_metadata
 from ..lib.groups import system_group
 from ..lib.serializers import (
     cross_realm_bot_dict,
+    stream_dict,
     subscription_dict,
     user_dict,
     user_group_dict,
@@ -132,8 +133,6 @@ def fetch_subscriptions(user, state, options):
             unsubscribed.append(subscription_dict(sub, stream, subscriber_count=counts[stream.id],
                                                   subscribers=subscribers))
         else:
-            from ..lib.serializers import stream_dict
-
             entry = stream_dict(stream, subscriber_count=counts[stream.id])
             if subscribers is not None:
                 entry["subscribers"] = subscribers
