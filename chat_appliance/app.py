@@ -10,6 +10,8 @@ from werkzeug.exceptions import HTTPException
 from .api import BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
+from .events import bus
+from .events.queues import manager as queue_manager
 from .lib.errors import JsonableError
 from .lib.response import json_error
 
@@ -31,12 +33,22 @@ def create_app(config=None):
 
     init_database(app.config["DATABASE_URL"])
     migrate()
+    register_event_queues(app)
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
     register_error_handlers(app)
     register_request_hooks(app)
     return app
+
+
+def register_event_queues(app):
+    """The process-wide queue manager listens on the bus, once: remove then add, so that tests
+    creating many apps do not pile up listeners."""
+    queue_manager.configure(idle_seconds=app.config["EVENT_QUEUE_IDLE_SECONDS"],
+                            heartbeat_seconds=app.config["EVENT_HEARTBEAT_SECONDS"])
+    bus.remove_listener(queue_manager)
+    bus.add_listener(queue_manager)
 
 
 def register_error_handlers(app):

@@ -8,6 +8,7 @@ from chat_appliance.actions.realm import do_create_realm
 from chat_appliance.actions.users import do_create_bot, do_create_user
 from chat_appliance.app import create_app
 from chat_appliance.db import close_connection, write_transaction
+from chat_appliance.events.queues import manager as queue_manager
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -35,6 +36,7 @@ def app(tmp_path):
     })
     yield application
     close_connection()
+    queue_manager.clear()
 
 
 @pytest.fixture

@@ -66,3 +66,20 @@ def test_zulip_client_messaging(server):
     starred = client.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0,
                                    "narrow": [{"operator": "is", "operand": "starred"}]})
     assert [m["id"] for m in starred["messages"]] == [sent["id"]]
+
+
+def test_zulip_client_register_and_get_events(server):
+    """Does the zulip library's register + get_events work against a real serve process: a
+    subscription made by the client arrives on its queue, and an unknown queue gives the error
+    call_on_each_event re-registers on?"""
+    client = zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
+    registered = client.register(event_types=["subscription", "stream"])
+    assert registered["result"] == "success" and registered["last_event_id"] == -1
+    assert client.add_subscriptions([{"name": "live"}])["result"] == "success"
+    polled = client.get_events(queue_id=registered["queue_id"], last_event_id=-1)
+    assert polled["result"] == "success", polled
+    assert ("stream", "create") in [(e["type"], e["op"]) for e in polled["events"]]
+    assert ("subscription", "add") in [(e["type"], e["op"]) for e in polled["events"]]
+    missing = client.get_events(queue_id="gone", last_event_id=-1)
+    assert missing["code"] == "BAD_EVENT_QUEUE_ID" and missing["msg"].startswith("Bad event queue id:")
+    assert client.deregister(registered["queue_id"])["result"] == "success"

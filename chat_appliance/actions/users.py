@@ -125,8 +125,17 @@ def active_user_ids(realm_id):
 
 
 def notify_user_added(user):
-    """realm_user add, to everyone in the organization (each sees what they may see)."""
-    publish({"type": "realm_user", "op": "add", "person_id": user.id}, active_user_ids(user.realm_id))
+    """realm_user add with the full user object, to everyone in the organization. Viewers who may
+    see different fields (delivery_email) get their own copy; most share one."""
+    from ..lib.serializers import user_dict
+
+    viewers = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
+    by_shape = {}
+    for viewer in viewers:
+        person = user_dict(user, viewer, client_gravatar=False)
+        by_shape.setdefault(person["delivery_email"], (person, []))[1].append(viewer.id)
+    for person, viewer_ids in by_shape.values():
+        publish({"type": "realm_user", "op": "add", "person": person}, viewer_ids)
 
 
 def notify_user_updated(user, **fields):

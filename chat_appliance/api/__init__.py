@@ -1,5 +1,5 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import channels, messages, realm, server, users
+from . import channels, events, messages, realm, server, typing, users
 
-BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, messages.bp]
+BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp]

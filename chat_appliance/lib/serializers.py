@@ -129,3 +129,41 @@ def subscription_dict(subscription, stream, *, subscriber_count, subscribers=Non
         data["subscribers"] = subscribers
     return data
 
+
+
+def cross_realm_bot_dict(bot, requester, *, client_gravatar=True):
+    """A system bot as /register's cross_realm_bots lists it."""
+    return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)
+
+
+# Group-valued settings of user groups, as Zulip names them.
+USER_GROUP_SETTINGS = ("can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group",
+                       "can_mention_group", "can_remove_members_group")
+
+
+def user_group_dict(group, *, members, direct_subgroup_ids, nobody_group_id):
+    """A user group as /register's realm_user_groups lists it. Unset settings mean nobody."""
+    settings = group.settings or {}
+    data = {
+        "id": group.id,
+        "name": group.name,
+        "description": group.description,
+        "date_created": group.date_created,
+        "creator_id": group.creator_id,
+        "members": members,
+        "direct_subgroup_ids": direct_subgroup_ids,
+        "is_system_group": group.is_system_group,
+        "deactivated": group.deactivated,
+    }
+    data.update({name: settings.get(name, nobody_group_id) for name in USER_GROUP_SETTINGS})
+    return data
+
+
+def user_topic_dict(user_topic):
+    """One entry of /register's user_topics and of user_topic events."""
+    return {
+        "stream_id": user_topic.stream_id,
+        "topic_name": user_topic.topic,
+        "last_updated": user_topic.last_updated,
+        "visibility_policy": user_topic.visibility_policy,
+    }

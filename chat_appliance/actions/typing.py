@@ -1,0 +1,33 @@
+"""Typing notifications: nothing is stored; events go to the conversation's participants."""
+
+from ..events.bus import publish
+from ..lib.user_settings import user_setting
+from ..models import UserProfile
+
+
+def _person(user):
+    return {"user_id": user.id, "email": user.email}
+
+
+def _listening(user_ids):
+    """Those who have not turned typing notifications off (receives_typing_notifications)."""
+    users = UserProfile.select().where(UserProfile.id.in_(list(user_ids)) & UserProfile.is_active)
+    return [u.id for u in users if user_setting(u, "receives_typing_notifications")]
+
+
+def do_send_direct_typing(sender, op, recipients):
+    """typing to every participant of a direct conversation, the sender included (Zulip does)."""
+    participants = {sender.id: sender, **{u.id: u for u in recipients}}
+    event = {"type": "typing", "op": op, "message_type": "direct", "sender": _person(sender),
+             "recipients": [_person(u) for u in sorted(participants.values(), key=lambda u: u.id)]}
+    publish(event, _listening(participants))
+
+
+def do_send_stream_typing(sender, op, stream, topic):
+    """typing to a channel's subscribers; only queues that declared the stream_typing_notifications
+    capability receive it (the queue manager filters)."""
+    from .channels import subscriber_ids
+
+    event = {"type": "typing", "op": op, "message_type": "stream", "sender": _person(sender),
+             "stream_id": stream.id, "topic": topic}
+    publish(event, _listening(subscriber_ids(stream) | {sender.id}))

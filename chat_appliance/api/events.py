@@ -1,0 +1,95 @@
+"""Event queues: POST /register, GET /events (long poll), DELETE /events."""
+
+from flask import Blueprint, current_app
+
+from ..db import close_connection
+from ..events.queues import manager
+from ..events.state import fetch_initial_state
+from ..lib.errors import JsonableError
+from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
+                          list_of)
+from .channels import parse_include_subscribers
+from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
+from .users import max_message_id
+
+bp = Blueprint("events", __name__)
+
+# Capabilities a client may declare; anything else it sends is kept but has no effect.
+KNOWN_CAPABILITIES = ("notification_settings_null", "bulk_message_deletion", "user_avatar_url_field_optional",
+                      "stream_typing_notifications", "user_settings_object", "linkifier_url_template",
+                      "user_list_incomplete", "include_deactivated_groups", "archived_channels", "empty_topic_name")
+
+
+def check_legacy_narrow(var_name, value):
+    """[[operator, operand], ...] as zulip-terminal and print-events send it; the
+    {"operator", "operand"} form is accepted too."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    pairs = []
+    for index, item in enumerate(value):
+        if isinstance(item, dict) and "operator" in item and "operand" in item:
+            item = [item["operator"], item["operand"]]
+        if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
+            raise ParamError(f"{var_name}[{index}] is not a list of two strings")
+        pairs.append((item[0], item[1]))
+    return pairs
+
+
+@bp.post("/register")
+@endpoint(
+    event_types=Param(list_of(check_string), default=None),
+    fetch_event_types=Param(list_of(check_string), default=None),
+    narrow=Param(check_legacy_narrow, default=()),
+    # False here, unlike GET /messages (Zulip's events_register_backend).
+    apply_markdown=Param(check_bool, default=False),
+    client_gravatar=Param(check_bool, default=True),
+    include_subscribers=Param(parse_include_subscribers, default="false"),
+    all_public_streams=Param(check_bool, default=False),
+    client_capabilities=Param(check_dict, default=None),
+    slim_presence=Param(check_bool, default=False),
+)
+def register(user, event_types, fetch_event_types, narrow, apply_markdown, client_gravatar, include_subscribers,
+             all_public_streams, client_capabilities, slim_presence):
+    """A new event queue for the requester, and the state it starts from."""
+    if all_public_streams and user.is_guest:
+        raise JsonableError("User not authorized for this query")
+    capabilities = {name: bool((client_capabilities or {}).get(name, False)) for name in KNOWN_CAPABILITIES}
+    options = {"client_gravatar": client_gravatar, "include_subscribers": include_subscribers,
+               "client_capabilities": capabilities}
+    # The queue exists before the state is read, so no change falls between the two (at worst
+    # the client sees one change twice, which Zulip's clients tolerate).
+    queue = manager.register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
+                             event_types=event_types, narrow=narrow, apply_markdown=apply_markdown,
+                             client_gravatar=client_gravatar, all_public_streams=all_public_streams,
+                             client_capabilities=capabilities)
+    state = fetch_initial_state(user, fetch_event_types if fetch_event_types is not None else event_types, options)
+    return {
+        "queue_id": queue.id,
+        "last_event_id": -1,
+        "zulip_version": ZULIP_VERSION,
+        "zulip_feature_level": ZULIP_FEATURE_LEVEL,
+        "zulip_merge_base": ZULIP_MERGE_BASE,
+        "max_message_id": max_message_id(user),
+        **state,
+    }
+
+
+@bp.get("/events")
+@endpoint(queue_id=Param(), last_event_id=Param(check_int, default=None), dont_block=Param(check_bool, default=False))
+def get_events(user, queue_id, last_event_id, dont_block):
+    """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
+    queue = manager.access(queue_id, user.id)
+    heartbeat = current_app.config["EVENT_HEARTBEAT_SECONDS"]
+    # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
+    close_connection()
+    events = queue.get(last_event_id, dont_block=dont_block, heartbeat_seconds=heartbeat)
+    return {"events": events, "queue_id": queue_id}
+
+
+@bp.delete("/events")
+@endpoint(queue_id=Param())
+def delete_queue(user, queue_id):
+    """Remove one of the requester's queues."""
+    manager.access(queue_id, user.id)
+    manager.delete(queue_id)

@@ -1,0 +1,47 @@
+"""POST /typing."""
+
+from flask import Blueprint
+
+from ..actions.typing import do_send_direct_typing, do_send_stream_typing
+from ..events.state import EMPTY_TOPIC_DISPLAY_NAME
+from ..lib.access import access_stream_by_id, access_user_by_id
+from ..lib.errors import JsonableError, MissingArgumentError
+from ..lib.params import Param, check_int, endpoint, list_of, one_of
+from ..lib.user_settings import user_setting
+
+bp = Blueprint("typing", __name__)
+
+# Clients that do not declare empty_topic_name send one of these for the empty topic.
+EMPTY_TOPIC_ALIASES = ("(no topic)", EMPTY_TOPIC_DISPLAY_NAME)
+
+
+@bp.post("/typing")
+@endpoint(
+    # `private` was removed at feature level 215; `channel` added at 248.
+    type=Param(one_of("direct", "stream", "channel"), default="direct"),
+    op=Param(one_of("start", "stop")),
+    to=Param(list_of(check_int), default=None),
+    stream_id=Param(check_int, default=None),
+    topic=Param(default=None),
+)
+def set_typing_status(user, type, op, to, stream_id, topic):  # noqa: A002 - the API's name
+    """Tell the other participants that the requester started or stopped composing."""
+    if type == "direct":
+        if to is None:
+            raise MissingArgumentError("to")
+        if not to:
+            raise JsonableError("Empty 'to' list")
+        if not user_setting(user, "send_private_typing_notifications"):
+            raise JsonableError("User has disabled typing notifications for direct messages")
+        recipients = [access_user_by_id(user, uid, allow_deactivated=False) for uid in to]
+        do_send_direct_typing(user, op, recipients)
+        return
+    if stream_id is None:
+        raise JsonableError("Missing channel ID")
+    if topic is None:
+        raise MissingArgumentError("topic")
+    if not user_setting(user, "send_stream_typing_notifications"):
+        raise JsonableError("User has disabled typing notifications for channel messages")
+    stream = access_stream_by_id(user, stream_id)
+    topic = topic.strip()
+    do_send_stream_typing(user, op, stream, "" if topic in EMPTY_TOPIC_ALIASES else topic)

@@ -1,0 +1,300 @@
+"""The initial state POST /register returns, by fetch type (Zulip's `fetch_event_types`).
+
+Each `fetch_*` function fills the keys of one or more fetch types; the keys and their types
+are those zulip-terminal reads at start-up (a missing one is a crash there).
+"""
+
+import time
+
+from flask import current_app
+
+from ..lib.access import can_access_stream_metadata
+from ..lib.groups import system_group
+from ..lib.serializers import (
+    cross_realm_bot_dict,
+    stream_dict,
+    subscription_dict,
+    user_dict,
+    user_group_dict,
+    user_topic_dict,
+)
+from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings
+from ..models import (
+    FLAG_BITS,
+    RECIPIENT_DIRECT_MESSAGE_GROUP,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    GroupGroupMembership,
+    Message,
+    Stream,
+    Subscription,
+    UserGroup,
+    UserGroupMembership,
+    UserMessage,
+    UserProfile,
+    UserTopic,
+)
+from ..models.messages import TOPIC_INHERIT, TOPIC_MUTED
+
+# Zulip sends these personal settings at the top level of /register too, unless the client
+# declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.
+LEGACY_TOP_LEVEL_SETTINGS = (
+    "twenty_four_hour_time", "translate_emoticons", "enable_drafts_synchronization",
+    "pm_content_in_desktop_notifications", "enable_desktop_notifications", "enable_sounds",
+    "enable_offline_email_notifications", "enable_offline_push_notifications", "enable_online_push_notifications",
+    "wildcard_mentions_notify", "presence_enabled", "starred_message_counts", "fluid_layout_width",
+    "high_contrast_mode", "color_scheme", "default_language", "emojiset", "demote_inactive_streams",
+    "web_home_view", "receives_typing_notifications",
+)
+
+# Zulip's message report types (key, display name); POST /messages/{id}/report takes the keys.
+REPORT_MESSAGE_TYPES = (
+    ("spam", "Spam"),
+    ("harassment", "Harassment"),
+    ("inappropriate", "Inappropriate content"),
+    ("norms", "Violates community norms"),
+    ("other", "Other reason"),
+)
+
+# Shown for the empty topic by clients that declare empty_topic_name (Zulip's default text).
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
+# Zulip's typing-notification timings, in milliseconds.
+TYPING_STARTED_WAIT_MS = 10000
+TYPING_STOPPED_WAIT_MS = 5000
+TYPING_STARTED_EXPIRY_MS = 15000
+
+# -1 is Zulip's "keep messages forever".
+RETENTION_FOREVER = -1
+
+
+def fetch_realm(user, state, options):
+    """realm: organization settings and the server's limits."""
+    realm = user.realm
+    config = current_app.config
+    state.update({
+        "realm_name": realm.name,
+        "realm_description": realm.description,
+        "realm_message_retention_days": RETENTION_FOREVER,
+        "realm_allow_message_editing": realm.allow_message_editing,
+        "realm_message_content_edit_limit_seconds": realm.message_content_edit_limit_seconds,
+        "realm_allow_edit_history": realm.edit_history_policy_name() != "none",
+        "realm_message_edit_history_visibility_policy": realm.edit_history_policy_name(),
+        "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
+        "max_message_length": config["MAX_MESSAGE_LENGTH"],
+        "max_topic_length": config["MAX_TOPIC_LENGTH"],
+        "max_stream_name_length": config["MAX_STREAM_NAME_LENGTH"],
+        "max_stream_description_length": config["MAX_STREAM_DESCRIPTION_LENGTH"],
+        "max_channel_folder_name_length": config["MAX_CHANNEL_FOLDER_NAME_LENGTH"],
+        "max_channel_folder_description_length": config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"],
+        "max_file_upload_size_mib": config["MAX_FILE_UPLOAD_SIZE_MIB"],
+        "server_typing_started_wait_period_milliseconds": TYPING_STARTED_WAIT_MS,
+        "server_typing_stopped_wait_period_milliseconds": TYPING_STOPPED_WAIT_MS,
+        "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,
+        "server_report_message_types": [{"key": key, "name": name} for key, name in REPORT_MESSAGE_TYPES],
+    })
+
+
+def fetch_realm_users(user, state, options):
+    """realm_user: the people of the organization, and who the requester is."""
+    users = list(UserProfile.select().where(UserProfile.realm == user.realm_id).order_by(UserProfile.id))
+    gravatar = options["client_gravatar"]
+    state["realm_users"] = [user_dict(u, user, client_gravatar=gravatar) for u in users
+                            if u.is_active and not u.is_system_bot]
+    state["realm_non_active_users"] = [user_dict(u, user, client_gravatar=gravatar) for u in users
+                                       if not u.is_active and not u.is_system_bot]
+    state["cross_realm_bots"] = [cross_realm_bot_dict(u, user, client_gravatar=gravatar) for u in users
+                                 if u.is_system_bot]
+    state.update({"user_id": user.id, "email": user.email, "delivery_email": user.delivery_email,
+                  "full_name": user.full_name, "is_admin": user.is_realm_admin, "is_owner": user.is_owner,
+                  "is_moderator": user.is_moderator, "is_guest": user.is_guest})
+
+
+def fetch_subscriptions(user, state, options):
+    """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
+    from ..actions.channels import subscriber_counts, subscriber_ids
+    from ..api.channels import subscription_list
+
+    with_subscribers = options["include_subscribers"] != "false"
+    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers)
+    own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
+    streams = list(Stream.select().where((Stream.realm == user.realm_id) & ~Stream.deactivated)
+                   .order_by(Stream.name_key))
+    counts = subscriber_counts([s.id for s in streams])
+    unsubscribed, never = [], []
+    for stream in streams:
+        sub = own.get(stream.id)
+        if sub is not None and sub.active:
+            continue
+        if not can_access_stream_metadata(user, stream, subscribed=False):
+            continue
+        subscribers = sorted(subscriber_ids(stream)) if with_subscribers else None
+        if sub is not None:
+            unsubscribed.append(subscription_dict(sub, stream, subscriber_count=counts[stream.id],
+                                                  subscribers=subscribers))
+        else:
+            entry = stream_dict(stream, subscriber_count=counts[stream.id])
+            if subscribers is not None:
+                entry["subscribers"] = subscribers
+            never.append(entry)
+    state["unsubscribed"] = unsubscribed
+    state["never_subscribed"] = never
+
+
+def dm_members_by_recipient(recipient_ids):
+    """{recipient_id: sorted member ids} for direct-message recipients."""
+    if not recipient_ids:
+        return {}
+    rows = (DirectMessageGroupMember.select(DirectMessageGroupMember.user_profile, DirectMessageGroup.recipient)
+            .join(DirectMessageGroup)
+            .where(DirectMessageGroup.recipient.in_(list(recipient_ids))))
+    members = {}
+    for row in rows:
+        members.setdefault(row.group.recipient_id, []).append(row.user_profile_id)
+    return {rid: sorted(ids) for rid, ids in members.items()}
+
+
+def fetch_unread_msgs(user, state, options):
+    """unread_msgs: the requester's unread messages, grouped as Zulip groups them; it must agree
+    with the `read` flags GET /messages serves (zulip-terminal shows negative counts otherwise)."""
+    read, mention_bits = FLAG_BITS["read"], (
+        FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
+        | FLAG_BITS["group_mentioned"])
+    rows = list(UserMessage.select(UserMessage.flags, Message.id, Message.stream, Message.topic, Message.sender,
+                                   Message.recipient)
+                .join(Message)
+                .where((UserMessage.user_profile == user) & (UserMessage.flags.bin_and(read) == 0))
+                .order_by(Message.id))
+    dm_recipients = {r.message.recipient_id for r in rows if r.message.stream_id is None}
+    members = dm_members_by_recipient(dm_recipients)
+    pms, streams, huddles, mentions = {}, {}, {}, []
+    for row in rows:
+        message = row.message
+        if row.flags & mention_bits:
+            mentions.append(message.id)
+        if message.stream_id is not None:
+            streams.setdefault((message.stream_id, message.topic), []).append(message.id)
+            continue
+        ids = members.get(message.recipient_id, [])
+        if len(ids) <= 2:
+            others = [i for i in ids if i != user.id] or [user.id]
+            pms.setdefault(others[0], []).append(message.id)
+        else:
+            huddles.setdefault(",".join(str(i) for i in ids), []).append(message.id)
+    state["unread_msgs"] = {
+        "count": len(rows),
+        "pms": [{"other_user_id": uid, "sender_id": uid, "unread_message_ids": ids} for uid, ids in pms.items()],
+        "streams": [{"stream_id": sid, "topic": topic, "unread_message_ids": ids}
+                    for (sid, topic), ids in streams.items()],
+        "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in huddles.items()],
+        "mentions": mentions,
+        "old_unreads_missing": False,
+    }
+
+
+def fetch_starred_messages(user, state, options):
+    """starred_messages: ids of the requester's starred messages."""
+    starred = FLAG_BITS["starred"]
+    state["starred_messages"] = [
+        row.message_id for row in UserMessage.select(UserMessage.message)
+        .where((UserMessage.user_profile == user) & (UserMessage.flags.bin_and(starred) != 0))
+        .order_by(UserMessage.message)
+    ]
+
+
+def _user_topics(user):
+    return list(UserTopic.select(UserTopic, Stream).join(Stream)
+                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
+                .order_by(UserTopic.id))
+
+
+def fetch_muted_topics(user, state, options):
+    """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
+    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in _user_topics(user)
+                             if t.visibility_policy == TOPIC_MUTED]
+
+
+def fetch_user_topics(user, state, options):
+    """user_topic: every topic whose visibility the requester changed."""
+    state["user_topics"] = [user_topic_dict(t) for t in _user_topics(user)]
+
+
+def fetch_presence(user, state, options):
+    """presence: keyed by email; empty until presence is recorded."""
+    state["presences"] = {}
+    state["presence_last_update_id"] = -1
+    state["server_timestamp"] = time.time()
+
+
+def fetch_user_groups(user, state, options):
+    """realm_user_groups, with direct members and direct subgroups."""
+    groups = list(UserGroup.select().where(UserGroup.realm == user.realm_id).order_by(UserGroup.id))
+    ids = [g.id for g in groups]
+    members, subgroups = {}, {}
+    for row in (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
+                .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active)):
+        members.setdefault(row.user_group_id, []).append(row.user_profile_id)
+    for row in GroupGroupMembership.select().where(GroupGroupMembership.supergroup.in_(ids)):
+        subgroups.setdefault(row.supergroup_id, []).append(row.subgroup_id)
+    nobody = system_group(user.realm_id, "role:nobody").id
+    state["realm_user_groups"] = [
+        user_group_dict(g, members=sorted(members.get(g.id, [])), direct_subgroup_ids=sorted(subgroups.get(g.id, [])),
+                        nobody_group_id=nobody)
+        for g in groups
+    ]
+
+
+def fetch_user_settings(user, state, options):
+    """user_settings (always), and the legacy top-level copies unless the client declared
+    user_settings_object."""
+    values = all_user_settings(user)
+    state["user_settings"] = values
+    if not options["client_capabilities"].get("user_settings_object", False):
+        state.update({name: values[name] for name in LEGACY_TOP_LEVEL_SETTINGS if name in USER_SETTING_DEFAULTS})
+
+
+def fetch_empty_lists(*keys):
+    """Fetch types whose state this server does not keep yet."""
+
+    def fetch(user, state, options):
+        for key, empty in keys:
+            state[key] = type(empty)()
+
+    return fetch
+
+
+# fetch type -> how to fill it. A fetcher listed under several types runs once.
+FETCHERS = {
+    "realm": fetch_realm,
+    "realm_user": fetch_realm_users,
+    "subscription": fetch_subscriptions,
+    "starred_messages": fetch_starred_messages,
+    "muted_topics": fetch_muted_topics,
+    "user_topic": fetch_user_topics,
+    "presence": fetch_presence,
+    "realm_user_groups": fetch_user_groups,
+    "user_settings": fetch_user_settings,
+    "update_display_settings": fetch_user_settings,
+    "update_global_notifications": fetch_user_settings,
+    "realm_emoji": fetch_empty_lists(("realm_emoji", {})),
+    "realm_linkifiers": fetch_empty_lists(("realm_linkifiers", [])),
+    "realm_filters": fetch_empty_lists(("realm_filters", [])),
+    "drafts": fetch_empty_lists(("drafts", [])),
+    "saved_snippets": fetch_empty_lists(("saved_snippets", [])),
+}
+
+
+def fetch_initial_state(user, fetch_event_types, options):
+    """The /register state for these fetch types (None = every type)."""
+    wanted = set(FETCHERS) | {"message", "update_message_flags"} if fetch_event_types is None \
+        else set(fetch_event_types)
+    state = {}
+    done = set()
+    for fetch_type, fetcher in FETCHERS.items():
+        if fetch_type in wanted and fetcher not in done:
+            fetcher(user, state, options)
+            done.add(fetcher)
+    # Zulip computes unread_msgs only when both message and update_message_flags are wanted.
+    if "message" in wanted and "update_message_flags" in wanted:
+        fetch_unread_msgs(user, state, options)
+    return state
