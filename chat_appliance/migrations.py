@@ -28,6 +28,18 @@ def _initial_schema(database, backend):
         )
 
 
+def _organization_structure(database, backend):
+    """Channel folders, navigation views, linkifiers, custom profile fields, special
+    permissions and push registrations (issue 8)."""
+    database.create_tables(
+        [
+            m.ChannelFolder, m.NavigationView, m.Linkifier, m.CustomProfileField, m.CustomProfileFieldValue,
+            m.UserPermission, m.PushDevice,
+        ]
+    )
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
+    (10, "organization structure", _organization_structure),
 ]
