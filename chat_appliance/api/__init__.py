@@ -1,5 +1,5 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import channels, realm, server, users
+from . import channels, profile_fields, realm, server, users
 
-BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp]
+BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, profile_fields.bp]
