@@ -267,3 +267,16 @@ def test_reactivate_user(org, events):
     events.one("realm_user", op="update", person={"user_id": org.othello.id, "is_active": True})
     err(org.client(org.admin).post(f"users/{org.othello.id}/reactivate"), 400, "BAD_REQUEST",
         "User is already active")
+
+
+def test_cli_set_permission(tmp_path):
+    """Does `chat-appliance set-permission` grant and refuse unknown permissions clearly?"""
+    from .test_cli import INIT_ARGS, run
+
+    inst = str(tmp_path / "inst")
+    assert run("init", "--instance", inst, *INIT_ARGS).returncode == 0
+    granted = run("set-permission", "--instance", inst, "--email", "boss@acme.example",
+                  "--permission", "can_change_user_emails")
+    assert granted.returncode == 0 and "granted" in granted.stdout
+    bad = run("set-permission", "--instance", inst, "--email", "boss@acme.example", "--permission", "fly")
+    assert bad.returncode == 1 and "Invalid permission" in bad.stderr
