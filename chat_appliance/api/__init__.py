@@ -1,5 +1,6 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import channels, profile_fields, realm, server, users
+from . import channel_folders, channels, linkifiers, navigation_views, profile_fields, realm, server, users
 
-BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, profile_fields.bp]
+BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, profile_fields.bp,
+              channel_folders.bp, navigation_views.bp, linkifiers.bp]
