@@ -1,6 +1,7 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import channel_folders, channels, linkifiers, navigation_views, profile_fields, push, realm, server, users
+from . import channel_folders, channels, linkifiers, navigation_views, profile_fields, push, realm, server, user_groups, users
 
 BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, profile_fields.bp,
-              channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp]
+              channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp,
+              user_groups.bp]
