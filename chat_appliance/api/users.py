@@ -123,8 +123,8 @@ USER_UPDATE_PARAMS = dict(
 
 
 def update_user_as(user, target, full_name, role, profile_data, new_email):
-    """PATCH /users/{id} and /users/{email}: check every change first, then apply them."""
-    require_realm_admin(user)
+    """PATCH /users/{id} and /users/{email} (the views require an administrator): check every
+    change first, then apply them."""
     if role is not None and role != target.role:
         check_role_change(user, target, role)
     if full_name is not None:
