@@ -200,6 +200,23 @@ def cmd_reset_api_key(args):
     return 0
 
 
+def cmd_set_permission(args):
+    """Grant or revoke a special permission (Zulip's can_change_user_emails)."""
+    from .actions.users import do_set_permission
+    from .lib.errors import JsonableError
+    from .models import database
+
+    open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        try:
+            do_set_permission(user, args.permission, not args.revoke)
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+        print(f"{user.email}: {args.permission} {'revoked' if args.revoke else 'granted'}")
+    return 0
+
+
 def cmd_list_users(args):
     """Print the organization's accounts."""
     from .models import UserProfile, database
@@ -257,6 +274,13 @@ def build_parser():
 
     reset = add("reset-api-key", cmd_reset_api_key, "Give an account a new API key and print it.")
     reset.add_argument("--email", required=True)
+
+    perm = add("set-permission", cmd_set_permission,
+               "Grant (or with --revoke, revoke) a special permission such as can_change_user_emails, "
+               "which an owner needs to change other users' email addresses.")
+    perm.add_argument("--email", required=True)
+    perm.add_argument("--permission", required=True, help="can_change_user_emails")
+    perm.add_argument("--revoke", action="store_true")
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
     return parser

@@ -28,6 +28,13 @@ DEFAULTS = {
     # Long polling: a heartbeat before the clients' 90 s timeout; idle queues collected after 10 min.
     "EVENT_HEARTBEAT_SECONDS": 55,
     "EVENT_QUEUE_IDLE_SECONDS": 600,
+    # End-to-end encrypted push notifications: the relay (Zulip's "bouncer") that receives device
+    # registrations, and the public keys it publishes. Unset: push is not configured and
+    # POST /mobile_push/register answers PUSH_SERVICE_NOT_CONFIGURED.
+    "PUSH_RELAY_URL": None,
+    "PUSH_RELAY_PUBLIC_KEYS": [],
+    # Seconds to wait for the relay before giving up on a registration.
+    "PUSH_RELAY_TIMEOUT_SECONDS": 10,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
 }

@@ -34,7 +34,19 @@ def _message_search(database, backend):
     database.execute_sql("CREATE INDEX message_date_sent ON message (date_sent)")
 
 
+def _organization_structure(database, backend):
+    """Channel folders, navigation views, linkifiers, custom profile fields, special
+    permissions and push registrations (issue 8)."""
+    database.create_tables(
+        [
+            m.ChannelFolder, m.NavigationView, m.Linkifier, m.CustomProfileField, m.CustomProfileFieldValue,
+            m.UserPermission, m.PushDevice,
+        ]
+    )
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
+    (10, "organization structure", _organization_structure),
 ]

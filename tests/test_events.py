@@ -338,3 +338,30 @@ def test_deactivated_user_queues_dropped(org):
     bus.publish({"type": "realm_user", "op": "update", "person": {"user_id": org.othello.id, "is_active": False}},
                 [org.hamlet.id])
     assert queue_id not in manager.queues
+
+
+def test_sent_message_reaches_queues_with_flags_and_local_id(org):
+    """Does POST /messages deliver a message event to each recipient's queue with their own flags,
+    raw Markdown for apply_markdown=false queues, and local_message_id only on the sender's queue?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    sender_queue = register(hamlet, event_types=["message"], apply_markdown=True)["queue_id"]
+    other_sender_queue = register(hamlet, event_types=["message"])["queue_id"]
+    receiver_queue = register(othello, event_types=["message"], apply_markdown=False)["queue_id"]
+    outsider_queue = register(org.client(org.cordelia), event_types=["message"])["queue_id"]
+    content = "@**Othello, the Moor of Venice** **hi**"
+    sent = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content=content,
+                          queue_id=sender_queue, local_id="local-1"))["id"]
+
+    def events(client, queue_id):
+        body = client.get("events", queue_id=queue_id, last_event_id=-1, dont_block=True).get_json()
+        return [e for e in body["events"] if e["type"] == "message"]
+
+    [mine] = events(hamlet, sender_queue)
+    assert mine["message"]["id"] == sent and mine["local_message_id"] == "local-1"
+    assert mine["message"]["content"].startswith("<p>")
+    [mine_elsewhere] = events(hamlet, other_sender_queue)
+    assert "local_message_id" not in mine_elsewhere
+    [theirs] = events(othello, receiver_queue)
+    assert "mentioned" in theirs["flags"] and "read" not in theirs["flags"]
+    assert theirs["message"]["content"] == content and theirs["message"]["content_type"] == "text/x-markdown"
+    assert events(org.client(org.cordelia), outsider_queue) == []

@@ -4,7 +4,7 @@ import re
 
 from peewee import fn
 
-from ..db import write_transaction
+from ..db import backend, write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
@@ -190,3 +190,157 @@ def do_change_settings(user, changes):
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
     return list(changes)
 
+
+
+# --- administration: email changes, profile data, deactivation ------------------------
+
+# Zulip's fixed name for an account whose profile was deleted on deactivation.
+DELETED_USER_NAME = "Deleted User"
+# The special permission an owner needs to change other users' addresses (PATCH new_email).
+CAN_CHANGE_USER_EMAILS = "can_change_user_emails"
+SPECIAL_PERMISSIONS = (CAN_CHANGE_USER_EMAILS,)
+
+
+def has_permission(user, permission):
+    """Whether the user holds this special permission."""
+    from ..models import UserPermission
+
+    return UserPermission.select().where(
+        (UserPermission.user_profile == user) & (UserPermission.permission == permission)).exists()
+
+
+def do_set_permission(user, permission, granted):
+    """Grant or revoke a special permission (the CLI's set-permission, or an owner)."""
+    from ..models import UserPermission
+
+    if permission not in SPECIAL_PERMISSIONS:
+        raise JsonableError(f"Invalid permission '{permission}'")
+    with write_transaction():
+        UserPermission.delete().where(
+            (UserPermission.user_profile == user) & (UserPermission.permission == permission)).execute()
+        if granted:
+            UserPermission.create(user_profile=user, permission=permission)
+
+
+def do_change_delivery_email(user, new_email):
+    """Change an account's real address; the API email follows its visibility setting."""
+    from ..lib.access import can_see_real_email
+
+    new_email = check_email(new_email)
+    with write_transaction():
+        if email_in_use(user.realm_id, new_email):
+            raise JsonableError("Email is already in use.")
+        user.delivery_email = new_email
+        user.email = api_email_for(user)
+        user.save()
+    audience = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
+    seeing = [u.id for u in audience if can_see_real_email(u, user)]
+    publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, "delivery_email": new_email}},
+            seeing)
+    notify_user_updated(user, email=user.email)
+
+
+def do_deactivate_user(user, *, acting_user=None, actions=None):
+    """Deactivate an account: its bots first, each after the deletion `actions`, then the account.
+
+    The account's API key stops working at once (authentication refuses inactive users); the
+    realm_user update with is_active false lets the events layer drop the account's queues.
+    """
+    actions = actions or {}
+    bots = list(UserProfile.select().where((UserProfile.bot_owner == user) & UserProfile.is_active))
+    for target in [*bots, user]:
+        audience = active_user_ids(target.realm_id)
+        deleted_messages, first_ids = apply_deactivation_actions(target, actions)
+        with write_transaction():
+            UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
+        target.is_active = False
+        notify_messages_deleted(deleted_messages, first_ids)
+        if actions.get("delete_profile"):
+            publish({"type": "realm_user", "op": "update",
+                     "person": {"user_id": target.id, "full_name": target.full_name}}, audience)
+            publish({"type": "realm_user", "op": "update",
+                     "person": {"user_id": target.id, "avatar_version": target.avatar_version,
+                                "avatar_url": None}}, audience)
+        publish({"type": "realm_user", "op": "update", "person": {"user_id": target.id, "is_active": False}},
+                audience)
+
+
+def messages_to_delete(user, actions):
+    """The messages the deletion actions name, sent by the user."""
+    from ..models import Message, Stream
+
+    query = Message.select(Message.id, Message.stream, Message.topic).where(Message.sender == user)
+    wanted = []
+    if actions.get("delete_direct_messages"):
+        wanted.append(Message.stream.is_null())
+    public, private = actions.get("delete_public_channel_messages"), actions.get("delete_private_channel_messages")
+    if public or private:
+        kinds = [flag for flag, wanted_kind in ((False, public), (True, private)) if wanted_kind]
+        ids = Stream.select(Stream.id).where((Stream.realm == user.realm_id) & Stream.invite_only.in_(kinds))
+        wanted.append(Message.stream.in_(ids))
+    if not wanted:
+        return []
+    condition = wanted[0]
+    for extra in wanted[1:]:
+        condition = condition | extra
+    return list(query.where(condition))
+
+
+def apply_deactivation_actions(user, actions):
+    """Delete the profile and messages the actions ask for, in one transaction.
+
+    Returns ([(message, recipient user ids)], {stream_id: new first_message_id}).
+    """
+    from peewee import fn as peewee_fn
+
+    from ..models import Message, Stream, UserMessage
+
+    with write_transaction():
+        if actions.get("delete_profile"):
+            user.full_name = DELETED_USER_NAME
+            # A new avatar version drops any uploaded picture: the default avatar is used.
+            user.avatar_version += 1
+            user.save()
+        messages = messages_to_delete(user, actions)
+        if not messages:
+            return [], {}
+        ids = [m.id for m in messages]
+        holders = {}
+        for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(
+                UserMessage.message.in_(ids)):
+            holders.setdefault(row.message_id, []).append(row.user_profile_id)
+        Message.delete().where(Message.id.in_(ids)).execute()
+        # Reactions and personal rows cascade; the search index is not a foreign-key table.
+        backend().unindex_messages(Message._meta.database, ids)
+        first_ids = {}
+        for stream_id in {m.stream_id for m in messages if m.stream_id is not None}:
+            first = Message.select(peewee_fn.MIN(Message.id)).where(Message.stream == stream_id).scalar()
+            Stream.update(first_message_id=first).where(Stream.id == stream_id).execute()
+            first_ids[stream_id] = first
+    return [(m, holders.get(m.id, [])) for m in messages], first_ids
+
+
+def notify_messages_deleted(deleted, first_ids):
+    """delete_message to each message's recipients; stream first_message_id updates."""
+    from ..actions.channels import stream_audience_ids
+    from ..models import Stream
+
+    for message, user_ids in deleted:
+        event = {"type": "delete_message", "message_ids": [message.id], "message_id": message.id}
+        if message.stream_id is None:
+            event["message_type"] = "private"
+        else:
+            event.update(message_type="stream", stream_id=message.stream_id, topic=message.topic)
+        publish(event, user_ids)
+    for stream_id, first in first_ids.items():
+        stream = Stream.get_by_id(stream_id)
+        publish({"type": "stream", "op": "update", "property": "first_message_id", "value": first,
+                 "stream_id": stream_id, "name": stream.name}, stream_audience_ids(stream))
+
+
+def do_reactivate_user(user):
+    """Reactivate a deactivated account."""
+    with write_transaction():
+        UserProfile.update(is_active=True).where(UserProfile.id == user.id).execute()
+    user.is_active = True
+    notify_user_updated(user, is_active=True)

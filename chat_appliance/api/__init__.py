@@ -1,5 +1,22 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import channels, events, messages, realm, server, typing, users
+from . import (
+    channel_folders,
+    channels,
+    events,
+    linkifiers,
+    messages,
+    navigation_views,
+    profile_fields,
+    push,
+    realm,
+    server,
+    typing,
+    user_groups,
+    users,
+)
 
-BLUEPRINTS = [server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp]
+BLUEPRINTS = [
+    server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
+    channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+]

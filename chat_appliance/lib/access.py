@@ -50,6 +50,21 @@ def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=
     return target
 
 
+def access_user_by_email(requester, email):
+    """A user by the placeholder `user{id}@{realm host}` (any user), or by real address when the
+    target's email visibility lets the requester see it; else BAD_REQUEST 'No such user'."""
+    from peewee import fn
+
+    local, _, host = email.strip().lower().rpartition("@")
+    if host == requester.realm.host.lower() and local.startswith("user") and local[4:].isdigit():
+        return access_user_by_id(requester, int(local[4:]))
+    target = UserProfile.get_or_none((UserProfile.realm == requester.realm_id)
+                                     & (fn.LOWER(UserProfile.delivery_email) == email.strip().lower()))
+    if target is None or target.is_system_bot or not can_see_real_email(requester, target):
+        raise JsonableError("No such user")
+    return target
+
+
 def is_subscribed(user, stream):
     """Whether the user has an active subscription to the channel."""
     return (

@@ -50,7 +50,9 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
     if target.is_bot:
         data["bot_owner_id"] = target.bot_owner_id
     elif include_custom_profile_fields:
-        data["profile_data"] = {}
+        from ..actions.profile_fields import profile_data_for
+
+        data["profile_data"] = profile_data_for(target)
     return data
 
 
@@ -61,7 +63,9 @@ def own_user_dict(user, *, max_message_id):
     data.pop("bot_owner_id", None)
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
-    data["profile_data"] = {}
+    from ..actions.profile_fields import profile_data_for
+
+    data["profile_data"] = profile_data_for(user)
     return data
 
 

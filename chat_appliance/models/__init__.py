@@ -11,6 +11,15 @@ from .channels import (
     Subscription,
 )
 from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
+from .org import (
+    ChannelFolder,
+    CustomProfileField,
+    CustomProfileFieldValue,
+    Linkifier,
+    NavigationView,
+    PushDevice,
+    UserPermission,
+)
 from .realm import EDIT_HISTORY_POLICIES, Realm
 from .users import (
     ROLE_ADMINISTRATOR,
@@ -33,4 +42,6 @@ __all__ = [
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
+    "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
+    "PushDevice", "UserPermission",
 ]

@@ -1,0 +1,97 @@
+"""Channel folders: create, rename, describe, archive; channels are put in folders by
+PATCH /streams/{id} with folder_id."""
+
+from flask import current_app
+from peewee import fn
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..models import ChannelFolder, Stream
+from ..rendering import render_plain
+from .users import active_user_ids
+
+
+def folder_dict(folder):
+    """A channel folder as GET /channel_folders and its events return it."""
+    return {
+        "id": folder.id,
+        "name": folder.name,
+        "description": folder.description,
+        "rendered_description": folder.rendered_description,
+        "date_created": folder.date_created,
+        "creator_id": folder.creator_id,
+        "order": folder.order,
+        "is_archived": folder.is_archived,
+    }
+
+
+def access_folder(realm_id, folder_id):
+    """A folder of the organization, or BAD_REQUEST 'Invalid channel folder ID'."""
+    folder = ChannelFolder.get_or_none((ChannelFolder.id == folder_id) & (ChannelFolder.realm == realm_id))
+    if folder is None:
+        raise JsonableError("Invalid channel folder ID")
+    return folder
+
+
+def check_folder_name(realm_id, name, *, exclude_id=None):
+    """Not empty, within MAX_CHANNEL_FOLDER_NAME_LENGTH, unique (without regard to case)."""
+    name = name.strip()
+    limit = current_app.config["MAX_CHANNEL_FOLDER_NAME_LENGTH"]
+    if not name:
+        raise JsonableError("Channel folder name can't be empty.")
+    if len(name) > limit:
+        raise JsonableError(f"name is too long (limit: {limit} characters)")
+    clash = ChannelFolder.select().where((ChannelFolder.realm == realm_id)
+                                         & (fn.LOWER(ChannelFolder.name) == name.lower()))
+    if exclude_id is not None:
+        clash = clash.where(ChannelFolder.id != exclude_id)
+    if clash.exists():
+        raise JsonableError(f"Channel folder name '{name}' already exists.")
+    return name
+
+
+def check_folder_description(description):
+    """Within MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH."""
+    limit = current_app.config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"]
+    if len(description) > limit:
+        raise JsonableError(f"description is too long (limit: {limit} characters)")
+    return description.strip()
+
+
+def do_create_folder(creator, name, description):
+    """A new folder at the end of the order; everyone is told."""
+    name = check_folder_name(creator.realm_id, name)
+    description = check_folder_description(description)
+    with write_transaction():
+        order = (ChannelFolder.select(fn.MAX(ChannelFolder.order))
+                 .where(ChannelFolder.realm == creator.realm_id).scalar() or 0) + 1
+        folder = ChannelFolder.create(realm=creator.realm_id, name=name, description=description,
+                                      rendered_description=render_plain(description), creator=creator.id,
+                                      order=order)
+    publish({"type": "channel_folder", "op": "add", "channel_folder": folder_dict(folder)},
+            active_user_ids(creator.realm_id))
+    return folder
+
+
+def do_update_folder(folder, changes):
+    """Apply validated changes (name, description, is_archived); everyone is told."""
+    if "description" in changes:
+        changes["rendered_description"] = render_plain(changes["description"])
+    with write_transaction():
+        for key, value in changes.items():
+            setattr(folder, key, value)
+        folder.save()
+    publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
+            active_user_ids(folder.realm_id))
+
+
+def do_set_stream_folder(stream, folder_id):
+    """Put a channel in a folder (None: in no folder); those who may see the channel are told."""
+    from .channels import stream_audience_ids
+
+    with write_transaction():
+        Stream.update(folder_id=folder_id).where(Stream.id == stream.id).execute()
+    stream.folder_id = folder_id
+    publish({"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
+             "property": "folder_id", "value": folder_id}, stream_audience_ids(stream))

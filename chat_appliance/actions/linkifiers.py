@@ -1,0 +1,97 @@
+"""Linkifiers (Zulip's realm filters): patterns whose matches the renderer turns into links."""
+
+import re
+
+from peewee import fn
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.uri_template import InvalidTemplate, template_variables
+from ..models import Linkifier
+from .users import active_user_ids
+
+
+def linkifier_dict(linkifier):
+    """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
+    return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
+
+
+def realm_linkifiers(realm_id):
+    """The organization's linkifiers in priority order."""
+    return list(Linkifier.select().where(Linkifier.realm == realm_id).order_by(Linkifier.order, Linkifier.id))
+
+
+def linkifiers_for_realm(realm_id):
+    """[(pattern, url_template)] in priority order: what the Markdown renderer applies."""
+    return [(l.pattern, l.url_template) for l in realm_linkifiers(realm_id)]
+
+
+def check_linkifier(pattern, url_template):
+    """The pattern compiles as a Python regex, the template is RFC 6570, and the template's
+    variables are exactly the pattern's named groups."""
+    try:
+        groups = set(re.compile(pattern).groupindex)
+    except re.error as error:
+        raise JsonableError(f"Bad regular expression: {error}") from None
+    if not pattern.strip():
+        raise JsonableError("Linkifier pattern cannot be empty.")
+    try:
+        variables = set(template_variables(url_template))
+    except InvalidTemplate:
+        raise JsonableError("Invalid URL template.") from None
+    for name in sorted(variables - groups):
+        raise JsonableError(f"Group '{name}' in URL template is not present in linkifier pattern.")
+    for name in sorted(groups - variables):
+        raise JsonableError(f"Group '{name}' in linkifier pattern is not present in URL template.")
+
+
+def notify_linkifiers(realm_id):
+    """realm_linkifiers with the whole ordered list, to everyone."""
+    publish({"type": "realm_linkifiers", "linkifiers": [linkifier_dict(l) for l in realm_linkifiers(realm_id)]},
+            active_user_ids(realm_id))
+
+
+def do_add_linkifier(realm_id, pattern, url_template):
+    """Add a linkifier with the lowest priority."""
+    check_linkifier(pattern, url_template)
+    with write_transaction():
+        order = (Linkifier.select(fn.MAX(Linkifier.order)).where(Linkifier.realm == realm_id).scalar() or 0) + 1
+        linkifier = Linkifier.create(realm=realm_id, pattern=pattern, url_template=url_template, order=order)
+    notify_linkifiers(realm_id)
+    return linkifier
+
+
+def access_linkifier(realm_id, filter_id):
+    """A linkifier of the organization, or BAD_REQUEST."""
+    linkifier = Linkifier.get_or_none((Linkifier.id == filter_id) & (Linkifier.realm == realm_id))
+    if linkifier is None:
+        raise JsonableError("Linkifier not found.")
+    return linkifier
+
+
+def do_update_linkifier(linkifier, pattern, url_template):
+    """Replace a linkifier's pattern and template, keeping its priority."""
+    check_linkifier(pattern, url_template)
+    with write_transaction():
+        linkifier.pattern, linkifier.url_template = pattern, url_template
+        linkifier.save()
+    notify_linkifiers(linkifier.realm_id)
+
+
+def do_remove_linkifier(linkifier):
+    """Delete a linkifier."""
+    with write_transaction():
+        linkifier.delete_instance()
+    notify_linkifiers(linkifier.realm_id)
+
+
+def do_reorder_linkifiers(realm_id, ordered_ids):
+    """Set the priority order; the ids must be exactly the organization's linkifiers."""
+    with write_transaction():
+        current = {l.id for l in realm_linkifiers(realm_id)}
+        if len(ordered_ids) != len(set(ordered_ids)) or set(ordered_ids) != current:
+            raise JsonableError("Wrong number of linkifiers.")
+        for position, linkifier_id in enumerate(ordered_ids):
+            Linkifier.update(order=position).where(Linkifier.id == linkifier_id).execute()
+    notify_linkifiers(realm_id)

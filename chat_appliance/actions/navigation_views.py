@@ -1,0 +1,77 @@
+"""Navigation views: each user's pinned or hidden left-sidebar views, built-in or custom."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError, ResourceNotFoundError
+from ..models import NavigationView
+
+# The fragments of Zulip's built-in views (web app URL hashes). A stored row for one of them
+# only records whether it is pinned; built-in views never carry a name.
+BUILT_IN_FRAGMENTS = frozenset({
+    "inbox", "recent", "feed", "drafts", "scheduled", "reminders",
+    "narrow/is/mentioned", "narrow/is/starred", "narrow/has/reaction/sender/me", "narrow/is/followed",
+})
+
+
+def view_dict(view):
+    """A navigation view as GET /navigation_views and its events return it."""
+    return {"fragment": view.fragment, "is_pinned": view.is_pinned, "name": view.name}
+
+
+def find_view(user, fragment):
+    """The user's stored row for this fragment, or None."""
+    return NavigationView.get_or_none((NavigationView.user_profile == user) & (NavigationView.fragment == fragment))
+
+
+def check_new_view(user, fragment, name):
+    """Zulip's rules: a fragment, not stored yet; a name exactly when the view is custom."""
+    fragment = fragment.strip()
+    if not fragment:
+        raise JsonableError("fragment cannot be blank")
+    if fragment in BUILT_IN_FRAGMENTS:
+        if name is not None:
+            raise JsonableError("Built-in views cannot have a custom name")
+    elif not (name and name.strip()):
+        raise JsonableError("Custom views must have a valid name")
+    if find_view(user, fragment) is not None:
+        raise JsonableError("Navigation view already exists.")
+    return fragment
+
+
+def do_add_view(user, fragment, is_pinned, name):
+    """Store a view for the user; only the user's own clients are told."""
+    with write_transaction():
+        view = NavigationView.create(user_profile=user, fragment=fragment, is_pinned=is_pinned,
+                                     name=name.strip() if name else None)
+    publish({"type": "navigation_view", "op": "add", "navigation_view": view_dict(view)}, [user.id])
+    return view
+
+
+def access_view_for_update(user, fragment):
+    """The stored view, or a new unsaved row for a built-in view; NOT_FOUND otherwise."""
+    view = find_view(user, fragment)
+    if view is None and fragment in BUILT_IN_FRAGMENTS:
+        return NavigationView(user_profile=user, fragment=fragment, is_pinned=True, name=None)
+    if view is None:
+        raise ResourceNotFoundError("Navigation view does not exist.")
+    return view
+
+
+def do_update_view(view, changes):
+    """Apply is_pinned/name to the (possibly new) row; the user's clients are told."""
+    with write_transaction():
+        for key, value in changes.items():
+            setattr(view, key, value)
+        view.save()
+    publish({"type": "navigation_view", "op": "update", "fragment": view.fragment, "data": changes},
+            [view.user_profile_id])
+
+
+def do_remove_view(user, fragment):
+    """Delete the user's stored view (a built-in one returns to its defaults)."""
+    view = find_view(user, fragment)
+    if view is None:
+        raise ResourceNotFoundError("Navigation view does not exist.")
+    with write_transaction():
+        view.delete_instance()
+    publish({"type": "navigation_view", "op": "remove", "fragment": fragment}, [user.id])

@@ -1,0 +1,149 @@
+"""Custom profile fields: the organization's fields and each user's values."""
+
+import json
+
+from peewee import fn
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..models import CustomProfileField, CustomProfileFieldValue
+from ..rendering import render_plain
+from .users import active_user_ids, notify_user_updated
+
+# Zulip's field types.
+SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS = 1, 2, 3, 4, 5, 6, 7, 8
+FIELD_TYPES = (SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS)
+# Types whose values are Markdown and so carry a rendered_value.
+RENDERED_TYPES = (SHORT_TEXT, LONG_TEXT)
+MAX_NAME_LENGTH = 40
+MAX_HINT_LENGTH = 80
+
+
+def field_dict(field):
+    """A custom profile field as GET /realm/profile_fields and its event return it."""
+    return {
+        "id": field.id,
+        "type": field.field_type,
+        "order": field.order,
+        "name": field.name,
+        "hint": field.hint,
+        "field_data": field.field_data,
+        "display_in_profile_summary": field.display_in_profile_summary,
+        "required": field.required,
+        "editable_by_user": field.editable_by_user,
+    }
+
+
+def realm_fields(realm_id):
+    """The organization's fields, in display order."""
+    return list(CustomProfileField.select().where(CustomProfileField.realm == realm_id)
+                .order_by(CustomProfileField.order, CustomProfileField.id))
+
+
+def profile_data_for(user):
+    """{field id as string: {value, rendered_value?}}, as the user object's profile_data."""
+    rows = (CustomProfileFieldValue.select(CustomProfileFieldValue, CustomProfileField)
+            .join(CustomProfileField).where(CustomProfileFieldValue.user_profile == user))
+    data = {}
+    for row in rows:
+        entry = {"value": row.value}
+        if row.field.field_type in RENDERED_TYPES:
+            entry["rendered_value"] = row.rendered_value
+        data[str(row.field_id)] = entry
+    return data
+
+
+def notify_fields_changed(realm_id):
+    """custom_profile_fields with the whole list, to everyone."""
+    publish({"type": "custom_profile_fields", "fields": [field_dict(f) for f in realm_fields(realm_id)]},
+            active_user_ids(realm_id))
+
+
+def check_field_attributes(name, hint, field_type, field_data):
+    """Zulip's limits on a field's name, hint, type and data; returns field_data as text."""
+    if field_type not in FIELD_TYPES:
+        raise JsonableError("Invalid field type.")
+    if not name.strip():
+        raise JsonableError("Label cannot be blank.")
+    if len(name) > MAX_NAME_LENGTH:
+        raise JsonableError(f"name is too long (limit: {MAX_NAME_LENGTH} characters)")
+    if len(hint) > MAX_HINT_LENGTH:
+        raise JsonableError(f"hint is too long (limit: {MAX_HINT_LENGTH} characters)")
+    if field_type == SELECT and not field_data:
+        raise JsonableError("Field must have at least one choice.")
+    return json.dumps(field_data) if field_data else ""
+
+
+def do_create_field(realm_id, *, name, hint, field_type, field_data, display_in_profile_summary, required,
+                    editable_by_user):
+    """Add a field at the end of the display order."""
+    data_text = check_field_attributes(name, hint, field_type, field_data)
+    with write_transaction():
+        if CustomProfileField.select().where((CustomProfileField.realm == realm_id)
+                                             & (CustomProfileField.name == name.strip())).exists():
+            raise JsonableError("A field with that label already exists.")
+        order = (CustomProfileField.select(fn.MAX(CustomProfileField.order))
+                 .where(CustomProfileField.realm == realm_id).scalar() or 0) + 1
+        field = CustomProfileField.create(realm=realm_id, name=name.strip(), hint=hint, field_type=field_type,
+                                          field_data=data_text, order=order,
+                                          display_in_profile_summary=display_in_profile_summary,
+                                          required=required, editable_by_user=editable_by_user)
+    notify_fields_changed(realm_id)
+    return field
+
+
+def do_update_field(field, changes):
+    """Apply validated attribute changes to a field."""
+    with write_transaction():
+        for key, value in changes.items():
+            setattr(field, key, value)
+        field.save()
+    notify_fields_changed(field.realm_id)
+
+
+def do_delete_field(field):
+    """Delete a field and every user's value for it."""
+    with write_transaction():
+        field.delete_instance(recursive=True)
+    notify_fields_changed(field.realm_id)
+
+
+def access_field(realm_id, field_id):
+    """A field of the organization, or BAD_REQUEST."""
+    field = CustomProfileField.get_or_none((CustomProfileField.id == field_id)
+                                           & (CustomProfileField.realm == realm_id))
+    if field is None:
+        raise JsonableError(f"Field id {field_id} not found.")
+    return field
+
+
+def check_profile_data(realm_id, profile_data):
+    """[{id, value}] with existing field ids and string (or null to clear) values."""
+    checked = []
+    for item in profile_data:
+        if not isinstance(item, dict) or "id" not in item:
+            raise JsonableError("profile_data is not a list of {id, value} objects")
+        field = access_field(realm_id, item["id"])
+        value = item.get("value")
+        if value is not None and not isinstance(value, str):
+            value = json.dumps(value)
+        checked.append((field, value))
+    return checked
+
+
+def do_update_profile_data(user, checked):
+    """Store (field, value) pairs; an empty or null value clears the field."""
+    with write_transaction():
+        for field, value in checked:
+            CustomProfileFieldValue.delete().where((CustomProfileFieldValue.user_profile == user)
+                                                   & (CustomProfileFieldValue.field == field)).execute()
+            if value:
+                rendered = render_plain(value) if field.field_type in RENDERED_TYPES else None
+                CustomProfileFieldValue.create(user_profile=user, field=field, value=value,
+                                               rendered_value=rendered)
+    for field, value in checked:
+        entry = {"id": field.id, "value": value or None}
+        if field.field_type in RENDERED_TYPES and value:
+            entry["rendered_value"] = render_plain(value)
+        notify_user_updated(user, custom_profile_field=entry)

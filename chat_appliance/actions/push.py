@@ -1,0 +1,71 @@
+"""End-to-end encrypted push registrations: stored per user and push_account_id, forwarded
+to the push relay."""
+
+import json
+import urllib.error
+import urllib.request
+
+from ..db import write_transaction
+from ..lib.errors import JsonableError
+from ..models import PushDevice, now
+
+
+class PushServiceNotConfiguredError(JsonableError):
+    """No push relay is configured (PUSH_RELAY_URL unset)."""
+
+    code = "PUSH_SERVICE_NOT_CONFIGURED"
+
+    def __init__(self):
+        super().__init__("Server is not configured to use push notification service.")
+
+
+class PushRelayError(JsonableError):
+    """The relay could not be reached or refused the registration: a gateway failure."""
+
+    code = "BAD_GATEWAY"
+    http_status = 502
+
+    def __init__(self):
+        super().__init__("Network error while connecting to Zulip push notification service.")
+
+
+def forward_registration(relay_url, timeout, user, registration):
+    """POST the registration as JSON to {relay_url}/register.
+
+    Body: {"realm_host", "user_id", "push_account_id", "token_kind", "bouncer_public_key",
+    "encrypted_push_registration"}. The relay decrypts encrypted_push_registration with the
+    private half of bouncer_public_key to learn the device token; push_public_key stays here,
+    since this server encrypts notification payloads for the device itself. Any 2xx answer is
+    success; anything else (or no answer) raises PushRelayError.
+    """
+    body = {
+        "realm_host": user.realm.host,
+        "user_id": user.id,
+        "push_account_id": registration["push_account_id"],
+        "token_kind": registration["token_kind"],
+        "bouncer_public_key": registration["bouncer_public_key"],
+        "encrypted_push_registration": registration["encrypted_push_registration"],
+    }
+    request = urllib.request.Request(relay_url.rstrip("/") + "/register", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read()
+    except (urllib.error.URLError, OSError, ValueError):
+        raise PushRelayError() from None
+
+
+def do_register_push_device(user, registration, *, relay_url, timeout):
+    """Forward to the relay, then store (a repeat registration for the same push_account_id
+    replaces the earlier one). Nothing is stored when the relay refuses."""
+    forward_registration(relay_url, timeout, user, registration)
+    with write_transaction():
+        device = PushDevice.get_or_none((PushDevice.user_profile == user)
+                                        & (PushDevice.push_account_id == registration["push_account_id"]))
+        if device is None:
+            device = PushDevice(user_profile=user, push_account_id=registration["push_account_id"])
+        for key in ("token_kind", "push_public_key", "bouncer_public_key", "encrypted_push_registration"):
+            setattr(device, key, registration[key])
+        device.date_updated = now()
+        device.save()
+    return device

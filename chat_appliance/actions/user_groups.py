@@ -1,0 +1,205 @@
+"""User groups: creation, names, direct members and subgroups, deactivation.
+
+Membership is recursive through subgroups (lib/groups.py); every permission that names a
+group (realm.can_mention_many_users_group_id, channel and group settings) uses it.
+"""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.groups import subgroup_closure, system_group
+from ..models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
+from .users import active_user_ids
+
+MAX_GROUP_NAME_LENGTH = 100
+# Group-valued settings of a user group and the system group each defaults to. Administrators
+# may always manage any non-system group.
+GROUP_SETTINGS = {
+    "can_add_members_group": "role:nobody",
+    "can_join_group": "role:nobody",
+    "can_leave_group": "role:everyone",
+    "can_manage_group": "role:nobody",
+    "can_mention_group": "role:everyone",
+    "can_remove_members_group": "role:nobody",
+}
+
+
+def direct_member_ids(group):
+    """Ids of the group's direct members."""
+    return sorted(row.user_profile_id for row in
+                  UserGroupMembership.select(UserGroupMembership.user_profile)
+                  .where(UserGroupMembership.user_group == group))
+
+
+def direct_subgroup_ids(group):
+    """Ids of the group's direct subgroups."""
+    return sorted(row.subgroup_id for row in
+                  GroupGroupMembership.select(GroupGroupMembership.subgroup)
+                  .where(GroupGroupMembership.supergroup == group))
+
+
+def group_dict(group):
+    """A user group as GET /user_groups and user_group add events return it."""
+    settings = group.settings or {}
+    data = {
+        "id": group.id,
+        "name": group.name,
+        "description": group.description,
+        "date_created": group.date_created,
+        "creator_id": group.creator_id,
+        "members": direct_member_ids(group),
+        "direct_subgroup_ids": direct_subgroup_ids(group),
+        "is_system_group": group.is_system_group,
+        "deactivated": group.deactivated,
+    }
+    for name, default in GROUP_SETTINGS.items():
+        data[name] = settings.get(name) or system_group(group.realm_id, default).id
+    return data
+
+
+def access_group(realm_id, group_id):
+    """A group of the organization, or BAD_REQUEST 'Invalid user group'."""
+    group = UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
+    if group is None:
+        raise JsonableError("Invalid user group")
+    return group
+
+
+def access_group_for_update(user, group_id):
+    """A non-system group the user may manage: administrators, or members of can_manage_group."""
+    from ..lib.groups import is_user_in_group
+
+    group = access_group(user.realm_id, group_id)
+    if group.is_system_group:
+        raise JsonableError("Insufficient permission")
+    manager_group = (group.settings or {}).get("can_manage_group")
+    if not (user.is_realm_admin or (manager_group and is_user_in_group(user, manager_group))):
+        raise JsonableError("Insufficient permission")
+    return group
+
+
+def check_group_name(realm_id, name, *, exclude_id=None):
+    """Not empty, not too long, not a system name, unique."""
+    name = name.strip()
+    if not name:
+        raise JsonableError("User group name cannot be empty.")
+    if len(name) > MAX_GROUP_NAME_LENGTH:
+        raise JsonableError(f"User group name cannot exceed {MAX_GROUP_NAME_LENGTH} characters.")
+    if name.startswith("role:"):
+        raise JsonableError("User group name cannot start with 'role:'.")
+    clash = UserGroup.select().where((UserGroup.realm == realm_id) & (UserGroup.name == name))
+    if exclude_id is not None:
+        clash = clash.where(UserGroup.id != exclude_id)
+    if clash.exists():
+        raise JsonableError(f"User group '{name}' already exists.")
+    return name
+
+
+def check_member_ids(realm_id, user_ids):
+    """Active users of the organization (bots allowed), else BAD_REQUEST."""
+    users = {u.id for u in UserProfile.select(UserProfile.id).where(
+        (UserProfile.realm == realm_id) & UserProfile.id.in_(list(user_ids)) & UserProfile.is_active
+        & ~UserProfile.is_system_bot)}
+    for user_id in user_ids:
+        if user_id not in users:
+            raise JsonableError(f"Invalid user ID: {user_id}")
+    return list(dict.fromkeys(user_ids))
+
+
+def check_subgroup_ids(realm_id, group_ids):
+    """Existing groups of the organization, else BAD_REQUEST."""
+    found = {g.id for g in UserGroup.select(UserGroup.id).where(
+        (UserGroup.realm == realm_id) & UserGroup.id.in_(list(group_ids)))}
+    for group_id in group_ids:
+        if group_id not in found:
+            raise JsonableError(f"Invalid user group ID: {group_id}")
+    return list(dict.fromkeys(group_ids))
+
+
+def check_no_cycle(group, subgroup_ids):
+    """Adding these subgroups must not make the group contain itself."""
+    for subgroup_id in subgroup_ids:
+        if group.id in subgroup_closure({subgroup_id}):
+            raise JsonableError(f"User group {subgroup_id} is already a subgroup of one of the passed subgroups.")
+
+
+def notify_group(realm_id, event):
+    """Every user_group event goes to everyone in the organization (groups are public)."""
+    publish({"type": "user_group", **event}, active_user_ids(realm_id))
+
+
+def do_create_group(creator, name, description, member_ids, subgroup_ids, settings):
+    """A new group with its direct members and subgroups."""
+    with write_transaction():
+        group = UserGroup.create(realm=creator.realm_id, name=name, description=description, creator=creator.id,
+                                 settings=settings)
+        for user_id in member_ids:
+            UserGroupMembership.create(user_group=group, user_profile=user_id)
+        for subgroup_id in subgroup_ids:
+            GroupGroupMembership.create(supergroup=group, subgroup=subgroup_id)
+    notify_group(creator.realm_id, {"op": "add", "group": group_dict(group)})
+    return group
+
+
+def do_update_group(group, changes):
+    """Apply validated name/description/settings changes."""
+    with write_transaction():
+        for key, value in changes.items():
+            if key in GROUP_SETTINGS:
+                group.settings = {**(group.settings or {}), key: value}
+            else:
+                setattr(group, key, value)
+        group.save()
+    notify_group(group.realm_id, {"op": "update", "group_id": group.id, "data": changes})
+
+
+def do_update_members(group, add, delete):
+    """Add and remove direct members (already checked)."""
+    with write_transaction():
+        for user_id in add:
+            UserGroupMembership.create(user_group=group, user_profile=user_id)
+        if delete:
+            UserGroupMembership.delete().where((UserGroupMembership.user_group == group)
+                                               & UserGroupMembership.user_profile.in_(delete)).execute()
+    if add:
+        notify_group(group.realm_id, {"op": "add_members", "group_id": group.id, "user_ids": add})
+    if delete:
+        notify_group(group.realm_id, {"op": "remove_members", "group_id": group.id, "user_ids": delete})
+
+
+def do_update_subgroups(group, add, delete):
+    """Add and remove direct subgroups (already checked)."""
+    with write_transaction():
+        for subgroup_id in add:
+            GroupGroupMembership.create(supergroup=group, subgroup=subgroup_id)
+        if delete:
+            GroupGroupMembership.delete().where((GroupGroupMembership.supergroup == group)
+                                                & GroupGroupMembership.subgroup.in_(delete)).execute()
+    if add:
+        notify_group(group.realm_id, {"op": "add_subgroups", "group_id": group.id, "direct_subgroup_ids": add})
+    if delete:
+        notify_group(group.realm_id, {"op": "remove_subgroups", "group_id": group.id,
+                                      "direct_subgroup_ids": delete})
+
+
+def group_in_use(group):
+    """Whether a setting of the organization, a channel or another active group names the group."""
+    realm = Realm.get_by_id(group.realm_id)
+    if realm.can_mention_many_users_group_id == group.id:
+        return True
+    for stream in Stream.select(Stream.settings).where(Stream.realm == group.realm_id):
+        if group.id in (stream.settings or {}).values():
+            return True
+    others = UserGroup.select(UserGroup.settings).where((UserGroup.realm == group.realm_id)
+                                                        & (UserGroup.id != group.id) & ~UserGroup.deactivated)
+    return any(group.id in (other.settings or {}).values() for other in others)
+
+
+def do_deactivate_group(group):
+    """Deactivate a group no setting uses. Clients see it go with user_group remove (Zulip's
+    event for clients that do not list deactivated groups)."""
+    if group_in_use(group):
+        raise JsonableError("Cannot deactivate user group in use.")
+    with write_transaction():
+        UserGroup.update(deactivated=True).where(UserGroup.id == group.id).execute()
+    notify_group(group.realm_id, {"op": "remove", "group_id": group.id})

@@ -1,0 +1,77 @@
+"""Channel folders: POST /channel_folders/create, GET /channel_folders, PATCH /channel_folders/{id},
+and PATCH /streams/{stream_id} (the folder_id parameter)."""
+
+from flask import Blueprint
+
+from ..actions.channel_folders import (
+    access_folder,
+    check_folder_description,
+    check_folder_name,
+    do_create_folder,
+    do_set_stream_folder,
+    do_update_folder,
+    folder_dict,
+)
+from ..lib.access import access_stream_by_id, require_realm_admin
+from ..lib.params import Param, check_bool, check_int, endpoint
+from ..models import ChannelFolder
+
+bp = Blueprint("channel_folders", __name__)
+
+UNSET = object()
+
+
+@bp.post("/channel_folders/create")
+@endpoint(name=Param(), description=Param(default=""))
+def create_folder(user, name, description):
+    """Administrators create folders."""
+    require_realm_admin(user)
+    return {"channel_folder_id": do_create_folder(user, name, description).id}
+
+
+@bp.get("/channel_folders")
+@endpoint(include_archived=Param(check_bool, default=False))
+def get_folders(user, include_archived):
+    """The organization's folders in order; archived ones only when asked."""
+    query = ChannelFolder.select().where(ChannelFolder.realm == user.realm_id)
+    if not include_archived:
+        query = query.where(~ChannelFolder.is_archived)
+    return {"channel_folders": [folder_dict(f) for f in query.order_by(ChannelFolder.order, ChannelFolder.id)]}
+
+
+@bp.patch("/channel_folders/<int:folder_id>")
+@endpoint(name=Param(default=None), description=Param(default=None), is_archived=Param(check_bool, default=None))
+def update_folder(user, folder_id, name, description, is_archived):
+    """Administrators rename, describe, archive and unarchive folders."""
+    require_realm_admin(user)
+    folder = access_folder(user.realm_id, folder_id)
+    changes = {}
+    if name is not None:
+        changes["name"] = check_folder_name(user.realm_id, name, exclude_id=folder.id)
+    if description is not None:
+        changes["description"] = check_folder_description(description)
+    if is_archived is not None:
+        changes["is_archived"] = is_archived
+    if changes:
+        do_update_folder(folder, changes)
+
+
+def check_folder_id(var_name, value):
+    """An integer folder id, or JSON null for 'no folder'."""
+    if value in ("null", None):
+        return None
+    return check_int(var_name, value)
+
+
+@bp.patch("/streams/<int:stream_id>")
+@endpoint(folder_id=Param(check_folder_id, default=UNSET))
+def update_stream(user, stream_id, folder_id):
+    """Administrators move a channel into a folder (or out, with null). Other update-stream
+    parameters are not implemented here and are reported as ignored."""
+    require_realm_admin(user)
+    stream = access_stream_by_id(user, stream_id)
+    if folder_id is not UNSET:
+        if folder_id is not None:
+            access_folder(user.realm_id, folder_id)
+        if folder_id != stream.folder_id:
+            do_set_stream_folder(stream, folder_id)

@@ -1,0 +1,60 @@
+"""Navigation views: GET|POST /navigation_views, PATCH|DELETE /navigation_views/{fragment}.
+
+Fragments may contain slashes (narrow/is/starred), hence the `path` converter."""
+
+from flask import Blueprint
+
+from ..actions.navigation_views import (
+    BUILT_IN_FRAGMENTS,
+    access_view_for_update,
+    check_new_view,
+    do_add_view,
+    do_remove_view,
+    do_update_view,
+    view_dict,
+)
+from ..lib.errors import JsonableError
+from ..lib.params import Param, check_bool, endpoint
+from ..models import NavigationView
+
+bp = Blueprint("navigation_views", __name__)
+
+
+@bp.get("/navigation_views")
+@endpoint()
+def get_views(user):
+    """The requester's stored views."""
+    views = NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id)
+    return {"navigation_views": [view_dict(v) for v in views]}
+
+
+@bp.post("/navigation_views")
+@endpoint(fragment=Param(), is_pinned=Param(check_bool), name=Param(default=None))
+def add_view(user, fragment, is_pinned, name):
+    """Pin or hide a built-in view, or add a named custom one."""
+    do_add_view(user, check_new_view(user, fragment, name), is_pinned, name)
+
+
+@bp.patch("/navigation_views/<path:fragment>")
+@endpoint(is_pinned=Param(check_bool, default=None), name=Param(default=None))
+def update_view(user, fragment, is_pinned, name):
+    """Change whether a view is pinned, and a custom view's name."""
+    view = access_view_for_update(user, fragment)
+    changes = {}
+    if name is not None:
+        if fragment in BUILT_IN_FRAGMENTS:
+            raise JsonableError("Built-in views cannot have a custom name")
+        if not name.strip():
+            raise JsonableError("Custom views must have a valid name")
+        changes["name"] = name.strip()
+    if is_pinned is not None:
+        changes["is_pinned"] = is_pinned
+    if changes:
+        do_update_view(view, changes)
+
+
+@bp.delete("/navigation_views/<path:fragment>")
+@endpoint()
+def remove_view(user, fragment):
+    """Remove a stored view."""
+    do_remove_view(user, fragment)

@@ -1,0 +1,88 @@
+"""Organization structure: channel folders, navigation views, linkifiers, custom profile
+fields, special user permissions and push registrations."""
+
+from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+
+from .base import BaseModel, now
+from .realm import Realm
+from .users import UserProfile
+
+
+class ChannelFolder(BaseModel):
+    realm = ForeignKeyField(Realm, backref="channel_folders")
+    name = CharField(max_length=60)
+    description = CharField(max_length=1024, default="")
+    rendered_description = TextField(default="")
+    date_created = IntegerField(default=now)
+    creator = ForeignKeyField(UserProfile, null=True, on_delete="SET NULL")
+    order = IntegerField(default=0)
+    is_archived = BooleanField(default=False)
+
+
+class NavigationView(BaseModel):
+    """A user's setting for one left-sidebar view: a built-in one (no name) or a custom one."""
+
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    fragment = CharField(max_length=200)
+    is_pinned = BooleanField(default=True)
+    name = CharField(max_length=200, null=True)
+
+    class Meta:
+        indexes = ((("user_profile", "fragment"), True),)
+
+
+class Linkifier(BaseModel):
+    """Zulip's RealmFilter: a pattern and the URL template its matches link to."""
+
+    realm = ForeignKeyField(Realm, backref="linkifiers")
+    pattern = TextField()
+    url_template = TextField()
+    # Lower first: the order in which the renderer tries linkifiers.
+    order = IntegerField(default=0)
+
+
+class CustomProfileField(BaseModel):
+    realm = ForeignKeyField(Realm, backref="profile_fields")
+    name = CharField(max_length=40)
+    hint = CharField(max_length=80, default="")
+    field_type = IntegerField()
+    field_data = TextField(default="")
+    order = IntegerField(default=0)
+    display_in_profile_summary = BooleanField(default=False)
+    required = BooleanField(default=False)
+    editable_by_user = BooleanField(default=True)
+
+
+class CustomProfileFieldValue(BaseModel):
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    field = ForeignKeyField(CustomProfileField, on_delete="CASCADE")
+    value = TextField()
+    rendered_value = TextField(null=True)
+
+    class Meta:
+        indexes = ((("user_profile", "field"), True),)
+
+
+class UserPermission(BaseModel):
+    """A special permission granted to one user, e.g. 'can_change_user_emails'."""
+
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    permission = CharField(max_length=60)
+
+    class Meta:
+        indexes = ((("user_profile", "permission"), True),)
+
+
+class PushDevice(BaseModel):
+    """An end-to-end encrypted push registration, one per user and push_account_id."""
+
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    push_account_id = BigIntegerField()
+    token_kind = CharField(max_length=10)
+    push_public_key = TextField()
+    bouncer_public_key = TextField()
+    encrypted_push_registration = TextField()
+    date_updated = IntegerField(default=now)
+
+    class Meta:
+        indexes = ((("user_profile", "push_account_id"), True),)
