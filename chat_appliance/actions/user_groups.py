@@ -7,21 +7,16 @@ group (realm.can_mention_many_users_group_id, channel and group settings) uses i
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
-from ..lib.groups import subgroup_closure, system_group
+from ..lib.groups import subgroup_closure
+from ..lib.serializers import USER_GROUP_SETTINGS, user_group_dict, user_group_setting_defaults
 from ..models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
 from .users import active_user_ids
 
 MAX_GROUP_NAME_LENGTH = 100
 # Group-valued settings of a user group and the system group each defaults to. Administrators
 # may always manage any non-system group.
-GROUP_SETTINGS = {
-    "can_add_members_group": "role:nobody",
-    "can_join_group": "role:nobody",
-    "can_leave_group": "role:everyone",
-    "can_manage_group": "role:nobody",
-    "can_mention_group": "role:everyone",
-    "can_remove_members_group": "role:nobody",
-}
+# Defaults of the group-valued settings live with the group shape, in lib/serializers.py.
+GROUP_SETTINGS = USER_GROUP_SETTINGS
 
 
 def direct_member_ids(group):
@@ -40,21 +35,8 @@ def direct_subgroup_ids(group):
 
 def group_dict(group):
     """A user group as GET /user_groups and user_group add events return it."""
-    settings = group.settings or {}
-    data = {
-        "id": group.id,
-        "name": group.name,
-        "description": group.description,
-        "date_created": group.date_created,
-        "creator_id": group.creator_id,
-        "members": direct_member_ids(group),
-        "direct_subgroup_ids": direct_subgroup_ids(group),
-        "is_system_group": group.is_system_group,
-        "deactivated": group.deactivated,
-    }
-    for name, default in GROUP_SETTINGS.items():
-        data[name] = settings.get(name) or system_group(group.realm_id, default).id
-    return data
+    return user_group_dict(group, members=direct_member_ids(group), direct_subgroup_ids=direct_subgroup_ids(group),
+                           setting_defaults=user_group_setting_defaults(group.realm_id))
 
 
 def access_group(realm_id, group_id):

@@ -9,13 +9,13 @@ import time
 from flask import current_app
 
 from ..lib.access import can_access_stream_metadata
-from ..lib.groups import system_group
 from ..lib.serializers import (
     cross_realm_bot_dict,
     stream_dict,
     subscription_dict,
     user_dict,
     user_group_dict,
+    user_group_setting_defaults,
     user_topic_dict,
 )
 from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings
@@ -236,10 +236,10 @@ def fetch_user_groups(user, state, options):
         members.setdefault(row.user_group_id, []).append(row.user_profile_id)
     for row in GroupGroupMembership.select().where(GroupGroupMembership.supergroup.in_(ids)):
         subgroups.setdefault(row.supergroup_id, []).append(row.subgroup_id)
-    nobody = system_group(user.realm_id, "role:nobody").id
+    defaults = user_group_setting_defaults(user.realm_id)
     state["realm_user_groups"] = [
         user_group_dict(g, members=sorted(members.get(g.id, [])), direct_subgroup_ids=sorted(subgroups.get(g.id, [])),
-                        nobody_group_id=nobody)
+                        setting_defaults=defaults)
         for g in groups
     ]
 

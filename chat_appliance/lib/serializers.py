@@ -140,13 +140,27 @@ def cross_realm_bot_dict(bot, requester, *, client_gravatar=True):
     return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)
 
 
-# Group-valued settings of user groups, as Zulip names them.
-USER_GROUP_SETTINGS = ("can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group",
-                       "can_mention_group", "can_remove_members_group")
+# Group-valued settings of user groups and the system group each defaults to (Zulip's).
+USER_GROUP_SETTINGS = {
+    "can_add_members_group": "role:nobody",
+    "can_join_group": "role:nobody",
+    "can_leave_group": "role:everyone",
+    "can_manage_group": "role:nobody",
+    "can_mention_group": "role:everyone",
+    "can_remove_members_group": "role:nobody",
+}
 
 
-def user_group_dict(group, *, members, direct_subgroup_ids, nobody_group_id):
-    """A user group as /register's realm_user_groups lists it. Unset settings mean nobody."""
+def user_group_setting_defaults(realm_id):
+    """{setting: group id} of the defaults above, resolved once per organization."""
+    from .groups import system_group
+
+    return {name: system_group(realm_id, default).id for name, default in USER_GROUP_SETTINGS.items()}
+
+
+def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
+    """A user group as GET /user_groups, /register's realm_user_groups and user_group events
+    show it. `setting_defaults` (user_group_setting_defaults) fills settings never set."""
     settings = group.settings or {}
     data = {
         "id": group.id,
@@ -159,7 +173,7 @@ def user_group_dict(group, *, members, direct_subgroup_ids, nobody_group_id):
         "is_system_group": group.is_system_group,
         "deactivated": group.deactivated,
     }
-    data.update({name: settings.get(name, nobody_group_id) for name in USER_GROUP_SETTINGS})
+    data.update({name: settings.get(name) or setting_defaults[name] for name in USER_GROUP_SETTINGS})
     return data
 
 
