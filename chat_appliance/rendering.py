@@ -7,7 +7,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 from peewee import fn
 
 from .lib.user_settings import user_setting
-from .markdown import MentionTarget, RenderContext, render, topic_links
+from .markdown import MentionTarget, RenderContext, render, topic_links  # noqa: F401 (re-exported)
 from .models import Stream, UserGroup, UserProfile
 
 
@@ -59,9 +59,9 @@ def render_message(content, *, realm, sender):
     return render(content, render_context(realm, sender))
 
 
-def render_topic_links(topic, realm):
-    """The topic_links of a message in this topic."""
-    return topic_links(topic, RenderContext(realm_url=realm.url, linkifiers=tuple(realm_linkifiers(realm.id))))
+def topic_links_context(realm):
+    """The context `topic_links` needs: the organization's URL and linkifiers (one query)."""
+    return RenderContext(realm_url=realm.url, linkifiers=tuple(realm_linkifiers(realm.id)))
 
 
 def render_plain(content):

@@ -2,12 +2,12 @@
 
 import re
 
-from ..db import backend, write_transaction
+from ..db import backend, bulk_insert, write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from ..lib.groups import is_user_in_group, recursive_member_ids
-from ..lib.messages import EMPTY_TOPIC_ALIASES, load_messages, message_dicts
+from ..lib.messages import EMPTY_TOPIC_ALIASES, message_dicts
 from ..lib.user_settings import user_setting
 from ..models import (
     FLAG_BITS,
@@ -18,7 +18,6 @@ from ..models import (
     Recipient,
     Reaction,
     Subscription,
-    UserMessage,
     UserProfile,
     UserTopic,
 )
@@ -294,28 +293,28 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         )
         flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
                                 is_direct=is_direct, topic_participants=participants)
-        UserMessage.insert_many(
-            [{"user_profile": uid, "message": message.id, "flags": bits} for uid, bits in flags.items()]
-        ).execute()
-        backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)])
+        bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
+                    [(uid, message.id, bits) for uid, bits in flags.items()])
+        backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
         if stream is not None and stream.first_message_id is None:
             stream.first_message_id = message.id
             stream.save(only=[stream.__class__.first_message_id])
         if automatic_policy is not None:
             set_topic_visibility(sender, stream, topic, automatic_policy)
-    publish_message_event(message.id, sender, flags, stream=stream, queue_id=queue_id, local_id=local_id)
+    message.sender, message.stream = sender, stream
+    publish_message_event(message, sender, flags, stream=stream, queue_id=queue_id, local_id=local_id)
     if automatic_policy is not None:
         publish(user_topic_event(stream.id, topic, automatic_policy, timestamp), [sender.id])
     return message.id, automatic_policy
 
 
-def publish_message_event(message_id, sender, flags_by_user, *, stream, queue_id, local_id):
-    """The message event (rendered and raw forms; each queue picks per its settings)."""
+def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, local_id):
+    """The message event (rendered and raw forms; each queue picks per its settings). `message`
+    is the row just created, with its sender and channel attached: no reload."""
     from ..lib.messages import flags_to_names
 
-    message = load_messages([message_id])[0]
     data = message_dicts([message], sender, {}, apply_markdown=True, client_gravatar=False,
-                         allow_empty_topic_name=True)[0]
+                         allow_empty_topic_name=True, fresh=True)[0]
     data.pop("flags")
     publish({
         "type": "message",

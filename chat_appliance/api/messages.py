@@ -121,10 +121,11 @@ def resolve_anchor(query, anchor, anchor_date):
 def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, allow_empty_topic_name):
     """Message objects for (id, flags) rows, with search highlights when the narrow searched."""
     flags = dict(rows)
-    messages = message_dicts(load_messages([mid for mid, _ in rows]), user, flags, apply_markdown=apply_markdown,
+    records = load_messages([mid for mid, _ in rows])
+    messages = message_dicts(records, user, flags, apply_markdown=apply_markdown,
                              client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
     if narrow.search_terms:
-        stored = {m.id: m for m in load_messages([mid for mid, _ in rows])}
+        stored = {m.id: m for m in records}
         for data in messages:
             data["match_content"] = highlight(stored[data["id"]].rendered_content, narrow.search_terms)
             data["match_subject"] = highlight(

@@ -26,8 +26,29 @@ def path_from_url(database_url):
 
 
 def open_database(database_url):
-    """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads)."""
-    return SqliteDatabase(path_from_url(database_url), pragmas=PRAGMAS, timeout=10)
+    """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
+    after each request; one more connection stays open for the life of the process, because in
+    WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
+    every request pay a checkpoint (measured: about 7 ms per request)."""
+    path = path_from_url(database_url)
+    db = SqliteDatabase(path, pragmas=PRAGMAS, timeout=10)
+    _keep_open(path)
+    return db
+
+
+_keepers = {}
+
+
+def _keep_open(path):
+    """Hold one idle connection to `path` (no transaction, so it blocks nobody)."""
+    import sqlite3
+
+    if path != ":memory:" and path not in _keepers:
+        keeper = sqlite3.connect(path, check_same_thread=False)
+        # A read maps the WAL index; only then does this connection count as open to the WAL.
+        keeper.execute("PRAGMA journal_mode=wal").fetchall()
+        keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        _keepers[path] = keeper
 
 
 @contextmanager
@@ -50,14 +71,15 @@ def create_search_index(db):
     )
 
 
-def index_messages(db, rows):
-    """(Re)index messages given as (id, topic, rendered_html)."""
+def index_messages(db, rows, new=False):
+    """(Re)index messages given as (id, topic, rendered_html); `new` skips removing old rows."""
     from ..lib.text import html_to_text
 
     rows = list(rows)
     if not rows:
         return
-    unindex_messages(db, [row[0] for row in rows])
+    if not new:
+        unindex_messages(db, [row[0] for row in rows])
     db.execute_sql(
         "INSERT INTO message_search (rowid, topic, body) VALUES " + ",".join(["(?, ?, ?)"] * len(rows)),
         [value for mid, topic, html in rows for value in (mid, topic, html_to_text(html))],

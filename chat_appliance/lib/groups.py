@@ -70,8 +70,19 @@ def group_ids_of_user(user):
 
 
 def is_user_in_group(user, group_id):
-    """Whether the user belongs to the group, recursively. Deactivated users belong to none."""
-    return user.is_active and group_id in group_ids_of_user(user)
+    """Whether the user belongs to the group, recursively. Deactivated users belong to none.
+
+    One recursive query (standard SQL, SQLite and PostgreSQL alike): it runs on every send."""
+    if not user.is_active or group_id is None:
+        return False
+    cursor = UserGroup._meta.database.execute_sql(
+        "WITH RECURSIVE sub(id) AS (SELECT ? UNION SELECT g.subgroup_id FROM group_group_membership g"
+        " JOIN sub ON g.supergroup_id = sub.id)"
+        " SELECT 1 FROM user_group_membership WHERE user_profile_id = ? AND user_group_id IN (SELECT id FROM sub)"
+        " LIMIT 1",
+        (group_id, user.id),
+    )
+    return cursor.fetchone() is not None
 
 
 def recursive_member_ids(group_id):

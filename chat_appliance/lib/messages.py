@@ -1,10 +1,11 @@
 """Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
 and message events."""
 
-from peewee import JOIN
+import json
 
 from ..models import (
     FLAG_BITS,
+    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
@@ -72,7 +73,7 @@ def reactions_by_message(message_ids):
     rows = (
         Reaction.select(Reaction, UserProfile)
         .join(UserProfile)
-        .where(Reaction.message.in_(list(message_ids)))
+        .where(in_ids(Reaction.message, message_ids))
         .order_by(Reaction.id)
     )
     for row in rows:
@@ -111,14 +112,17 @@ def visible_edit_history(message, realm, allow_empty_topic_name):
 
 
 def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_gravatar=True,
-                  allow_empty_topic_name=False, topic_links_for=None):
+                  allow_empty_topic_name=False, fresh=False):
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
-    viewer's flag bits (None for a message outside their personal history)."""
-    from ..rendering import render_topic_links
+    viewer's flag bits (None for a message outside their personal history). `fresh` marks
+    messages created in this request."""
+    from ..rendering import topic_links, topic_links_context
 
     realm = viewer.realm
+    links_context = topic_links_context(realm)
     dm_recipients = direct_recipients({m.recipient_id for m in messages if m.stream_id is None})
-    reactions = reactions_by_message([m.id for m in messages])
+    # A message just sent has no reactions yet: skip the query on the send path.
+    reactions = {m.id: [] for m in messages} if fresh else reactions_by_message([m.id for m in messages])
     topic_links_cache = {}
     result = []
     for message in messages:
@@ -147,7 +151,7 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
             data["stream_id"] = message.stream_id
             data["subject"] = display_topic(message.topic, allow_empty_topic_name)
             if message.topic not in topic_links_cache:
-                topic_links_cache[message.topic] = render_topic_links(message.topic, realm) if message.topic else []
+                topic_links_cache[message.topic] = topic_links(message.topic, links_context) if message.topic else []
             data["topic_links"] = topic_links_cache[message.topic]
         else:
             data["type"] = "private"
@@ -165,17 +169,39 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
     return result
 
 
+class MessageRecord:
+    """A message row for serialization: plain attributes, with `sender` (a UserProfile) and
+    `stream` (a Stream, or None) attached. Building full Peewee models with joins costs more
+    than the query itself, and fetching is the hot path."""
+
+    __slots__ = ("id", "sender_id", "recipient_id", "stream_id", "topic", "topic_key", "content",
+                 "rendered_content", "date_sent", "sending_client", "last_edit_time", "last_moved_time",
+                 "edit_history", "is_me_message", "realm_id", "sender", "stream")
+
+    def __init__(self, row, sender, stream):
+        for name, value in row.items():
+            setattr(self, name, value)
+        self.edit_history = json.loads(row["edit_history"]) if row["edit_history"] else None
+        self.sender = sender
+        self.stream = stream
+
+
+_RECORD_COLUMNS = [getattr(Message, name) for name in MessageRecord.__slots__[:-2]]
+
+
 def load_messages(message_ids):
-    """Message rows with their sender and channel, in the order of the ids given."""
+    """Message records with their sender and channel, in the order of the ids given."""
     if not message_ids:
         return []
     from ..models import Stream
 
-    rows = (
-        Message.select(Message, UserProfile, Stream)
-        .join_from(Message, UserProfile, on=(Message.sender == UserProfile.id))
-        .join_from(Message, Stream, join_type=JOIN.LEFT_OUTER, on=(Message.stream == Stream.id))
-        .where(Message.id.in_(list(message_ids)))
-    )
-    by_id = {row.id: row for row in rows}
+    rows = list(Message.select(*_RECORD_COLUMNS).where(in_ids(Message.id, message_ids)).dicts())
+    senders = {u.id: u for u in UserProfile.select().where(in_ids(UserProfile.id, {r["sender"] for r in rows}))}
+    stream_ids = {r["stream"] for r in rows if r["stream"] is not None}
+    streams = {s.id: s for s in Stream.select().where(Stream.id.in_(stream_ids))} if stream_ids else {}
+    by_id = {}
+    for row in rows:
+        row = {("sender_id" if k == "sender" else "recipient_id" if k == "recipient" else
+                "stream_id" if k == "stream" else "realm_id" if k == "realm" else k): v for k, v in row.items()}
+        by_id[row["id"]] = MessageRecord(row, senders[row["sender_id"]], streams.get(row["stream_id"]))
     return [by_id[mid] for mid in message_ids if mid in by_id]

@@ -13,6 +13,7 @@ from peewee import JOIN, SQL
 from ..db import backend
 from ..models import (
     FLAG_BITS,
+    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
@@ -304,7 +305,7 @@ class RangeQuery:
 
     def with_ids(self, message_ids):
         return [(row[0], row[1]) for row in
-                self.base.where(self.id_column.in_(list(message_ids))).order_by(self.id_column).tuples()]
+                self.base.where(in_ids(self.id_column, message_ids)).order_by(self.id_column).tuples()]
 
     def fetch(self, anchor, num_before, num_after, include_anchor):
         """Rows around an anchor id, and (found_anchor, found_oldest, found_newest)."""

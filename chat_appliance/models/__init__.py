@@ -1,6 +1,6 @@
 """Peewee models, split by domain. Import them from here."""
 
-from .base import BaseModel, JSONField, database, now
+from .base import BaseModel, JSONField, database, in_ids, now
 from .channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -35,7 +35,7 @@ from .users import (
 )
 
 __all__ = [
-    "BaseModel", "JSONField", "database", "now",
+    "BaseModel", "JSONField", "database", "in_ids", "now",
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
     "FLAG_BITS", "BotStorageData", "Message", "Reaction", "UserMessage", "UserTopic",

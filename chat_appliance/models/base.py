@@ -27,3 +27,14 @@ class BaseModel(Model):
     class Meta:
         database = database
         legacy_table_names = False
+
+
+def in_ids(column, ids):
+    """`column IN (?, ?, ...)` bound as one fragment. Peewee builds a node per value for a
+    plain `.in_(list)`, which costs more than the query on the hot fetch path."""
+    from peewee import SQL
+
+    ids = list(ids)
+    if not ids:
+        return SQL("0 = 1")
+    return column.in_(SQL("(" + ",".join("?" * len(ids)) + ")", ids))
