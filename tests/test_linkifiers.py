@@ -23,7 +23,7 @@ def test_add_and_list(org, events):
     assert ok(org.client(org.hamlet).get("realm/linkifiers"))["linkifiers"] == [
         {"id": linkifier_id, "pattern": PATTERN, "url_template": TEMPLATE}]
     event, ids = events.one("realm_linkifiers")
-    assert event["linkifiers"][0]["id"] == linkifier_id and ids == active_ids(org)
+    assert event["realm_linkifiers"][0]["id"] == linkifier_id and ids == active_ids(org)
 
 
 def test_member_cannot_add(org):

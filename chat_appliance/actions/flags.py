@@ -43,7 +43,7 @@ def do_update_message_flags(user, op, flag, message_ids):
 def message_details(user, message_ids):
     """Zulip's message_details of a read-flag removal: enough for clients to count unreads again."""
     details = {}
-    rows = (UserMessage.select(UserMessage.message, UserMessage.flags, Message.stream, Message.topic,
+    rows = (UserMessage.select(UserMessage.message, UserMessage.flags, Message.id, Message.stream, Message.topic,
                                Message.recipient)
             .join(Message, on=(UserMessage.message == Message.id))
             .where((UserMessage.user_profile == user) & UserMessage.message.in_(message_ids)))
@@ -54,11 +54,11 @@ def message_details(user, message_ids):
         mentioned = bool(row.flags & (FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"]
                                       | FLAG_BITS["topic_wildcard_mentioned"]))
         if row.message.stream_id is not None:
-            details[str(row.message_id)] = {"type": "stream", "stream_id": row.message.stream_id,
+            details[str(row.message.id)] = {"type": "stream", "stream_id": row.message.stream_id,
                                             "topic": row.message.topic, "mentioned": mentioned}
         else:
             others = [u["id"] for u in recipients.get(row.message.recipient_id, []) if u["id"] != user.id]
-            details[str(row.message_id)] = {"type": "private", "mentioned": mentioned, "user_ids": others}
+            details[str(row.message.id)] = {"type": "private", "mentioned": mentioned, "user_ids": others}
     return details
 
 

@@ -48,7 +48,8 @@ def check_linkifier(pattern, url_template):
 
 def notify_linkifiers(realm_id):
     """realm_linkifiers with the whole ordered list, to everyone."""
-    publish({"type": "realm_linkifiers", "linkifiers": [linkifier_dict(l) for l in realm_linkifiers(realm_id)]},
+    publish({"type": "realm_linkifiers",
+             "realm_linkifiers": [linkifier_dict(l) for l in realm_linkifiers(realm_id)]},
             active_user_ids(realm_id))
 
 

@@ -247,9 +247,12 @@ class QueueManager:
 
     @staticmethod
     def accepts(queue, event):
-        """Capability-gated events: channel typing only to clients that declared they handle it."""
+        """Capability-gated events: channel typing, and linkifiers (URL templates since Zulip
+        feature level 176), only to clients that declared they handle them."""
         if event["type"] == "typing" and event.get("message_type") == "stream":
             return queue.client_capabilities.get("stream_typing_notifications", False)
+        if event["type"] == "realm_linkifiers":
+            return queue.client_capabilities.get("linkifier_url_template", False)
         return True
 
     def deliver_message(self, event, user_ids):

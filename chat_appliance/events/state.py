@@ -263,6 +263,13 @@ def fetch_empty_lists(*keys):
     return fetch
 
 
+def fetch_linkifiers(user, state, options):
+    """realm_linkifiers, in priority order."""
+    from ..actions.linkifiers import linkifier_dict, realm_linkifiers
+
+    state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
+
+
 # fetch type -> how to fill it. A fetcher listed under several types runs once.
 FETCHERS = {
     "realm": fetch_realm,
@@ -277,7 +284,7 @@ FETCHERS = {
     "update_display_settings": fetch_user_settings,
     "update_global_notifications": fetch_user_settings,
     "realm_emoji": fetch_empty_lists(("realm_emoji", {})),
-    "realm_linkifiers": fetch_empty_lists(("realm_linkifiers", [])),
+    "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_empty_lists(("drafts", [])),
     "saved_snippets": fetch_empty_lists(("saved_snippets", [])),
