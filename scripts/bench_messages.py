@@ -130,15 +130,12 @@ def time_calls(call, repeat):
     return samples
 
 
-def bench_fetch(instance, repeat):
-    """p50 of GET /messages for four narrows, beside the same rows by raw SQL."""
-    import json
-
+def fetch_setup(instance):
+    """An app on the instance, a user's auth header, the narrows and their raw-SQL twins."""
     from chat_appliance.app import create_app
     from chat_appliance.models import Realm, Stream, UserProfile, database
 
     app = create_app({"INSTANCE_PATH": str(instance), "LOG_REQUESTS": False})
-    client = app.test_client()
     with database.connection_context():
         realm = Realm.select().first()
         user = UserProfile.get(UserProfile.email == "user1@bench.example")
@@ -165,23 +162,43 @@ def bench_fetch(instance, repeat):
                    " um.user_profile_id = ? AND m.id IN (SELECT rowid FROM message_search WHERE message_search"
                    " MATCH '\"deploy\"* AND \"latency\"*') ORDER BY um.message_id DESC LIMIT 100", (user.id,)),
     }
-    results = {}
-    for name, narrow in narrows.items():
-        params = {"anchor": "newest", "num_before": "100", "num_after": "0", "narrow": json.dumps(narrow)}
+    return app, user, auth, narrows, raw
 
-        def api_call():
-            response = client.get("/api/v1/messages", query_string=params, headers=auth)
-            assert response.status_code == 200, response.get_json()
 
-        sql, args = raw[name]
+def bench_fetch(instances, repeat):
+    """p50 of GET /messages for four narrows beside the same rows by raw SQL, for each instance.
+    Rounds alternate between instances, so every size sees the same machine load."""
+    import json
 
-        def raw_call():
-            with database.connection_context():
-                database.execute_sql(sql, args).fetchall()
+    from chat_appliance.db import init_database
+    from chat_appliance.models import database
 
-        api_call(), raw_call()  # warm caches
-        results[name] = (median_ms(time_calls(api_call, repeat)), median_ms(time_calls(raw_call, repeat)))
-    return results, app, user
+    setups = {instance: fetch_setup(instance) for instance in instances}
+    samples = {(instance, name, kind): [] for instance in instances for name in ("channel", "topic", "is:unread",
+                                                                                 "search") for kind in "ar"}
+    for round_number in range(repeat + 1):
+        for instance, (app, _user, auth, narrows, raw) in setups.items():
+            init_database(app.config["DATABASE_URL"])
+            client = app.test_client()
+            for name, narrow in narrows.items():
+                params = {"anchor": "newest", "num_before": "100", "num_after": "0", "narrow": json.dumps(narrow)}
+                started = time.perf_counter()
+                response = client.get("/api/v1/messages", query_string=params, headers=auth)
+                api_time = time.perf_counter() - started
+                assert response.status_code == 200, response.get_json()
+                sql, args = raw[name]
+                started = time.perf_counter()
+                with database.connection_context():
+                    database.execute_sql(sql, args).fetchall()
+                raw_time = time.perf_counter() - started
+                if round_number:  # the first round warms caches
+                    samples[(instance, name, "a")].append(api_time)
+                    samples[(instance, name, "r")].append(raw_time)
+    results = {instance: {name: (median_ms(samples[(instance, name, "a")]), median_ms(samples[(instance, name, "r")]))
+                          for name in ("channel", "topic", "is:unread", "search")} for instance in instances}
+    last = instances[-1]
+    init_database(setups[last][0].config["DATABASE_URL"])
+    return results, setups[last][0], setups[last][1]
 
 
 def bench_flags(app, user, repeat):
@@ -316,18 +333,26 @@ def main():
                         help="where the generated instance is cached (default: %(default)s)")
     parser.add_argument("--repeat", type=int, default=30, help="samples per fetch figure (default 30)")
     parser.add_argument("--sends", type=int, default=480, help="messages sent per throughput figure (default 480)")
+    parser.add_argument("--compare", type=int, default=None, metavar="N",
+                        help="also fetch from an N-message history, interleaved, to show figures do not grow "
+                             "with history (e.g. --compare 100000)")
     args = parser.parse_args()
 
-    instance = Path(args.workdir) / f"instance-{args.messages}"
-    if not (instance / "chat.sqlite3").exists():
-        instance.mkdir(parents=True, exist_ok=True)
-        print(f"Building a {args.messages:,}-message database in {instance} (cached for later runs)...",
-              file=sys.stderr)
-        started = time.perf_counter()
-        build_database(instance, args.messages)
-        print(f"  built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    sizes = [args.compare, args.messages] if args.compare else [args.messages]
+    instances = []
+    for size in sizes:
+        instance = Path(args.workdir) / f"instance-{size}"
+        if not (instance / "chat.sqlite3").exists():
+            instance.mkdir(parents=True, exist_ok=True)
+            print(f"Building a {size:,}-message database in {instance} (cached for later runs)...", file=sys.stderr)
+            started = time.perf_counter()
+            build_database(instance, size)
+            print(f"  built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        instances.append(instance)
+    instance = instances[-1]
 
-    fetch, app, user = bench_fetch(instance, args.repeat)
+    fetch_by_size, app, user = bench_fetch(instances, args.repeat)
+    fetch = fetch_by_size[instance]
     flags = bench_flags(app, user, max(5, args.repeat // 3))
     send = bench_send(instance, args.workdir, args.sends)
 
@@ -335,6 +360,11 @@ def main():
     print(f"{'GET /messages newest 100':30}{'p50':>10}{'raw SQL':>10}{'ratio':>8}")
     for name, (ours, raw) in fetch.items():
         print(f"  {name:28}{ours:>8.1f}ms{raw:>8.1f}ms{ours / raw:>7.1f}x")
+    if args.compare:
+        small = fetch_by_size[instances[0]]
+        print(f"Same fetches on {args.compare:,} messages (interleaved): p50, and {args.messages:,} / {args.compare:,}")
+        for name, (ours, _raw) in small.items():
+            print(f"  {name:28}{ours:>8.1f}ms{fetch[name][0] / ours:>9.2f}x")
     print(f"{'flags/narrow, 1000 messages':30}{flags[0]:>8.1f}ms{flags[1]:>8.1f}ms{flags[0] / flags[1]:>7.1f}x")
     print(f"{'POST /messages (50 subscribers)':30}{'msg/s':>10}{'1-INSERT':>10}{'ratio':>8}")
     for concurrency, (ours, base) in send.items():
