@@ -20,6 +20,7 @@ from .org import (
     PushDevice,
     UserPermission,
 )
+from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
 from .users import (
     ROLE_ADMINISTRATOR,
@@ -44,4 +45,5 @@ __all__ = [
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
+    "DRAFT_TYPES", "Draft", "SavedSnippet",
 ]
