@@ -17,6 +17,11 @@ from ..lib.serializers import draft_dict
 bp = Blueprint("drafts", __name__)
 
 
+def draft_object(var_name, value):
+    """A list item as decoded: check_draft checks it (a string item is not a draft, not JSON to decode)."""
+    return value
+
+
 @bp.get("/drafts")
 @endpoint()
 def get_drafts(user):
@@ -27,7 +32,7 @@ def get_drafts(user):
 
 
 @bp.post("/drafts")
-@endpoint(drafts=Param(list_of(check_dict), default=[]))
+@endpoint(drafts=Param(list_of(draft_object), default=[]))
 def create_drafts(user, drafts):
     """Store several drafts at once: every one is checked before any is stored."""
     check_drafts_enabled(user)
