@@ -244,3 +244,17 @@ def test_long_text_truncated_not_refused(org):
     [draft] = listed(hamlet)
     assert draft["topic"] == "t" * 57 + "..."
     assert len(draft["content"]) == 10000 and draft["content"].endswith("\n[message truncated]")
+
+
+def test_numbers_beyond_the_database_refused(org):
+    """Are ids and timestamps too large for a database integer (or NaN) refused or not found, never
+    an internal error?"""
+    hamlet = org.client(org.hamlet)
+    huge = 10**30
+    err(hamlet.post("drafts", drafts=[{"type": "stream", "to": [huge], "topic": "t", "content": "c"}]), 400,
+        "BAD_REQUEST", "drafts[0]['to'][0] is out of range")
+    err(hamlet.post("drafts", drafts=[private_draft(org.othello, timestamp=1e300)]), 400, "BAD_REQUEST",
+        "drafts[0]['timestamp'] is out of range")
+    err(hamlet.post("drafts", drafts='[{"type": "", "to": [], "topic": "", "content": "c", "timestamp": NaN}]'),
+        400, "BAD_REQUEST", "drafts[0]['timestamp'] is out of range")
+    err(hamlet.patch(f"drafts/{huge}", draft=stream_draft(org.denmark)), 404, "BAD_REQUEST", NOT_FOUND)

@@ -56,14 +56,15 @@ def test_edit_title_or_content(org):
 
 
 def test_delete_and_unknown(org):
-    """Is a deleted snippet gone, and do edit and delete of an unknown id give Zulip's error
-    (HTTP 404, code BAD_REQUEST)?"""
+    """Is a deleted snippet gone, and do edit and delete of an unknown id (even one too large for the
+    database) give Zulip's error (HTTP 404, code BAD_REQUEST)?"""
     hamlet = org.client(org.hamlet)
     snippet_id = create(hamlet)
     ok(hamlet.delete(f"saved_snippets/{snippet_id}"))
     assert listed(hamlet) == []
     err(hamlet.delete(f"saved_snippets/{snippet_id}"), 404, "BAD_REQUEST", NOT_FOUND)
     err(hamlet.patch("saved_snippets/9999", content="x"), 404, "BAD_REQUEST", NOT_FOUND)
+    err(hamlet.delete(f"saved_snippets/{10**30}"), 404, "BAD_REQUEST", NOT_FOUND)
 
 
 def test_other_users_snippets_are_invisible(org):

@@ -5,6 +5,7 @@ checks (types, NUL bytes) do not reach its fields: `check_draft` does them. Even
 queue of the draft's owner and nobody else's, as Zulip sends them.
 """
 
+import math
 import time
 
 from flask import current_app
@@ -16,7 +17,7 @@ from ..lib.errors import JsonableError
 from ..lib.params import ParamError, check_string
 from ..lib.serializers import draft_dict
 from ..lib.user_settings import user_setting
-from ..models import DRAFT_TYPES, Draft, UserProfile
+from ..models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
 
 DRAFT_FIELDS = ("type", "to", "topic", "content")
 OPTIONAL_DRAFT_FIELDS = ("timestamp",)
@@ -54,11 +55,16 @@ def _check_shape(var_name, raw):
     for index, item in enumerate(raw["to"]):
         if isinstance(item, bool) or not isinstance(item, int):
             raise ParamError(f"{var_name}['to'][{index}] is not an integer")
+        if abs(item) > MAX_DATABASE_INT:
+            raise ParamError(f"{var_name}['to'][{index}] is out of range")
     check_string(f"{var_name}['topic']", raw["topic"])
     check_string(f"{var_name}['content']", raw["content"])
     timestamp = raw.get("timestamp")
     if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))):
         raise ParamError(f"{var_name}['timestamp'] is not a number")
+    # Python's json accepts NaN and Infinity.
+    if timestamp is not None and not (math.isfinite(timestamp) and abs(timestamp) <= MAX_DATABASE_INT):
+        raise ParamError(f"{var_name}['timestamp'] is out of range")
 
 
 def _check_audience(user, draft_type, to):
@@ -117,7 +123,9 @@ def user_drafts(user):
 def access_draft(user, draft_id):
     """One of the user's own drafts; anyone else's, like a missing one, is 'Draft does not exist'
     (HTTP 404 with code BAD_REQUEST, as Zulip answers)."""
-    draft = Draft.get_or_none((Draft.id == draft_id) & (Draft.user_profile == user))
+    draft = None
+    if draft_id <= MAX_DATABASE_INT:
+        draft = Draft.get_or_none((Draft.id == draft_id) & (Draft.user_profile == user))
     if draft is None:
         raise JsonableError("Draft does not exist", http_status=404)
     return draft

@@ -5,7 +5,7 @@ from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..lib.serializers import saved_snippet_dict
-from ..models import SavedSnippet
+from ..models import MAX_DATABASE_INT, SavedSnippet
 
 
 def check_title(title):
@@ -31,7 +31,9 @@ def user_saved_snippets(user):
 def access_saved_snippet(user, snippet_id):
     """One of the user's own snippets; anyone else's, like a missing one, gives Zulip's
     'Saved snippet does not exist.' (HTTP 404, code BAD_REQUEST)."""
-    snippet = SavedSnippet.get_or_none((SavedSnippet.id == snippet_id) & (SavedSnippet.user_profile == user))
+    snippet = None
+    if snippet_id <= MAX_DATABASE_INT:
+        snippet = SavedSnippet.get_or_none((SavedSnippet.id == snippet_id) & (SavedSnippet.user_profile == user))
     if snippet is None:
         raise JsonableError("Saved snippet does not exist.", http_status=404)
     return snippet

@@ -1,6 +1,6 @@
 """Peewee models, split by domain. Import them from here."""
 
-from .base import BaseModel, JSONField, database, now
+from .base import MAX_DATABASE_INT, BaseModel, JSONField, database, now
 from .channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -36,7 +36,7 @@ from .users import (
 )
 
 __all__ = [
-    "BaseModel", "JSONField", "database", "now",
+    "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "now",
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
     "FLAG_BITS", "BotStorageData", "Message", "Reaction", "UserMessage", "UserTopic",

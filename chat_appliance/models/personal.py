@@ -16,7 +16,8 @@ class Draft(BaseModel):
     user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
     type = CharField(max_length=10)
     to = JSONField(default=list)
-    topic = CharField(max_length=60, default="")
+    # Text rather than a 60-character column: MAX_TOPIC_LENGTH is configurable.
+    topic = TextField(default="")
     content = TextField()
     # Unix seconds of the last edit; GET /drafts lists the most recently edited first.
     last_edit_time = IntegerField()
