@@ -18,7 +18,8 @@ bp = Blueprint("drafts", __name__)
 
 
 def draft_object(var_name, value):
-    """A list item as decoded: check_draft checks it (a string item is not a draft, not JSON to decode)."""
+    """Each item as the list's JSON decoded it; check_draft validates it. (check_dict would decode a
+    string item a second time, accepting a draft JSON-encoded twice.)"""
     return value
 
 
