@@ -45,8 +45,14 @@ def _organization_structure(database, backend):
     )
 
 
+def _drafts_and_snippets(database, backend):
+    """Server-side drafts and saved snippets (issue 7)."""
+    database.create_tables([m.Draft, m.SavedSnippet])
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
+    (20, "drafts and saved snippets", _drafts_and_snippets),
 ]

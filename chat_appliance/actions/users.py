@@ -11,6 +11,7 @@ from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
 from ..models import ROLE_MEMBER, ROLES, UserProfile
 from ..models.users import EMAIL_VISIBLE_EVERYONE
+from .drafts import delete_all_drafts
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
 MAX_NAME_LENGTH = 60
@@ -186,6 +187,8 @@ def do_change_settings(user, changes):
         user.settings = settings
         user.email = api_email_for(user)
         user.save()
+        if changes.get("enable_drafts_synchronization") is False:
+            delete_all_drafts(user)
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
     return list(changes)

@@ -3,6 +3,7 @@
 from . import (
     channel_folders,
     channels,
+    drafts,
     events,
     linkifiers,
     messages,
@@ -10,6 +11,7 @@ from . import (
     profile_fields,
     push,
     realm,
+    saved_snippets,
     server,
     typing,
     user_groups,
@@ -19,4 +21,5 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+    drafts.bp, saved_snippets.bp,
 ]

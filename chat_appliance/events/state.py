@@ -8,9 +8,13 @@ import time
 
 from flask import current_app
 
+from ..actions.drafts import user_drafts
+from ..actions.saved_snippets import user_saved_snippets
 from ..lib.access import can_access_stream_metadata
 from ..lib.serializers import (
     cross_realm_bot_dict,
+    draft_dict,
+    saved_snippet_dict,
     stream_dict,
     subscription_dict,
     user_dict,
@@ -18,7 +22,7 @@ from ..lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
-from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings
+from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from ..models import (
     FLAG_BITS,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
@@ -253,6 +257,17 @@ def fetch_user_settings(user, state, options):
         state.update({name: values[name] for name in LEGACY_TOP_LEVEL_SETTINGS if name in USER_SETTING_DEFAULTS})
 
 
+def fetch_drafts(user, state, options):
+    """drafts: the requester's drafts, none while synchronization is off (Zulip's rule)."""
+    enabled = user_setting(user, "enable_drafts_synchronization")
+    state["drafts"] = [draft_dict(d) for d in user_drafts(user)] if enabled else []
+
+
+def fetch_saved_snippets(user, state, options):
+    """saved_snippets: the requester's snippets."""
+    state["saved_snippets"] = [saved_snippet_dict(s) for s in user_saved_snippets(user)]
+
+
 def fetch_empty_lists(*keys):
     """Fetch types whose state this server does not keep yet."""
 
@@ -286,8 +301,8 @@ FETCHERS = {
     "realm_emoji": fetch_empty_lists(("realm_emoji", {})),
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
-    "drafts": fetch_empty_lists(("drafts", [])),
-    "saved_snippets": fetch_empty_lists(("saved_snippets", [])),
+    "drafts": fetch_drafts,
+    "saved_snippets": fetch_saved_snippets,
 }
 
 

@@ -185,3 +185,15 @@ def user_topic_dict(user_topic):
         "last_updated": user_topic.last_updated,
         "visibility_policy": user_topic.visibility_policy,
     }
+
+
+def draft_dict(draft):
+    """A draft as GET /drafts, /register and drafts events return it."""
+    return {"id": draft.id, "type": draft.type, "to": list(draft.to), "topic": draft.topic,
+            "content": draft.content, "timestamp": draft.last_edit_time}
+
+
+def saved_snippet_dict(snippet):
+    """A saved snippet as GET /saved_snippets, /register and saved_snippets events return it."""
+    return {"id": snippet.id, "title": snippet.title, "content": snippet.content,
+            "date_created": snippet.date_created}

@@ -1,6 +1,6 @@
 """Peewee models, split by domain. Import them from here."""
 
-from .base import BaseModel, JSONField, database, in_ids, now
+from .base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
 from .channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -20,6 +20,7 @@ from .org import (
     PushDevice,
     UserPermission,
 )
+from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
 from .users import (
     ROLE_ADMINISTRATOR,
@@ -35,7 +36,7 @@ from .users import (
 )
 
 __all__ = [
-    "BaseModel", "JSONField", "database", "in_ids", "now",
+    "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
     "FLAG_BITS", "BotStorageData", "Message", "Reaction", "UserMessage", "UserTopic",
@@ -44,4 +45,5 @@ __all__ = [
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
+    "DRAFT_TYPES", "Draft", "SavedSnippet",
 ]

@@ -7,6 +7,10 @@ from peewee import DatabaseProxy, Model, TextField
 
 database = DatabaseProxy()
 
+# The largest integer an id or timestamp column holds (64-bit signed on SQLite and PostgreSQL);
+# a larger client-sent number must be refused before a query, which would raise OverflowError.
+MAX_DATABASE_INT = 2**63 - 1
+
 
 def now():
     """The current UNIX time in whole seconds, as every API timestamp is."""
@@ -37,4 +41,4 @@ def in_ids(column, ids):
     ids = list(ids)
     if not ids:
         return SQL("0 = 1")
-    return column.in_(SQL("(" + ",".join("?" * len(ids)) + ")", ids))
+    return column.in_(SQL("(" + ",".join([database.param] * len(ids)) + ")", ids))

@@ -1,0 +1,163 @@
+"""Drafts kept on the server so that a user's clients share them (Zulip's draft synchronization).
+
+A draft arrives as a JSON object inside the `drafts` / `draft` parameter, so the params layer's
+checks (types, NUL bytes) do not reach its fields: `check_draft` does them. Events go to every
+queue of the draft's owner and nobody else's, as Zulip sends them.
+"""
+
+import math
+import time
+
+from flask import current_app
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.access import access_stream_by_id
+from ..lib.errors import JsonableError
+from ..lib.params import ParamError, check_string
+from ..lib.serializers import draft_dict
+from ..lib.user_settings import user_setting
+from ..models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
+
+DRAFT_FIELDS = ("type", "to", "topic", "content")
+OPTIONAL_DRAFT_FIELDS = ("timestamp",)
+# What Zulip appends when it shortens an over-long draft (it truncates rather than refuses,
+# so a client's autosave never fails on length).
+TOPIC_TRUNCATED = "..."
+CONTENT_TRUNCATED = "\n[message truncated]"
+
+
+def check_drafts_enabled(user):
+    """Every draft endpoint refuses while the user has turned synchronization off."""
+    if not user_setting(user, "enable_drafts_synchronization"):
+        raise JsonableError("User has disabled synchronizing drafts.")
+
+
+def truncate(text, limit, marker):
+    """At most `limit` characters, the end replaced by `marker` when shortened."""
+    return text if len(text) <= limit else text[:limit - len(marker)] + marker
+
+
+def _check_shape(var_name, raw):
+    """The object's keys and their JSON types; `id` and unknown keys are refused."""
+    if not isinstance(raw, dict):
+        raise ParamError(f"{var_name} is not a dict")
+    for key in raw:
+        if key not in DRAFT_FIELDS + OPTIONAL_DRAFT_FIELDS:
+            raise ParamError(f"{var_name} has an unexpected key '{key}'")
+    for key in DRAFT_FIELDS:
+        if key not in raw:
+            raise ParamError(f"{var_name} is missing '{key}'")
+    if raw["type"] not in DRAFT_TYPES:
+        raise ParamError(f"Invalid {var_name}['type']")
+    if not isinstance(raw["to"], list):
+        raise ParamError(f"{var_name}['to'] is not a list")
+    for index, item in enumerate(raw["to"]):
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ParamError(f"{var_name}['to'][{index}] is not an integer")
+        if abs(item) > MAX_DATABASE_INT:
+            raise ParamError(f"{var_name}['to'][{index}] is out of range")
+    check_string(f"{var_name}['topic']", raw["topic"])
+    check_string(f"{var_name}['content']", raw["content"])
+    timestamp = raw.get("timestamp")
+    if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float))):
+        raise ParamError(f"{var_name}['timestamp'] is not a number")
+    # Python's json accepts NaN and Infinity.
+    if timestamp is not None and not (math.isfinite(timestamp) and abs(timestamp) <= MAX_DATABASE_INT):
+        raise ParamError(f"{var_name}['timestamp'] is out of range")
+
+
+def _check_audience(user, draft_type, to):
+    """The normalized `to`: the one accessible channel, or existing users minus the requester."""
+    if draft_type == "stream":
+        if len(to) != 1:
+            raise JsonableError("Must specify exactly 1 channel ID for channel messages")
+        return [access_stream_by_id(user, to[0]).id]
+    if draft_type == "private" and to:
+        wanted = set(to)
+        found = {u.id for u in UserProfile.select(UserProfile.id)
+                 .where(UserProfile.id.in_(list(wanted)) & (UserProfile.realm == user.realm_id))}
+        missing = sorted(wanted - found)
+        if missing:
+            raise JsonableError(f"Invalid user ID {missing[0]}")
+        # As a direct message's recipients: the others, or the requester alone for a note to self.
+        return sorted(wanted - {user.id}) or [user.id]
+    return []
+
+
+def check_draft(user, var_name, raw):
+    """Validate one draft object; return the fields to store (never an `id`)."""
+    _check_shape(var_name, raw)
+    config = current_app.config
+    content = raw["content"].rstrip().lstrip("\n")
+    # Zulip's texts for message bodies, which clients already show.
+    if not content:
+        raise JsonableError("Message must not be empty")
+    if "\x00" in content:
+        raise JsonableError("Message must not contain null bytes")
+    topic = ""
+    if raw["type"] == "stream":
+        topic = truncate(raw["topic"], config["MAX_TOPIC_LENGTH"], TOPIC_TRUNCATED)
+        if "\x00" in topic:
+            raise JsonableError("Topic must not contain null bytes")
+    timestamp = raw.get("timestamp")
+    if timestamp is None:
+        timestamp = time.time()
+    if timestamp < 0:
+        raise JsonableError("Timestamp must not be negative.")
+    return {
+        "type": raw["type"],
+        "to": _check_audience(user, raw["type"], raw["to"]),
+        "topic": topic,
+        "content": truncate(content, config["MAX_MESSAGE_LENGTH"], CONTENT_TRUNCATED),
+        "last_edit_time": int(timestamp),
+    }
+
+
+def user_drafts(user):
+    """The user's drafts, most recently edited first (as GET /drafts and /register list them)."""
+    return list(Draft.select().where(Draft.user_profile == user)
+                .order_by(Draft.last_edit_time.desc(), Draft.id.desc()))
+
+
+def access_draft(user, draft_id):
+    """One of the user's own drafts; anyone else's, like a missing one, is 'Draft does not exist'
+    (HTTP 404 with code BAD_REQUEST, as Zulip answers)."""
+    draft = None
+    if draft_id <= MAX_DATABASE_INT:
+        draft = Draft.get_or_none((Draft.id == draft_id) & (Draft.user_profile == user))
+    if draft is None:
+        raise JsonableError("Draft does not exist", http_status=404)
+    return draft
+
+
+def do_create_drafts(user, validated):
+    """Store already-validated drafts in one transaction (all or none); return them."""
+    with write_transaction():
+        drafts = [Draft.create(user_profile=user, **fields) for fields in validated]
+    if drafts:
+        publish({"type": "drafts", "op": "add", "drafts": [draft_dict(d) for d in drafts]}, [user.id])
+    return drafts
+
+
+def do_edit_draft(draft, fields):
+    """Replace a draft by a validated one, keeping its id."""
+    with write_transaction():
+        for key, value in fields.items():
+            setattr(draft, key, value)
+        draft.save()
+    publish({"type": "drafts", "op": "update", "draft": draft_dict(draft)}, [draft.user_profile_id])
+
+
+def do_delete_draft(draft):
+    """Delete a draft."""
+    draft_id = draft.id
+    with write_transaction():
+        draft.delete_instance()
+    publish({"type": "drafts", "op": "remove", "draft_id": draft_id}, [draft.user_profile_id])
+
+
+def delete_all_drafts(user):
+    """Forget every stored draft: what turning synchronization off does. Call inside the settings
+    transaction. No events: clients keep their local copies (Zulip's documented behaviour)."""
+    Draft.delete().where(Draft.user_profile == user).execute()

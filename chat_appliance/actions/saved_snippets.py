@@ -1,0 +1,65 @@
+"""Saved snippets: titled Markdown a user keeps for inserting into messages. Only the owner's
+queues hear of changes."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.serializers import saved_snippet_dict
+from ..models import MAX_DATABASE_INT, SavedSnippet
+
+
+def check_title(title):
+    """Stripped; never empty (Zulip's text)."""
+    title = title.strip()
+    if not title:
+        raise JsonableError("Title cannot be empty.")
+    return title
+
+
+def check_snippet_content(content):
+    """Kept as sent, but not blank (Zulip's text)."""
+    if not content.strip():
+        raise JsonableError("Content cannot be empty.")
+    return content
+
+
+def user_saved_snippets(user):
+    """The user's snippets in the order they were created."""
+    return list(SavedSnippet.select().where(SavedSnippet.user_profile == user).order_by(SavedSnippet.id))
+
+
+def access_saved_snippet(user, snippet_id):
+    """One of the user's own snippets; anyone else's, like a missing one, gives Zulip's
+    'Saved snippet does not exist.' (HTTP 404, code BAD_REQUEST)."""
+    snippet = None
+    if snippet_id <= MAX_DATABASE_INT:
+        snippet = SavedSnippet.get_or_none((SavedSnippet.id == snippet_id) & (SavedSnippet.user_profile == user))
+    if snippet is None:
+        raise JsonableError("Saved snippet does not exist.", http_status=404)
+    return snippet
+
+
+def do_create_saved_snippet(user, title, content):
+    """Store a validated snippet; return it."""
+    with write_transaction():
+        snippet = SavedSnippet.create(user_profile=user, title=title, content=content)
+    publish({"type": "saved_snippets", "op": "add", "saved_snippet": saved_snippet_dict(snippet)}, [user.id])
+    return snippet
+
+
+def do_edit_saved_snippet(snippet, changes):
+    """Apply validated title/content changes (none is allowed: the event still tells the state)."""
+    with write_transaction():
+        for key, value in changes.items():
+            setattr(snippet, key, value)
+        snippet.save()
+    publish({"type": "saved_snippets", "op": "update", "saved_snippet": saved_snippet_dict(snippet)},
+            [snippet.user_profile_id])
+
+
+def do_delete_saved_snippet(snippet):
+    """Delete a snippet."""
+    snippet_id = snippet.id
+    with write_transaction():
+        snippet.delete_instance()
+    publish({"type": "saved_snippets", "op": "remove", "saved_snippet_id": snippet_id}, [snippet.user_profile_id])

@@ -1,0 +1,58 @@
+"""Drafts: GET|POST /drafts, PATCH|DELETE /drafts/{draft_id}."""
+
+from flask import Blueprint
+
+from ..actions.drafts import (
+    access_draft,
+    check_draft,
+    check_drafts_enabled,
+    do_create_drafts,
+    do_delete_draft,
+    do_edit_draft,
+    user_drafts,
+)
+from ..lib.params import Param, check_dict, endpoint, list_of
+from ..lib.serializers import draft_dict
+
+bp = Blueprint("drafts", __name__)
+
+
+def draft_object(var_name, value):
+    """Each item as the list's JSON decoded it; check_draft validates it. (check_dict would decode a
+    string item a second time, accepting a draft JSON-encoded twice.)"""
+    return value
+
+
+@bp.get("/drafts")
+@endpoint()
+def get_drafts(user):
+    """The requester's drafts, most recently edited first."""
+    check_drafts_enabled(user)
+    drafts = [draft_dict(d) for d in user_drafts(user)]
+    return {"count": len(drafts), "drafts": drafts}
+
+
+@bp.post("/drafts")
+@endpoint(drafts=Param(list_of(draft_object), default=[]))
+def create_drafts(user, drafts):
+    """Store several drafts at once: every one is checked before any is stored."""
+    check_drafts_enabled(user)
+    validated = [check_draft(user, f"drafts[{i}]", raw) for i, raw in enumerate(drafts)]
+    return {"ids": [d.id for d in do_create_drafts(user, validated)]}
+
+
+@bp.patch("/drafts/<int:draft_id>")
+@endpoint(draft=Param(check_dict))
+def edit_draft(user, draft_id, draft):
+    """Replace one of the requester's drafts."""
+    check_drafts_enabled(user)
+    stored = access_draft(user, draft_id)
+    do_edit_draft(stored, check_draft(user, "draft", draft))
+
+
+@bp.delete("/drafts/<int:draft_id>")
+@endpoint()
+def delete_draft(user, draft_id):
+    """Delete one of the requester's drafts."""
+    check_drafts_enabled(user)
+    do_delete_draft(access_draft(user, draft_id))
