@@ -143,6 +143,76 @@ def fanout_latencies(url, headers, n, rounds, immediate=False):
     return latencies, n * rounds
 
 
+def fanout_latencies_asyncio(url, headers, n, rounds):
+    """As fanout_latencies, with one asyncio loop holding n raw keep-alive HTTP/1.1 connections
+    instead of n `requests` threads, so the client's own cost (500 threads parsing responses
+    under one GIL, on the server's cores) does not dominate what is measured."""
+    import asyncio
+    import json
+    from urllib.parse import urlencode, urlparse
+
+    with ThreadPoolExecutor(32) as pool:
+        queue_ids = list(pool.map(lambda _: register(requests.Session(), url, headers, '["subscription"]'),
+                                  range(n)))
+    target = requests.post(url + "/users", headers=headers, data={
+        "email": f"bench-async{n}@example.com", "password": "bench-password", "full_name": f"Bench async {n}"}).json()
+    assert target["result"] == "success", target
+    parsed = urlparse(url)
+    latencies, sent_at = [], {}
+
+    async def read_response(reader):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+        return json.loads(await reader.readexactly(length))
+
+    async def poller(queue_id, gates, ready, stop):
+        reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
+        last = -1
+        ready.release()
+        while not stop.is_set():
+            query = urlencode({"queue_id": queue_id, "last_event_id": last})
+            writer.write(f"GET {parsed.path}/events?{query} HTTP/1.1\r\nHost: {parsed.netloc}\r\n"
+                         f"Authorization: {headers['Authorization']}\r\n\r\n".encode())
+            body = await read_response(reader)
+            now = time.perf_counter()
+            for event in body.get("events", []):
+                last = max(last, event["id"])
+                if event["type"] == "subscription":
+                    latencies.append((now - sent_at[event["id"]]) * 1000)
+                    await gates[event["id"]].wait()
+        writer.close()
+
+    async def run():
+        gates = [asyncio.Event() for _ in range(rounds)]
+        stop, ready = asyncio.Event(), asyncio.Semaphore(0)
+        tasks = [asyncio.create_task(poller(q, gates, ready, stop)) for q in queue_ids]
+        for _ in queue_ids:
+            await ready.acquire()
+        await asyncio.sleep(1.0 + n / 500)
+        session = requests.Session()
+        loop = asyncio.get_running_loop()
+        for event_id in range(rounds):
+            subscribe = event_id % 2 == 1
+            method = session.post if subscribe else session.delete
+            params = {"subscriptions": '[{"name": "general"}]' if subscribe else '["general"]',
+                      "principals": f'[{target["user_id"]}]'}
+            sent_at[event_id] = time.perf_counter()
+            await loop.run_in_executor(None, lambda: method(url + "/users/me/subscriptions", headers=headers,
+                                                            data=params).raise_for_status())
+            deadline = time.monotonic() + 10
+            while len(latencies) < n * (event_id + 1) and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
+            gates[event_id].set()
+            await asyncio.sleep(0.5 + n / 500)
+        stop.set()
+        for queue_id in queue_ids:
+            session.delete(url + "/events", headers=headers, data={"queue_id": queue_id})
+        await asyncio.wait(tasks, timeout=5)
+
+    asyncio.run(run())
+    return latencies, n * rounds
+
+
 def idle_queue_memory(proc, url, headers, count):
     """(RSS before MB, RSS after MB, KB per queue) for `count` registered, unpolled queues."""
     rss = lambda: psutil.Process(proc.pid).memory_info().rss / 2**20  # noqa: E731
@@ -164,6 +234,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=10, help="fan-outs per size (default: 10)")
     parser.add_argument("--immediate", action="store_true",
                         help="pollers re-poll at once, so delivery competes with the re-polls")
+    parser.add_argument("--client", choices=("asyncio", "threads"), default="asyncio",
+                        help="asyncio: one loop of raw keep-alive connections (default); threads: one "
+                             "`requests` thread per queue, which mostly measures the client itself")
     parser.add_argument("--idle-queues", type=int, default=1000, help="idle queues for the memory figure")
     args = parser.parse_args()
 
@@ -173,7 +246,10 @@ def main():
             base_ms, rate = baseline_request_ms(url)
             print(f"baseline: GET /server_settings {rate:.0f} req/s, {base_ms:.2f} ms per request")
             for n in args.sizes:
-                latencies, expected = fanout_latencies(url, headers, n, args.rounds, args.immediate)
+                if args.client == "asyncio":
+                    latencies, expected = fanout_latencies_asyncio(url, headers, n, args.rounds)
+                else:
+                    latencies, expected = fanout_latencies(url, headers, n, args.rounds, args.immediate)
                 p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
                 print(f"N={n}: {len(latencies)}/{expected} events delivered; p50 {p50:.1f} ms "
                       f"({p50 / base_ms:.1f}x baseline), p99 {p99:.1f} ms ({p99 / base_ms:.1f}x baseline), "
