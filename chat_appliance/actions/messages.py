@@ -170,6 +170,20 @@ def check_wildcard_permission(sender, rendered, stream, topic_key, subscriber_co
                                 code="TOPIC_WILDCARD_MENTION_NOT_ALLOWED")
 
 
+def check_group_mention_permission(sender, rendered):
+    """A non-silent group mention needs membership of the group's can_mention_group (Zulip)."""
+    if sender.is_system_bot or not rendered.mentioned_group_ids:
+        return
+    from ..lib.serializers import user_group_setting, user_group_setting_defaults
+    from ..lib.groups import is_user_in_setting
+    from ..models import UserGroup
+
+    defaults = user_group_setting_defaults(sender.realm_id)
+    for group in UserGroup.select().where(UserGroup.id.in_(list(rendered.mentioned_group_ids))):
+        if not is_user_in_setting(sender, user_group_setting(group, "can_mention_group", defaults)):
+            raise JsonableError(f"You are not allowed to mention user group '{group.name}'.")
+
+
 def recipient_flags(rendered, recipient_ids, *, sender_id, read_by_sender, is_direct, topic_participants):
     """Each recipient's initial flag bits."""
     mentioned = set(rendered.mentioned_user_ids)
@@ -262,6 +276,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
             raise JsonableError("Topics are required in this organization.")
         topic_key = topic.casefold()
     rendered = render_message(content, realm=sender.realm, sender=sender)
+    check_group_mention_permission(sender, rendered)
     has_link, has_image, has_attachment = link_facts(rendered)
     automatic_policy = None
     timestamp = date_sent or now()

@@ -7,8 +7,14 @@ group (realm.can_mention_many_users_group_id, channel and group settings) uses i
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
-from ..lib.groups import subgroup_closure
-from ..lib.serializers import USER_GROUP_SETTINGS, user_group_dict, user_group_setting_defaults
+from ..lib.groups import creator_group_value, is_user_in_setting, setting_names_group, subgroup_closure
+from ..lib.serializers import (
+    GROUP_CREATOR,
+    USER_GROUP_SETTINGS,
+    user_group_dict,
+    user_group_setting,
+    user_group_setting_defaults,
+)
 from ..models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
 from .users import active_user_ids
 
@@ -47,17 +53,45 @@ def access_group(realm_id, group_id):
     return group
 
 
-def access_group_for_update(user, group_id):
-    """A non-system group the user may manage: administrators, or members of can_manage_group."""
-    from ..lib.groups import is_user_in_group
+def user_has_group_permission(user, group, setting):
+    """Whether the user holds one of a group's permission settings (recursively)."""
+    value = user_group_setting(group, setting, user_group_setting_defaults(group.realm_id))
+    return is_user_in_setting(user, value)
 
+
+def may_manage_group(user, group):
+    """Administrators manage every group; others need can_manage_group."""
+    return user.is_realm_admin or user_has_group_permission(user, group, "can_manage_group")
+
+
+def access_group_for_update(user, group_id):
+    """A non-system group the user may manage (rename, settings, subgroups, deactivation)."""
     group = access_group(user.realm_id, group_id)
-    if group.is_system_group:
-        raise JsonableError("Insufficient permission")
-    manager_group = (group.settings or {}).get("can_manage_group")
-    if not (user.is_realm_admin or (manager_group and is_user_in_group(user, manager_group))):
+    if group.is_system_group or not may_manage_group(user, group):
         raise JsonableError("Insufficient permission")
     return group
+
+
+def check_member_change_permission(user, group, add, delete):
+    """Zulip's rules: managers change any membership; otherwise adding others needs
+    can_add_members_group, joining needs can_join_group or can_add_members_group, removing others
+    needs can_remove_members_group, and leaving needs can_leave_group or can_remove_members_group."""
+    if group.is_system_group:
+        raise JsonableError("Insufficient permission")
+    if may_manage_group(user, group):
+        return
+    others_added = [uid for uid in add if uid != user.id]
+    others_removed = [uid for uid in delete if uid != user.id]
+    allowed = (
+        (not others_added or user_has_group_permission(user, group, "can_add_members_group"))
+        and (user.id not in add or user_has_group_permission(user, group, "can_join_group")
+             or user_has_group_permission(user, group, "can_add_members_group"))
+        and (not others_removed or user_has_group_permission(user, group, "can_remove_members_group"))
+        and (user.id not in delete or user_has_group_permission(user, group, "can_leave_group")
+             or user_has_group_permission(user, group, "can_remove_members_group"))
+    )
+    if not allowed:
+        raise JsonableError("Insufficient permission")
 
 
 def check_group_name(realm_id, name, *, exclude_id=None):
@@ -112,6 +146,12 @@ def notify_group(realm_id, event):
 
 def do_create_group(creator, name, description, member_ids, subgroup_ids, settings):
     """A new group with its direct members and subgroups."""
+    # Settings defaulting to the creator are stored as that anonymous group, so they keep
+    # meaning the creator whatever happens to the account later.
+    settings = dict(settings)
+    for setting, default in GROUP_SETTINGS.items():
+        if default == GROUP_CREATOR and setting not in settings:
+            settings[setting] = creator_group_value(creator.id)
     with write_transaction():
         group = UserGroup.create(realm=creator.realm_id, name=name, description=description, creator=creator.id,
                                  settings=settings)
@@ -170,11 +210,11 @@ def group_in_use(group):
     if realm.can_mention_many_users_group_id == group.id:
         return True
     for stream in Stream.select(Stream.settings).where(Stream.realm == group.realm_id):
-        if group.id in (stream.settings or {}).values():
+        if any(setting_names_group(value, group.id) for value in (stream.settings or {}).values()):
             return True
     others = UserGroup.select(UserGroup.settings).where((UserGroup.realm == group.realm_id)
                                                         & (UserGroup.id != group.id) & ~UserGroup.deactivated)
-    return any(group.id in (other.settings or {}).values() for other in others)
+    return any(setting_names_group(value, group.id) for other in others for value in (other.settings or {}).values())
 
 
 def do_deactivate_group(group):

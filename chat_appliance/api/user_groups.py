@@ -9,6 +9,7 @@ from ..actions.user_groups import (
     access_group,
     access_group_for_update,
     check_group_name,
+    check_member_change_permission,
     check_member_ids,
     check_no_cycle,
     check_subgroup_ids,
@@ -30,12 +31,20 @@ bp = Blueprint("user_groups", __name__)
 
 
 def check_group_setting_value(var_name, value):
-    """A group id, or on update {"new": id} (Zulip's shape; anonymous groups are not supported)."""
+    """A group-setting value: a group id or an anonymous group {"direct_members": [...],
+    "direct_subgroups": [...]}; on update also wrapped as {"new": value, "old": value}."""
     value = check_any_json(var_name, value)
+    if isinstance(value, dict) and "new" in value:
+        value = value["new"]
     if isinstance(value, dict):
-        value = value.get("new")
+        if set(value) != {"direct_members", "direct_subgroups"} or not all(
+                isinstance(value[k], list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value[k])
+                for k in value):
+            raise ParamError(f"{var_name} is not a valid group-setting value")
+        return {"direct_members": sorted(set(value["direct_members"])),
+                "direct_subgroups": sorted(set(value["direct_subgroups"]))}
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ParamError(f"{var_name} is not a group id")
+        raise ParamError(f"{var_name} is not a valid group-setting value")
     return value
 
 
@@ -43,10 +52,20 @@ SETTING_PARAMS = {name: Param(check_group_setting_value, default=None) for name 
 
 
 def checked_settings(user, values):
-    """The settings sent, each naming an existing group."""
-    settings = {name: value for name, value in values.items() if value is not None}
-    for group_id in settings.values():
-        access_group(user.realm_id, group_id)
+    """The settings sent, each naming existing groups and users of the organization. A
+    one-subgroup anonymous group is stored as that group's id, as Zulip does."""
+    settings = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            check_member_ids(user.realm_id, value["direct_members"])
+            check_subgroup_ids(user.realm_id, value["direct_subgroups"])
+            if not value["direct_members"] and len(value["direct_subgroups"]) == 1:
+                value = value["direct_subgroups"][0]
+        else:
+            access_group(user.realm_id, value)
+        settings[name] = value
     return settings
 
 
@@ -91,8 +110,10 @@ def update_group(user, group_id, name, description, **settings):
 @bp.post("/user_groups/<int:group_id>/members")
 @endpoint(add=Param(list_of(check_int), default=[]), delete=Param(list_of(check_int), default=[]))
 def update_members(user, group_id, add, delete):
-    """Managers add and remove direct members (not of deactivated groups)."""
-    group = access_group_for_update(user, group_id)
+    """Add and remove direct members as the group's permission settings allow (not of
+    deactivated groups)."""
+    group = access_group(user.realm_id, group_id)
+    check_member_change_permission(user, group, add, delete)
     if group.deactivated:
         raise JsonableError("User group is deactivated.")
     current = set(direct_member_ids(group))

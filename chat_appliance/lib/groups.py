@@ -110,3 +110,29 @@ def set_role_group_membership(user, role):
         (UserGroupMembership.user_profile == user) & UserGroupMembership.user_group.in_(system_ids)
     ).execute()
     UserGroupMembership.create(user_profile=user, user_group=system_group(user.realm_id, ROLE_GROUP_NAME[role]))
+
+
+# A group-setting value is a group id, or an anonymous group: {"direct_members": [user ids],
+# "direct_subgroups": [group ids]} (Zulip's group-setting values).
+
+
+def creator_group_value(user_id):
+    """The anonymous group holding just a group's creator (Zulip's default for managing it)."""
+    return {"direct_members": [user_id] if user_id else [], "direct_subgroups": []}
+
+
+def is_user_in_setting(user, value):
+    """Whether the user is in a group-setting value (group id or anonymous group), recursively."""
+    if isinstance(value, dict):
+        if not user.is_active:
+            return False
+        return user.id in value.get("direct_members", ()) or any(
+            is_user_in_group(user, group_id) for group_id in value.get("direct_subgroups", ()))
+    return is_user_in_group(user, value)
+
+
+def setting_names_group(value, group_id):
+    """Whether a group-setting value refers to the group (directly or as an anonymous subgroup)."""
+    if isinstance(value, dict):
+        return group_id in value.get("direct_subgroups", ())
+    return value == group_id

@@ -140,28 +140,43 @@ def cross_realm_bot_dict(bot, requester, *, client_gravatar=True):
     return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)
 
 
-# Group-valued settings of user groups and the system group each defaults to (Zulip's).
+# Group-valued settings of user groups and what each defaults to (Zulip 10's defaults): a system
+# group, or GROUP_CREATOR, the anonymous group of just the group's creator.
+GROUP_CREATOR = "group_creator"
 USER_GROUP_SETTINGS = {
-    "can_add_members_group": "role:nobody",
+    "can_add_members_group": GROUP_CREATOR,
     "can_join_group": "role:nobody",
     "can_leave_group": "role:everyone",
-    "can_manage_group": "role:nobody",
+    "can_manage_group": GROUP_CREATOR,
     "can_mention_group": "role:everyone",
     "can_remove_members_group": "role:nobody",
 }
 
 
 def user_group_setting_defaults(realm_id):
-    """{setting: group id} of the defaults above, resolved once per organization."""
+    """{setting: group id} of the system-group defaults above, resolved once per organization
+    (None for GROUP_CREATOR, which depends on the group)."""
     from .groups import system_group
 
-    return {name: system_group(realm_id, default).id for name, default in USER_GROUP_SETTINGS.items()}
+    return {name: None if default == GROUP_CREATOR else system_group(realm_id, default).id
+            for name, default in USER_GROUP_SETTINGS.items()}
+
+
+def user_group_setting(group, name, setting_defaults):
+    """A group's setting value: stored, else its default (a group id or an anonymous group)."""
+    from .groups import creator_group_value
+
+    value = (group.settings or {}).get(name)
+    if value is None:
+        value = setting_defaults[name]
+    if value is None:
+        value = creator_group_value(group.creator_id)
+    return value
 
 
 def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
     """A user group as GET /user_groups, /register's realm_user_groups and user_group events
     show it. `setting_defaults` (user_group_setting_defaults) fills settings never set."""
-    settings = group.settings or {}
     data = {
         "id": group.id,
         "name": group.name,
@@ -173,7 +188,7 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
         "is_system_group": group.is_system_group,
         "deactivated": group.deactivated,
     }
-    data.update({name: settings.get(name) or setting_defaults[name] for name in USER_GROUP_SETTINGS})
+    data.update({name: user_group_setting(group, name, setting_defaults) for name in USER_GROUP_SETTINGS})
     return data
 
 
