@@ -118,18 +118,74 @@ def access_field(realm_id, field_id):
     return field
 
 
+# Zulip's length limits for text values.
+MAX_SHORT_TEXT_LENGTH = 50
+MAX_LONG_TEXT_LENGTH = 500
+
+
+def check_field_value(realm_id, field, value):
+    """A value valid for the field's type, as stored text; None or "" clears the field."""
+    from datetime import date
+    from urllib.parse import urlparse
+
+    from ..models import UserProfile
+
+    if value is None or value == "" or value == []:
+        return None
+    name = field.name
+    if field.field_type == USER:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise JsonableError(f"{name} is not a list of user ids") from None
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise JsonableError(f"{name} is not a list of user ids")
+        known = {u.id for u in UserProfile.select(UserProfile.id).where(
+            (UserProfile.realm == realm_id) & UserProfile.id.in_(value) & UserProfile.is_active)}
+        for user_id in value:
+            if user_id not in known:
+                raise JsonableError(f"Invalid user ID: {user_id}")
+        return json.dumps(sorted(set(value)))
+    if not isinstance(value, str):
+        raise JsonableError(f"{name} is not a string")
+    limit = MAX_LONG_TEXT_LENGTH if field.field_type == LONG_TEXT else MAX_SHORT_TEXT_LENGTH
+    if field.field_type in (SHORT_TEXT, LONG_TEXT, PRONOUNS, EXTERNAL_ACCOUNT) and len(value) > limit:
+        raise JsonableError(f"{name} is too long (limit: {limit} characters)")
+    if field.field_type == SELECT and value not in json.loads(field.field_data or "{}"):
+        raise JsonableError(f"'{value}' is not a valid choice for '{name}'.")
+    if field.field_type == DATE:
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            raise JsonableError(f"{name} is not a date") from None
+    if field.field_type == URL:
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise JsonableError(f"{name} is not a URL")
+    return value
+
+
 def check_profile_data(realm_id, profile_data):
-    """[{id, value}] with existing field ids and string (or null to clear) values."""
+    """[{id, value}] with existing field ids and values valid for each field's type."""
     checked = []
     for item in profile_data:
         if not isinstance(item, dict) or "id" not in item:
             raise JsonableError("profile_data is not a list of {id, value} objects")
         field = access_field(realm_id, item["id"])
-        value = item.get("value")
-        if value is not None and not isinstance(value, str):
-            value = json.dumps(value)
-        checked.append((field, value))
+        checked.append((field, check_field_value(realm_id, field, item.get("value"))))
     return checked
+
+
+def do_reorder_fields(realm_id, order):
+    """Set the display order: `order` must list every field of the organization exactly once."""
+    fields = {f.id: f for f in realm_fields(realm_id)}
+    if sorted(order) != sorted(fields) or len(set(order)) != len(order):
+        raise JsonableError("Invalid order mapping.")
+    with write_transaction():
+        for position, field_id in enumerate(order, 1):
+            CustomProfileField.update(order=position).where(CustomProfileField.id == field_id).execute()
+    notify_fields_changed(realm_id)
 
 
 def do_update_profile_data(user, checked):

@@ -1,4 +1,5 @@
-"""Custom profile fields: GET|POST /realm/profile_fields, PATCH|DELETE /realm/profile_fields/{id}."""
+"""Custom profile fields: GET|POST|PATCH (reorder) /realm/profile_fields,
+PATCH|DELETE /realm/profile_fields/{id}."""
 
 from flask import Blueprint
 
@@ -7,12 +8,13 @@ from ..actions.profile_fields import (
     check_field_attributes,
     do_create_field,
     do_delete_field,
+    do_reorder_fields,
     do_update_field,
     field_dict,
     realm_fields,
 )
 from ..lib.access import require_realm_admin
-from ..lib.params import Param, check_any_json, check_bool, check_int, endpoint
+from ..lib.params import Param, check_any_json, check_bool, check_int, endpoint, list_of
 
 bp = Blueprint("profile_fields", __name__)
 
@@ -37,6 +39,14 @@ def create_field(user, name, hint, field_type, field_data, display_in_profile_su
                             display_in_profile_summary=display_in_profile_summary, required=required,
                             editable_by_user=editable_by_user)
     return {"id": field.id}
+
+
+@bp.patch("/realm/profile_fields")
+@endpoint(order=Param(list_of(check_int)))
+def reorder_fields(user, order):
+    """Administrators set the display order of every field."""
+    require_realm_admin(user)
+    do_reorder_fields(user.realm_id, order)
 
 
 @bp.patch("/realm/profile_fields/<int:field_id>")
