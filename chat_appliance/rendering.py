@@ -7,7 +7,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 from peewee import fn
 
 from .lib.user_settings import user_setting
-from .markdown import MentionTarget, RenderContext, render, topic_links  # noqa: F401 (re-exported)
+from .markdown import MentionTarget, RenderContext, render
 from .models import Stream, UserGroup, UserProfile
 
 

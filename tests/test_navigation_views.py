@@ -20,7 +20,7 @@ def test_add_rules(org):
     client = org.client(org.hamlet)
     err(client.post("navigation_views", fragment="", is_pinned=True), 400, "BAD_REQUEST", "fragment cannot be blank")
     err(client.post("navigation_views", fragment="inbox", is_pinned=True, name="Mine"), 400, "BAD_REQUEST",
-        "Built-in views cannot have a custom name")
+        "Built-in views cannot have a custom name.")
     err(client.post("navigation_views", fragment="narrow/x", is_pinned=True), 400, "BAD_REQUEST")
     ok(client.post("navigation_views", fragment="inbox", is_pinned=False))
     err(client.post("navigation_views", fragment="inbox", is_pinned=True), 400, "BAD_REQUEST")
@@ -43,7 +43,7 @@ def test_update_builtin_pin_but_not_name(org):
     ok(client.patch("navigation_views/narrow/is/starred", is_pinned=False))
     assert ok(client.get("navigation_views"))["navigation_views"][0]["is_pinned"] is False
     err(client.patch("navigation_views/recent", name="Recent stuff"), 400, "BAD_REQUEST",
-        "Built-in views cannot have a custom name")
+        "Built-in views cannot have a custom name.")
 
 
 def test_unknown_fragment_not_found(org):
@@ -62,3 +62,20 @@ def test_remove(org, events):
     assert ok(client.get("navigation_views"))["navigation_views"] == []
     _event, ids = events.one("navigation_view", op="remove", fragment="narrow/is/alerted")
     assert ids == {org.hamlet.id}
+
+
+def test_custom_view_names_are_unique_per_user(org):
+    """Is a second custom view with the same name refused, on add and on rename?"""
+    client = org.client(org.hamlet)
+    ok(client.post("navigation_views", fragment="narrow/channel/1", is_pinned=True, name="Work"))
+    err(client.post("navigation_views", fragment="narrow/channel/2", is_pinned=True, name="Work"), 400,
+        "BAD_REQUEST", "Navigation view already exists.")
+    ok(client.post("navigation_views", fragment="narrow/channel/2", is_pinned=True, name="Play"))
+    err(client.patch("navigation_views/narrow/channel/2", name="Work"), 400, "BAD_REQUEST",
+        "Navigation view already exists.")
+
+
+def test_followed_is_not_built_in(org):
+    """Is narrow/is/followed a custom view (it needs a name), unlike the built-in views?"""
+    err(org.client(org.hamlet).post("navigation_views", fragment="narrow/is/followed", is_pinned=True), 400,
+        "BAD_REQUEST", "Custom views must have a valid name.")

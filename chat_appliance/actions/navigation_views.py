@@ -9,7 +9,7 @@ from ..models import NavigationView
 # only records whether it is pinned; built-in views never carry a name.
 BUILT_IN_FRAGMENTS = frozenset({
     "inbox", "recent", "feed", "drafts", "scheduled", "reminders",
-    "narrow/is/mentioned", "narrow/is/starred", "narrow/has/reaction/sender/me", "narrow/is/followed",
+    "narrow/is/mentioned", "narrow/is/starred", "narrow/has/reaction/sender/me",
 })
 
 
@@ -30,12 +30,18 @@ def check_new_view(user, fragment, name):
         raise JsonableError("fragment cannot be blank")
     if fragment in BUILT_IN_FRAGMENTS:
         if name is not None:
-            raise JsonableError("Built-in views cannot have a custom name")
+            raise JsonableError("Built-in views cannot have a custom name.")
     elif not (name and name.strip()):
-        raise JsonableError("Custom views must have a valid name")
-    if find_view(user, fragment) is not None:
+        raise JsonableError("Custom views must have a valid name.")
+    if find_view(user, fragment) is not None or name_taken(user, name):
         raise JsonableError("Navigation view already exists.")
     return fragment
+
+
+def name_taken(user, name):
+    """Whether another of the user's views already has this name (names are unique per user)."""
+    return name is not None and NavigationView.select().where(
+        (NavigationView.user_profile == user) & (NavigationView.name == name.strip())).exists()
 
 
 def do_add_view(user, fragment, is_pinned, name):

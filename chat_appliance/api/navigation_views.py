@@ -8,6 +8,7 @@ from ..actions.navigation_views import (
     BUILT_IN_FRAGMENTS,
     access_view_for_update,
     check_new_view,
+    name_taken,
     do_add_view,
     do_remove_view,
     do_update_view,
@@ -43,9 +44,11 @@ def update_view(user, fragment, is_pinned, name):
     changes = {}
     if name is not None:
         if fragment in BUILT_IN_FRAGMENTS:
-            raise JsonableError("Built-in views cannot have a custom name")
+            raise JsonableError("Built-in views cannot have a custom name.")
         if not name.strip():
-            raise JsonableError("Custom views must have a valid name")
+            raise JsonableError("Custom views must have a valid name.")
+        if name_taken(user, name):
+            raise JsonableError("Navigation view already exists.")
         changes["name"] = name.strip()
     if is_pinned is not None:
         changes["is_pinned"] = is_pinned

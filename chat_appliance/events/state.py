@@ -25,7 +25,6 @@ from ..lib.serializers import (
 from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from ..models import (
     FLAG_BITS,
-    RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
     DirectMessageGroupMember,
     GroupGroupMembership,

@@ -116,7 +116,8 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
     viewer's flag bits (None for a message outside their personal history). `fresh` marks
     messages created in this request."""
-    from ..rendering import topic_links, topic_links_context
+    from ..markdown import topic_links
+    from ..rendering import topic_links_context
 
     realm = viewer.realm
     links_context = topic_links_context(realm)
