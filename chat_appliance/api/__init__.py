@@ -5,12 +5,17 @@ from . import (
     channels,
     events,
     linkifiers,
+    message_delete,
+    message_edits,
+    message_reports,
     messages,
     navigation_views,
     profile_fields,
     push,
+    reactions,
     realm,
     server,
+    topics,
     typing,
     user_groups,
     users,
@@ -19,4 +24,5 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+    message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp, topics.bp,
 ]
