@@ -80,13 +80,13 @@ def do_delete_messages(messages):
     notify_messages_deleted(messages, holders, first_ids)
 
 
-def do_delete_topic(stream, topic_key, *, time_budget_seconds, batch_size=DELETE_TOPIC_BATCH_SIZE):
+def do_delete_topic(stream, topic_key, *, time_budget_seconds):
     """Delete a topic's messages newest first, a batch per transaction, until none are left
     (True) or the time budget is spent with messages left (False). Returns whether it finished."""
     deadline = time.monotonic() + time_budget_seconds
     in_topic = Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic_key))
     while True:
-        batch = list(in_topic.order_by(Message.id.desc()).limit(batch_size))
+        batch = list(in_topic.order_by(Message.id.desc()).limit(DELETE_TOPIC_BATCH_SIZE))
         if not batch:
             return True
         # At least one batch per request, so a client repeating the request always progresses.

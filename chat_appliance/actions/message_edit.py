@@ -57,14 +57,12 @@ class EditPlan:
         self.propagate_mode = "change_one"
         self.notify_old = False
         self.notify_new = True
+        # 'resolve' or 'unresolve' when the edit only adds or removes the resolved prefix.
+        self.resolve_only = None
 
     @property
     def moves(self):
         return self.topic is not None or self.stream is not None
-
-    @property
-    def resolve_only(self):
-        return self.stream is None and self.topic is not None and resolve_kind(self.message.topic, self.topic)
 
 
 def check_update_message(user, message, *, content, topic, stream_id, propagate_mode, notify_old, notify_new,
@@ -74,6 +72,8 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
 
     plan = EditPlan(message)
     plan.propagate_mode, plan.notify_old, plan.notify_new = propagate_mode, notify_old, notify_new
+    if propagate_mode != "change_one" and topic is None and stream_id is None:
+        raise JsonableError("Invalid propagate_mode without topic edit")
     if content is None and topic is None and stream_id is None:
         raise JsonableError("Nothing to change")
     if message.stream_id is None and (topic is not None or stream_id is not None):
@@ -89,8 +89,6 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         destination = access_stream_by_id(user, stream_id)
         access_stream_for_send(user, destination.id)
         plan.stream = destination
-    if propagate_mode != "change_one" and topic is None and stream_id is None:
-        raise JsonableError("Invalid propagate_mode without topic edit")
     if content is not None:
         if plan.stream is not None:
             raise JsonableError("Cannot change message content while changing channel")
@@ -102,6 +100,8 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
     if plan.content is None and not plan.moves:
         raise JsonableError("Nothing to change")
     if plan.topic is not None:
+        if plan.stream is None:
+            plan.resolve_only = resolve_kind(message.topic, plan.topic)
         check_topic_move(user, message, message.stream, resolve_only=bool(plan.resolve_only))
     if plan.stream is not None:
         check_channel_move(user, message, message.stream)
