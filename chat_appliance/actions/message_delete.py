@@ -48,10 +48,13 @@ def refresh_first_message_ids(stream_ids):
 def notify_messages_deleted(messages, holders, first_ids):
     """One delete_message event per conversation, to the users who had the messages and, for a
     channel whose history is shared, its subscribers (who may have read it from history)."""
-    groups = {}
+    groups, topics = {}, {}
     for message in messages:
-        groups.setdefault((message.stream_id, message.topic, message.recipient_id), []).append(message.id)
-    for (stream_id, topic, _recipient), ids in groups.items():
+        key = (message.stream_id, message.topic_key, message.recipient_id)
+        groups.setdefault(key, []).append(message.id)
+        topics.setdefault(key, message.topic)
+    for key, ids in groups.items():
+        stream_id, topic = key[0], topics[key]
         audience = {uid for mid in ids for uid in holders.get(mid, ())}
         event = {"type": "delete_message", "message_ids": sorted(ids)}
         if stream_id is None:
