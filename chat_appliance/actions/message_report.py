@@ -1,8 +1,10 @@
 """Reporting a message to the organization's moderators (POST /messages/{id}/report).
 
 The report is a Notification Bot message in the moderation request channel, in one topic per
-reported user ("Reports: NAME"), quoting the message and linking to it.
+reported user ("NAME moderation", as Zulip names it), quoting the message and linking to it.
 """
+
+import re
 
 from ..lib.errors import JsonableError
 from ..markdown.urls import topic_narrow
@@ -20,8 +22,14 @@ def check_report(user, report_type, description):
     channel_id = user.realm.moderation_request_channel_id
     stream = Stream.get_or_none((Stream.id == channel_id) & (Stream.realm == user.realm_id)) if channel_id else None
     if stream is None or stream.deactivated:
-        raise JsonableError("Moderation request channel must be specified to enable message reporting.")
+        raise JsonableError("Message reporting is not enabled in this organization.")
     return stream
+
+
+def unused_fence(content):
+    """A backtick fence longer than any in the content, so the quote cannot be closed early."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", content)), default=0)
+    return "`" * max(4, longest + 1)
 
 
 def message_link(realm, message):
@@ -38,9 +46,11 @@ def do_report_message(user, message, report_name, description, moderation_stream
              f"sent by @_**{sender.full_name}|{sender.id}**.",
              f"- Reason: **{report_name}**"]
     if (description or "").strip():
-        lines += ["- Notes:", "````quote", description.strip(), "````"]
-    lines += ["", f"**Message sent by @_**{sender.full_name}|{sender.id}**:**", "````quote", message.content, "````"]
+        fence = unused_fence(description)
+        lines += ["- Notes:", f"{fence}quote", description.strip(), fence]
+    fence = unused_fence(message.content)
+    lines += ["", f"**Message sent by @_**{sender.full_name}|{sender.id}**:**", f"{fence}quote", message.content, fence]
     bot = system_bot(user.realm, NOTIFICATION_BOT[0])
     check_send_message(bot, message_type="stream", to=moderation_stream.id,
-                       topic=f"Reports: {sender.full_name}"[:MAX_TOPIC], content="\n".join(lines),
+                       topic=f"{sender.full_name} moderation"[:MAX_TOPIC], content="\n".join(lines),
                        client_name="Internal", limits=limits)
