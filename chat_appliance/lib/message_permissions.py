@@ -8,7 +8,7 @@ to the organization's setting, as in Zulip, where a channel setting can only wid
 
 Decisions where Zulip's documentation leaves room:
 - Content: only the sender may edit it, while the organization allows editing, within
-  message_content_edit_limit_seconds (0 = no limit). Administrators cannot edit others' content.
+  message_content_edit_limit_seconds (0 = no limit; 20 s of grace). Administrators cannot edit others' content.
 - Topic moves: can_move_messages_between_topics_group (default everyone but guests) or the
   channel's can_move_messages_within_channel_group; channel moves: can_move_messages_between_
   channels_group (same default) or the source channel's can_move_messages_out_of_channel_group,
@@ -28,6 +28,9 @@ from .errors import JsonableError
 from .groups import is_user_in_group
 
 ONE_WEEK = 7 * 24 * 3600
+# Zulip allows content edits this many seconds past the limit: the web app offers editing until
+# shortly before it, and a slow network should not turn a timely edit into an error.
+EDIT_LIMIT_BUFFER_SECONDS = 20
 
 REALM_MESSAGE_SETTING_DEFAULTS = {
     "can_move_messages_between_topics_group": "role:members",
@@ -84,7 +87,8 @@ def check_content_edit(user, message):
         raise JsonableError("Your organization has turned off message editing")
     if message.sender_id != user.id:
         raise JsonableError("You don't have permission to edit this message")
-    if not within_limit(message, realm.message_content_edit_limit_seconds):
+    limit = realm.message_content_edit_limit_seconds
+    if limit and not within_limit(message, limit + EDIT_LIMIT_BUFFER_SECONDS):
         raise JsonableError("The time limit for editing this message has past")
 
 
