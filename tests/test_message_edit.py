@@ -172,6 +172,24 @@ def test_topic_move_change_all_with_notifications(org):
     assert org.hamlet.full_name in note and org.hamlet.full_name in old_note
 
 
+def test_whole_topic_move_carries_visibility_policies(org):
+    """Does a change_all move carry a user's followed topic to the new name, with user_topic
+    events removing the old policy and setting the new one, while change_one leaves policies be?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    first = send(hamlet, topic="castle")
+    ok(othello.post("user_topics", stream_id=org.denmark.id, topic="castle", visibility_policy=3))
+    ok(hamlet.patch(f"messages/{first}", topic="aside"))
+    assert [t["topic_name"] for t in ok(othello.get("user_topics"))["user_topics"]] == ["castle"]
+    second = send(hamlet, topic="castle")
+    queue = register(othello, event_types=["user_topic"])["queue_id"]
+    ok(hamlet.patch(f"messages/{second}", topic="keep", propagate_mode="change_all",
+                    send_notification_to_new_thread=False))
+    [policy] = ok(othello.get("user_topics"))["user_topics"]
+    assert (policy["stream_id"], policy["topic_name"], policy["visibility_policy"]) == (org.denmark.id, "keep", 3)
+    events = get_events(othello, queue)
+    assert [(e["topic_name"], e["visibility_policy"]) for e in events] == [("castle", 0), ("keep", 3)]
+
+
 def test_topic_move_change_one_and_later(org):
     """Does change_one move only the message and change_later it and the newer ones, with the
     default notification only in the new thread?"""

@@ -17,7 +17,7 @@ from ..lib.access import can_read_stream_history
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from ..lib.messages import flags_to_names, message_audience_ids
-from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, now
+from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..rendering import render_message, render_topic_links
 from .message_delete import notify_first_message_ids, refresh_first_message_ids
 from .messages import (
@@ -27,6 +27,7 @@ from .messages import (
     normalize_topic,
     recipient_flags,
     topic_participant_ids,
+    user_topic_event,
 )
 
 RESOLVED_TOPIC_PREFIX = "✔ "
@@ -163,12 +164,35 @@ def move_personal_rows(message_ids, destination):
     return losing
 
 
+def move_user_topics(old_stream, old_topic, new_stream, new_topic, timestamp):
+    """A whole topic's visibility policies (muted, followed, ...) move with it, as in Zulip; where
+    a user already has a policy for the destination, theirs there is kept. Returns the
+    user_topic events as (user_id, event)."""
+    events = []
+    rows = UserTopic.select().where((UserTopic.stream == old_stream.id)
+                                    & (UserTopic.topic_key == old_topic.casefold()))
+    for row in list(rows):
+        kept = UserTopic.get_or_none((UserTopic.user_profile == row.user_profile_id)
+                                     & (UserTopic.stream == new_stream.id)
+                                     & (UserTopic.topic_key == new_topic.casefold()))
+        if kept is None or kept.id == row.id:
+            UserTopic.update(stream=new_stream.id, topic=new_topic, topic_key=new_topic.casefold(),
+                             last_updated=timestamp).where(UserTopic.id == row.id).execute()
+            policy = row.visibility_policy
+        else:
+            row.delete_instance()
+            policy = kept.visibility_policy
+        events.append((row.user_profile_id, user_topic_event(old_stream.id, old_topic, 0, timestamp)))
+        events.append((row.user_profile_id, user_topic_event(new_stream.id, new_topic, policy, timestamp)))
+    return events
+
+
 def do_update_message(user, plan):
     """Apply a validated edit in one transaction, then publish the events and post the notes."""
     timestamp = now()
     message = plan.message
     old_stream, old_topic = message.stream, message.topic
-    losing, first_ids, flags = set(), {}, {}
+    losing, first_ids, flags, topic_events = set(), {}, {}, []
     with write_transaction():
         moved = messages_to_move(user, message, plan.propagate_mode) if plan.moves else [message]
         moved_ids = [m.id for m in moved]
@@ -198,8 +222,12 @@ def do_update_message(user, plan):
         if plan.stream is not None:
             losing = move_personal_rows(moved_ids, plan.stream)
             first_ids = refresh_first_message_ids({old_stream.id, plan.stream.id})
+        if plan.moves and plan.propagate_mode == "change_all":
+            topic_events = move_user_topics(old_stream, old_topic, plan.stream or old_stream, message.topic, timestamp)
     notify_message_updated(user, plan, moved_ids, old_stream, old_topic, timestamp, flags, losing)
     notify_first_message_ids(first_ids)
+    for user_id, event in topic_events:
+        publish(event, [user_id])
     post_move_notes(user, plan, len(moved_ids), old_stream, old_topic)
 
 
