@@ -345,3 +345,25 @@ def test_subject_alias(org, alias):
     mid = send(hamlet)
     ok(hamlet.patch(f"messages/{mid}", **{alias: "renamed"}))
     assert fetch(hamlet, mid)["subject"] == "renamed"
+
+
+def test_move_into_private_channel_posts_note_there(org):
+    """Does the Notification Bot's note reach a private destination channel it is not in?"""
+    admin = org.client(org.admin)
+    mid = send(admin, topic="plans")
+    ok(admin.patch(f"messages/{mid}", stream_id=org.secret.id, propagate_mode="change_all"))
+    [note] = bot_messages(admin, "secret", "plans")
+    assert "This topic was moved here from" in note and "Denmark" in note
+
+
+def test_event_topics_follow_empty_topic_capability(org):
+    """Is the empty topic in update_message shown as 'general chat' to clients without the
+    empty_topic_name capability, and as '' to those with it?"""
+    hamlet = org.client(org.hamlet)
+    mid = send(hamlet, topic="")
+    plain = register(hamlet, event_types=["update_message"])["queue_id"]
+    capable = register(hamlet, event_types=["update_message"],
+                       client_capabilities={"empty_topic_name": True})["queue_id"]
+    ok(hamlet.patch(f"messages/{mid}", topic="named", send_notification_to_new_thread=False))
+    assert get_events(hamlet, plain)[0]["orig_subject"] == "general chat"
+    assert get_events(hamlet, capable)[0]["orig_subject"] == ""
