@@ -12,8 +12,9 @@ def set_moderation_channel(stream_id):
 
 
 def reports(client, stream="secret"):
-    body = ok(client.get("messages", anchor="newest", num_before=10, num_after=0,
-                         narrow=[["stream", stream], ["sender", "notification-bot@zulip.example"]], apply_markdown=False))
+    narrow = [["stream", stream], ["sender", "notification-bot@zulip.example"]]
+    body = ok(client.get("messages", anchor="newest", num_before=10, num_after=0, narrow=narrow,
+                         apply_markdown=False))
     return body["messages"]
 
 

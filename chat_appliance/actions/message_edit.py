@@ -13,16 +13,18 @@ guest not subscribed to it) lose their copy and get delete_message events instea
 
 from ..db import backend, write_transaction
 from ..events.bus import publish
-from ..lib.access import can_read_stream_history
+from ..lib.access import access_stream_by_id, can_read_stream_history
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from ..lib.messages import flags_to_names, message_audience_ids
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..rendering import render_message, render_topic_links
 from .message_delete import notify_first_message_ids, refresh_first_message_ids
+from .realm import NOTIFICATION_BOT, system_bot
 from .messages import (
     access_stream_for_send,
     check_content,
+    check_send_message,
     link_facts,
     normalize_topic,
     recipient_flags,
@@ -58,6 +60,7 @@ class EditPlan:
         self.propagate_mode = "change_one"
         self.notify_old = False
         self.notify_new = True
+        self.limits = None
         # 'resolve' or 'unresolve' when the edit only adds or removes the resolved prefix.
         self.resolve_only = None
 
@@ -69,9 +72,8 @@ class EditPlan:
 def check_update_message(user, message, *, content, topic, stream_id, propagate_mode, notify_old, notify_new,
                          limits):
     """Validate an edit against Zulip's rules (lib/message_permissions.py); returns an EditPlan."""
-    from ..lib.access import access_stream_by_id
-
     plan = EditPlan(message)
+    plan.limits = limits
     plan.propagate_mode, plan.notify_old, plan.notify_new = propagate_mode, notify_old, notify_new
     if propagate_mode != "change_one" and topic is None and stream_id is None:
         raise JsonableError("Invalid propagate_mode without topic edit")
@@ -264,8 +266,6 @@ def notify_message_updated(user, plan, moved_ids, old_stream, old_topic, timesta
 
 def post_move_notes(user, plan, count, old_stream, old_topic):
     """The Notification Bot's notes in the old and new conversations, as the client asked."""
-    from .realm import NOTIFICATION_BOT, system_bot
-
     if not plan.moves:
         return
     new_stream = plan.stream or old_stream
@@ -291,12 +291,8 @@ def post_move_notes(user, plan, count, old_stream, old_topic):
             notes.append((old_stream, old_topic, f"{what_old} {new_link} by {who}."))
         if plan.notify_new:
             notes.append((new_stream, new_topic, f"{what_new} {old_link} by {who}."))
-    if not notes:
-        return
-    from .messages import check_send_message
-
-    bot = system_bot(user.realm, NOTIFICATION_BOT[0])
+    bot = system_bot(user.realm, NOTIFICATION_BOT[0]) if notes else None
     for stream, topic, content in notes:
         check_send_message(bot, message_type="stream", to=stream.id, topic=topic, content=content,
-                           client_name="Internal", limits={"max_message_length": 10000, "max_topic_length": 60})
+                           client_name="Internal", limits=plan.limits)
 

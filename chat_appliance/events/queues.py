@@ -259,8 +259,9 @@ class QueueManager:
         """The events a queue receives for one bus event (most pass through unchanged).
 
         update_message arrives with `user_flags` ({user_id: flag names}) and leaves with the
-        receiving user's `flags`. delete_message arrives with `message_ids`: clients that declared bulk_message_deletion get
-        it as is, others (zulip-terminal) one event per message with `message_id`. Topics of
+        receiving user's `flags`. delete_message arrives with `message_ids`: clients that declared
+        bulk_message_deletion get it as is, others (zulip-terminal) one event per message with
+        `message_id`. Topics of
         update_message and delete_message are shown as the display name to clients without the
         empty_topic_name capability.
         """
