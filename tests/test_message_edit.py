@@ -106,6 +106,30 @@ def test_invalid_requests(org):
     err(hamlet.patch(f"messages/{mid}", topic="t", propagate_mode="all"), 400, "BAD_REQUEST")
 
 
+def test_prev_content_sha256_guards_concurrent_edits(org):
+    """Is an edit naming the SHA-256 of content that is no longer current refused, and one naming
+    the current content's hash accepted?"""
+    import hashlib
+
+    hamlet = org.client(org.hamlet)
+    mid = send(hamlet, content="v1")
+    ok(hamlet.patch(f"messages/{mid}", content="v2", prev_content_sha256=hashlib.sha256(b"v1").hexdigest()))
+    err(hamlet.patch(f"messages/{mid}", content="v3", prev_content_sha256=hashlib.sha256(b"v1").hexdigest()),
+        400, "BAD_REQUEST")
+    assert ok(hamlet.get(f"messages/{mid}"))["raw_content"] == "v2"
+
+
+def test_edit_checks_wildcard_mention_permission(org, monkeypatch):
+    """Is an edit adding a topic wildcard mention held to the same permission as sending one?"""
+    from chat_appliance.actions import messages as sending
+
+    hamlet = org.client(org.hamlet)
+    mid = send(hamlet, content="plain")
+    monkeypatch.setattr(sending, "WILDCARD_MENTION_THRESHOLD", 0)
+    err(hamlet.patch(f"messages/{mid}", content="@**topic** look"), 400, "TOPIC_WILDCARD_MENTION_NOT_ALLOWED",
+        "You do not have permission to use topic wildcard mentions in this topic.")
+
+
 def test_emptied_content_becomes_deleted_marker(org):
     """Does an edit to empty content store '(deleted)', as Zulip does, rather than fail?"""
     hamlet = org.client(org.hamlet)

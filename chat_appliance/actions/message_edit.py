@@ -11,6 +11,8 @@ a copy but cannot read the new channel (it is private and they are not subscribe
 guest not subscribed to it) lose their copy and get delete_message events instead of the update.
 """
 
+import hashlib
+
 from ..db import backend, write_transaction
 from ..events.bus import publish
 from ..lib.access import access_stream_by_id, can_read_stream_history
@@ -19,12 +21,14 @@ from ..lib.message_permissions import check_channel_move, check_content_edit, ch
 from ..lib.messages import flags_to_names, message_audience_ids
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..rendering import render_message, render_topic_links
+from .channels import subscriber_ids
 from .message_delete import notify_first_message_ids, refresh_first_message_ids
 from .realm import NOTIFICATION_BOT, system_bot
 from .messages import (
     access_stream_for_send,
     check_content,
     check_send_message,
+    check_wildcard_permission,
     link_facts,
     normalize_topic,
     recipient_flags,
@@ -70,7 +74,7 @@ class EditPlan:
 
 
 def check_update_message(user, message, *, content, topic, stream_id, propagate_mode, notify_old, notify_new,
-                         limits):
+                         limits, prev_content_sha256=None):
     """Validate an edit against Zulip's rules (lib/message_permissions.py); returns an EditPlan."""
     plan = EditPlan(message)
     plan.limits = limits
@@ -96,10 +100,17 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         if plan.stream is not None:
             raise JsonableError("Cannot change message content while changing channel")
         check_content_edit(user, message)
+        # Feature level 379: a client names the content it edited, so a concurrent edit is not lost.
+        if prev_content_sha256 is not None and prev_content_sha256 != hashlib.sha256(
+                message.content.encode()).hexdigest():
+            raise JsonableError("The message was edited since the client loaded it.")
         content = check_content(content, limits["max_message_length"]) if content.strip() else DELETED_CONTENT
         if content != message.content:
             plan.content = content
             plan.rendered = render_message(content, realm=user.realm, sender=message.sender)
+            if message.stream_id is not None:
+                check_wildcard_permission(user, plan.rendered, message.stream, message.topic_key,
+                                          len(subscriber_ids(message.stream)))
     if plan.content is None and not plan.moves:
         raise JsonableError("Nothing to change")
     if plan.topic is not None:

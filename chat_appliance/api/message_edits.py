@@ -18,15 +18,17 @@ bp = Blueprint("message_edits", __name__)
     propagate_mode=Param(one_of(*PROPAGATE_MODES), default="change_one"),
     send_notification_to_old_thread=Param(check_bool, default=False),
     send_notification_to_new_thread=Param(check_bool, default=True),
+    prev_content_sha256=Param(default=None),
 )
 def update_message(user, message_id, content, topic, stream_id, propagate_mode, send_notification_to_old_thread,
-                   send_notification_to_new_thread):
+                   send_notification_to_new_thread, prev_content_sha256):
     """Edit a message's content, move it (and others of its topic) to another topic or channel,
     or resolve its topic."""
     message, _flags = access_message(user, message_id)
     plan = check_update_message(user, message, content=content, topic=topic, stream_id=stream_id,
                                 propagate_mode=propagate_mode, notify_old=send_notification_to_old_thread,
-                                notify_new=send_notification_to_new_thread, limits=limits())
+                                notify_new=send_notification_to_new_thread, limits=limits(),
+                                prev_content_sha256=prev_content_sha256)
     do_update_message(user, plan)
     return {"detached_uploads": []}
 
