@@ -104,6 +104,9 @@ def test_invalid_requests(org):
     err(hamlet.patch(f"messages/{mid}", propagate_mode="change_all"), 400, "BAD_REQUEST",
         "Invalid propagate_mode without topic edit")
     err(hamlet.patch(f"messages/{mid}", topic="t", propagate_mode="all"), 400, "BAD_REQUEST")
+    for resolved_general_chat in ("✔", "✔ general chat"):
+        err(hamlet.patch(f"messages/{mid}", topic=resolved_general_chat), 400, "BAD_REQUEST",
+            "General chat cannot be marked as resolved")
 
 
 def test_prev_content_sha256_guards_concurrent_edits(org):
@@ -212,6 +215,23 @@ def test_whole_topic_move_carries_visibility_policies(org):
     assert (policy["stream_id"], policy["topic_name"], policy["visibility_policy"]) == (org.denmark.id, "keep", 3)
     events = get_events(othello, queue)
     assert [(e["topic_name"], e["visibility_policy"]) for e in events] == [("castle", 0), ("keep", 3)]
+
+
+def test_moved_policy_merges_with_destination_policy(org):
+    """When the destination topic already has a policy of the user, is Zulip's merge applied
+    (muted meeting unmuted gives unmuted; muted meeting followed gives no policy)?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+
+    def policies():
+        return {t["topic_name"]: t["visibility_policy"] for t in ok(othello.get("user_topics"))["user_topics"]}
+
+    for source, destination, expected in ((1, 2, {"b": 2}), (1, 3, {})):
+        ok(othello.post("user_topics", stream_id=org.denmark.id, topic="b", visibility_policy=destination))
+        ok(othello.post("user_topics", stream_id=org.denmark.id, topic="a", visibility_policy=source))
+        mid = send(hamlet, topic="a")
+        ok(hamlet.patch(f"messages/{mid}", topic="b", propagate_mode="change_all",
+                        send_notification_to_new_thread=False))
+        assert policies() == expected
 
 
 def test_topic_move_change_one_and_later(org):

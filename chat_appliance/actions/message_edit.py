@@ -18,8 +18,9 @@ from ..events.bus import publish
 from ..lib.access import access_stream_by_id, can_read_stream_history
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
-from ..lib.messages import flags_to_names, message_audience_ids
+from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
+from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
 from .channels import subscriber_ids
 from .message_delete import notify_first_message_ids, refresh_first_message_ids
@@ -89,7 +90,9 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
     if topic is not None:
         new_topic = normalize_topic(topic, limits["max_topic_length"])
         if new_topic == "" and user.realm.settings.get("mandatory_topics"):
-            raise JsonableError("Topic can't be empty")
+            raise JsonableError("Topics are required in this organization.")
+        if new_topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
+            raise JsonableError("General chat cannot be marked as resolved")
         if new_topic != message.topic:
             plan.topic = new_topic
     if stream_id is not None and stream_id != message.stream_id:
@@ -177,10 +180,19 @@ def move_personal_rows(message_ids, destination):
     return losing
 
 
+def merged_visibility_policy(moved, existing):
+    """Zulip's rule when a moved topic meets one the user already has a policy for: the same
+    policy stays; otherwise unmuted wins if either is unmuted (err on showing messages), else
+    neither policy is kept."""
+    if moved == existing:
+        return moved
+    return TOPIC_UNMUTED if TOPIC_UNMUTED in (moved, existing) else TOPIC_INHERIT
+
+
 def move_user_topics(old_stream, old_topic, new_stream, new_topic, timestamp):
-    """A whole topic's visibility policies (muted, followed, ...) move with it, as in Zulip; where
-    a user already has a policy for the destination, theirs there is kept. Returns the
-    user_topic events as (user_id, event)."""
+    """A whole topic's visibility policies (muted, followed, ...) move with it, as in Zulip,
+    merging with any policy the user has for the destination. Returns the user_topic events as
+    (user_id, event)."""
     events = []
     rows = UserTopic.select().where((UserTopic.stream == old_stream.id)
                                     & (UserTopic.topic_key == old_topic.casefold()))
@@ -194,7 +206,12 @@ def move_user_topics(old_stream, old_topic, new_stream, new_topic, timestamp):
             policy = row.visibility_policy
         else:
             row.delete_instance()
-            policy = kept.visibility_policy
+            policy = merged_visibility_policy(row.visibility_policy, kept.visibility_policy)
+            if policy == TOPIC_INHERIT:
+                kept.delete_instance()
+            elif policy != kept.visibility_policy:
+                UserTopic.update(visibility_policy=policy, last_updated=timestamp).where(
+                    UserTopic.id == kept.id).execute()
         events.append((row.user_profile_id, user_topic_event(old_stream.id, old_topic, 0, timestamp)))
         events.append((row.user_profile_id, user_topic_event(new_stream.id, new_topic, policy, timestamp)))
     return events
