@@ -138,3 +138,19 @@ def test_delete_topic_general_chat_is_empty_topic(org):
     mid = send(hamlet, topic="")
     ok(org.client(org.admin).post(f"streams/{org.denmark.id}/delete_topic", topic_name="general chat"))
     assert not exists(mid)
+
+
+def test_channel_and_bot_owner_delete_rights(org):
+    """Does a channel's can_delete_any_message_group let a moderator delete others' messages
+    there, and may a bot's owner delete the bot's messages?"""
+    from .test_message_edit import grant_in_channel
+
+    mid = send(org.client(org.hamlet))
+    err(org.client(org.moderator).delete(f"messages/{mid}"), 400, "BAD_REQUEST")
+    grant_in_channel(org.denmark, "can_delete_any_message_group", "role:moderators")
+    ok(org.client(org.moderator).delete(f"messages/{mid}"))
+    bot = org.client(org.bot)
+    bot_message = ok(bot.post("messages", type="stream", to="general", topic="bot", content="beep"))["id"]
+    err(org.client(org.othello).delete(f"messages/{bot_message}"), 400, "BAD_REQUEST")
+    ok(org.client(org.hamlet).delete(f"messages/{bot_message}"))
+    assert not exists(bot_message)

@@ -411,3 +411,25 @@ def test_event_topics_follow_empty_topic_capability(org):
     ok(hamlet.patch(f"messages/{mid}", topic="named", send_notification_to_new_thread=False))
     assert get_events(hamlet, plain)[0]["orig_subject"] == "general chat"
     assert get_events(hamlet, capable)[0]["orig_subject"] == ""
+
+
+def grant_in_channel(stream, setting, group_name):
+    """Set one of a channel's group settings to a system group."""
+    from chat_appliance.lib.groups import system_group
+    from chat_appliance.models import Stream
+
+    with database.connection_context():
+        row = Stream.get_by_id(stream.id)
+        row.settings = dict(row.settings, **{setting: system_group(row.realm_id, group_name).id})
+        row.save()
+
+
+def test_channel_group_setting_widens_who_may_move(org):
+    """Does a channel's can_move_messages_within_channel_group let a guest rename topics there,
+    though the organization's default does not?"""
+    mid = send(org.client(org.hamlet), to="Verona", topic="t")
+    guest = org.client(org.guest)
+    err(guest.patch(f"messages/{mid}", topic="u"), 400, "BAD_REQUEST")
+    grant_in_channel(org.verona, "can_move_messages_within_channel_group", "role:everyone")
+    ok(guest.patch(f"messages/{mid}", topic="u"))
+    assert fetch(guest, mid)["subject"] == "u"
