@@ -258,11 +258,24 @@ def test_resolve_and_unresolve_are_not_moves(org):
     assert message["subject"] == "✔ bug" and "last_moved_timestamp" not in message
     assert message["edit_history"][0]["prev_topic"] == "bug"
     assert "has marked this topic as resolved." in bot_messages(hamlet, "Verona", "✔ bug")[0]
+    # The note is older than the undo grace period, so unresolving posts its own note.
+    with database.connection_context():
+        Message.update(date_sent=Message.date_sent - 61).where(Message.topic == "✔ bug").execute()
     # Resolving needs only can_resolve_topics_group (everyone), so even a guest may unresolve.
-    ok(org.client(org.guest).patch(f"messages/{mid}", topic="bug", propagate_mode="change_one"))
+    ok(org.client(org.guest).patch(f"messages/{mid}", topic="bug", propagate_mode="change_all"))
     message = fetch(hamlet, mid)
     assert message["subject"] == "bug" and "last_moved_timestamp" not in message
-    assert "has marked this topic as unresolved." in bot_messages(hamlet, "Verona", "bug")[0]
+    assert "has marked this topic as unresolved." in bot_messages(hamlet, "Verona", "bug")[-1]
+
+
+def test_quick_unresolve_deletes_resolve_note(org):
+    """Does unresolving within the grace period delete the fresh 'resolved' note instead of
+    adding an 'unresolved' one?"""
+    hamlet = org.client(org.hamlet)
+    mid = send(hamlet, topic="oops")
+    ok(hamlet.patch(f"messages/{mid}", topic="✔ oops", propagate_mode="change_all"))
+    ok(hamlet.patch(f"messages/{mid}", topic="oops", propagate_mode="change_all"))
+    assert bot_messages(hamlet, "Denmark", "oops") == [] and bot_messages(hamlet, "Denmark", "✔ oops") == []
 
 
 def test_move_permissions(org):

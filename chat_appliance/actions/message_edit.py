@@ -23,7 +23,7 @@ from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile,
 from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
 from .channels import subscriber_ids
-from .message_delete import notify_first_message_ids, refresh_first_message_ids
+from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
 from .realm import NOTIFICATION_BOT, system_bot
 from .messages import (
     access_stream_for_send,
@@ -40,6 +40,10 @@ from .messages import (
 RESOLVED_TOPIC_PREFIX = "✔ "
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
 MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
+# Resolving then quickly unresolving (or the reverse) deletes the first note instead of posting a
+# second one, so an accidental click leaves no trace (Zulip's grace period).
+RESOLVE_UNDO_GRACE_SECONDS = 60
+RESOLVE_NOTE_ENDINGS = ("has marked this topic as resolved.", "has marked this topic as unresolved.")
 # Zulip stores an edit that empties a message as this text rather than refusing it.
 DELETED_CONTENT = "(deleted)"
 
@@ -292,6 +296,19 @@ def notify_message_updated(user, plan, moved_ids, old_stream, old_topic, timesta
                  "stream_id": old_stream.id, "topic": old_topic}, losing)
 
 
+def undo_recent_resolve_note(user, stream, topic):
+    """Delete the topic's newest message if it is a resolve/unresolve note younger than the grace
+    period; returns whether it did."""
+    last = (Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic.casefold()))
+            .order_by(Message.id.desc()).first())
+    bot = system_bot(user.realm, NOTIFICATION_BOT[0])
+    if (last is None or last.sender_id != bot.id or not last.content.endswith(RESOLVE_NOTE_ENDINGS)
+            or now() - last.date_sent > RESOLVE_UNDO_GRACE_SECONDS):
+        return False
+    do_delete_messages([last])
+    return True
+
+
 def post_move_notes(user, plan, count, old_stream, old_topic):
     """The Notification Bot's notes in the old and new conversations, as the client asked."""
     if not plan.moves:
@@ -302,7 +319,7 @@ def post_move_notes(user, plan, count, old_stream, old_topic):
     notes = []
     kind = plan.resolve_only
     if kind:
-        if plan.notify_new:
+        if plan.notify_new and not undo_recent_resolve_note(user, new_stream, new_topic):
             verb = "resolved" if kind == "resolve" else "unresolved"
             notes.append((new_stream, new_topic, f"{who} has marked this topic as {verb}."))
     else:
