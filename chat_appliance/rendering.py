@@ -7,7 +7,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 from peewee import fn
 
 from .lib.user_settings import user_setting
-from .markdown import MentionTarget, RenderContext, render
+from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile
 
 
@@ -57,6 +57,11 @@ def render_context(realm, sender=None):
 def render_message(content, *, realm, sender):
     """Render a message's Markdown: HTML plus mentions and link facts (RenderResult)."""
     return render(content, render_context(realm, sender))
+
+
+def render_topic_links(topic, realm):
+    """The topic_links of one topic (for many, build topic_links_context once)."""
+    return topic_links(topic, topic_links_context(realm))
 
 
 def topic_links_context(realm):

@@ -1,8 +1,6 @@
 """Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
 and message events."""
 
-import json
-
 from ..models import (
     FLAG_BITS,
     in_ids,
@@ -180,9 +178,9 @@ class MessageRecord:
                  "edit_history", "is_me_message", "realm_id", "sender", "stream")
 
     def __init__(self, row, sender, stream):
+        # Peewee's .dicts() applies field conversions: edit_history arrives decoded.
         for name, value in row.items():
             setattr(self, name, value)
-        self.edit_history = json.loads(row["edit_history"]) if row["edit_history"] else None
         self.sender = sender
         self.stream = stream
 
@@ -206,3 +204,17 @@ def load_messages(message_ids):
                 "stream_id" if k == "stream" else "realm_id" if k == "realm" else k): v for k, v in row.items()}
         by_id[row["id"]] = MessageRecord(row, senders[row["sender_id"]], streams.get(row["stream_id"]))
     return [by_id[mid] for mid in message_ids if mid in by_id]
+
+
+def message_audience_ids(message_ids, stream=None):
+    """Who hears of changes to these messages: the users with a personal row for one of them and,
+    in a channel whose history is shared with subscribers, its subscribers (who may have read the
+    messages from history without a row)."""
+    from ..actions.channels import subscriber_ids
+    from ..models import UserMessage
+
+    audience = {row.user_profile_id for row in UserMessage.select(UserMessage.user_profile)
+                .where(UserMessage.message.in_(list(message_ids))).distinct()}
+    if stream is not None and stream.history_public_to_subscribers:
+        audience |= subscriber_ids(stream)
+    return audience
