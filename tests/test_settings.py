@@ -78,3 +78,47 @@ def test_email_visibility_hides_real_address(org):
     assert as_admin["delivery_email"] == "hamlet@zulip.example"
     # The real address and the API key still authenticate.
     assert ok(org.client(org.hamlet).get("users/me"))["delivery_email"] == "hamlet@zulip.example"
+
+
+def test_message_permission_settings_round_trip_and_apply(org):
+    """Can administrators set who may move topics and the delete time limit, does /register report
+    them, and does the move permission then apply?"""
+    from chat_appliance.lib.groups import system_group
+
+    from .test_events import register
+
+    with database.connection_context():
+        admins = system_group(org.realm.id, "role:administrators").id
+    client = org.client(org.admin)
+    ok(client.patch("realm", can_move_messages_between_topics_group=admins,
+                    message_content_delete_limit_seconds="unlimited", move_messages_within_stream_limit_seconds=60))
+    state = register(org.client(org.hamlet), fetch_event_types=["realm"])
+    assert state["realm_can_move_messages_between_topics_group"] == admins
+    assert state["realm_message_content_delete_limit_seconds"] is None
+    assert state["realm_move_messages_within_stream_limit_seconds"] == 60
+    msg = ok(org.client(org.othello).post("messages", type="stream", to="Denmark", topic="a", content="x"))["id"]
+    err(org.client(org.hamlet).patch(f"messages/{msg}", topic="b", propagate_mode="change_all"), 400,
+        "BAD_REQUEST")
+    ok(org.client(org.admin).patch(f"messages/{msg}", topic="b", propagate_mode="change_all"))
+
+
+def test_message_permission_settings_validation(org):
+    """Are an unknown group and a negative limit refused, and are these settings admin-only?"""
+    err(org.client(org.admin).patch("realm", can_delete_any_message_group=99999), 400, "BAD_REQUEST")
+    err(org.client(org.admin).patch("realm", message_content_delete_limit_seconds=-5), 400, "BAD_REQUEST")
+    err(org.client(org.hamlet).patch("realm", message_content_delete_limit_seconds=5), 400,
+        "UNAUTHORIZED_PRINCIPAL")
+
+
+def test_message_permission_settings_event(org):
+    """Does a change reach clients as a realm update_dict event?"""
+    from chat_appliance.lib.groups import system_group
+
+    from .test_events import get_events, register
+
+    with database.connection_context():
+        moderators = system_group(org.realm.id, "role:moderators").id
+    queue = register(org.client(org.hamlet), event_types=["realm"])["queue_id"]
+    ok(org.client(org.admin).patch("realm", can_delete_any_message_group=moderators))
+    [event] = get_events(org.client(org.hamlet), queue)
+    assert event["op"] == "update_dict" and event["data"]["can_delete_any_message_group"] == moderators

@@ -62,4 +62,12 @@ def do_update_realm(realm, changes):
             setattr(realm, key, value)
         realm.save()
     for key, value in changes.items():
+        if key == "settings":
+            continue  # announced per setting below
         publish({"type": "realm", "op": "update", "property": key, "value": value}, active_user_ids(realm.id))
+    if "settings" in changes:
+        from ..lib.message_permissions import realm_message_settings_state
+
+        state = realm_message_settings_state(realm)
+        publish({"type": "realm", "op": "update_dict", "property": "default",
+                 "data": {key[len("realm_"):]: value for key, value in state.items()}}, active_user_ids(realm.id))

@@ -9,6 +9,7 @@ from ..actions.users import check_full_name, do_change_full_name, do_change_sett
 from ..lib.access import require_realm_admin
 from ..lib.errors import JsonableError
 from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, int_range, one_of
+from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
 from ..lib.user_settings import USER_SETTING_DEFAULTS
 from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
 
@@ -34,8 +35,19 @@ def check_edit_limit(var_name, value):
     return int_range(low=1)(var_name, value)
 
 
+def check_limit_or_unlimited(var_name, value):
+    """Seconds, or "unlimited" (stored as None)."""
+    if value == "unlimited":
+        return None
+    return int_range(low=0)(var_name, value)
+
+
+MESSAGE_SETTING_PARAMS = {name: Param(check_group_setting, default=None) for name in MESSAGE_GROUP_SETTINGS}
+MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=()) for name in MESSAGE_LIMIT_SETTINGS})
+
+
 @bp.patch("/realm")
-@endpoint(
+@endpoint(**MESSAGE_SETTING_PARAMS,
     name=Param(default=None),
     description=Param(default=None),
     moderation_request_channel_id=Param(check_int, default=None),
@@ -45,11 +57,22 @@ def check_edit_limit(var_name, value):
     message_content_edit_limit_seconds=Param(check_edit_limit, default=None),
 )
 def update_realm(user, name, description, moderation_request_channel_id, message_edit_history_visibility_policy,
-                 can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds):
+                 can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds,
+                 **message_settings):
     """Administrators change organization settings."""
     require_realm_admin(user)
     realm = user.realm
     changes = {}
+    stored = dict(realm.settings or {})
+    for setting, value in message_settings.items():
+        if value is None and setting in MESSAGE_GROUP_SETTINGS or value == ():
+            continue  # not sent (limits use () as "absent", since None means unlimited)
+        if setting in MESSAGE_GROUP_SETTINGS and not UserGroup.select().where(
+                (UserGroup.id == value) & (UserGroup.realm == realm)).exists():
+            raise JsonableError("Invalid user group ID")
+        stored[setting] = value
+    if stored != (realm.settings or {}):
+        changes["settings"] = stored
     if name is not None:
         name = name.strip()
         if not name or len(name) > MAX_REALM_NAME_LENGTH:

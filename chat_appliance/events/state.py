@@ -73,6 +73,8 @@ RETENTION_FOREVER = -1
 
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
+    from ..lib.message_permissions import realm_message_settings_state
+
     realm = user.realm
     config = current_app.config
     state.update({
@@ -95,7 +97,9 @@ def fetch_realm(user, state, options):
         "server_typing_stopped_wait_period_milliseconds": TYPING_STOPPED_WAIT_MS,
         "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,
         "server_report_message_types": [{"key": key, "name": name} for key, name in REPORT_MESSAGE_TYPES],
+        "realm_can_mention_many_users_group": realm.can_mention_many_users_group_id,
     })
+    state.update(realm_message_settings_state(realm))
 
 
 def fetch_realm_users(user, state, options):

@@ -57,6 +57,18 @@ def _group_id(realm, value):
     return group.id if group else None
 
 
+MESSAGE_GROUP_SETTINGS = tuple(k for k in REALM_MESSAGE_SETTING_DEFAULTS if k.endswith("_group"))
+MESSAGE_LIMIT_SETTINGS = tuple(k for k in REALM_MESSAGE_SETTING_DEFAULTS if k.endswith("_seconds"))
+
+
+def realm_message_settings_state(realm):
+    """These settings as /register's realm_* keys: group settings as group ids, limits in seconds
+    (None: no limit)."""
+    state = {f"realm_{name}": _group_id(realm, realm_setting(realm, name)) for name in MESSAGE_GROUP_SETTINGS}
+    state.update({f"realm_{name}": realm_setting(realm, name) for name in MESSAGE_LIMIT_SETTINGS})
+    return state
+
+
 def realm_allows(user, setting):
     """Whether the user is in the organization's group for this setting."""
     group_id = _group_id(user.realm, realm_setting(user.realm, setting))
