@@ -4,7 +4,7 @@ import re
 
 from peewee import fn
 
-from ..db import backend, write_transaction
+from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
@@ -249,15 +249,17 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
     The account's API key stops working at once (authentication refuses inactive users); the
     realm_user update with is_active false lets the events layer drop the account's queues.
     """
+    from .message_delete import notify_messages_deleted
+
     actions = actions or {}
     bots = list(UserProfile.select().where((UserProfile.bot_owner == user) & UserProfile.is_active))
     for target in [*bots, user]:
         audience = active_user_ids(target.realm_id)
-        deleted_messages, first_ids = apply_deactivation_actions(target, actions)
+        deleted, holders, first_ids = apply_deactivation_actions(target, actions)
         with write_transaction():
             UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
         target.is_active = False
-        notify_messages_deleted(deleted_messages, first_ids)
+        notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):
             publish({"type": "realm_user", "op": "update",
                      "person": {"user_id": target.id, "full_name": target.full_name}}, audience)
@@ -272,7 +274,8 @@ def messages_to_delete(user, actions):
     """The messages the deletion actions name, sent by the user."""
     from ..models import Message, Stream
 
-    query = Message.select(Message.id, Message.stream, Message.topic).where(Message.sender == user)
+    query = Message.select(Message.id, Message.stream, Message.topic, Message.topic_key,
+                           Message.recipient).where(Message.sender == user)
     wanted = []
     if actions.get("delete_direct_messages"):
         wanted.append(Message.stream.is_null())
@@ -292,11 +295,10 @@ def messages_to_delete(user, actions):
 def apply_deactivation_actions(user, actions):
     """Delete the profile and messages the actions ask for, in one transaction.
 
-    Returns ([(message, recipient user ids)], {stream_id: new first_message_id}).
+    Returns (deleted messages, {message_id: holder ids}, {stream_id: new first_message_id}) for
+    message_delete.notify_messages_deleted.
     """
-    from peewee import fn as peewee_fn
-
-    from ..models import Message, Stream, UserMessage
+    from .message_delete import delete_message_rows
 
     with write_transaction():
         if actions.get("delete_profile"):
@@ -306,39 +308,9 @@ def apply_deactivation_actions(user, actions):
             user.save()
         messages = messages_to_delete(user, actions)
         if not messages:
-            return [], {}
-        ids = [m.id for m in messages]
-        holders = {}
-        for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(
-                UserMessage.message.in_(ids)):
-            holders.setdefault(row.message_id, []).append(row.user_profile_id)
-        Message.delete().where(Message.id.in_(ids)).execute()
-        # Reactions and personal rows cascade; the search index is not a foreign-key table.
-        backend().unindex_messages(Message._meta.database, ids)
-        first_ids = {}
-        for stream_id in {m.stream_id for m in messages if m.stream_id is not None}:
-            first = Message.select(peewee_fn.MIN(Message.id)).where(Message.stream == stream_id).scalar()
-            Stream.update(first_message_id=first).where(Stream.id == stream_id).execute()
-            first_ids[stream_id] = first
-    return [(m, holders.get(m.id, [])) for m in messages], first_ids
-
-
-def notify_messages_deleted(deleted, first_ids):
-    """delete_message to each message's recipients; stream first_message_id updates."""
-    from ..actions.channels import stream_audience_ids
-    from ..models import Stream
-
-    for message, user_ids in deleted:
-        event = {"type": "delete_message", "message_ids": [message.id], "message_id": message.id}
-        if message.stream_id is None:
-            event["message_type"] = "private"
-        else:
-            event.update(message_type="stream", stream_id=message.stream_id, topic=message.topic)
-        publish(event, user_ids)
-    for stream_id, first in first_ids.items():
-        stream = Stream.get_by_id(stream_id)
-        publish({"type": "stream", "op": "update", "property": "first_message_id", "value": first,
-                 "stream_id": stream_id, "name": stream.name}, stream_audience_ids(stream))
+            return [], {}, {}
+        holders, first_ids = delete_message_rows(messages)
+    return messages, holders, first_ids
 
 
 def do_reactivate_user(user):

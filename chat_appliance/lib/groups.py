@@ -32,30 +32,27 @@ def system_group(realm, name):
     return UserGroup.get((UserGroup.realm == realm) & (UserGroup.name == name) & UserGroup.is_system_group)
 
 
-def supergroup_closure(group_ids):
-    """The given groups and every group that contains one of them, at any depth."""
+def _closure(group_ids, *, upward):
+    """The given groups and, at any depth, the groups containing them (upward) or they contain."""
+    near, far = ((GroupGroupMembership.subgroup, GroupGroupMembership.supergroup) if upward
+                 else (GroupGroupMembership.supergroup, GroupGroupMembership.subgroup))
     seen = set(group_ids)
     frontier = set(group_ids)
     while frontier:
-        rows = GroupGroupMembership.select(GroupGroupMembership.supergroup).where(
-            GroupGroupMembership.subgroup.in_(list(frontier))
-        )
-        frontier = {row.supergroup_id for row in rows} - seen
+        rows = GroupGroupMembership.select(far).where(near.in_(list(frontier))).tuples()
+        frontier = {row[0] for row in rows} - seen
         seen |= frontier
     return seen
+
+
+def supergroup_closure(group_ids):
+    """The given groups and every group that contains one of them, at any depth."""
+    return _closure(group_ids, upward=True)
 
 
 def subgroup_closure(group_ids):
     """The given groups and every group they contain, at any depth."""
-    seen = set(group_ids)
-    frontier = set(group_ids)
-    while frontier:
-        rows = GroupGroupMembership.select(GroupGroupMembership.subgroup).where(
-            GroupGroupMembership.supergroup.in_(list(frontier))
-        )
-        frontier = {row.subgroup_id for row in rows} - seen
-        seen |= frontier
-    return seen
+    return _closure(group_ids, upward=False)
 
 
 def group_ids_of_user(user):
