@@ -7,6 +7,7 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
+from ..lib.auth import forget_cached_credentials
 from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
 from ..models import ROLE_MEMBER, ROLES, UserProfile
@@ -168,6 +169,7 @@ def do_regenerate_api_key(user):
     key = generate_api_key()
     with write_transaction():
         UserProfile.update(api_key=key).where(UserProfile.id == user.id).execute()
+    forget_cached_credentials(user.id)
     user.api_key = key
     return key
 
@@ -236,6 +238,7 @@ def do_change_delivery_email(user, new_email):
         user.delivery_email = new_email
         user.email = api_email_for(user)
         user.save()
+    forget_cached_credentials(user.id)
     audience = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     seeing = [u.id for u in audience if can_see_real_email(u, user)]
     publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, "delivery_email": new_email}},
@@ -259,6 +262,7 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
         with write_transaction():
             UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
         target.is_active = False
+        forget_cached_credentials(target.id)
         notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):
             publish({"type": "realm_user", "op": "update",

@@ -76,7 +76,8 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
 
 
 @bp.get("/events")
-@endpoint(queue_id=Param(), last_event_id=Param(check_int, default=None), dont_block=Param(check_bool, default=False))
+@endpoint(auth="cached", queue_id=Param(), last_event_id=Param(check_int, default=None),
+          dont_block=Param(check_bool, default=False))
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
     queue = manager.access(queue_id, user.id)
@@ -88,7 +89,7 @@ def get_events(user, queue_id, last_event_id, dont_block):
 
 
 @bp.delete("/events")
-@endpoint(queue_id=Param())
+@endpoint(auth="cached", queue_id=Param())
 def delete_queue(user, queue_id):
     """Remove one of the requester's queues."""
     manager.access(queue_id, user.id)
