@@ -7,7 +7,7 @@ import traceback
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
-from .api import BLUEPRINTS
+from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
 from .events import bus
@@ -37,6 +37,8 @@ def create_app(config=None):
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+    for blueprint in ROOT_BLUEPRINTS:
+        app.register_blueprint(blueprint)
     register_error_handlers(app)
     register_request_hooks(app)
     return app

@@ -45,8 +45,14 @@ def _organization_structure(database, backend):
     )
 
 
+def _uploads_and_presence(database, backend):
+    """Uploaded files and reported presence (issue 9: real clients)."""
+    database.create_tables([m.Attachment, m.UserPresence])
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
+    (40, "uploads and presence", _uploads_and_presence),
 ]

@@ -12,6 +12,7 @@ from . import (
     realm,
     server,
     typing,
+    uploads,
     user_groups,
     users,
 )
@@ -19,4 +20,8 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+    uploads.bp,
 ]
+
+# Mounted at the site root: the URLs that messages link to.
+ROOT_BLUEPRINTS = [uploads.downloads_bp]

@@ -21,6 +21,7 @@ from .org import (
     UserPermission,
 )
 from .realm import EDIT_HISTORY_POLICIES, Realm
+from .uploads import Attachment, UserPresence
 from .users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -44,4 +45,5 @@ __all__ = [
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
+    "Attachment", "UserPresence",
 ]
