@@ -1,6 +1,7 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
 from . import (
+    bot_storage,
     channel_folders,
     channels,
     events,
@@ -20,7 +21,7 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
-    uploads.bp,
+    uploads.bp, bot_storage.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
