@@ -8,6 +8,7 @@ from . import (
     linkifiers,
     messages,
     navigation_views,
+    presence,
     profile_fields,
     push,
     realm,
@@ -21,7 +22,7 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
-    uploads.bp, bot_storage.bp,
+    uploads.bp, bot_storage.bp, presence.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
