@@ -35,6 +35,9 @@ DEFAULTS = {
     "PUSH_RELAY_PUBLIC_KEYS": [],
     # Seconds to wait for the relay before giving up on a registration.
     "PUSH_RELAY_TIMEOUT_SECONDS": 10,
+    # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
+    # then answers complete=false and the client repeats the request (Zulip's behaviour).
+    "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
 }

@@ -91,8 +91,10 @@ def access_stream_for_send(sender, to):
     else:
         stream = get_stream_by_name(sender.realm_id, to)
         missing = StreamDoesNotExistError(to.strip())
-    # A channel the sender may not know of gives the same error as a missing one.
-    if stream is None or stream.deactivated or not can_access_stream_metadata(sender, stream):
+    # A channel the sender may not know of gives the same error as a missing one. System bots
+    # (the Notification Bot's reports and move notes) post in any channel, private ones included.
+    if stream is None or stream.deactivated or not (sender.is_system_bot
+                                                    or can_access_stream_metadata(sender, stream)):
         raise missing
     if sender.is_system_bot:
         return stream

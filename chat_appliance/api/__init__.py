@@ -6,13 +6,18 @@ from . import (
     channels,
     events,
     linkifiers,
+    message_delete,
+    message_edits,
+    message_reports,
     messages,
     navigation_views,
     presence,
     profile_fields,
     push,
+    reactions,
     realm,
     server,
+    topics,
     typing,
     uploads,
     user_groups,
@@ -22,6 +27,7 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+    message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp, topics.bp,
     uploads.bp, bot_storage.bp, presence.bp,
 ]
 

@@ -14,6 +14,7 @@ import threading
 import time
 
 from ..lib.errors import JsonableError
+from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 
 
 class BadEventQueueIdError(JsonableError):
@@ -239,7 +240,8 @@ class QueueManager:
         else:
             for queue in self.user_queues(user_ids):
                 if queue.wants(event["type"]) and self.accepts(queue, event):
-                    queue.push(event)
+                    for shaped in self.shape_for(queue, event):
+                        queue.push(shaped)
         if event.get("type") == "realm_user" and (
             event.get("op") == "remove" or event.get("person", {}).get("is_active") is False
         ):
@@ -251,6 +253,34 @@ class QueueManager:
         if event["type"] == "typing" and event.get("message_type") == "stream":
             return queue.client_capabilities.get("stream_typing_notifications", False)
         return True
+
+    @staticmethod
+    def shape_for(queue, event):
+        """The events a queue receives for one bus event (most pass through unchanged).
+
+        update_message arrives with `user_flags` ({user_id: flag names}) and leaves with the
+        receiving user's `flags`. delete_message arrives with `message_ids`: clients that declared
+        bulk_message_deletion get it as is, others (zulip-terminal) one event per message with
+        `message_id`. Topics of
+        update_message and delete_message are shown as the display name to clients without the
+        empty_topic_name capability.
+        """
+        if event["type"] not in ("delete_message", "update_message"):
+            return [event]
+        event = dict(event)
+        if not queue.client_capabilities.get("empty_topic_name", False):
+            for key in ("topic", "subject", "orig_subject"):
+                if event.get(key) == "":
+                    event[key] = EMPTY_TOPIC_DISPLAY_NAME
+        if event["type"] == "update_message":
+            # Published with every recipient's flags; each queue gets its user's.
+            event["flags"] = event.pop("user_flags", {}).get(queue.user_id, [])
+            return [event]
+        ids = sorted(event.get("message_ids") or [event["message_id"]])
+        base = {k: v for k, v in event.items() if k not in ("message_ids", "message_id")}
+        if queue.client_capabilities.get("bulk_message_deletion", False):
+            return [dict(base, message_ids=ids)]
+        return [dict(base, message_id=message_id) for message_id in ids]
 
     def deliver_message(self, event, user_ids):
         """A message event to its recipients' queues, and to all_public_streams queues of the

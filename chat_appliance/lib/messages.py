@@ -179,3 +179,17 @@ def load_messages(message_ids):
     )
     by_id = {row.id: row for row in rows}
     return [by_id[mid] for mid in message_ids if mid in by_id]
+
+
+def message_audience_ids(message_ids, stream=None):
+    """Who hears of changes to these messages: the users with a personal row for one of them and,
+    in a channel whose history is shared with subscribers, its subscribers (who may have read the
+    messages from history without a row)."""
+    from ..actions.channels import subscriber_ids
+    from ..models import UserMessage
+
+    audience = {row.user_profile_id for row in UserMessage.select(UserMessage.user_profile)
+                .where(UserMessage.message.in_(list(message_ids))).distinct()}
+    if stream is not None and stream.history_public_to_subscribers:
+        audience |= subscriber_ids(stream)
+    return audience

@@ -1,0 +1,98 @@
+"""Deleting messages: one message (DELETE /messages/{id}) and a whole topic (delete_topic).
+
+A message's reactions and personal rows go with it (foreign-key cascades); its search-index row
+is removed by hand. A channel whose oldest message goes gets a new first_message_id and a
+`stream` update event. delete_message events are published in the bulk form (`message_ids`);
+the queue manager splits them for clients without bulk_message_deletion.
+"""
+
+import time
+
+from peewee import fn
+
+from ..db import backend, write_transaction
+from ..events.bus import publish
+from ..models import Message, Stream, UserMessage
+from .channels import stream_audience_ids, subscriber_ids
+
+# delete_topic deletes this many messages per transaction, so one request never holds the write
+# lock for long and a timeout leaves whole batches deleted.
+DELETE_TOPIC_BATCH_SIZE = 100
+
+
+def delete_message_rows(messages):
+    """Delete messages inside the caller's transaction.
+
+    Returns ({message_id: holder user ids}, {stream_id: new first_message_id}) for the events.
+    """
+    ids = [m.id for m in messages]
+    holders = {mid: [] for mid in ids}
+    for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(UserMessage.message.in_(ids)):
+        holders[row.message_id].append(row.user_profile_id)
+    Message.delete().where(Message.id.in_(ids)).execute()
+    backend().unindex_messages(Message._meta.database, ids)
+    return holders, refresh_first_message_ids({m.stream_id for m in messages if m.stream_id is not None})
+
+
+def refresh_first_message_ids(stream_ids):
+    """Recompute first_message_id of these channels; {stream_id: value} for those that changed."""
+    changed = {}
+    for stream in Stream.select().where(Stream.id.in_(list(stream_ids))):
+        first = Message.select(fn.MIN(Message.id)).where(Message.stream == stream.id).scalar()
+        if first != stream.first_message_id:
+            Stream.update(first_message_id=first).where(Stream.id == stream.id).execute()
+            changed[stream.id] = first
+    return changed
+
+
+def notify_messages_deleted(messages, holders, first_ids):
+    """One delete_message event per conversation, to the users who had the messages and, for a
+    channel whose history is shared, its subscribers (who may have read it from history)."""
+    groups, topics = {}, {}
+    for message in messages:
+        key = (message.stream_id, message.topic_key, message.recipient_id)
+        groups.setdefault(key, []).append(message.id)
+        topics.setdefault(key, message.topic)
+    for key, ids in groups.items():
+        stream_id, topic = key[0], topics[key]
+        audience = {uid for mid in ids for uid in holders.get(mid, ())}
+        event = {"type": "delete_message", "message_ids": sorted(ids)}
+        if stream_id is None:
+            event["message_type"] = "private"
+        else:
+            stream = Stream.get_by_id(stream_id)
+            if stream.history_public_to_subscribers:
+                audience |= subscriber_ids(stream)
+            event.update(message_type="stream", stream_id=stream_id, topic=topic)
+        publish(event, audience)
+    notify_first_message_ids(first_ids)
+
+
+def notify_first_message_ids(first_ids):
+    """stream update events for channels whose oldest message changed."""
+    for stream_id, first in first_ids.items():
+        stream = Stream.get_by_id(stream_id)
+        publish({"type": "stream", "op": "update", "property": "first_message_id", "value": first,
+                 "stream_id": stream_id, "name": stream.name}, stream_audience_ids(stream))
+
+
+def do_delete_messages(messages):
+    """Delete these messages in one transaction, then tell their audience."""
+    with write_transaction():
+        holders, first_ids = delete_message_rows(messages)
+    notify_messages_deleted(messages, holders, first_ids)
+
+
+def do_delete_topic(stream, topic_key, *, time_budget_seconds):
+    """Delete a topic's messages newest first, a batch per transaction, until none are left
+    (True) or the time budget is spent with messages left (False). Returns whether it finished."""
+    deadline = time.monotonic() + time_budget_seconds
+    in_topic = Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic_key))
+    while True:
+        batch = list(in_topic.order_by(Message.id.desc()).limit(DELETE_TOPIC_BATCH_SIZE))
+        if not batch:
+            return True
+        # At least one batch per request, so a client repeating the request always progresses.
+        do_delete_messages(batch)
+        if time.monotonic() >= deadline:
+            return not in_topic.exists()

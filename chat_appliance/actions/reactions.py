@@ -1,0 +1,68 @@
+"""Emoji reactions: add and remove, with reaction events."""
+
+from peewee import IntegrityError
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.messages import message_audience_ids
+from ..markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from ..models import FLAG_BITS, Reaction, Stream, UserMessage
+
+REACTION_TYPES = ("unicode_emoji", "realm_emoji", "service_extra_emoji")
+
+
+def check_emoji(emoji_name, emoji_code, reaction_type):
+    """(name, code, type) of a valid emoji; the code is looked up from the name when omitted
+    (bots send only emoji_name=wave). There are no custom emoji here, so realm_emoji is never valid."""
+    if reaction_type == "unicode_emoji":
+        code = NAME_TO_CODE.get(emoji_name)
+        if code is None:
+            raise JsonableError("Invalid emoji name.")
+        if emoji_code is not None and emoji_code != code:
+            raise JsonableError("Invalid emoji code.")
+        return emoji_name, code, reaction_type
+    if reaction_type == "service_extra_emoji" and emoji_name in ZULIP_EXTRA_EMOJI:
+        if emoji_code not in (None, emoji_name):
+            raise JsonableError("Invalid emoji code.")
+        return emoji_name, emoji_name, reaction_type
+    raise JsonableError("Invalid emoji name.")
+
+
+def reaction_event(op, user, message_id, emoji_name, emoji_code, reaction_type):
+    """A reaction event; `user` is the deprecated object zulip-terminal 0.7.0 still reads."""
+    return {"type": "reaction", "op": op, "message_id": message_id, "emoji_name": emoji_name,
+            "emoji_code": emoji_code, "reaction_type": reaction_type, "user_id": user.id,
+            "user": {"user_id": user.id, "email": user.email, "full_name": user.full_name}}
+
+
+def _audience(message):
+    stream = Stream.get_by_id(message.stream_id) if message.stream_id is not None else None
+    return message_audience_ids([message.id], stream)
+
+
+def do_add_reaction(user, message, emoji_name, emoji_code, reaction_type):
+    """Store a reaction; BAD_REQUEST 'Reaction already exists.' for a repeat."""
+    with write_transaction():
+        # Reacting to a channel message from before one joined keeps a historical copy, as starring does.
+        UserMessage.insert(user_profile=user, message=message.id,
+                           flags=FLAG_BITS["read"] | FLAG_BITS["historical"]).on_conflict_ignore().execute()
+        try:
+            with Reaction._meta.database.atomic():
+                Reaction.create(message=message, user_profile=user, emoji_name=emoji_name, emoji_code=emoji_code,
+                                reaction_type=reaction_type)
+        except IntegrityError:
+            raise JsonableError("Reaction already exists.") from None
+    publish(reaction_event("add", user, message.id, emoji_name, emoji_code, reaction_type), _audience(message))
+
+
+def do_remove_reaction(user, message, emoji_code, reaction_type):
+    """Remove the user's reaction; BAD_REQUEST "Reaction doesn't exist." when there is none."""
+    with write_transaction():
+        row = Reaction.get_or_none((Reaction.message == message.id) & (Reaction.user_profile == user)
+                                   & (Reaction.emoji_code == emoji_code) & (Reaction.reaction_type == reaction_type))
+        if row is None:
+            raise JsonableError("Reaction doesn't exist.")
+        row.delete_instance()
+    publish(reaction_event("remove", user, message.id, row.emoji_name, emoji_code, reaction_type),
+            _audience(message))

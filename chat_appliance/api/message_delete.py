@@ -1,0 +1,19 @@
+"""DELETE /messages/{message_id}."""
+
+from flask import Blueprint
+
+from ..actions.message_delete import do_delete_messages
+from ..lib.message_permissions import check_delete
+from ..lib.params import endpoint
+from .messages import access_message
+
+bp = Blueprint("message_delete", __name__)
+
+
+@bp.delete("/messages/<int:message_id>")
+@endpoint()
+def delete_message(user, message_id):
+    """Delete a message (see lib/message_permissions.py for who may)."""
+    message, _flags = access_message(user, message_id)
+    check_delete(user, message, message.stream)
+    do_delete_messages([message])

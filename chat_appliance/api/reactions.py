@@ -1,0 +1,29 @@
+"""Emoji reactions: POST and DELETE /messages/{message_id}/reactions."""
+
+from flask import Blueprint
+
+from ..actions.reactions import REACTION_TYPES, check_emoji, do_add_reaction, do_remove_reaction
+from ..lib.params import Param, endpoint, one_of
+from .messages import access_message
+
+bp = Blueprint("reactions", __name__)
+
+REACTION_PARAMS = dict(emoji_name=Param(), emoji_code=Param(default=None),
+                       reaction_type=Param(one_of(*REACTION_TYPES), default="unicode_emoji"))
+
+
+@bp.post("/messages/<int:message_id>/reactions")
+@endpoint(**REACTION_PARAMS)
+def add_reaction(user, message_id, emoji_name, emoji_code, reaction_type):
+    """React to a message with an emoji."""
+    message, _flags = access_message(user, message_id)
+    do_add_reaction(user, message, *check_emoji(emoji_name, emoji_code, reaction_type))
+
+
+@bp.delete("/messages/<int:message_id>/reactions")
+@endpoint(**REACTION_PARAMS)
+def remove_reaction(user, message_id, emoji_name, emoji_code, reaction_type):
+    """Take back one's emoji reaction."""
+    message, _flags = access_message(user, message_id)
+    _name, code, reaction_type = check_emoji(emoji_name, emoji_code, reaction_type)
+    do_remove_reaction(user, message, code, reaction_type)
