@@ -46,8 +46,8 @@ class Tmux:
         return subprocess.run(["tmux", "-L", self.socket, *args], check=check, capture_output=True, text=True,
                               timeout=30, env=env)
 
-    def start(self, command, width=200, height=50):
-        self.run("new-session", "-d", "-s", self.target, "-x", str(width), "-y", str(height), command)
+    def start(self, command, cwd, width=200, height=50):
+        self.run("new-session", "-d", "-s", self.target, "-x", str(width), "-y", str(height), "-c", str(cwd), command)
 
     def keys(self, *keys, literal=False):
         self.run("send-keys", "-t", self.target, *(("-l",) if literal else ()), *keys)
@@ -74,7 +74,7 @@ def test_zulip_terminal_shows_and_sends_messages(tmp_path):
         assert existing["result"] == "success"
         rc = write_zuliprc(tmp_path / "zuliprc", server.email, server.api_key, server.url)
         tmux.start(f"env -u PYTEST_CURRENT_TEST {zulip_term_executable()} -c {rc} 2>{stderr}; "
-                   "echo ZULIP-TERM-EXITED $?; sleep 60")
+                   "echo ZULIP-TERM-EXITED $?; sleep 60", cwd=tmp_path)
 
         try:
             wait_for(lambda: "an existing message" in tmux.pane() or "ZULIP-TERM-EXITED" in tmux.pane(), timeout=30)
@@ -105,6 +105,9 @@ def test_zulip_terminal_shows_and_sends_messages(tmp_path):
         screen = tmux.pane()
         assert "Traceback" not in screen and "ZULIP-TERM-EXITED" not in screen, screen
         assert "Traceback" not in stderr.read_text(), stderr.read_text()
+        # zulip-terminal logs the exceptions it catches to this file in its working directory.
+        crash_log = tmp_path / "zulip-terminal-tracebacks.log"
+        assert not crash_log.exists(), crash_log.read_text()
     finally:
         tmux.kill()
         server.stop()
