@@ -101,3 +101,12 @@ def test_attachments_list_and_delete(org, app):
     ok(org.client(org.hamlet).delete(f"attachments/{attachment['id']}"))
     err(download(org, org.hamlet, url), 404, "NOT_FOUND")
     assert not list(org_uploads(app).rglob("notes.txt"))
+
+
+def test_request_over_the_body_limit(org, app):
+    """Is a body over MAX_CONTENT_LENGTH refused with 413 and the upload limit in the message, and
+    does the body limit grow to hold the largest allowed upload?"""
+    assert app.config["MAX_CONTENT_LENGTH"] >= (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
+    app.config["MAX_CONTENT_LENGTH"] = 1000
+    err(upload(org, org.hamlet, b"x" * 2000), 413, "BAD_REQUEST",
+        f"File is larger than the maximum upload size ({app.config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB).")

@@ -1,7 +1,7 @@
 """POST /user_uploads, GET /attachments, DELETE /attachments/{id}; and the file download,
 GET /user_uploads/{realm_id}/{path} outside /api/v1 (the URL the upload returns)."""
 
-from flask import Blueprint, send_file
+from flask import Blueprint, request, send_file
 
 from ..actions.uploads import (
     UPLOAD_URL_PREFIX,
@@ -22,8 +22,6 @@ downloads_bp = Blueprint("downloads", __name__)
 def the_uploaded_file():
     """The one file of a multipart upload, whatever its field name: the zulip library names the
     field after the file's path."""
-    from flask import request
-
     files = list(request.files.values())
     if not files:
         raise JsonableError("You must specify a file to upload")

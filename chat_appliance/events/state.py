@@ -224,7 +224,8 @@ def fetch_presence(user, state, options):
     in the modern one when the client asked for slim_presence."""
     from ..actions.presence import realm_presences
 
-    state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=options.get("slim_presence", False))
+    slim = options.get("slim_presence", False)
+    state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
     state["server_timestamp"] = time.time()
 
 
