@@ -98,3 +98,36 @@ def test_call_on_each_message_survives_a_restart(tmp_path):
         if receiver is not None:
             receiver.stop()
         server.stop()
+
+
+def test_library_uploads_presence_storage_and_subscription_settings(server, tmp_path):
+    """Do the zulip library's upload_file (multipart, the field named after the file's path) and
+    get_attachments, update_presence / get_realm_presence / get_user_presence, update_storage /
+    get_storage and update_subscription_settings work against serve, and is the uploaded file
+    served back at its URL with the same HTTP Basic credentials?"""
+    client = zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
+    source = tmp_path / "report.txt"
+    source.write_bytes(b"quarterly numbers")
+    with source.open("rb") as handle:
+        uploaded = client.upload_file(handle)
+    assert uploaded["result"] == "success", uploaded
+    assert uploaded["uri"].startswith("/user_uploads/") and uploaded["uri"].endswith("/report.txt")
+    download = requests.get(server.url + uploaded["uri"], auth=(server.email, server.api_key), timeout=10)
+    assert download.status_code == 200 and download.content == b"quarterly numbers"
+    assert [a["name"] for a in client.get_attachments()["attachments"]] == ["report.txt"]
+
+    pinged = client.update_presence({"status": "active", "new_user_input": True})
+    assert pinged["presences"][server.email]["aggregated"]["status"] == "active"
+    assert server.email in client.get_realm_presence()["presences"]
+    assert client.get_user_presence(server.email)["presence"]["aggregated"]["status"] == "active"
+
+    assert client.update_storage({"storage": {"count": "3"}})["result"] == "success"
+    assert client.get_storage({"keys": ["count"]})["storage"] == {"count": "3"}
+    assert client.get_storage({"keys": ["missing"]})["result"] == "error"
+
+    general = client.get_stream_id("general")["stream_id"]
+    changed = client.update_subscription_settings([{"stream_id": general, "property": "color", "value": "#336699"},
+                                                   {"stream_id": general, "property": "in_home_view", "value": False}])
+    assert changed["result"] == "success", changed
+    [sub] = [s for s in client.get_subscriptions()["subscriptions"] if s["stream_id"] == general]
+    assert sub["color"] == "#336699" and sub["is_muted"] is True
