@@ -251,7 +251,6 @@ def get_subscribers(user, stream_id):
     return {"subscribers": sorted(subscriber_ids(stream))}
 
 
-
 # The personal properties of a subscription a user may change, and each one's value parser.
 # Colours are "#rgb" or "#rrggbb": zulip-terminal refuses to start on anything else.
 HEX_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}){1,2}$")
