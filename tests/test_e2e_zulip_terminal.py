@@ -62,8 +62,9 @@ class Tmux:
 
 def test_zulip_terminal_shows_and_sends_messages(tmp_path):
     """Does zulip-terminal start against the server, show the existing messages, send a stream
-    message typed into its compose box (c, stream, Tab, topic, Tab, content, ctrl-d), and show it
-    back from the event queue — with no Traceback on screen or on stderr?"""
+    message typed into its compose box (c, stream, Tab, topic, Tab, content, ctrl-d), show it
+    back from the event queue, and after a server restart re-register and show new messages —
+    with no Traceback on screen, on stderr or in its tracebacks log?"""
     server = ServeProcess(tmp_path / "instance")
     tmux = Tmux("zt")
     stderr = tmp_path / "zulip-term.stderr"
@@ -102,6 +103,21 @@ def test_zulip_terminal_shows_and_sends_messages(tmp_path):
         assert message["client"].startswith("ZulipTerminal")
         # zulip-terminal shows its own message only when the server echoes it as an event.
         wait_for(lambda: "typed in zulip-terminal" in tmux.pane(), timeout=15)
+
+        # A restart loses the queue; zulip-terminal re-registers on "Bad event queue id: ...".
+        # Messages sent before it has re-registered never reach it, so send until one shows.
+        server.stop()
+        server = ServeProcess(tmp_path / "instance", port=server.port)
+        for attempt in range(20):
+            api.send_message({"type": "stream", "to": "general", "subject": "after restart",
+                              "content": f"still here {attempt}"})
+            try:
+                wait_for(lambda: "still here" in tmux.pane(), timeout=1)
+                break
+            except AssertionError:
+                continue
+        else:
+            raise AssertionError("zulip-terminal showed nothing after the restart:\n" + tmux.pane())
         screen = tmux.pane()
         assert "Traceback" not in screen and "ZULIP-TERM-EXITED" not in screen, screen
         assert "Traceback" not in stderr.read_text(), stderr.read_text()
