@@ -110,3 +110,19 @@ def test_request_over_the_body_limit(org, app):
     app.config["MAX_CONTENT_LENGTH"] = 1000
     err(upload(org, org.hamlet, b"x" * 2000), 413, "BAD_REQUEST",
         f"File is larger than the maximum upload size ({app.config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB).")
+
+
+def test_temporary_url(org, monkeypatch):
+    """Does GET /api/v1/user_uploads/{realm}/{path} give a URL that serves the file without
+    credentials, only to those who may see the file, and only for a minute?"""
+    from chat_appliance.actions import uploads
+
+    url = ok(upload(org, org.hamlet, b"temporary"))["url"]
+    api_path = "/api/v1" + url
+    temporary = ok(org.flask_client.get(api_path, headers=org.client(org.hamlet).headers))["url"]
+    assert temporary.startswith("/user_uploads/temporary/") and temporary.endswith("/notes.txt")
+    assert org.flask_client.get(temporary).data == b"temporary"
+    err(org.flask_client.get(api_path, headers=org.client(org.othello).headers), 404, "NOT_FOUND", "File not found")
+    err(org.flask_client.get(temporary.replace("/temporary/", "/temporary/x")), 404, "NOT_FOUND")
+    monkeypatch.setattr(uploads, "TEMPORARY_URL_SECONDS", -1)
+    err(org.flask_client.get(temporary), 404, "NOT_FOUND", "File not found")

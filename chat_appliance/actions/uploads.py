@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from flask import current_app
+from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.utils import secure_filename
 
 from ..db import write_transaction
@@ -24,6 +25,10 @@ from ..lib.narrow import user_can_access_message
 from ..models import Attachment, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
+# Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
+# as in Zulip. They are signed with a key made at start, so a restart ends them early.
+TEMPORARY_URL_SECONDS = 60
+_temporary_url_signer = URLSafeTimedSerializer(secrets.token_bytes(32), salt="user_uploads")
 
 
 def uploads_root():
@@ -110,3 +115,21 @@ def do_delete_attachment(attachment):
     with write_transaction():
         attachment.delete_instance()
     remove_file(attachment.path_id)
+
+
+def temporary_url(attachment):
+    """A URL that serves the file without credentials for TEMPORARY_URL_SECONDS."""
+    token = _temporary_url_signer.dumps(attachment.path_id)
+    return f"{UPLOAD_URL_PREFIX}temporary/{token}/{attachment.file_name}"
+
+
+def access_temporary_upload(token):
+    """The Attachment a still-valid temporary URL names, else 404 'File not found'."""
+    try:
+        path_id = _temporary_url_signer.loads(token, max_age=TEMPORARY_URL_SECONDS)
+    except BadSignature:
+        raise ResourceNotFoundError("File not found") from None
+    attachment = Attachment.get_or_none(Attachment.path_id == path_id)
+    if attachment is None:
+        raise ResourceNotFoundError("File not found")
+    return attachment

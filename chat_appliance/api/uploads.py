@@ -1,14 +1,17 @@
-"""POST /user_uploads, GET /attachments, DELETE /attachments/{id}; and the file download,
-GET /user_uploads/{realm_id}/{path} outside /api/v1 (the URL the upload returns)."""
+"""POST /user_uploads, GET /user_uploads/{realm_id}/{path} (a temporary URL), GET /attachments,
+DELETE /attachments/{id}; and, outside /api/v1, the downloads: GET /user_uploads/{realm_id}/{path}
+(the URL the upload returns) and GET /user_uploads/temporary/{token}/{name}."""
 
 from flask import Blueprint, request, send_file
 
 from ..actions.uploads import (
     UPLOAD_URL_PREFIX,
+    access_temporary_upload,
     access_upload,
     attachment_dict,
     do_delete_attachment,
     do_upload_file,
+    temporary_url,
     uploads_root,
 )
 from ..lib.errors import JsonableError, ResourceNotFoundError
@@ -40,6 +43,14 @@ def upload_file(user):
     return {"uri": url, "url": url, "filename": attachment.file_name}
 
 
+@bp.get("/user_uploads/<int:realm_id>/<path:filename>")
+@endpoint()
+def get_temporary_url(user, realm_id, filename):
+    """A URL that serves the file without credentials for a minute, for clients that hand the
+    link to something that cannot authenticate (a browser, an image viewer)."""
+    return {"url": temporary_url(access_upload(user, f"{realm_id}/{filename}"))}
+
+
 @bp.get("/attachments")
 @endpoint()
 def get_attachments(user):
@@ -63,9 +74,20 @@ def remove_attachment(user, attachment_id):
 @endpoint()
 def download_file(user, realm_id, rest):
     """The file, to its uploader and to those who may read a message linking it (HTTP Basic, as
-    zulip-terminal sends). Served as a download unless it is an image, so that an uploaded HTML
-    page never runs in the server's origin."""
-    attachment = access_upload(user, f"{realm_id}/{rest}")
+    zulip-terminal sends)."""
+    return send_attachment(access_upload(user, f"{realm_id}/{rest}"))
+
+
+@downloads_bp.get("/user_uploads/temporary/<token>/<name>")
+@endpoint(auth=False)
+def download_temporary(token, name):
+    """The file a temporary URL names, without credentials, while the URL is valid."""
+    return send_attachment(access_temporary_upload(token))
+
+
+def send_attachment(attachment):
+    """The file's bytes; a download unless it is an image, so that an uploaded HTML page never
+    runs in the server's origin."""
     path = uploads_root() / attachment.path_id
     if not path.is_file():
         raise ResourceNotFoundError("File not found")
