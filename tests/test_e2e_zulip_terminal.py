@@ -32,6 +32,32 @@ pytestmark = [
 ]
 
 
+# zulip-terminal 0.7.0's own start-up race (zulip/zulip-terminal#391): its presence thread may
+# get the server's answer before the UI has made its update pipe, and that thread then dies on
+# `assert hasattr(self, "_update_pipe")`. The UI carries on. Nothing a server does can avoid
+# it (it is a matter of how fast the answer comes), so only those lines are tolerated on stderr.
+KNOWN_CLIENT_RACE_LINES = (
+    "Exception in thread Thread-", "Traceback (most recent call last):", "self.run()",
+    "self._target(*self._args, **self._kwargs)", "self.view.controller.update_screen()",
+    "self.controller.update_screen()", "view.middle_column.update_message_list_status_markers()",
+    "view.users_view.update_user_list(user_list=self.users)", 'assert hasattr(self, "_update_pipe")',
+    "AssertionError",
+)
+
+
+def unexplained_errors(stderr):
+    """stderr without zulip-terminal's known start-up race, or "" when nothing else is there."""
+    if 'assert hasattr(self, "_update_pipe")' not in stderr:
+        return stderr if "Traceback" in stderr else ""
+    leftover = []
+    for line in stderr.splitlines():
+        text = line.strip()
+        in_client = text.startswith("File ") and ("threading.py" in text or "zulipterminal" in text)
+        if text and not in_client and not any(text.startswith(known) for known in KNOWN_CLIENT_RACE_LINES):
+            leftover.append(line)
+    return "\n".join(leftover)
+
+
 class Tmux:
     """A tmux server on a socket of its own, so the test never touches anybody else's sessions."""
 
@@ -120,7 +146,7 @@ def test_zulip_terminal_shows_and_sends_messages(tmp_path):
             raise AssertionError("zulip-terminal showed nothing after the restart:\n" + tmux.pane())
         screen = tmux.pane()
         assert "Traceback" not in screen and "ZULIP-TERM-EXITED" not in screen, screen
-        assert "Traceback" not in stderr.read_text(), stderr.read_text()
+        assert not unexplained_errors(stderr.read_text()), stderr.read_text()
         # zulip-terminal logs the exceptions it catches to this file in its working directory.
         crash_log = tmp_path / "zulip-terminal-tracebacks.log"
         assert not crash_log.exists(), crash_log.read_text()
