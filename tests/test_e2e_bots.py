@@ -51,7 +51,7 @@ def direct_until_answered(owner, bot, content, answered, tries=10):
         sent = owner.send_message({"type": "private", "to": [bot["email"]], "content": content})
         assert sent["result"] == "success", sent
         try:
-            return sent, wait_for(answered, timeout=3)
+            return sent, wait_for(answered, timeout=5)
         except AssertionError:
             continue
     raise AssertionError(f"{bot['full_name']} never answered")
