@@ -25,16 +25,22 @@ def owner(server):
 
 @pytest.fixture
 def run_bot(server, owner, tmp_path):
-    """start(bot_name) -> the bot's user dict, with `zulip-run-bot <bot_name>` running as it."""
+    """start(bot_name, bot_config=None) -> the bot's user dict, with `zulip-run-bot <bot_name>` running as it
+    (with --bot-config-file holding bot_config, when given)."""
     started = []
 
-    def start(bot_name):
+    def start(bot_name, bot_config=None):
         created = owner.call_endpoint("bots", method="POST",
                                       request={"full_name": f"{bot_name} bot", "short_name": bot_name})
         assert created["result"] == "success", created
         bot = owner.get_user_by_id(created["user_id"])["user"]
         rc = write_zuliprc(tmp_path / f"{bot_name}.zuliprc", bot["email"], created["api_key"], server.url)
-        process = LineReader([script_path("zulip-run-bot"), bot_name, "--config-file", str(rc)])
+        args = [script_path("zulip-run-bot"), bot_name, "--config-file", str(rc)]
+        if bot_config is not None:
+            config_file = tmp_path / f"{bot_name}.conf"
+            config_file.write_text(bot_config)
+            args += ["--bot-config-file", str(config_file)]
+        process = LineReader(args)
         started.append(process)
         process.next_line("Running ", timeout=60)
         return bot
@@ -94,3 +100,29 @@ def test_incrementor_keeps_state_and_edits_its_message(run_bot, owner):
     assert [m["id"] for m in bot_messages(owner, bot)] == [first["id"]]
     bot_owner_view = owner.call_endpoint(f"messages/{first['id']}", method="GET")
     assert bot_owner_view["raw_content"] == "2"
+
+
+def test_followup_answers_a_mention_in_a_channel(run_bot, owner, server):
+    """Does the followup bot, mentioned as `@**Name**` at the start of a channel message, see the
+    `mentioned` flag and post the note to its own channel under the sender's email as topic?"""
+    assert owner.add_subscriptions([{"name": "followup"}])["result"] == "success"
+    bot = run_bot("followup", bot_config="[followup]\nstream = followup\n")
+    subscribed = owner.add_subscriptions([{"name": "general"}], principals=[bot["user_id"]])
+    assert subscribed["result"] == "success", subscribed
+
+    def noted():
+        return [m for m in bot_messages(owner, bot) if m["display_recipient"] == "followup"]
+
+    for _ in range(10):
+        sent = owner.send_message({"type": "stream", "to": "general", "subject": "meeting",
+                                   "content": f"@**{bot['full_name']}** call the plumber"})
+        assert sent["result"] == "success", sent
+        try:
+            [note, *_] = wait_for(noted, timeout=5)
+            break
+        except AssertionError:
+            continue
+    else:
+        raise AssertionError("the followup bot never posted")
+    assert note["subject"] == server.email
+    assert note["content"] == f"from {server.email}: call the plumber"
