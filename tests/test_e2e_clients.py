@@ -1,5 +1,6 @@
-"""End to end with unmodified clients: zulip-send, call_on_each_message (and its re-register after
-the server lost its queue), against a real `chat-appliance serve` process."""
+"""End to end with unmodified clients against a real `chat-appliance serve` process: zulip-send,
+call_on_each_message (and its re-register after the server lost its queue), and the zulip
+library's calls for uploads, presence, bot storage and subscription settings."""
 
 import json
 import subprocess
