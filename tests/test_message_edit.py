@@ -446,3 +446,16 @@ def test_channel_group_setting_widens_who_may_move(org):
     grant_in_channel(org.verona, "can_move_messages_within_channel_group", "role:everyone")
     ok(guest.patch(f"messages/{mid}", topic="u"))
     assert fetch(guest, mid)["subject"] == "u"
+
+
+def test_big_channel_move_in_chunks(org, monkeypatch):
+    """Are a move's personal rows written in chunks (here of 2), every message still reaching
+    every subscriber of the destination?"""
+    from chat_appliance.actions import message_edit
+
+    monkeypatch.setattr(message_edit, "ROWS_PER_STATEMENT", 2)
+    hamlet = org.client(org.hamlet)
+    ids = [send(hamlet, topic="many") for _ in range(3)]
+    ok(hamlet.patch(f"messages/{ids[0]}", stream_id=org.verona.id, propagate_mode="change_all",
+                    send_notification_to_new_thread=False))
+    assert all(flags_of(user, mid) is not None for user in (org.cordelia, org.guest) for mid in ids)

@@ -44,6 +44,8 @@ MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"] |
 # second one, so an accidental click leaves no trace (Zulip's grace period).
 RESOLVE_UNDO_GRACE_SECONDS = 60
 RESOLVE_NOTE_ENDINGS = ("has marked this topic as resolved.", "has marked this topic as unresolved.")
+# Statements stay well under SQLite's limit of bound variables (32766) for big moves.
+ROWS_PER_STATEMENT = 500
 # Zulip stores an edit that empties a message as this text rather than refusing it.
 DELETED_CONTENT = "(deleted)"
 
@@ -174,13 +176,15 @@ def move_personal_rows(message_ids, destination):
     for user in UserProfile.select().where(UserProfile.id.in_(list(holders - subscribers))):
         if destination.invite_only or user.is_guest:
             losing.add(user.id)
-    if losing:
-        UserMessage.delete().where(UserMessage.message.in_(message_ids)
-                                   & UserMessage.user_profile.in_(list(losing))).execute()
-    UserMessage.insert_many(
-        [{"user_profile": uid, "message": mid, "flags": FLAG_BITS["read"]}
-         for uid in subscribers for mid in message_ids]
-    ).on_conflict_ignore().execute()
+    for start in range(0, len(message_ids), ROWS_PER_STATEMENT):
+        chunk = message_ids[start:start + ROWS_PER_STATEMENT]
+        if losing:
+            UserMessage.delete().where(UserMessage.message.in_(chunk)
+                                       & UserMessage.user_profile.in_(list(losing))).execute()
+        rows = [{"user_profile": uid, "message": mid, "flags": FLAG_BITS["read"]}
+                for uid in subscribers for mid in chunk]
+        for row_start in range(0, len(rows), ROWS_PER_STATEMENT):
+            UserMessage.insert_many(rows[row_start:row_start + ROWS_PER_STATEMENT]).on_conflict_ignore().execute()
     return losing
 
 
