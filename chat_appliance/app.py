@@ -7,7 +7,7 @@ import traceback
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
-from .api import BLUEPRINTS
+from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
 from .events import bus
@@ -28,6 +28,10 @@ def create_app(config=None):
     app.config.update(config or {})
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
+    if app.config["MAX_CONTENT_LENGTH"] is not None:
+        # A request body must hold the largest allowed upload, plus its multipart framing.
+        largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
+        app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     app.json.sort_keys = False
     app.json.compact = True
 
@@ -37,6 +41,8 @@ def create_app(config=None):
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+    for blueprint in ROOT_BLUEPRINTS:
+        app.register_blueprint(blueprint)
     register_error_handlers(app)
     register_request_hooks(app)
     return app
@@ -65,7 +71,11 @@ def register_error_handlers(app):
     @app.errorhandler(HTTPException)
     def handle_http(error):
         code = {404: "NOT_FOUND", 429: "RATE_LIMIT_HIT"}.get(error.code, "BAD_REQUEST")
-        response = json_error(JsonableError(error.name, code=code, http_status=error.code))
+        msg = error.name
+        if error.code == 413:
+            # Only uploads come near the limit; say which limit, as the upload check does.
+            msg = f"File is larger than the maximum upload size ({app.config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB)."
+        response = json_error(JsonableError(msg, code=code, http_status=error.code))
         if error.code == 405:
             response.headers["Allow"] = ", ".join(error.valid_methods or ())
         return response

@@ -50,9 +50,15 @@ def _drafts_and_snippets(database, backend):
     database.create_tables([m.Draft, m.SavedSnippet])
 
 
+def _uploads_and_presence(database, backend):
+    """Uploaded files and reported presence (issue 9: real clients)."""
+    database.create_tables([m.Attachment, m.UserPresence])
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
+    (40, "uploads and presence", _uploads_and_presence),
 ]

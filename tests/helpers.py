@@ -4,7 +4,7 @@ check Zulip's envelope and validate success bodies against Zulip's OpenAPI descr
 import base64
 import json
 
-from .openapi import validate_response
+from .openapi import validate_error, validate_response
 
 
 def encode_params(params):
@@ -59,7 +59,8 @@ def ok(response, undocumented=()):
 
 
 def err(response, status, code, msg=None):
-    """Assert a Zulip error envelope with this status and code (and msg, if given); return the body."""
+    """Assert a Zulip error envelope with this status and code (and msg, if given), whose shape
+    matches Zulip's documented error shapes (openapi.validate_error); return the body."""
     body = response.get_json()
     assert response.status_code == status, (response.status_code, body)
     assert body["result"] == "error", body
@@ -67,4 +68,5 @@ def err(response, status, code, msg=None):
     assert isinstance(body["msg"], str) and body["msg"], body
     if msg is not None:
         assert body["msg"] == msg, body
+    validate_error(response.request.method, response.request.path, status, body)
     return body

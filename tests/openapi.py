@@ -89,3 +89,67 @@ def validate_response(method, path, status, body):
     rooted["components"] = load_spec()["components"]
     OAS30Validator(rooted).validate(body)
     return True
+
+
+# Error shapes Zulip documents for every endpoint (its "REST error handling" page), by code: a
+# response with one of these codes may carry their extra fields whatever the operation lists.
+COMMON_ERROR_SCHEMAS = {
+    "REQUEST_VARIABLE_MISSING": ["MissingArgumentError"],
+    "INVALID_API_KEY": ["InvalidApiKeyError"],
+    "USER_DEACTIVATED": ["UserDeactivatedError"],
+    "REALM_DEACTIVATED": ["RealmDeactivatedError"],
+    "RATE_LIMIT_HIT": ["RateLimitedError"],
+    "BAD_EVENT_QUEUE_ID": ["BadEventQueueIdError"],
+    "STREAM_DOES_NOT_EXIST": ["NonExistingChannelNameError", "NonExistingChannelIdError"],
+    "BAD_REQUEST": ["IncompatibleParametersError"],
+}
+
+# Real Zulip error fields this copy of the description does not list (checked in Zulip's
+# zerver/lib/exceptions.py): PrincipalError carries the principal it refused.
+UNDOCUMENTED_ERROR_FIELDS = {
+    "UNAUTHORIZED_PRINCIPAL": {"principal": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+}
+
+
+def _coded_error_with(fields):
+    """CodedError plus these extra properties."""
+    return {"allOf": [{"$ref": "#/components/schemas/CodedErrorBase"},
+                      {"type": "object", "additionalProperties": False,
+                       "properties": {"result": {}, "msg": {}, "code": {}, **fields}}]}
+
+
+def _alternatives(schema):
+    """The branches of a (possibly nested) oneOf/anyOf. Zulip lists several errors of the same
+    shape as oneOf branches, so one body matches many of them: any match counts."""
+    spec = load_spec()
+    while "$ref" in schema:
+        schema = spec["components"]["schemas"][schema["$ref"].split("/")[-1]]
+    for key in ("oneOf", "anyOf"):
+        if key in schema:
+            return [alt for branch in schema[key] for alt in _alternatives(branch)]
+    return [schema]
+
+
+def validate_error(method, path, status, body):
+    """Raise AssertionError unless the error body matches one of: the operation's documented
+    schema for this status (its oneOf branches taken as alternatives), the documented shape of
+    the body's code (COMMON_ERROR_SCHEMAS), or, when the operation documents nothing for this
+    status, the generic CodedError."""
+    spec = load_spec()
+    if spec is None:
+        return False
+    schemas = spec["components"]["schemas"]
+    documented = response_schema(method, path, status)
+    candidates = _alternatives(documented) if documented else [schemas["CodedError"]]
+    candidates += [schemas[name] for name in COMMON_ERROR_SCHEMAS.get(body.get("code"), ())]
+    if body.get("code") in UNDOCUMENTED_ERROR_FIELDS:
+        candidates.append(_coded_error_with(UNDOCUMENTED_ERROR_FIELDS[body["code"]]))
+    problems = []
+    for candidate in candidates:
+        rooted = dict(candidate, components=spec["components"])
+        try:
+            OAS30Validator(rooted).validate(body)
+            return True
+        except Exception as error:  # noqa: BLE001 - collected for the message below
+            problems.append(getattr(error, "message", str(error)))
+    raise AssertionError(f"{method} {path} {status}: error body {body} matches no documented shape: {problems}")

@@ -19,8 +19,8 @@ def free_port():
 class ServeProcess:
     """`python -m chat_appliance serve` on a fresh instance; parses the printed owner credentials."""
 
-    def __init__(self, instance_path, *extra_args):
-        self.port = free_port()
+    def __init__(self, instance_path, *extra_args, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.process = subprocess.Popen(

@@ -201,3 +201,24 @@ def notify_streams_created(created):
     for stream in created:
         publish({"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=0)]},
                 stream_audience_ids(stream))
+
+
+def do_change_subscription_properties(changes):
+    """Apply [(subscription, property, value)] in one transaction, then tell the user's clients.
+    `in_home_view` is the legacy inverse of `is_muted`: it is stored as is_muted, and every muting
+    change sends both events, since zulip-terminal 0.7.0 reads only in_home_view."""
+    changes = [(sub, "is_muted", not value) if prop == "in_home_view" else (sub, prop, value)
+               for sub, prop, value in changes]
+    with write_transaction():
+        for sub, prop, value in changes:
+            # One column at a time: several changes may name the same subscription.
+            Subscription.update({getattr(Subscription, prop): value}).where(Subscription.id == sub.id).execute()
+    for sub, prop, value in changes:
+        publish(subscription_update_event(sub, prop, value), [sub.user_profile_id])
+        if prop == "is_muted":
+            publish(subscription_update_event(sub, "in_home_view", not value), [sub.user_profile_id])
+
+
+def subscription_update_event(sub, prop, value):
+    """subscription op=update: one personal property of one of the user's subscriptions."""
+    return {"type": "subscription", "op": "update", "stream_id": sub.stream_id, "property": prop, "value": value}

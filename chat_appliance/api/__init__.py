@@ -1,6 +1,7 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
 from . import (
+    bot_storage,
     channel_folders,
     channels,
     drafts,
@@ -11,6 +12,7 @@ from . import (
     message_reports,
     messages,
     navigation_views,
+    presence,
     profile_fields,
     push,
     reactions,
@@ -19,6 +21,7 @@ from . import (
     server,
     topics,
     typing,
+    uploads,
     user_groups,
     users,
 )
@@ -27,5 +30,8 @@ BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
-    topics.bp,
+    topics.bp, uploads.bp, bot_storage.bp, presence.bp,
 ]
+
+# Mounted at the site root: the URLs that messages link to.
+ROOT_BLUEPRINTS = [uploads.downloads_bp]

@@ -1,8 +1,11 @@
-"""Channels and subscriptions: /users/me/subscriptions, /streams, /get_stream_id."""
+"""Channels and subscriptions: /users/me/subscriptions(/properties), /streams, /get_stream_id."""
+
+import re
 
 from flask import Blueprint
 
 from ..actions.channels import (
+    do_change_subscription_properties,
     do_create_streams,
     notify_subscribed,
     notify_streams_created,
@@ -247,3 +250,72 @@ def get_subscribers(user, stream_id):
     stream = access_stream_by_id(user, stream_id)
     return {"subscribers": sorted(subscriber_ids(stream))}
 
+
+# The personal properties of a subscription a user may change, and each one's value parser.
+# Colours are "#rgb" or "#rrggbb": zulip-terminal refuses to start on anything else.
+HEX_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}){1,2}$")
+
+
+def check_color(var_name, value):
+    """A hex colour code."""
+    if not isinstance(value, str) or not HEX_COLOR.match(value):
+        raise ParamError(f"{var_name} is not a valid hex color code")
+    return value.lower()
+
+
+def check_strict_bool(var_name, value):
+    """A boolean inside a JSON object (already decoded)."""
+    if not isinstance(value, bool):
+        raise ParamError(f"{var_name} is not a boolean")
+    return value
+
+
+SUBSCRIPTION_PROPERTIES = {
+    "color": check_color,
+    "is_muted": check_strict_bool,
+    "in_home_view": check_strict_bool,
+    "pin_to_top": check_strict_bool,
+    "desktop_notifications": check_strict_bool,
+    "audible_notifications": check_strict_bool,
+    "push_notifications": check_strict_bool,
+    "email_notifications": check_strict_bool,
+    "wildcard_mentions_notify": check_strict_bool,
+}
+
+
+def check_subscription_data(var_name, value):
+    """A JSON list of {stream_id, property, value}."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    items = []
+    for i, item in enumerate(value):
+        name = f"{var_name}[{i}]"
+        if not isinstance(item, dict):
+            raise ParamError(f"{name} is not a dict")
+        for key in ("stream_id", "property", "value"):
+            if key not in item:
+                raise ParamError(f"{key} key is missing from {name}")
+        if isinstance(item["stream_id"], bool) or not isinstance(item["stream_id"], int):
+            raise ParamError(f'{name}["stream_id"] is not an integer')
+        prop = item["property"]
+        if prop not in SUBSCRIPTION_PROPERTIES:
+            raise JsonableError(f"Unknown subscription property: {prop}")
+        items.append((item["stream_id"], prop, SUBSCRIPTION_PROPERTIES[prop](prop, item["value"])))
+    return items
+
+
+@bp.post("/users/me/subscriptions/properties")
+@endpoint(subscription_data=Param(check_subscription_data))
+def update_subscription_properties(user, subscription_data):
+    """Change personal properties (colour, muting, pinning, notifications) of the requester's
+    subscriptions; all or nothing."""
+    changes = []
+    for stream_id, prop, value in subscription_data:
+        stream = access_stream_by_id(user, stream_id)
+        sub = Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
+                                       & Subscription.active)
+        if sub is None:
+            raise JsonableError(f"Not subscribed to channel ID {stream_id}")
+        changes.append((sub, prop, value))
+    do_change_subscription_properties(changes)

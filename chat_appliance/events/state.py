@@ -227,9 +227,12 @@ def fetch_user_topics(user, state, options):
 
 
 def fetch_presence(user, state, options):
-    """presence: keyed by email; empty until presence is recorded."""
-    state["presences"] = {}
-    state["presence_last_update_id"] = -1
+    """presence: keyed by email in the legacy format (zulip-terminal reads it so), or by user id
+    in the modern one when the client asked for slim_presence."""
+    from ..actions.presence import realm_presences
+
+    slim = options.get("slim_presence", False)
+    state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
     state["server_timestamp"] = time.time()
 
 

@@ -22,6 +22,7 @@ from .org import (
 )
 from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
+from .uploads import Attachment, UserPresence
 from .users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -46,4 +47,5 @@ __all__ = [
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
+    "Attachment", "UserPresence",
 ]

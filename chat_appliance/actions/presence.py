@@ -1,0 +1,100 @@
+"""Presence: what each user's clients last reported, and its two wire formats.
+
+Stored per user (UserPresence, so it survives a restart): when a client was last connected
+(idle or active) and when the user was last active. Served in Zulip's two formats:
+* modern, keyed by user id: {"active_timestamp", "idle_timestamp"} (slim_presence, or
+  last_update_id on POST /users/me/presence);
+* legacy, keyed by email: {"website": {client, status, timestamp, pushable}, "aggregated":
+  {client, status, timestamp}} — the one zulip-terminal 0.7.0 and the zulip library read.
+A `presence` event goes to the organization when a user comes back online (Zulip sends no
+event for the periodic refreshes of someone already online).
+"""
+
+import time
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.user_settings import user_setting
+from ..models import UserPresence, UserProfile, now
+
+# Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
+# ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
+OFFLINE_THRESHOLD_SECONDS = 140
+# How far back presence data is served unless the client asks otherwise (Zulip: two weeks).
+DEFAULT_HISTORY_LIMIT_DAYS = 14
+
+
+def legacy_status(presence):
+    """(status, timestamp) of the legacy format."""
+    active = presence.last_active_time
+    if active is not None and active + OFFLINE_THRESHOLD_SECONDS >= presence.last_connected_time:
+        return "active", active
+    return "idle", presence.last_connected_time
+
+
+def legacy_presence(presence):
+    """{"website": ..., "aggregated": ...}: since Zulip 7.0 both carry the same data, and the
+    client is always "website"."""
+    status, timestamp = legacy_status(presence)
+    return {
+        "website": {"client": "website", "status": status, "timestamp": timestamp, "pushable": False},
+        "aggregated": {"client": "website", "status": status, "timestamp": timestamp},
+    }
+
+
+def modern_presence(presence):
+    """{"active_timestamp", "idle_timestamp"}: the last time active, the last time connected."""
+    return {"active_timestamp": presence.last_active_time or 0,
+            "idle_timestamp": presence.last_connected_time}
+
+
+def realm_presences(user, *, slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS, last_update_id=None):
+    """({key: presence}, the largest last_update_id served or -1) for the requester's organization:
+    humans sharing their presence, seen within the history limit (or changed after last_update_id)."""
+    query = (UserPresence.select(UserPresence, UserProfile)
+             .join(UserProfile)
+             .where((UserProfile.realm == user.realm_id) & UserProfile.is_active & ~UserProfile.is_bot))
+    if last_update_id is not None and last_update_id >= 0:
+        query = query.where(UserPresence.last_update_id > last_update_id)
+    else:
+        query = query.where(UserPresence.last_connected_time >= now() - history_limit_days * 86400)
+    presences, newest = {}, -1
+    for row in query:
+        if not user_setting(row.user_profile, "presence_enabled"):
+            continue
+        newest = max(newest, row.last_update_id)
+        if slim:
+            presences[str(row.user_profile_id)] = modern_presence(row)
+        else:
+            presences[row.user_profile.email] = legacy_presence(row)
+    if last_update_id is not None:
+        newest = max(newest, last_update_id)
+    return presences, newest
+
+
+def do_update_user_presence(user, status, *, new_user_input):
+    """Record a ping; tell the organization if the user came back online. Idle pings never move
+    the active time; `new_user_input` is accepted but, as in Zulip, the status decides."""
+    timestamp = now()
+    with write_transaction():
+        presence = UserPresence.get_or_none(UserPresence.user_profile == user)
+        was_offline = presence is None or presence.last_connected_time + OFFLINE_THRESHOLD_SECONDS < timestamp
+        newest = UserPresence.select(UserPresence.last_update_id).order_by(UserPresence.last_update_id.desc()).first()
+        if presence is None:
+            presence = UserPresence(user_profile=user)
+        presence.last_connected_time = timestamp
+        if status == "active":
+            presence.last_active_time = timestamp
+        presence.last_update_id = (newest.last_update_id if newest else 0) + 1
+        presence.save()
+    if was_offline and user_setting(user, "presence_enabled") and not user.is_bot:
+        publish_presence_event(user, presence)
+    return presence
+
+
+def publish_presence_event(user, presence):
+    """The legacy-format presence event, to every active human of the organization."""
+    event = {"type": "presence", "user_id": user.id, "email": user.email, "server_timestamp": time.time(),
+             "presence": {"website": legacy_presence(presence)["website"]}}
+    audience = UserProfile.select(UserProfile.id).where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
+    publish(event, [u.id for u in audience])

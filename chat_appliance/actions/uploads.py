@@ -1,0 +1,135 @@
+"""Uploaded files: store, find with a permission check, list, delete.
+
+Files live under the instance folder, `{INSTANCE_PATH}/uploads/{path_id}`, where path_id is
+`{realm_id}/{random}/{safe file name}`: the URL the client gets is `/user_uploads/{path_id}`,
+which is also what makes a message that links the file count as having an attachment.
+
+Who may download a file (our decision; Zulip's rule is alike): its uploader, and anyone who may
+read a message whose content links it. Everybody else gets the same 404 as for a missing file,
+so that nobody learns a file exists by guessing its path.
+"""
+
+import mimetypes
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from flask import current_app
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from werkzeug.utils import secure_filename
+
+from ..db import write_transaction
+from ..lib.errors import JsonableError, ResourceNotFoundError
+from ..lib.narrow import user_can_access_message
+from ..models import Attachment, Message
+
+UPLOAD_URL_PREFIX = "/user_uploads/"
+# Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
+# as in Zulip. They are signed with a key made at start, so a restart ends them early.
+TEMPORARY_URL_SECONDS = 60
+_temporary_url_signer = URLSafeTimedSerializer(secrets.token_bytes(32), salt="user_uploads")
+
+
+def uploads_root():
+    """The folder that holds every organization's files."""
+    return Path(current_app.config["INSTANCE_PATH"]) / "uploads"
+
+
+def safe_file_name(name):
+    """A file name safe in a URL and on disk; Zulip also keeps only such characters."""
+    return secure_filename(name or "") or "uploaded-file"
+
+
+def check_upload_size(size):
+    """The configured limit (MAX_FILE_UPLOAD_SIZE_MIB, reported as max_file_upload_size_mib)."""
+    limit_mib = current_app.config["MAX_FILE_UPLOAD_SIZE_MIB"]
+    if size > limit_mib * 1024 * 1024:
+        raise JsonableError(f"File is larger than the maximum upload size ({limit_mib} MiB).")
+
+
+def do_upload_file(user, file_storage):
+    """Store one uploaded file and its Attachment row; return the Attachment."""
+    stream = file_storage.stream
+    stream.seek(0, os.SEEK_END)
+    check_upload_size(stream.tell())
+    stream.seek(0)
+    name = safe_file_name(file_storage.filename)
+    path_id = f"{user.realm_id}/{secrets.token_urlsafe(18)}/{name}"
+    target = uploads_root() / path_id
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as out:
+        shutil.copyfileobj(file_storage.stream, out)
+    size = target.stat().st_size
+    try:
+        content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        with write_transaction():
+            return Attachment.create(realm=user.realm_id, owner=user, path_id=path_id, file_name=name,
+                                     content_type=content_type, size=size)
+    except BaseException:
+        remove_file(path_id)
+        raise
+
+
+def remove_file(path_id):
+    """Delete a stored file and its (now empty) random folder."""
+    target = uploads_root() / path_id
+    target.unlink(missing_ok=True)
+    try:
+        target.parent.rmdir()
+    except OSError:
+        pass
+
+
+def messages_linking(attachment):
+    """Messages of the organization whose content links the file."""
+    return (Message.select()
+            .where((Message.realm == attachment.realm_id)
+                   & Message.content.contains(UPLOAD_URL_PREFIX + attachment.path_id))
+            .order_by(Message.id))
+
+
+def access_upload(user, path_id):
+    """The Attachment at path_id if the user may download it, else 404 'File not found'."""
+    attachment = Attachment.get_or_none((Attachment.path_id == path_id) & (Attachment.realm == user.realm_id))
+    if attachment is None or not (attachment.owner_id == user.id or any(
+            user_can_access_message(user, message) for message in messages_linking(attachment))):
+        raise ResourceNotFoundError("File not found")
+    return attachment
+
+
+def attachment_dict(attachment):
+    """Zulip's attachment object: times in milliseconds, with the messages that link it."""
+    return {
+        "id": attachment.id,
+        "name": attachment.file_name,
+        "path_id": attachment.path_id,
+        "size": attachment.size,
+        "create_time": attachment.create_time * 1000,
+        "messages": [{"id": m.id, "date_sent": m.date_sent * 1000} for m in messages_linking(attachment)],
+    }
+
+
+def do_delete_attachment(attachment):
+    """Remove the row, then the file (links in messages stop working, as in Zulip)."""
+    with write_transaction():
+        attachment.delete_instance()
+    remove_file(attachment.path_id)
+
+
+def temporary_url(attachment):
+    """A URL that serves the file without credentials for TEMPORARY_URL_SECONDS."""
+    token = _temporary_url_signer.dumps(attachment.path_id)
+    return f"{UPLOAD_URL_PREFIX}temporary/{token}/{attachment.file_name}"
+
+
+def access_temporary_upload(token):
+    """The Attachment a still-valid temporary URL names, else 404 'File not found'."""
+    try:
+        path_id = _temporary_url_signer.loads(token, max_age=TEMPORARY_URL_SECONDS)
+    except BadSignature:
+        raise ResourceNotFoundError("File not found") from None
+    attachment = Attachment.get_or_none(Attachment.path_id == path_id)
+    if attachment is None:
+        raise ResourceNotFoundError("File not found")
+    return attachment

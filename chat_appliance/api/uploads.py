@@ -1,0 +1,98 @@
+"""POST /user_uploads, GET /user_uploads/{realm_id}/{path} (a temporary URL), GET /attachments,
+DELETE /attachments/{id}; and, outside /api/v1, the downloads: GET /user_uploads/{realm_id}/{path}
+(the URL the upload returns) and GET /user_uploads/temporary/{token}/{name}."""
+
+from flask import Blueprint, request, send_file
+
+from ..actions.uploads import (
+    UPLOAD_URL_PREFIX,
+    access_temporary_upload,
+    access_upload,
+    attachment_dict,
+    do_delete_attachment,
+    do_upload_file,
+    temporary_url,
+    uploads_root,
+)
+from ..lib.errors import JsonableError, ResourceNotFoundError
+from ..lib.params import endpoint
+from ..models import Attachment
+
+bp = Blueprint("uploads", __name__)
+downloads_bp = Blueprint("downloads", __name__)
+
+
+def the_uploaded_file():
+    """The one file of a multipart upload, whatever its field name: the zulip library names the
+    field after the file's path."""
+    files = list(request.files.values())
+    if not files:
+        raise JsonableError("You must specify a file to upload")
+    if len(files) > 1:
+        raise JsonableError("You may only upload one file at a time")
+    return files[0]
+
+
+@bp.post("/user_uploads")
+@endpoint()
+def upload_file(user):
+    """Store the file; return its URL (`uri` is the name before Zulip 9.0, still read by the
+    zulip library's examples) and the stored file name."""
+    attachment = do_upload_file(user, the_uploaded_file())
+    url = UPLOAD_URL_PREFIX + attachment.path_id
+    return {"uri": url, "url": url, "filename": attachment.file_name}
+
+
+@bp.get("/user_uploads/<int:realm_id>/<path:filename>")
+@endpoint()
+def get_temporary_url(user, realm_id, filename):
+    """A URL that serves the file without credentials for a minute, for clients that hand the
+    link to something that cannot authenticate (a browser, an image viewer)."""
+    return {"url": temporary_url(access_upload(user, f"{realm_id}/{filename}"))}
+
+
+@bp.get("/attachments")
+@endpoint()
+def get_attachments(user):
+    """The requester's uploads, newest first, and the space they use."""
+    attachments = list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
+    return {"attachments": [attachment_dict(a) for a in attachments],
+            "upload_space_used": sum(a.size for a in attachments)}
+
+
+@bp.delete("/attachments/<int:attachment_id>")
+@endpoint()
+def remove_attachment(user, attachment_id):
+    """Delete one of the requester's uploads."""
+    attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
+    if attachment is None:
+        raise JsonableError("Invalid attachment")
+    do_delete_attachment(attachment)
+
+
+@downloads_bp.get("/user_uploads/<int:realm_id>/<path:rest>")
+@endpoint()
+def download_file(user, realm_id, rest):
+    """The file, to its uploader and to those who may read a message linking it (HTTP Basic, as
+    zulip-terminal sends)."""
+    return send_attachment(access_upload(user, f"{realm_id}/{rest}"))
+
+
+@downloads_bp.get("/user_uploads/temporary/<token>/<name>")
+@endpoint(auth=False)
+def download_temporary(token, name):
+    """The file a temporary URL names, without credentials, while the URL is valid."""
+    return send_attachment(access_temporary_upload(token))
+
+
+def send_attachment(attachment):
+    """The file's bytes; a download unless it is an image, so that an uploaded HTML page never
+    runs in the server's origin."""
+    path = uploads_root() / attachment.path_id
+    if not path.is_file():
+        raise ResourceNotFoundError("File not found")
+    inline = attachment.content_type.startswith("image/") and attachment.content_type != "image/svg+xml"
+    response = send_file(path, mimetype=attachment.content_type, as_attachment=not inline,
+                         download_name=attachment.file_name, max_age=0)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

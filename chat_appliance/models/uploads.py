@@ -1,0 +1,31 @@
+"""Uploaded files (POST /user_uploads) and the presence each user last reported."""
+
+from peewee import CharField, ForeignKeyField, IntegerField
+
+from .base import BaseModel, now
+from .realm import Realm
+from .users import UserProfile
+
+
+class Attachment(BaseModel):
+    """One uploaded file. `path_id` is `{realm_id}/{random}/{safe file name}`: the part of the
+    URL after /user_uploads/, and the file's place under the instance's uploads folder."""
+
+    realm = ForeignKeyField(Realm, backref="attachments", on_delete="CASCADE")
+    owner = ForeignKeyField(UserProfile, backref="attachments", on_delete="CASCADE")
+    path_id = CharField(max_length=300, unique=True)
+    file_name = CharField(max_length=255)
+    content_type = CharField(max_length=255, default="application/octet-stream")
+    size = IntegerField()
+    create_time = IntegerField(default=now)
+
+
+class UserPresence(BaseModel):
+    """The last presence a user's clients reported. Zulip keeps two times: when a client was last
+    connected (idle or active) and when the user was last active; `last_update_id` orders changes
+    for the incremental presence protocol."""
+
+    user_profile = ForeignKeyField(UserProfile, unique=True, on_delete="CASCADE")
+    last_connected_time = IntegerField(default=now)
+    last_active_time = IntegerField(null=True)
+    last_update_id = IntegerField(default=0, index=True)

@@ -1,0 +1,74 @@
+"""Helpers for driving unmodified Zulip clients (zulip-send, zulip-run-bot, zulip-term, scripts
+using the zulip library) as subprocesses against a real `serve` process."""
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+
+def write_zuliprc(path, email, api_key, site):
+    """A zuliprc as zulip-terminal writes it: mode 600 (it refuses to start otherwise)."""
+    path.write_text(f"[api]\nemail={email}\nkey={api_key}\nsite={site}\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def script_path(name):
+    """A console script installed beside the running interpreter (the venv's bin)."""
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    return candidate if os.path.exists(candidate) else name
+
+
+def wait_for(predicate, timeout=10.0, interval=0.05):
+    """Poll until predicate() is truthy; return its value, or raise with the last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s (last value {value!r})")
+        time.sleep(interval)
+
+
+class LineReader:
+    """A subprocess whose stdout lines are collected by a thread, so tests can wait on them."""
+
+    def __init__(self, args, **kwargs):
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        env=dict(os.environ, PYTHONUNBUFFERED="1"), **kwargs)
+        self.lines = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def next_line(self, prefix, timeout=10.0):
+        """The next output line starting with prefix (other lines are kept in `seen`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no line starting {prefix!r} within {timeout}s; output:\n" + "\n".join(self.seen))
+            try:
+                line = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return line[len(prefix):]
+
+    def stop(self):
+        """Terminate (then kill) the process this helper started."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
