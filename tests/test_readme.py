@@ -1,0 +1,20 @@
+"""The README's generated API coverage section matches what the server routes."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_api_coverage_section_is_current():
+    """Is README.md's "API coverage" section what scripts/api_coverage.py generates now?"""
+    if not (ROOT.parent / "shared" / "spec" / "chat-api.md").exists():
+        pytest.skip("../shared/spec is not beside the project")
+    spec = importlib.util.spec_from_file_location("api_coverage", ROOT / "scripts" / "api_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    readme = (ROOT / "README.md").read_text()
+    current = readme[readme.index(module.HEADING):]
+    assert current == module.section(), "run: python scripts/api_coverage.py --write"
