@@ -329,9 +329,10 @@ def mark_topic_as_read(user, stream_id, topic_name):
 
 def user_topic_dicts(user):
     """The user's topic visibility policies, as /register's user_topics."""
-    return [{"stream_id": row.stream_id, "topic_name": row.topic, "last_updated": row.last_updated,
-             "visibility_policy": row.visibility_policy}
-            for row in UserTopic.select().where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != 0))]
+    from ..lib.serializers import user_topic_dict
+
+    return [user_topic_dict(row) for row in
+            UserTopic.select().where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != 0))]
 
 
 def do_set_user_topic(user, stream, topic, policy):
