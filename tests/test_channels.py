@@ -130,3 +130,54 @@ def test_new_user_joins_default_channels(org):
                                          full_name="Newbie"))
     members = ok(org.client(org.admin).get(f"streams/{org.general.id}/members"))["subscribers"]
     assert body["user_id"] in members
+
+
+def test_update_stream_name_and_description(org):
+    """Can an administrator rename and describe a channel, with a clash refused, and do its
+    viewers get stream update events with the rendered description?"""
+    from .test_events import get_events, register
+
+    queue = register(org.client(org.othello), event_types=["stream"])["queue_id"]
+    client = org.client(org.admin)
+    ok(client.patch(f"streams/{org.denmark.id}", new_name="Danmark", description="**Hej**"))
+    stream = ok(client.get(f"streams/{org.denmark.id}"))["stream"]
+    assert stream["name"] == "Danmark" and stream["rendered_description"] == "<p><strong>Hej</strong></p>"
+    events = get_events(org.client(org.othello), queue)
+    assert {(e["property"], e["value"]) for e in events} == {("name", "Danmark"), ("description", "**Hej**")}
+    err(client.patch(f"streams/{org.denmark.id}", new_name="verona"), 400, "BAD_REQUEST", "Channel 'verona' already exists")
+    err(org.client(org.hamlet).patch(f"streams/{org.denmark.id}", description="x"), 400, "UNAUTHORIZED_PRINCIPAL")
+
+
+def test_update_stream_privacy(org):
+    """Does making a channel private hide it from non-subscribers (stream delete event) and keep
+    shared history unless asked; does making it public again share history?"""
+    from .test_events import get_events, register
+
+    queue = register(org.client(org.cordelia), event_types=["stream"])["queue_id"]
+    client = org.client(org.admin)
+    ok(client.patch(f"streams/{org.denmark.id}", is_private=True, history_public_to_subscribers=False))
+    assert "Denmark" not in {s["name"] for s in ok(org.client(org.cordelia).get("streams"))["streams"]}
+    assert ("stream", "delete") in [(e["type"], e["op"]) for e in get_events(org.client(org.cordelia), queue)]
+    stream = ok(client.get(f"streams/{org.denmark.id}"))["stream"]
+    assert stream["invite_only"] and not stream["history_public_to_subscribers"]
+    ok(client.patch(f"streams/{org.denmark.id}", is_private=False))
+    stream = ok(client.get(f"streams/{org.denmark.id}"))["stream"]
+    assert not stream["invite_only"] and stream["history_public_to_subscribers"]
+
+
+def test_update_stream_default_and_group_setting(org):
+    """Do is_default_stream and a group permission setting apply, and is a private default refused?"""
+    from chat_appliance.lib.groups import system_group
+    from chat_appliance.models import database
+
+    client = org.client(org.admin)
+    ok(client.patch(f"streams/{org.verona.id}", is_default_stream=True))
+    assert org.verona.id in [s["stream_id"] for s in ok(client.get("streams", include_default=True))["streams"]
+                             if s["is_default"]]
+    err(client.patch(f"streams/{org.secret.id}", is_default_stream=True), 400, "BAD_REQUEST")
+    with database.connection_context():
+        admins = system_group(org.realm.id, "role:administrators").id
+    ok(client.patch(f"streams/{org.verona.id}", can_send_message_group={"new": admins}))
+    err(org.client(org.cordelia).post("messages", type="stream", to="Verona", topic="t", content="x"), 400,
+        "BAD_REQUEST", "You do not have permission to post in this channel.")
+    err(client.patch(f"streams/{org.verona.id}", can_send_message_group=99999), 400, "BAD_REQUEST")

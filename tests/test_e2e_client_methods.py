@@ -75,8 +75,8 @@ def test_user_group_methods(owner):
 
 
 def test_channel_and_message_methods(owner):
-    """Do list_subscriptions, get_subscribers, remove_subscriptions, mute_topic, set_typing_status,
-    check_messages_match_narrow and mark_*_as_read work?"""
+    """Do list_subscriptions, get_subscribers, update_stream, remove_subscriptions, mute_topic,
+    set_typing_status, check_messages_match_narrow and mark_*_as_read work?"""
     me = check(owner.get_profile())["user_id"]
     check(owner.add_subscriptions([{"name": "methods"}]))
     assert "methods" in [s["name"] for s in check(owner.list_subscriptions())["subscriptions"]]
@@ -94,5 +94,9 @@ def test_channel_and_message_methods(owner):
     unread = check(owner.get_messages({"anchor": "newest", "num_before": 50, "num_after": 0,
                                        "narrow": [{"operator": "is", "operand": "unread"}]}))["messages"]
     assert unread == []
-    check(owner.remove_subscriptions(["methods"]))
-    assert "methods" not in [s["name"] for s in check(owner.list_subscriptions())["subscriptions"]]
+    check(owner.update_stream({"stream_id": stream_id, "description": "renamed by the client",
+                               "new_name": "methods2"}))
+    stream = check(owner.get_streams())["streams"]
+    assert ("methods2", "renamed by the client") in [(s["name"], s["description"]) for s in stream]
+    check(owner.remove_subscriptions(["methods2"]))
+    assert "methods2" not in [s["name"] for s in check(owner.list_subscriptions())["subscriptions"]]

@@ -7,7 +7,7 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
-from ..models import ChannelFolder, Stream
+from ..models import ChannelFolder
 from ..rendering import render_plain
 from .users import active_user_ids
 
@@ -84,14 +84,3 @@ def do_update_folder(folder, changes):
         folder.save()
     publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
             active_user_ids(folder.realm_id))
-
-
-def do_set_stream_folder(stream, folder_id):
-    """Put a channel in a folder (None: in no folder); those who may see the channel are told."""
-    from .channels import stream_audience_ids
-
-    with write_transaction():
-        Stream.update(folder_id=folder_id).where(Stream.id == stream.id).execute()
-    stream.folder_id = folder_id
-    publish({"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
-             "property": "folder_id", "value": folder_id}, stream_audience_ids(stream))

@@ -222,3 +222,47 @@ def do_change_subscription_properties(changes):
 def subscription_update_event(sub, prop, value):
     """subscription op=update: one personal property of one of the user's subscriptions."""
     return {"type": "subscription", "op": "update", "stream_id": sub.stream_id, "property": prop, "value": value}
+
+
+def do_update_stream(stream, changes):
+    """Apply validated channel changes (name, description, privacy, default, group settings) in
+    one transaction, then tell everyone who may see the channel, one stream update event per
+    property. Users who could see it before but not after (it became private) get stream delete."""
+    from ..rendering import render_plain
+
+    audience_before = set(stream_audience_ids(stream))
+    realm_changes = {}
+    with write_transaction():
+        for key, value in changes.items():
+            if key == "is_default_stream":
+                ids = set((stream.realm.settings or {}).get("default_stream_ids", []))
+                ids = ids | {stream.id} if value else ids - {stream.id}
+                stream.realm.settings = dict(stream.realm.settings or {}, default_stream_ids=sorted(ids))
+                stream.realm.save()
+                realm_changes[key] = value
+            elif key in STREAM_GROUP_SETTINGS:
+                stream.settings = dict(stream.settings or {}, **{key: value})
+            elif key == "name":
+                stream.name, stream.name_key = value, value.lower()
+            elif key == "description":
+                stream.description, stream.rendered_description = value, render_plain(value) if value else ""
+            else:
+                setattr(stream, key, value)
+        stream.save()
+    audience_after = set(stream_audience_ids(stream))
+    for key, value in changes.items():
+        event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
+                 "property": "invite_only" if key == "invite_only" else key, "value": value}
+        if key == "description":
+            event["rendered_description"] = stream.rendered_description
+        if key == "invite_only":
+            event["history_public_to_subscribers"] = stream.history_public_to_subscribers
+        if key == "is_default_stream":
+            publish({"type": "default_streams", "default_streams": [
+                stream_dict(s, subscriber_count=0) for s in default_streams(stream.realm)]}, audience_after)
+            continue
+        publish(event, audience_after)
+    lost = audience_before - audience_after
+    if lost:
+        publish({"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}],
+                 "stream_ids": [stream.id]}, lost)

@@ -8,11 +8,10 @@ from ..actions.channel_folders import (
     check_folder_description,
     check_folder_name,
     do_create_folder,
-    do_set_stream_folder,
     do_update_folder,
     folder_dict,
 )
-from ..lib.access import access_stream_by_id, require_realm_admin
+from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_bool, check_int, endpoint
 from ..models import ChannelFolder
 
@@ -61,17 +60,3 @@ def check_folder_id(var_name, value):
     if value in ("null", None):
         return None
     return check_int(var_name, value)
-
-
-@bp.patch("/streams/<int:stream_id>")
-@endpoint(folder_id=Param(check_folder_id, default=UNSET))
-def update_stream(user, stream_id, folder_id):
-    """Administrators move a channel into a folder (or out, with null). Other update-stream
-    parameters are not implemented here and are reported as ignored."""
-    require_realm_admin(user)
-    stream = access_stream_by_id(user, stream_id)
-    if folder_id is not UNSET:
-        if folder_id is not None:
-            access_folder(user.realm_id, folder_id)
-        if folder_id != stream.folder_id:
-            do_set_stream_folder(stream, folder_id)

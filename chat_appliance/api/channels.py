@@ -24,8 +24,9 @@ from ..lib.access import (
 )
 from ..lib.errors import JsonableError
 from ..lib.params import Param, ParamError, check_any_json, check_bool, check_dict, check_string, endpoint, list_of
-from ..lib.serializers import stream_dict, subscription_dict
+from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
 from ..models import Stream, Subscription, UserProfile
+from .channel_folders import check_folder_id
 
 bp = Blueprint("channels", __name__)
 
@@ -241,6 +242,75 @@ def get_stream(user, stream_id):
     """One channel by id."""
     stream = access_stream_by_id(user, stream_id)
     return {"stream": stream_dict(stream, subscriber_count=subscriber_counts([stream.id])[stream.id])}
+
+
+def check_stream_group_setting(var_name, value):
+    """A group id, or Zulip's {"new": id, "old": id} update form."""
+    value = check_any_json(var_name, value)
+    if isinstance(value, dict) and "new" in value:
+        value = value["new"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+UNSET = object()
+STREAM_SETTING_PARAMS = {name: Param(check_stream_group_setting, default=None) for name in STREAM_GROUP_SETTINGS}
+
+
+@bp.patch("/streams/<int:stream_id>")
+@endpoint(description=Param(default=None), new_name=Param(default=None), is_private=Param(check_bool, default=None),
+          history_public_to_subscribers=Param(check_bool, default=None),
+          is_default_stream=Param(check_bool, default=None), folder_id=Param(check_folder_id, default=UNSET),
+          **STREAM_SETTING_PARAMS)
+def update_stream(user, stream_id, description, new_name, is_private, history_public_to_subscribers,
+                  is_default_stream, folder_id, **group_settings):
+    """Administrators rename, describe, make private or public, set default, file into a folder,
+    and change a channel's permission groups."""
+    from ..actions.channel_folders import access_folder
+    from ..actions.channels import MAX_STREAM_DESCRIPTION_LENGTH, check_stream_name, do_update_stream
+    from ..lib.access import require_realm_admin
+    from ..models import UserGroup
+
+    require_realm_admin(user)
+    stream = access_stream_by_id(user, stream_id)
+    changes = {}
+    if new_name is not None and new_name.strip() != stream.name:
+        name = check_stream_name(new_name)
+        clash = get_stream_by_name(user.realm_id, name)
+        if clash is not None and clash.id != stream.id:
+            raise JsonableError(f"Channel '{name}' already exists")
+        changes["name"] = name
+    if description is not None and description != stream.description:
+        if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
+            raise JsonableError(f"description is too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters)")
+        changes["description"] = description
+    invite_only = stream.invite_only if is_private is None else is_private
+    if invite_only != stream.invite_only:
+        changes["invite_only"] = invite_only
+    history = history_public_to_subscribers
+    if not invite_only:
+        history = True  # public channels always share their history (Zulip)
+    if history is not None and history != stream.history_public_to_subscribers:
+        changes["history_public_to_subscribers"] = history
+    if is_default_stream is not None:
+        if is_default_stream and invite_only:
+            raise JsonableError("A default channel cannot be private.")
+        if is_default_stream != (stream.id in (user.realm.settings or {}).get("default_stream_ids", [])):
+            changes["is_default_stream"] = is_default_stream
+    if folder_id is not UNSET and folder_id != stream.folder_id:
+        if folder_id is not None:
+            access_folder(user.realm_id, folder_id)
+        changes["folder_id"] = folder_id
+    for name, group_id in group_settings.items():
+        if group_id is None:
+            continue
+        if not UserGroup.select().where((UserGroup.id == group_id) & (UserGroup.realm == user.realm_id)).exists():
+            raise JsonableError(f"Invalid user group ID: {group_id}")
+        if stream.settings.get(name) != group_id:
+            changes[name] = group_id
+    if changes:
+        do_update_stream(stream, changes)
 
 
 @bp.get("/streams/<int:stream_id>/members")
