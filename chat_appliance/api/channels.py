@@ -23,7 +23,17 @@ from ..lib.access import (
     is_subscribed,
 )
 from ..lib.errors import JsonableError
-from ..lib.params import Param, ParamError, check_any_json, check_bool, check_dict, check_string, endpoint, list_of
+from ..lib.params import (
+    Param,
+    ParamError,
+    check_any_json,
+    check_bool,
+    check_dict,
+    check_group_id,
+    check_string,
+    endpoint,
+    list_of,
+)
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
 from ..models import Stream, Subscription, UserProfile
 from .channel_folders import check_folder_id
@@ -244,18 +254,8 @@ def get_stream(user, stream_id):
     return {"stream": stream_dict(stream, subscriber_count=subscriber_counts([stream.id])[stream.id])}
 
 
-def check_stream_group_setting(var_name, value):
-    """A group id, or Zulip's {"new": id, "old": id} update form."""
-    value = check_any_json(var_name, value)
-    if isinstance(value, dict) and "new" in value:
-        value = value["new"]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ParamError(f"Invalid {var_name}")
-    return value
-
-
 UNSET = object()
-STREAM_SETTING_PARAMS = {name: Param(check_stream_group_setting, default=None) for name in STREAM_GROUP_SETTINGS}
+STREAM_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in STREAM_GROUP_SETTINGS}
 
 
 @bp.patch("/streams/<int:stream_id>")

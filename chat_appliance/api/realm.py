@@ -8,7 +8,7 @@ from ..actions.realm import do_update_realm
 from ..actions.users import check_full_name, do_change_full_name, do_change_settings
 from ..lib.access import require_realm_admin
 from ..lib.errors import JsonableError
-from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, int_range, one_of
+from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
 from ..lib.user_settings import USER_SETTING_DEFAULTS
 from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
@@ -16,16 +16,6 @@ from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
 bp = Blueprint("realm", __name__)
 
 MAX_REALM_NAME_LENGTH = 40
-
-
-def check_group_setting(var_name, value):
-    """A group-valued setting: a group id (Zulip also accepts {"new": id} for updates)."""
-    value = check_any_json(var_name, value)
-    if isinstance(value, dict) and "new" in value:
-        value = value["new"]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ParamError(f"Invalid {var_name}")
-    return value
 
 
 def check_edit_limit(var_name, value):
@@ -42,7 +32,7 @@ def check_limit_or_unlimited(var_name, value):
     return int_range(low=0)(var_name, value)
 
 
-MESSAGE_SETTING_PARAMS = {name: Param(check_group_setting, default=None) for name in MESSAGE_GROUP_SETTINGS}
+MESSAGE_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in MESSAGE_GROUP_SETTINGS}
 MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=()) for name in MESSAGE_LIMIT_SETTINGS})
 
 
@@ -52,7 +42,7 @@ MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=())
     description=Param(default=None),
     moderation_request_channel_id=Param(check_int, default=None),
     message_edit_history_visibility_policy=Param(one_of(*EDIT_HISTORY_POLICIES), default=None),
-    can_mention_many_users_group=Param(check_group_setting, default=None),
+    can_mention_many_users_group=Param(check_group_id, default=None),
     allow_message_editing=Param(check_bool, default=None),
     message_content_edit_limit_seconds=Param(check_edit_limit, default=None),
 )

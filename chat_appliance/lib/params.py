@@ -97,6 +97,16 @@ def json_or_string(var_name, value):
         return value
 
 
+def check_group_id(var_name, value):
+    """A group-valued setting given as a group id, or in Zulip's {"new": id, "old": id} update form."""
+    value = check_any_json(var_name, value)
+    if isinstance(value, dict) and "new" in value:
+        value = value["new"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
 def one_of(*choices, parser=check_string):
     """A value from a fixed set."""
 
