@@ -6,6 +6,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 
 from peewee import fn
 
+from .actions.linkifiers import linkifiers_for_realm
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile
@@ -13,10 +14,6 @@ from .models import Stream, UserGroup, UserProfile
 
 def realm_linkifiers(realm_id):
     """The organization's linkifiers in priority order, as (pattern, url_template) pairs."""
-    try:
-        from .actions.linkifiers import linkifiers_for_realm
-    except ImportError:  # linkifiers are an administration feature added separately
-        return ()
     return linkifiers_for_realm(realm_id)
 
 

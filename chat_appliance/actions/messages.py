@@ -92,12 +92,14 @@ def access_stream_for_send(sender, to):
         missing = StreamDoesNotExistError(to.strip())
     # A channel the sender may not know of gives the same error as a missing one. System bots
     # (the Notification Bot's reports and move notes) post in any channel, private ones included.
-    if stream is None or stream.deactivated or not (sender.is_system_bot
-                                                    or can_access_stream_metadata(sender, stream)):
+    if stream is None or stream.deactivated:
         raise missing
     if sender.is_system_bot:
         return stream
-    if (stream.invite_only or sender.is_guest) and not is_subscribed(sender, stream):
+    subscribed = is_subscribed(sender, stream)
+    if not can_access_stream_metadata(sender, stream, subscribed=subscribed):
+        raise missing
+    if (stream.invite_only or sender.is_guest) and not subscribed:
         raise JsonableError(f"Not authorized to send to channel '{stream.name}'")
     if not is_user_in_group(sender, stream.settings["can_send_message_group"]):
         raise JsonableError("You do not have permission to post in this channel.")
