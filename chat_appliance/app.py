@@ -7,6 +7,7 @@ import traceback
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
+from . import webclient
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
@@ -19,6 +20,7 @@ log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
 API_PREFIX = "/api/v1"
+JSON_PREFIX = "/json"
 
 
 def create_app(config=None):
@@ -41,8 +43,12 @@ def create_app(config=None):
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+        # The web client calls the same views under /json, authenticated by session cookie and
+        # CSRF token (lib.auth dispatches on the path; lib.sessions checks them).
+        app.register_blueprint(blueprint, url_prefix=JSON_PREFIX, name="json_" + blueprint.name)
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
+    app.register_blueprint(webclient.bp)
     register_error_handlers(app)
     register_request_hooks(app)
     return app
@@ -63,8 +69,9 @@ def register_error_handlers(app):
     @app.errorhandler(JsonableError)
     def handle_jsonable(error):
         response = json_error(error)
-        if error.http_status == 401:
-            # Clients and browsers expect a Basic challenge with a 401.
+        if error.http_status == 401 and not request.path.startswith(JSON_PREFIX + "/"):
+            # API clients expect a Basic challenge with a 401 (never the web client's /json calls:
+            # a challenge there would make the browser open its own password dialog).
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
         return response
 

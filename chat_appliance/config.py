@@ -38,6 +38,8 @@ DEFAULTS = {
     # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
     # then answers complete=false and the client repeats the request (Zulip's behaviour).
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
+    # Web client: how long a browser stays signed in without signing in again (Zulip: two weeks).
+    "WEB_SESSION_SECONDS": 14 * 24 * 3600,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
 }

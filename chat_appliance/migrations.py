@@ -55,10 +55,35 @@ def _uploads_and_presence(database, backend):
     database.create_tables([m.Attachment, m.UserPresence])
 
 
+def _web_sessions(database, backend):
+    """Signed-in browser sessions of the web client (issue 18). Frozen schema of version 70."""
+    from peewee import CharField, ForeignKeyField, IntegerField, Model
+
+    class UserProfileRef(Model):
+        class Meta:
+            table_name = "user_profile"
+
+    class WebSession70(Model):
+        token_hash = CharField(max_length=64, unique=True)
+        user = ForeignKeyField(UserProfileRef, on_delete="CASCADE")
+        csrf_token = CharField(max_length=64)
+        created = IntegerField()
+        expires = IntegerField()
+
+        class Meta:
+            table_name = "web_session"
+            indexes = ((("user",), False),)
+
+    UserProfileRef.bind(database)
+    WebSession70.bind(database)
+    database.create_tables([WebSession70])
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (70, "web client sessions", _web_sessions),
 ]

@@ -28,7 +28,14 @@ def verify_api_key(email, api_key):
 
 
 def authenticate_request():
-    """The authenticated user of this request; raises a 401 error otherwise."""
+    """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
+    client (/json/...) authenticate by session cookie and CSRF token instead (lib.sessions)."""
+    from . import sessions
+
+    if sessions.is_session_request():
+        user = sessions.authenticate_session(*sessions.request_session_args())
+        g.user = user
+        return user
     auth = basic_auth.get_auth()
     user = basic_auth.authenticate(auth, basic_auth.get_auth_password(auth))
     g.user = user
@@ -60,6 +67,11 @@ _cache_lock = threading.Lock()
 
 def authenticate_request_cached():
     """Like authenticate_request, answering from the cache when the credentials match."""
+    from . import sessions
+
+    if sessions.is_session_request():
+        g.user = sessions.authenticate_session_cached(*sessions.request_session_args())
+        return g.user
     auth = basic_auth.get_auth()
     email = (auth.username or "").strip().lower() if auth else ""
     api_key = auth.password if auth else ""
@@ -76,7 +88,10 @@ def authenticate_request_cached():
 
 
 def forget_cached_credentials(user_id):
-    """Drop a user's cached credentials (new key, deactivation, new email)."""
+    """Drop a user's cached credentials (new key, deactivation, new email), sessions included."""
+    from .sessions import forget_user_sessions
+
+    forget_user_sessions(user_id)
     with _cache_lock:
         for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
             del _cache[email]

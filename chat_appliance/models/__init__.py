@@ -35,6 +35,7 @@ from .users import (
     UserGroupMembership,
     UserProfile,
 )
+from .web import WebSession
 
 __all__ = [
     "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
@@ -48,4 +49,5 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "WebSession",
 ]

@@ -1,0 +1,181 @@
+"""Browser sessions: a cookie for the web client, with a CSRF token for every state change.
+
+The web client calls the same API as other clients, under /json instead of /api/v1, and
+authenticates with the session cookie instead of HTTP Basic (as Zulip's web app does). Any
+request under /json is authenticated here (lib.auth dispatches on the path), so no view knows
+which kind of client called it. /api/v1 never looks at the cookie.
+
+`authenticate_session` and `authenticate_session_cached` take the cookie value, the method and
+the X-CSRFToken header as plain arguments, so that a handler outside Flask (the event loop's
+long-poll handler) can call them as its authentication function.
+"""
+
+import hashlib
+import secrets
+import threading
+import time
+
+from .errors import JsonableError, UnauthorizedError, UserDeactivatedError
+
+SESSION_COOKIE = "chat_appliance_session"
+CSRF_HEADER = "X-CSRFToken"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# How long a long poll may answer from memory before the session row is read again.
+SESSION_CACHE_SECONDS = 60
+
+
+class CsrfError(JsonableError):
+    """A state-changing /json request without the session's CSRF token (Zulip: 403 CSRF_FAILED)."""
+
+    code = "CSRF_FAILED"
+    http_status = 403
+
+    def __init__(self, reason):
+        super().__init__(f"CSRF error: {reason}")
+
+
+def token_hash(token):
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_session(user, lifetime_seconds):
+    """A new session for `user`; returns (cookie token, csrf token)."""
+    from ..db import write_transaction
+    from ..models import WebSession, now
+
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    with write_transaction():
+        # Expired sessions of this user go when a new one starts: the table stays small.
+        WebSession.delete().where((WebSession.user == user.id) & (WebSession.expires <= now())).execute()
+        WebSession.create(token_hash=token_hash(token), user=user.id, csrf_token=csrf,
+                          expires=now() + lifetime_seconds)
+    return token, csrf
+
+
+def delete_session(token):
+    """Log out: the session row goes, and with it the cached entry."""
+    from ..db import write_transaction
+    from ..models import WebSession
+
+    digest = token_hash(token)
+    with write_transaction():
+        WebSession.delete().where(WebSession.token_hash == digest).execute()
+    with _cache_lock:
+        _cache.pop(digest, None)
+
+
+def delete_other_sessions(user_id, keep_token=None):
+    """Every session of a user but `keep_token`'s (after a password change)."""
+    from ..db import write_transaction
+    from ..models import WebSession
+
+    query = WebSession.delete().where(WebSession.user == user_id)
+    if keep_token:
+        query = query.where(WebSession.token_hash != token_hash(keep_token))
+    with write_transaction():
+        query.execute()
+    forget_user_sessions(user_id)
+
+
+def find_session(token):
+    """The unexpired session of this cookie value, with its user, or None."""
+    from ..models import UserProfile, WebSession, now
+
+    if not token:
+        return None
+    return (WebSession.select(WebSession, UserProfile).join(UserProfile)
+            .where((WebSession.token_hash == token_hash(token)) & (WebSession.expires > now())).first())
+
+
+def check_csrf(method, expected, offered):
+    """State changes need the session's CSRF token in X-CSRFToken (a cross-site form cannot
+    send a header, and a cross-site script cannot read the token)."""
+    if method.upper() in SAFE_METHODS:
+        return
+    if not offered:
+        raise CsrfError("CSRF token missing.")
+    if not secrets.compare_digest(expected.encode(), offered.encode()):
+        raise CsrfError("CSRF token incorrect.")
+
+
+def authenticate_session(token, method, csrf_offered):
+    """The active user of this session cookie; raises 401 without one, 403 on a CSRF failure."""
+    session = find_session(token)
+    if session is None:
+        raise UnauthorizedError()
+    if not session.user.is_active:
+        raise UserDeactivatedError()
+    check_csrf(method, session.csrf_token, csrf_offered)
+    return session.user
+
+
+# --- cached sessions for long polls (the counterpart of lib.auth's credential cache) -------------
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def authenticate_session_cached(token, method, csrf_offered):
+    """Like authenticate_session, answering from memory for SESSION_CACHE_SECONDS: a long poll
+    needs only the user's id. Returns a lib.auth.CachedUser."""
+    from .auth import CachedUser
+
+    digest = token_hash(token) if token else ""
+    with _cache_lock:
+        entry = _cache.get(digest)
+    if entry is not None and entry[2] > time.monotonic():
+        check_csrf(method, entry[1], csrf_offered)
+        return entry[0]
+    session = find_session(token)
+    if session is None:
+        raise UnauthorizedError()
+    if not session.user.is_active:
+        raise UserDeactivatedError()
+    check_csrf(method, session.csrf_token, csrf_offered)
+    user = session.user
+    cached = CachedUser(user.id, user.realm_id, user.email)
+    with _cache_lock:
+        _cache[digest] = (cached, session.csrf_token, min(time.monotonic() + SESSION_CACHE_SECONDS,
+                                                          time.monotonic() + session.expires - time.time()))
+    return cached
+
+
+def forget_user_sessions(user_id):
+    """Drop a user's cached sessions (deactivation, new key, logout elsewhere)."""
+    with _cache_lock:
+        for digest in [d for d, entry in _cache.items() if entry[0].id == user_id]:
+            del _cache[digest]
+
+
+# --- Flask glue --------------------------------------------------------------------------------
+
+
+def is_session_request():
+    """/json/... always authenticates by session. A download under /user_uploads/ does too when
+    the browser sends the cookie and no Authorization header (images inside messages)."""
+    from flask import request
+
+    if request.path.startswith("/json/"):
+        return True
+    return (request.path.startswith("/user_uploads/") and "Authorization" not in request.headers
+            and SESSION_COOKIE in request.cookies and request.method in SAFE_METHODS)
+
+
+def request_session_args():
+    from flask import request
+
+    return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
+
+
+def set_session_cookie(response, token, lifetime_seconds):
+    """HttpOnly (no script reads it), SameSite=Lax, Secure when the page came over HTTPS."""
+    from flask import request
+
+    response.set_cookie(SESSION_COOKIE, token, max_age=lifetime_seconds, httponly=True, samesite="Lax",
+                        secure=request.is_secure, path="/")
+
+
+def clear_session_cookie(response):
+    from flask import request
+
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax", secure=request.is_secure)
