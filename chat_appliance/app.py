@@ -69,9 +69,9 @@ def register_error_handlers(app):
     @app.errorhandler(JsonableError)
     def handle_jsonable(error):
         response = json_error(error)
-        if error.http_status == 401 and not request.path.startswith(JSON_PREFIX + "/"):
+        if error.http_status == 401 and not request.path.startswith((JSON_PREFIX + "/", "/accounts/")):
             # API clients expect a Basic challenge with a 401 (never the web client's /json calls:
-            # a challenge there would make the browser open its own password dialog).
+            # nor its sign-in: a challenge there would make the browser open its own password dialog).
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
         return response
 

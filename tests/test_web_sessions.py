@@ -45,7 +45,7 @@ def test_wrong_password_and_bots_get_no_session(org, flask_client):
         assert response.status_code == 401
         assert response.get_json()["code"] == "AUTHENTICATION_FAILED"
         assert response.get_json()["msg"] == "Your username or password is incorrect"
-        assert "Set-Cookie" not in response.headers
+        assert "Set-Cookie" not in response.headers and "WWW-Authenticate" not in response.headers
     assert session_cookie(flask_client) is None
 
 

@@ -38,7 +38,7 @@ export async function openPicker(anchor, choose) {
   await loadEmoji();
   closePicker();
   const list = h("div.emoji-grid", { role: "listbox", "aria-label": "Emoji" });
-  const input = h("input.emoji-search", { type: "search", placeholder: "Search emoji", "aria-label": "Search emoji" });
+  const input = h("input.emoji-search", { type: "text", placeholder: "Search emoji", "aria-label": "Search emoji" });
   const dialog = h("div.popover.emoji-picker#emoji-picker", { role: "dialog", "aria-label": "Emoji picker" }, input, list);
   const fill = () => {
     const names = input.value ? searchEmoji(input.value, 120) : [...POPULAR.filter((n) => n in emojiTable()), ...searchEmoji("", 110)];

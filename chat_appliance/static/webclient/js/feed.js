@@ -205,7 +205,16 @@ function rerender(id) {
   const continued = prev && conversationKey(prev) === conversationKey(message) && prev.sender_id === message.sender_id && message.timestamp - prev.timestamp < 300;
   const fresh = renderMessage(message, continued);
   if (old.classList.contains("selected")) fresh.classList.add("selected");
+  // An edit in progress survives a re-render (a reaction or flag change arriving meanwhile).
+  const editing = old.querySelector(".edit-form");
+  if (editing) {
+    const content = fresh.querySelector(".content");
+    content.hidden = true;
+    content.after(editing);
+  }
+  const focused = old.contains(document.activeElement) ? document.activeElement : null;
   old.replaceWith(fresh);
+  if (focused && fresh.contains(focused)) focused.focus();
 }
 
 // --- paging ------------------------------------------------------------------------------
@@ -360,7 +369,9 @@ export function flagsEvent(event) {
     if (event.op === "add") flags.add(event.flag);
     else flags.delete(event.flag);
     message.flags = [...flags];
-    rerender(id);
+    if (event.flag === "read") {
+      listEl.querySelector(`.message[data-id="${id}"]`)?.classList.toggle("unread", event.op !== "add");
+    } else rerender(id);
   }
 }
 
@@ -484,19 +495,20 @@ async function editMessage(message) {
   const el = listEl.querySelector(`.message[data-id="${message.id}"] .content`);
   if (!el) return;
   const box = h("textarea.edit-box", { "aria-label": "Edit message", rows: 3 }, raw);
+  const close = () => {
+    // The content element may have been replaced by a re-render: unhide whichever precedes the form.
+    if (form.previousElementSibling) form.previousElementSibling.hidden = false;
+    form.remove();
+  };
   const save = async () => {
     try {
       await api.patch(`messages/${message.id}`, { content: box.value });
-      form.remove();
-      el.hidden = false;
+      close();
     } catch (error) {
       toast(error.message, "error");
     }
   };
-  const cancel = () => {
-    form.remove();
-    el.hidden = false;
-  };
+  const cancel = close;
   const form = h(
     "form.edit-form",
     { on: { submit: (event) => { event.preventDefault(); save(); } } },

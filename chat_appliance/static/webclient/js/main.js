@@ -15,7 +15,7 @@ const root = document.getElementById("app");
 const els = {};
 
 function layout() {
-  els.search = h("input.search", { type: "search", "aria-label": "Search", placeholder: "Search", autocomplete: "off", enterkeyhint: "search" });
+  els.search = h("input.search", { type: "text", "aria-label": "Search", placeholder: "Search", autocomplete: "off", enterkeyhint: "search" });
   els.searchForm = h("form.search-form", { role: "search", on: { submit: onSearch } }, els.search);
   els.left = h("div.left-sidebar#left-sidebar");
   els.right = h("aside.right-sidebar", { "aria-label": "Users" });
@@ -38,6 +38,7 @@ function layout() {
   mountSidebars(els.left, els.right, { onBrowseChannels: () => openSettings("channels") });
   feed.mountFeed(els.feed, { reply: (message, quote) => compose.replyTo(message, quote) });
   compose.mountCompose(els.compose);
+  els.feed.parentElement.addEventListener("pointerdown", () => toggleLeft(false));
   els.left.addEventListener("click", (event) => {
     if (event.target.closest("a")) toggleLeft(false);
   });

@@ -101,7 +101,7 @@ async function channelsPanel(root) {
     list,
   );
   async function fill() {
-    const data = await attempt(() => api.get("streams", { include_all: true }));
+    const data = await attempt(() => api.get("streams"));
     if (!data) return;
     clear(
       list,
