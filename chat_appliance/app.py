@@ -7,6 +7,7 @@ import traceback
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
+from .actions.service_dispatch import ServiceDispatcher
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
@@ -38,6 +39,7 @@ def create_app(config=None):
     init_database(app.config["DATABASE_URL"])
     migrate()
     register_event_queues(app)
+    register_service_bots(app)
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
@@ -55,6 +57,18 @@ def register_event_queues(app):
                             heartbeat_seconds=app.config["EVENT_HEARTBEAT_SECONDS"])
     bus.remove_listener(queue_manager)
     bus.add_listener(queue_manager)
+
+
+def register_service_bots(app):
+    """Outgoing webhook and embedded bots are called by a listener on committed message events.
+    The bus is process-wide: a newer app's dispatcher replaces an older one's."""
+    for listener in list(bus.listeners()):
+        if isinstance(listener, ServiceDispatcher):
+            bus.remove_listener(listener)
+            listener.close()
+    dispatcher = ServiceDispatcher(app.config)
+    app.extensions["service_dispatcher"] = dispatcher
+    bus.add_listener(dispatcher)
 
 
 def register_error_handlers(app):
