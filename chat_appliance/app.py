@@ -22,11 +22,14 @@ request_log = logging.getLogger("chat_appliance.requests")
 API_PREFIX = "/api/v1"
 
 
-def create_app(config=None):
-    """A Flask app for one instance. `config` overrides the documented defaults (config.py)."""
+def create_app(config=None, *, dev_mode=False):
+    """A Flask app for one instance. `config` overrides the documented defaults (config.py).
+    `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
+    POST /dev_fetch_api_key."""
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config.update(config or {})
+    app.config["DEV_MODE"] = bool(dev_mode)
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
     if app.config["MAX_CONTENT_LENGTH"] is not None:
