@@ -120,6 +120,7 @@ def cmd_serve(args):
     import waitress
 
     from .app import create_app
+    from .events.queues import manager as queue_manager
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -133,6 +134,9 @@ def cmd_serve(args):
                                     ident="chat-appliance")
 
     def stop(_signum, _frame):
+        # Answer the waiting long polls first: on KeyboardInterrupt waitress closes itself,
+        # waiting up to 5 s for busy threads, which a parked long poll would use up.
+        queue_manager.clear()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
