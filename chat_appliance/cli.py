@@ -119,6 +119,7 @@ def configure_logging(verbose=True):
 def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
+    from .events.queues import manager as queue_manager
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -138,6 +139,9 @@ def run_server(app, args, instance):
                                     ident="chat-appliance")
 
     def stop(_signum, _frame):
+        # Answer the waiting long polls first: on KeyboardInterrupt waitress closes itself,
+        # waiting up to 5 s for busy threads, which a parked long poll would use up.
+        queue_manager.clear()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
