@@ -77,6 +77,15 @@ def _web_sessions(database, backend):
     UserProfileRef.bind(database)
     WebSession70.bind(database)
     database.create_tables([WebSession70])
+def _avatar_source(database, backend):
+    """Uploaded avatars (issue 18): where a user's picture comes from. Plain SQL for both engines.
+    Migration 1 creates user_profile from the live model, which already has the column on a new
+    database; only older databases need it added."""
+    if any(column.name == "avatar_source" for column in database.get_columns("user_profile")):
+        return
+    database.execute_sql("ALTER TABLE user_profile ADD COLUMN avatar_source VARCHAR(1) NOT NULL DEFAULT 'G'")
+
+
 def _bot_services(database, backend):
     """Outgoing webhook and embedded bot services (issue 20). The table is stated here as it is
     at this version, independent of the live model."""
@@ -108,5 +117,6 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (70, "web client sessions", _web_sessions),
+    (71, "uploaded avatars", _avatar_source),
     (100, "bot services", _bot_services),
 ]

@@ -1,6 +1,7 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
 from . import (
+    avatars,
     bot_storage,
     channel_folders,
     channels,
@@ -33,6 +34,7 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
+    avatars.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

@@ -2,7 +2,7 @@
 
 import zoneinfo
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from ..actions.realm import do_update_realm
 from ..actions.users import check_full_name, do_change_full_name, do_change_settings
@@ -112,14 +112,22 @@ def _settings_params():
         full_name=Param(default=None),
         timezone=Param(check_timezone, default=None),
         email_address_visibility=Param(int_range(1, 5), default=None),
+        old_password=Param(default=None),
+        new_password=Param(default=None),
     )
     return params
 
 
 @bp.patch("/settings")
 @endpoint(**_settings_params())
-def update_settings(user, full_name, **settings):
-    """The requester changes their own name and personal settings."""
+def update_settings(user, full_name, old_password, new_password, **settings):
+    """The requester changes their own name, password and personal settings."""
+    if new_password:
+        from ..actions.account import do_change_password
+        from ..lib.sessions import SESSION_COOKIE
+
+        keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
+        do_change_password(user, old_password, new_password, keep_session=keep)
     if full_name is not None and full_name.strip() != user.full_name:
         do_change_full_name(user, check_full_name(full_name))
     changes = {k: v for k, v in settings.items() if v is not None}
