@@ -91,6 +91,28 @@ def login(username, password):
     return signed_in_response(user)
 
 
+@bp.get("/accounts/join/<key>")
+@endpoint(auth=False)
+def invitation_info(key):
+    """What the sign-up page shows: the organization and, for an email invitation, the address."""
+    from .actions.invites import get_valid_invitation
+
+    invite = get_valid_invitation(key)
+    return {"realm_name": invite.realm.name, "email": None if invite.is_multiuse else invite.email,
+            "is_multiuse": invite.is_multiuse}
+
+
+@bp.post("/accounts/join/<key>")
+@endpoint(auth=False, full_name=Param(), password=Param(), email=Param(default=None))
+def join(key, full_name, password, email):
+    """Create the account an invitation offers (actions.invites decides validity) and sign in."""
+    from .actions.invites import do_accept_invitation
+
+    require_same_origin_form()
+    user = do_accept_invitation(key, full_name, password, email=email)
+    return signed_in_response(user)
+
+
 @bp.post("/accounts/logout")
 @endpoint(auth=False)
 def logout():

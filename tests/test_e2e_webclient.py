@@ -254,3 +254,35 @@ def test_login_page_and_wrong_password(browser, site):
     expect(page.get_by_role("alert")).to_have_text("Your username or password is incorrect")
     context.close()
     assert errors == []
+
+
+def test_server_restart_keeps_the_compose_box(browser, tmp_path):
+    """After a server restart (the page's event queue is gone: BAD_EVENT_QUEUE_ID), does the page
+    register again by itself, keep what was typed in the compose box, and show new messages
+    without a reload?"""
+    from .browser import Watched
+
+    site = Site(tmp_path / "instance")
+    try:
+        context = browser.new_context(viewport=DESKTOP)
+        watched = Watched(context.new_page())
+        page = watched.page
+        page.goto(site.url + "/")
+        page.get_by_label("Email").fill(site.server.email)
+        page.get_by_label("Password").fill(site.owner_password)
+        page.get_by_role("button", name="Log in").click()
+        open_topic(page, "general", "restart", site)
+        page.get_by_role("textbox", name="Message").fill("typed before the restart")
+        port = site.server.port
+        site.server.stop()
+        site.server = type(site.server)(tmp_path / "instance", port=port)
+        site.api("POST", "messages", type="stream", to="general", topic="restart", content="after the restart")
+        expect(page.get_by_role("article").filter(has_text="after the restart")).to_have_count(1, timeout=40_000)
+        expect(page.get_by_role("textbox", name="Message")).to_have_value("typed before the restart")
+        # While the server was down the page's requests failed; nothing else may have.
+        unexpected = [e for e in watched.errors if "ERR_CONNECTION_REFUSED" not in e and "Failed to load" not in e
+                      and "BAD_EVENT_QUEUE_ID" not in e and "/json/events" not in e]
+        assert unexpected == [], watched.errors
+        context.close()
+    finally:
+        site.stop()

@@ -38,7 +38,21 @@ export function mountFeed(element, callbacks) {
   });
 }
 
-export async function openView(newView) {
+// The GET /messages parameters that open a view.
+export function openingParams(forView) {
+  const near = nearId(forView);
+  return {
+    anchor: near ? String(near) : "first_unread",
+    num_before: PAGE,
+    num_after: PAGE,
+    narrow: apiNarrow(forView),
+    apply_markdown: true,
+    client_gravatar: true,
+  };
+}
+
+// `prefetched`: the same request already under way (started beside /register at boot).
+export async function openView(newView, prefetched = null) {
   view = newView;
   const mine = ++generation;
   messages = [];
@@ -47,17 +61,9 @@ export async function openView(newView) {
   foundOldest = foundNewest = false;
   clear(listEl, h("div.loading", "Loading messages\u2026"));
   const near = nearId(view);
-  const params = {
-    anchor: near ? String(near) : "first_unread",
-    num_before: PAGE,
-    num_after: PAGE,
-    narrow: apiNarrow(view),
-    apply_markdown: true,
-    client_gravatar: true,
-  };
   let data;
   try {
-    data = await api.get("messages", params);
+    data = await (prefetched || api.get("messages", openingParams(view)));
   } catch (error) {
     if (mine === generation) clear(listEl, h("div.empty", `Could not load messages: ${error.message}`));
     return;

@@ -4,12 +4,13 @@ import * as compose from "./compose.js";
 import { pollLoop, register } from "./events.js";
 import * as feed from "./feed.js";
 import { installShortcuts } from "./keys.js";
-import { showJoin, showLogin } from "./login.js";
 import { model } from "./model.js";
 import { parseHash, parseSearch, searchText, viewHash, viewTitle } from "./narrow.js";
-import { openSettings } from "./settings.js";
 import { forgetTopics, mountSidebars, noteDm, noteTopic, renderSidebars, renderUsers, setCurrentView } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
+
+// Loaded when needed: neither is on the way to the first message.
+const openSettings = (section) => import("./settings.js").then((m) => m.openSettings(section));
 
 const root = document.getElementById("app");
 const els = {};
@@ -71,7 +72,7 @@ function onSearch(event) {
 
 let currentHash = null;
 
-async function route() {
+async function route(prefetched = null) {
   const view = parseHash(location.hash);
   if (view.kind === "inbox") return showInbox();
   currentHash = location.hash;
@@ -80,7 +81,7 @@ async function route() {
   setCurrentView(view);
   compose.retarget(compose.targetForView(view));
   updateTitle();
-  await feed.openView(view);
+  await feed.openView(view, prefetched && prefetched.hash === location.hash ? prefetched.request : null);
 }
 
 function showInbox() {
@@ -277,9 +278,19 @@ async function start() {
   if (!api.csrfToken()) {
     const join = /^\/join\/([^/]+)\/?$/.exec(location.pathname);
     root.removeAttribute("aria-busy");
+    const { showJoin, showLogin } = await import("./login.js");
     if (join) showJoin(root, decodeURIComponent(join[1]));
     else showLogin(root);
     return;
+  }
+  // The first view's messages load beside /register when the link names channels and people by
+  // id (as the page's own links do): the first message shows one round trip sooner.
+  let prefetched = null;
+  const early = /^#narrow\/(?:channel|stream|dm)\/\d/.test(location.hash) || ["", "#", "#feed"].includes(location.hash)
+    ? parseHash(location.hash) : null;
+  if (early && early.kind !== "inbox" && early.ops.every((op) => typeof op.operand !== "number" || !Number.isNaN(op.operand))) {
+    prefetched = { hash: location.hash, request: api.get("messages", feed.openingParams(early)) };
+    prefetched.request.catch(() => {});
   }
   let state;
   try {
@@ -301,7 +312,7 @@ async function start() {
   });
   window.addEventListener("beforeunload", () => compose.flushDraft());
   installShortcuts({ search: els.search });
-  await route();
+  await route(prefetched);
   pollLoop(handleEvent, onReset, () => location.replace("/"));
   reportPresence();
   setInterval(reportPresence, 60000);
