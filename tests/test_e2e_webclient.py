@@ -286,3 +286,147 @@ def test_server_restart_keeps_the_compose_box(browser, tmp_path):
         context.close()
     finally:
         site.stop()
+
+
+def test_compose_autocomplete_preview_and_uploads(pages, site, tmp_path):
+    """Does the compose box complete @-mentions, #-channels and :emoji: names, show a rendered
+    preview, add Shift+Enter newlines, and upload a file chosen with the picker or pasted, linking it
+    in the message?"""
+    alice = pages(ALICE)
+    open_topic(alice, "general", "compose", site)
+    box = alice.get_by_role("textbox", name="Message")
+    suggestions = alice.get_by_role("listbox", name="Suggestions")
+    box.press_sequentially("Hi @Bo")
+    suggestions.get_by_role("option", name=re.compile("Bob Builder")).wait_for()
+    box.press("Enter")
+    box.press_sequentially("see #des")
+    suggestions.get_by_role("option", name=re.compile("#design")).wait_for()
+    box.press("Tab")
+    box.press_sequentially(":octop")
+    suggestions.get_by_role("option", name=re.compile(":octopus:")).first.wait_for()
+    box.press("Enter")
+    expect(box).to_have_value("Hi @**Bob Builder** see #**design** :octopus: ")
+    box.press("Shift+Enter")
+    box.press_sequentially("**second line**")
+    alice.get_by_role("button", name="Preview").click()
+    preview = alice.get_by_role("region", name="Preview")
+    expect(preview.locator("strong")).to_have_text("second line")
+    expect(preview.locator(".user-mention")).to_contain_text("Bob Builder")
+    alice.get_by_role("button", name="Write").click()
+    report = tmp_path / "report.txt"
+    report.write_text("quarterly numbers")
+    alice.locator("form.compose input[type=file]").set_input_files(str(report))
+    expect(box).to_have_value(re.compile(r"\[report\.txt\]\(/user_uploads/\d+/.+/report\.txt\)"))
+    alice.evaluate("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["pasted bytes"], "pasted.txt", {type: "text/plain"}));
+        document.querySelector("textarea[aria-label=Message]").dispatchEvent(
+            new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
+    }""")
+    expect(box).to_have_value(re.compile(r"\[pasted\.txt\]\(/user_uploads/"))
+    shot(alice, "compose-desktop")
+    box.press("Enter")
+    sent = alice.get_by_role("article").filter(has_text="second line")
+    expect(sent.get_by_role("link", name="report.txt")).to_be_visible()
+    expect(sent.locator(".user-mention")).to_contain_text("Bob Builder")
+
+
+def test_keyboard_shortcuts(pages, site):
+    """Do Zulip's shortcuts work: / to Search, Esc out of it, j/k to move between messages, r to
+    reply to the selected one (Message box aimed at its topic), c for a new topic, x for a direct
+    message?"""
+    for n in range(3):
+        site.api("POST", "messages", auth=site.bob[1], type="stream", to="general", topic=f"keys {n}",
+                 content=f"shortcut {n}")
+    alice = pages(ALICE)
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('general')}-general")
+    expect(alice.get_by_role("article").filter(has_text="shortcut 2")).to_be_visible()
+    alice.keyboard.press("/")
+    expect(alice.get_by_role("textbox", name="Search")).to_be_focused()
+    alice.keyboard.press("Escape")
+    alice.keyboard.press("k")
+    alice.keyboard.press("j")
+    alice.keyboard.press("k")
+    selected = alice.locator('[role="article"].selected')
+    expect(selected).to_have_count(1)
+    selected_text = selected.inner_text()
+    alice.keyboard.press("r")
+    expect(alice.get_by_role("textbox", name="Message")).to_be_focused()
+    topic = re.search(r"shortcut (\d)", selected_text)
+    if topic:
+        expect(alice.get_by_role("textbox", name="Topic")).to_have_value(f"keys {topic.group(1)}")
+    alice.keyboard.press("Escape")
+    alice.keyboard.press("c")
+    expect(alice.get_by_role("textbox", name="Topic")).to_be_focused()
+    expect(alice.get_by_role("textbox", name="Topic")).to_have_value("")
+    alice.keyboard.press("Escape")
+    alice.keyboard.press("x")
+    expect(alice.get_by_role("textbox", name="To")).to_be_focused()
+
+
+def test_settings_channels_password_key_and_bots(pages, site):
+    """From Settings, can a person create a channel (it appears in Channels), change their
+    password (the new one signs in), see their API key and download a zuliprc, and create a bot
+    with its own zuliprc?"""
+    carol_email, _auth, _id = site.person("carol@example.com", "Carol Singer")
+    carol = pages(carol_email)
+    carol.get_by_role("button", name="Browse channels").click()
+    settings = carol.get_by_role("dialog", name="Settings")
+    settings.get_by_role("textbox", name="Channel name").fill("carols")
+    settings.get_by_role("button", name="Create channel").click()
+    expect(settings.get_by_role("button", name="Unsubscribe from carols")).to_be_visible()
+    expect(channel_link(carol, "carols")).to_have_count(1)
+    settings.get_by_role("button", name="Account and API key").click()
+    settings.get_by_label("Old password").fill(PASSWORD)
+    settings.get_by_label("New password").fill("carol's new password")
+    settings.get_by_role("button", name="Change password").click()
+    expect(carol.get_by_text("Password changed.")).to_be_visible()
+    site.api("POST", "fetch_api_key", username=carol_email, password="carol's new password")
+    settings.get_by_label("Password", exact=True).fill("carol's new password")
+    settings.get_by_role("button", name="Show API key").click()
+    with carol.expect_download() as download:
+        settings.get_by_role("button", name="Download zuliprc").click()
+    text = open(download.value.path()).read()
+    assert f"email={carol_email}" in text and f"site={site.url}" in text
+    key = re.search(r"key=(\w+)", text).group(1)
+    assert site.api("GET", "users/me", auth=(carol_email, key))["email"] == carol_email
+    settings.get_by_role("button", name="Bots").click()
+    settings.get_by_label("Bot name").fill("Carol's helper")
+    settings.get_by_label(re.compile("Short name")).fill("carolhelper")
+    settings.get_by_role("button", name="Create bot").click()
+    with carol.expect_download() as download:
+        settings.get_by_role("button", name="Download zuliprc").click()
+    bot_rc = open(download.value.path()).read()
+    bot_email = re.search(r"email=(\S+)", bot_rc).group(1)
+    bot_key = re.search(r"key=(\w+)", bot_rc).group(1)
+    assert bot_email.startswith("carolhelper")
+    assert site.api("GET", "users/me", auth=(bot_email, bot_key))["is_bot"] is True
+    shot(carol, "settings-bots-desktop")
+
+
+def test_admin_changes_a_role_and_deactivates(browser, site):
+    """Can the owner, in Settings > Users, change a member's role and deactivate them, as the API
+    then reports?"""
+    from .browser import Watched
+
+    dave_email, dave_auth, dave_id = site.person("dave@example.com", "Dave Null")
+    context = browser.new_context(viewport=DESKTOP)
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_label("Email").fill(site.server.email)
+    page.get_by_label("Password").fill(site.owner_password)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name="Settings").click()
+    settings = page.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Users").click()
+    settings.get_by_role("combobox", name="Role of Dave Null").select_option("Moderator")
+    expect(page.get_by_text("Role changed.")).to_be_visible()
+    assert site.api("GET", f"users/{dave_id}")["user"]["role"] == 300
+    settings.get_by_role("row", name=re.compile("Dave Null")).get_by_role("button", name="Deactivate").click()
+    page.get_by_role("alertdialog", name="Deactivate Dave Null?").get_by_role("button", name="Deactivate").click()
+    expect(page.get_by_text("User deactivated.")).to_be_visible()
+    assert site.api("GET", f"users/{dave_id}")["user"]["is_active"] is False
+    shot(page, "settings-users-desktop")
+    context.close()
+    assert watched.errors == []

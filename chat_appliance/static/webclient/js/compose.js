@@ -1,7 +1,7 @@
 // The compose box: recipients, Markdown with preview, Enter to send, drafts on the server,
 // typing notifications, uploads (picker, paste, drop) and @/#/: autocomplete.
 import * as api from "./api.js";
-import { glyphFor, loadEmoji, searchEmoji } from "./emoji.js";
+import { emojiLoaded, glyphFor, loadEmoji, searchEmoji } from "./emoji.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { debounce, h, toast } from "./util.js";
@@ -381,7 +381,11 @@ function complete() {
       .slice(0, 8)
       .map((s) => ({ label: `#${s.name}`, detail: s.description || "", text: `#**${s.name}** ` }));
   } else {
-    loadEmoji().then(() => {});
+    if (!emojiLoaded()) {
+      // The table arrives once; complete again when it does if the caret is still in the word.
+      loadEmoji().then(() => { if (document.activeElement === box) complete(); });
+      return closeCompletion();
+    }
     items = searchEmoji(lowered).map((name) => ({ label: `:${name}:`, glyph: glyphFor(name), text: `:${name}: ` }));
   }
   if (!items.length) return closeCompletion();

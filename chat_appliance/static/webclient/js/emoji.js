@@ -11,12 +11,17 @@ export function loadEmoji() {
       .then((data) => {
         table = data;
         return table;
+      })
+      .catch(() => {
+        loading = null; // try again next time it is needed
+        return {};
       });
   }
   return loading;
 }
 
 export const emojiTable = () => table || {};
+export const emojiLoaded = () => table !== null;
 
 export function searchEmoji(prefix, limit = 8) {
   const lowered = prefix.toLowerCase();

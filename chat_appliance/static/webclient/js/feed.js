@@ -3,7 +3,7 @@ import * as api from "./api.js";
 import { closePicker, glyphFor, openPicker, placeNear } from "./emoji.js";
 import { model } from "./model.js";
 import { apiNarrow, channelView, dmView, matches, messageLink, nearId, viewHash } from "./narrow.js";
-import { clear, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
+import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
 
 const PAGE = 50;
 let view = { kind: "feed", ops: [] };
@@ -486,7 +486,7 @@ async function copyLink(message) {
     await navigator.clipboard.writeText(link);
     toast("Link copied.");
   } catch {
-    window.prompt("Link to this message:", link);
+    toast(link);
   }
 }
 
@@ -537,7 +537,7 @@ async function editMessage(message) {
 }
 
 async function deleteMessage(message) {
-  if (!window.confirm("Delete this message?")) return;
+  if (!(await confirmDialog("Delete this message?", "Delete"))) return;
   try {
     await api.del(`messages/${message.id}`);
   } catch (error) {
@@ -546,7 +546,7 @@ async function deleteMessage(message) {
 }
 
 async function moveTopic(message) {
-  const topic = window.prompt("New topic name for this topic:", message.subject);
+  const topic = await promptDialog("Move this topic to:", message.subject, "New topic name");
   if (topic === null || topic === message.subject) return;
   try {
     await api.patch(`messages/${message.id}`, { topic, propagate_mode: "change_all" });

@@ -2,6 +2,7 @@
 import * as api from "./api.js";
 import * as compose from "./compose.js";
 import { pollLoop, register } from "./events.js";
+import { loadEmoji } from "./emoji.js";
 import * as feed from "./feed.js";
 import { installShortcuts } from "./keys.js";
 import { model } from "./model.js";
@@ -313,6 +314,8 @@ async function start() {
   window.addEventListener("beforeunload", () => compose.flushDraft());
   installShortcuts({ search: els.search });
   await route(prefetched);
+  // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
+  setTimeout(loadEmoji, 500);
   pollLoop(handleEvent, onReset, () => location.replace("/"));
   reportPresence();
   setInterval(reportPresence, 60000);

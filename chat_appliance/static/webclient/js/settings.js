@@ -3,7 +3,7 @@
 import * as api from "./api.js";
 import { model } from "./model.js";
 import { channelView, viewHash } from "./narrow.js";
-import { clear, download, h, toast } from "./util.js";
+import { clear, confirmDialog, download, h, toast } from "./util.js";
 
 let dialog;
 let panel;
@@ -233,7 +233,7 @@ function accountPanel(root) {
 
 function botsPanel(root) {
   const name = h("input", { type: "text", required: true, maxlength: "100" });
-  const short = h("input", { type: "text", required: true, maxlength: "50", pattern: "[A-Za-z0-9_.-]+" });
+  const short = h("input", { type: "text", required: true, maxlength: "50", pattern: "[A-Za-z0-9_.\\-]+" });
   const out = h("div.api-key");
   const list = h("ul.bot-list");
   root.append(
@@ -309,7 +309,7 @@ async function usersPanel(root) {
           on: {
             click: async () => {
               if (user.is_active) {
-                if (!window.confirm(`Deactivate ${user.full_name}?`)) return;
+                if (!(await confirmDialog(`Deactivate ${user.full_name}?`, "Deactivate"))) return;
                 if (await attempt(() => api.del(`users/${user.user_id}`), "User deactivated.")) user.is_active = false;
               } else if (await attempt(() => api.post(`users/${user.user_id}/reactivate`), "User reactivated.")) user.is_active = true;
               toggle.textContent = user.is_active ? "Deactivate" : "Reactivate";

@@ -105,3 +105,46 @@ export function toast(text, kind = "info") {
   box.append(item);
   setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
 }
+
+// A modal yes/no question in the page (window.confirm would block the page and its events).
+export function confirmDialog(question, yes = "Yes") {
+  return new Promise((resolve) => {
+    const dialog = h(
+      "dialog.confirm",
+      { role: "alertdialog", "aria-label": question },
+      h("p", question),
+      h(
+        "form.row",
+        { method: "dialog" },
+        h("button.primary", { value: "yes" }, yes),
+        h("button", { value: "no" }, "Cancel"),
+      ),
+    );
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue === "yes");
+      dialog.remove();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+// A modal question with one text answer; resolves to the text, or null when cancelled.
+export function promptDialog(question, value = "", label = "Answer") {
+  return new Promise((resolve) => {
+    const input = h("input", { type: "text", value, "aria-label": label });
+    const dialog = h(
+      "dialog.confirm",
+      { "aria-label": question },
+      h("form", { method: "dialog" }, h("label.field", h("span", question), input),
+        h("div.row", h("button.primary", { value: "ok" }, "Save"), h("button", { value: "cancel", formnovalidate: true }, "Cancel"))),
+    );
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue === "ok" ? input.value : null);
+      dialog.remove();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    input.select();
+  });
+}
