@@ -430,3 +430,53 @@ def test_admin_changes_a_role_and_deactivates(browser, site):
     shot(page, "settings-users-desktop")
     context.close()
     assert watched.errors == []
+
+
+def test_message_actions_and_views(pages, site):
+    """Do the message actions work from the page: star (the message then shows under Starred
+    messages), quote and reply (the quote lands in the Message box), move the topic, view the
+    edit history, delete; and does scrolling up in a long topic load older messages?"""
+    for n in range(120):
+        site.api("POST", "messages", auth=site.bob[1], type="stream", to="design", topic="long", content=f"line {n}")
+    site.api("POST", "mark_all_as_read", auth=site.alice[1])  # so the topic opens at its newest message
+    alice = pages(ALICE)
+    open_topic(alice, "design", "long", site)
+    articles = alice.get_by_role("article")
+    expect(articles.filter(has_text="line 119")).to_be_visible()
+    loaded = articles.count()
+    assert loaded < 120
+    alice.locator(".feed").evaluate("feed => { feed.scrollTop = 0; feed.dispatchEvent(new Event('scroll')); }")
+    expect(articles.filter(has_text="Bob Builder").first).to_be_visible()
+    expect(articles).not_to_have_count(loaded)
+    last = articles.filter(has_text="line 119")
+    last.hover()
+    last.get_by_role("button", name="Star").click()
+    expect(last.get_by_role("button", name="Unstar")).to_be_visible()
+    last.get_by_role("button", name="Message actions").click()
+    alice.get_by_role("menuitem", name="Quote and reply").click()
+    expect(alice.get_by_role("textbox", name="Message")).to_have_value(re.compile(r"```quote\nline 119\n```"))
+    alice.get_by_role("textbox", name="Message").fill("")
+    send(alice, "mine to move")
+    mine = articles.filter(has_text="mine to move")
+    mine.hover()
+    mine.get_by_role("button", name="Message actions").click()
+    alice.get_by_role("menuitem", name="Move topic").click()
+    alice.get_by_role("textbox", name="New topic name").fill("moved here")
+    alice.get_by_role("button", name="Save").click()
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/moved here")
+    moved = alice.get_by_role("article").filter(has_text="mine to move")
+    expect(moved).to_contain_text("moved")
+    moved.hover()
+    moved.get_by_role("button", name="Message actions").click()
+    alice.get_by_role("menuitem", name="View edit history").click()
+    history = alice.get_by_role("dialog", name="Edit history")
+    expect(history).to_contain_text("long \u2192 moved here")
+    history.get_by_role("button", name="Close").click()
+    moved.hover()
+    moved.get_by_role("button", name="Message actions").click()
+    alice.get_by_role("menuitem", name="Delete message").click()
+    alice.get_by_role("alertdialog").get_by_role("button", name="Delete").click()
+    expect(alice.get_by_role("article").filter(has_text="mine to move")).to_have_count(0)
+    alice.get_by_role("navigation", name="Views").get_by_role("link", name="Starred messages").click()
+    expect(alice.get_by_role("article")).to_have_count(1)
+    expect(alice.get_by_role("article")).to_contain_text("line 119")

@@ -71,6 +71,7 @@ export function retarget(next, { focus = false, keepText = false } = {}) {
     els.textarea.value = draft ? draft.content : "";
   } else els.textarea.value = text;
   closePreview();
+  fitHeight();
   showTyping();
   if (focus) (target.type === "stream" && !target.topic ? els.topic : els.textarea).focus();
 }
@@ -156,6 +157,7 @@ async function send() {
     saveDraft.cancel();
     await api.post("messages", params);
     if (els.textarea.value === content) els.textarea.value = "";
+    fitHeight();
     closePreview();
     stopTyping();
     const id = draftIds.get(key);
@@ -198,7 +200,15 @@ function onKeyDown(event) {
   }
 }
 
+// The box grows with its text up to the CSS max-height.
+function fitHeight() {
+  const box = els.textarea;
+  box.style.height = "auto";
+  box.style.height = `${box.scrollHeight + 2}px`;
+}
+
 function onInput() {
+  fitHeight();
   saveDraft();
   typing();
   complete();
@@ -331,6 +341,7 @@ function insertText(text, replace = null) {
     box.value = box.value.slice(0, start) + text + box.value.slice(box.selectionEnd);
     box.setSelectionRange(start + text.length, start + text.length);
   }
+  fitHeight();
   saveDraft();
 }
 
