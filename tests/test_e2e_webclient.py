@@ -480,3 +480,23 @@ def test_message_actions_and_views(pages, site):
     alice.get_by_role("navigation", name="Views").get_by_role("link", name="Starred messages").click()
     expect(alice.get_by_role("article")).to_have_count(1)
     expect(alice.get_by_role("article")).to_contain_text("line 119")
+
+
+def test_desktop_notification_for_a_direct_message(pages, site):
+    """Once notifications are allowed, does a direct message arriving while the page is in the
+    background raise a desktop notification naming the sender, and a channel message without a
+    mention raise none?"""
+    bob = pages(BOB)
+    bob.context.grant_permissions(["notifications"], origin=site.url)
+    bob.evaluate("""() => {
+        window.__notes = [];
+        window.Notification = class { constructor(title, options) { window.__notes.push([title, options.body]); }
+                                       static get permission() { return "granted"; } };
+        document.hasFocus = () => false;  // the page is in the background
+    }""")
+    site.api("POST", "messages", auth=site.alice[1], type="stream", to="general", topic="quiet", content="no ping")
+    site.api("POST", "messages", auth=site.alice[1], type="direct", to=[site.bob[2]], content="ping for bob")
+    bob.wait_for_timeout(200)
+    expect(bob.get_by_role("navigation", name="Direct messages").get_by_role("link", name=re.compile("^Alice Liddell"))).to_be_visible()
+    notes = bob.evaluate("window.__notes")
+    assert notes == [["Alice Liddell", "ping for bob"]]
