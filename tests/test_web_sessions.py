@@ -173,3 +173,22 @@ def test_emoji_names_file_matches_the_renderer(org, flask_client):
     assert [(r["emoji_name"], r["emoji_code"]) for r in reactions] == [("thumbs_up", table["thumbs_up"])]
     rendered = ok(web.post("messages/render", content=":smile:"))["rendered"]
     assert table["smile"] in rendered
+
+
+def test_header_only_session_check(org, flask_client):
+    """Does the session check for handlers outside Flask (headers only) accept the page's cookie
+    with its CSRF token, and refuse a missing token, a wrong one and a missing cookie?"""
+    import pytest
+
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.lib.sessions import authenticate_session_headers
+
+    web = SessionClient.signed_in(flask_client, "hamlet@zulip.example", PASSWORD)
+    cookie = f"other=1; {SESSION_COOKIE}={session_cookie(flask_client).value}"
+    with database.connection_context():
+        assert authenticate_session_headers({"cookie": cookie, "x-csrftoken": web.csrf_token}).id == org.hamlet.id
+        for headers, status in (({"cookie": cookie}, 403), ({"cookie": cookie, "x-csrftoken": "nope"}, 403),
+                                ({"x-csrftoken": web.csrf_token}, 401)):
+            with pytest.raises(JsonableError) as raised:
+                authenticate_session_headers(headers)
+            assert raised.value.http_status == status

@@ -140,6 +140,27 @@ def authenticate_session_cached(token, method, csrf_offered):
     return cached
 
 
+def cookie_value(cookie_header, name):
+    """One cookie's value from a Cookie header, or None."""
+    from http.cookies import CookieError, SimpleCookie
+
+    jar = SimpleCookie()
+    try:
+        jar.load(cookie_header or "")
+    except CookieError:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+def authenticate_session_headers(headers):
+    """The session user of a request known only by its headers (a dict with lower-case names),
+    for a handler outside Flask such as the event loop's /json/events. It cannot tell GET from
+    DELETE, so it always asks for the CSRF token, which the page sends on every /json request."""
+    token = cookie_value(headers.get("cookie"), SESSION_COOKIE)
+    return authenticate_session_cached(token, "POST", headers.get(CSRF_HEADER.lower()))
+
+
 def forget_user_sessions(user_id):
     """Drop a user's cached sessions (deactivation, new key, logout elsewhere)."""
     with _cache_lock:

@@ -23,8 +23,9 @@ function encode(params) {
 
 export async function call(method, path, params, { signal, body } = {}) {
   let url = path.startsWith("/") ? path : `/json/${path}`;
-  const init = { method, headers: {}, credentials: "same-origin", signal };
-  if (method !== "GET") init.headers["X-CSRFToken"] = csrfToken();
+  // The token goes with every request, reads included: the event loop's /json/events checks it
+  // without knowing the method.
+  const init = { method, headers: { "X-CSRFToken": csrfToken() }, credentials: "same-origin", signal };
   if (body) init.body = body;
   else if (method === "GET") {
     const query = encode(params).toString();

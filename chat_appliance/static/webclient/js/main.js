@@ -265,6 +265,20 @@ function onReset(state) {
   updateTitle();
 }
 
+// The direct-message conversations of the sidebar: the latest ones, newest first.
+async function loadRecentDms() {
+  try {
+    const { messages } = await api.get("messages", {
+      anchor: "newest", num_before: 200, num_after: 0, apply_markdown: false, client_gravatar: true,
+      narrow: [{ operator: "is", operand: "dm" }],
+    });
+    for (const message of messages.reverse()) noteDm(model.conversationOf(message));
+    renderSidebars();
+  } catch {
+    /* the sidebar still lists unread conversations */
+  }
+}
+
 async function reportPresence() {
   try {
     const data = await api.post("users/me/presence", { status: document.hidden ? "idle" : "active", slim_presence: true, new_user_input: !document.hidden });
@@ -316,6 +330,7 @@ async function start() {
   await route(prefetched);
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);
+  loadRecentDms();
   pollLoop(handleEvent, onReset, () => location.replace("/"));
   reportPresence();
   setInterval(reportPresence, 60000);

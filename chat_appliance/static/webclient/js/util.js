@@ -96,11 +96,11 @@ export function download(filename, text) {
 }
 
 export function toast(text, kind = "info") {
+  // Inside the topmost open modal dialog, if any: the rest of the page is behind its backdrop.
+  const host = [...document.querySelectorAll("dialog[open]")].pop() || document.body;
   let box = document.getElementById("toasts");
-  if (!box) {
-    box = h("div#toasts", { role: "status", "aria-live": "polite" });
-    document.body.append(box);
-  }
+  if (!box) box = h("div#toasts", { role: "status", "aria-live": "polite" });
+  if (box.parentElement !== host) host.append(box);
   const item = h(`div.toast.${kind}`, text);
   box.append(item);
   setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
