@@ -501,3 +501,24 @@ def test_desktop_notification_for_a_direct_message(pages, site):
     expect(bob.get_by_role("navigation", name="Direct messages").get_by_role("link", name=re.compile("^Alice Liddell"))).to_be_visible()
     notes = bob.evaluate("window.__notes")
     assert notes == [["Alice Liddell", "ping for bob"]]
+
+
+def test_log_out(browser, site):
+    """Does Log out end the session: the sign-in form comes back, and stays after a reload?"""
+    from .browser import Watched
+
+    context = browser.new_context(viewport=DESKTOP)
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_label("Email").fill(BOB)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("button", name="Log in")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("button", name="Log in")).to_be_visible()
+    assert [c for c in context.cookies() if c["name"] == "chat_appliance_session"] == []
+    context.close()
+    assert watched.errors == []
