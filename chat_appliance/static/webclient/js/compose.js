@@ -9,6 +9,7 @@ import { debounce, h, toast } from "./util.js";
 let target = null; // {type: "stream", stream_id, topic} | {type: "direct", to: [ids]}
 let els = {};
 let draftIds = new Map(); // conversation key -> draft id
+const localText = new Map(); // conversation key -> text left there this visit (drafts save asynchronously)
 let lastTypingStart = 0;
 let typingStopTimer = null;
 let typingKey = null;
@@ -62,13 +63,18 @@ export function targetForView(view) {
 
 export function retarget(next, { focus = false, keepText = false } = {}) {
   const text = els.textarea.value;
-  if (target && !keepText) saveDraft.flush();
+  if (target && !keepText) {
+    if (target.type === "stream") target.topic = els.topic.value;
+    localText.set(conversationKey(target), text);
+    saveDraft.flush();
+  }
   target = next;
   renderTarget();
   if (!keepText) {
-    const id = draftIds.get(conversationKey(target));
+    const key = conversationKey(target);
+    const id = draftIds.get(key);
     const draft = id !== undefined ? model.drafts.get(id) : null;
-    els.textarea.value = draft ? draft.content : "";
+    els.textarea.value = localText.has(key) ? localText.get(key) : draft ? draft.content : "";
   } else els.textarea.value = text;
   closePreview();
   fitHeight();
@@ -157,6 +163,7 @@ async function send() {
     saveDraft.cancel();
     await api.post("messages", params);
     if (els.textarea.value === content) els.textarea.value = "";
+    localText.delete(key);
     fitHeight();
     closePreview();
     stopTyping();

@@ -74,13 +74,11 @@ export async function openView(newView, prefetched = null) {
   messages = data.messages;
   for (const message of messages) byId.set(message.id, message);
   renderAll();
-  const target = near && byId.has(near) ? near : data.anchor;
   const firstUnread = messages.find((m) => !(m.flags || []).includes("read"));
   if (near && byId.has(near)) scrollToMessage(near, "center");
   else if (firstUnread) scrollToMessage(firstUnread.id, "start");
   else feedEl.scrollTop = feedEl.scrollHeight;
   select(near && byId.has(near) ? near : firstUnread ? firstUnread.id : messages.length ? messages[messages.length - 1].id : null, false);
-  void target;
 }
 
 function renderAll() {
