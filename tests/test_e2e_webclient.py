@@ -185,6 +185,8 @@ def test_unread_counts_follow(pages, site):
                     content=f"news {n}")["id"] for n in range(2)]
     expect(channel_link(bob, "design")).to_have_accessible_name(re.compile(r"^design\s*2"))
     expect(bob).to_have_title(re.compile(r"^\(\d+\) "))
+    bob.get_by_role("navigation", name="Views").get_by_role("link", name=re.compile("^Inbox")).click()
+    expect(bob.get_by_role("link", name=re.compile(r"^#design > news\s*2"))).to_be_visible()
     channel_link(bob, "design").click()
     expect(bob.get_by_role("article").filter(has_text="news 1")).to_be_visible()
     expect(channel_link(bob, "design")).to_have_accessible_name("design")
