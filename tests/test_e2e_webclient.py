@@ -331,6 +331,7 @@ def test_compose_autocomplete_preview_and_uploads(pages, site, tmp_path):
     sent = alice.get_by_role("article").filter(has_text="second line")
     expect(sent.get_by_role("link", name="report.txt")).to_be_visible()
     expect(sent.locator(".user-mention")).to_contain_text("Bob Builder")
+    expect(sent.locator("span.emoji")).to_have_text("\U0001f419")  # the glyph, not ":octopus:"
 
 
 def test_keyboard_shortcuts(pages, site):

@@ -1,7 +1,7 @@
 // The compose box: recipients, Markdown with preview, Enter to send, drafts on the server,
 // typing notifications, uploads (picker, paste, drop) and @/#/: autocomplete.
 import * as api from "./api.js";
-import { emojiLoaded, glyphFor, loadEmoji, searchEmoji } from "./emoji.js";
+import { emojiLoaded, glyphFor, loadEmoji, searchEmoji, showEmojiGlyphs } from "./emoji.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { debounce, h, toast } from "./util.js";
@@ -321,6 +321,7 @@ async function togglePreview() {
   try {
     const { rendered } = await api.post("messages/render", { content: els.textarea.value || " " });
     els.preview.innerHTML = rendered;
+    showEmojiGlyphs(els.preview);
     els.preview.hidden = false;
     els.textarea.hidden = true;
     els.previewButton.setAttribute("aria-pressed", "true");

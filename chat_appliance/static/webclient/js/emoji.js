@@ -95,3 +95,11 @@ export function placeNear(popover, anchor) {
   popover.style.left = `${left}px`;
   popover.style.top = `${top}px`;
 }
+
+// The renderer marks emoji as <span class="emoji emoji-CODE">:name:</span>; show the glyph.
+export function showEmojiGlyphs(root) {
+  for (const span of root.querySelectorAll("span.emoji")) {
+    const match = /(?:^|\s)emoji-([0-9a-f-]+)(?:\s|$)/.exec(span.className);
+    if (match && span.textContent.startsWith(":")) span.textContent = emojiGlyph(match[1]);
+  }
+}

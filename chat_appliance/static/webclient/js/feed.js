@@ -1,6 +1,6 @@
 // The message feed of the current view: fetch with anchors, render, page, mark read, act.
 import * as api from "./api.js";
-import { closePicker, glyphFor, openPicker, placeNear } from "./emoji.js";
+import { closePicker, glyphFor, openPicker, placeNear, showEmojiGlyphs } from "./emoji.js";
 import { model } from "./model.js";
 import { apiNarrow, channelView, dmView, matches, messageLink, nearId, viewHash } from "./narrow.js";
 import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
@@ -138,6 +138,7 @@ function renderMessage(message, continued) {
   if (message.last_edit_timestamp) marks.push(h("span.mark", { title: `Edited ${formatFullTime(message.last_edit_timestamp)}` }, "edited"));
   const content = h("div.content.rendered");
   content.innerHTML = message.content; // sanitised by the server; the page's CSP runs no inline script
+  showEmojiGlyphs(content);
   const article = h(
     "div.message",
     {
