@@ -404,6 +404,9 @@ def test_settings_channels_password_key_and_bots(pages, site):
     bot_key = re.search(r"key=(\w+)", bot_rc).group(1)
     assert bot_email.startswith("carolhelper")
     assert site.api("GET", "users/me", auth=(bot_email, bot_key))["is_bot"] is True
+    with carol.expect_download() as download:  # the bot is listed with its own zuliprc, too
+        settings.get_by_role("button", name="Download zuliprc of Carol's helper").click()
+    assert open(download.value.path()).read() == bot_rc
     shot(carol, "settings-bots-desktop")
 
 

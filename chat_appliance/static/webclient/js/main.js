@@ -237,6 +237,14 @@ function handleEvent(event) {
       else if (event.op === "remove") model.drafts.delete(event.draft_id);
       compose.onDraftsReloaded();
       return;
+    case "realm_bot": {
+      const bots = (model.state.realm_bots ||= []);
+      const index = bots.findIndex((b) => b.user_id === (event.bot?.user_id ?? event.bot_id));
+      if (event.op === "add" && index < 0) bots.push(event.bot);
+      else if (event.op === "update" && index >= 0) Object.assign(bots[index], event.bot);
+      else if ((event.op === "remove" || event.op === "delete") && index >= 0) bots.splice(index, 1);
+      return;
+    }
     case "realm":
       if (event.op === "update") model.state[`realm_${event.property}`] = event.value;
       else if (event.op === "update_dict") for (const [k, v] of Object.entries(event.data)) model.state[`realm_${k}`] = v;

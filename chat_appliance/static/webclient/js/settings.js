@@ -262,8 +262,19 @@ function botsPanel(root) {
     list,
   );
   function fillBots() {
-    const bots = [...model.users.values()].filter((u) => u.is_bot && u.bot_owner_id === model.myId && u.is_active !== false);
-    clear(list, bots.length ? bots.map((b) => h("li", h("strong", b.full_name), ` ${b.email}`)) : h("li.detail", "No bots yet."));
+    const bots = (model.state.realm_bots || []).filter((b) => b.is_active !== false);
+    clear(
+      list,
+      bots.length
+        ? bots.map((b) =>
+            h(
+              "li",
+              h("div", h("strong", b.full_name), h("div.detail", b.email)),
+              h("button", { type: "button", "aria-label": `Download zuliprc of ${b.full_name}`, on: { click: () => download("zuliprc", zuliprc(b.email, b.api_key)) } }, "Download zuliprc"),
+            ),
+          )
+        : h("li.detail", "No bots yet."),
+    );
   }
   fillBots();
 }
