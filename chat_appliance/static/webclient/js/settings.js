@@ -245,7 +245,9 @@ function botsPanel(root) {
             event.preventDefault();
             const data = await attempt(() => api.post("bots", { full_name: name.value, short_name: short.value }), "Bot created.");
             if (!data) return;
-            const email = data.email || model.userEmail(data.user_id);
+            // POST /bots answers with the id and key; the email comes from the account itself.
+            const info = await attempt(() => api.get(`users/${data.user_id}`));
+            const email = info ? info.user.email : model.userEmail(data.user_id);
             clear(out, h("p", `${name.value}: `, h("code", data.api_key)), h("button", { type: "button", on: { click: () => download("zuliprc", zuliprc(email, data.api_key)) } }, "Download zuliprc"));
             name.value = short.value = "";
             setTimeout(fillBots, 300);
