@@ -292,8 +292,8 @@ def test_server_restart_keeps_the_compose_box(browser, tmp_path):
 
 def test_compose_autocomplete_preview_and_uploads(pages, site, tmp_path):
     """Does the compose box complete @-mentions, #-channels and :emoji: names, show a rendered
-    preview, add Shift+Enter newlines, and upload a file chosen with the picker or pasted, linking it
-    in the message?"""
+    preview, add Shift+Enter newlines, and upload a file chosen with the picker, pasted or dropped,
+    linking it in the message?"""
     alice = pages(ALICE)
     open_topic(alice, "general", "compose", site)
     box = alice.get_by_role("textbox", name="Message")
@@ -326,6 +326,13 @@ def test_compose_autocomplete_preview_and_uploads(pages, site, tmp_path):
             new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
     }""")
     expect(box).to_have_value(re.compile(r"\[pasted\.txt\]\(/user_uploads/"))
+    dropped = alice.evaluate_handle("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["dropped bytes"], "dropped.txt", {type: "text/plain"}));
+        return data;
+    }""")
+    alice.dispatch_event("form.compose", "drop", {"dataTransfer": dropped})
+    expect(box).to_have_value(re.compile(r"\[dropped\.txt\]\(/user_uploads/"))
     shot(alice, "compose-desktop")
     box.press("Enter")
     sent = alice.get_by_role("article").filter(has_text="second line")
