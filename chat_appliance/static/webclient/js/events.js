@@ -16,7 +16,28 @@ let queueId = null;
 let lastEventId = -1;
 let stopped = false;
 
+// The answer boot.js already asked for, once: later registers (after a lost queue) ask anew.
+async function bootRegister() {
+  const boot = window.chatBoot;
+  if (!boot || !boot.register) return null;
+  const request = boot.register;
+  boot.register = null;
+  try {
+    const { status, body } = await request;
+    if (status === 200 && body.result === "success") return body;
+  } catch {
+    /* ask again below */
+  }
+  return null;
+}
+
 export async function register() {
+  const early = await bootRegister();
+  if (early) {
+    queueId = early.queue_id;
+    lastEventId = early.last_event_id;
+    return early;
+  }
   const state = await api.post("register", {
     apply_markdown: true,
     client_gravatar: true,

@@ -274,6 +274,25 @@ async function onScroll() {
   }
 }
 
+// Messages fetched before the event queue existed can miss what arrived in between: fetch past
+// the newest shown when the server's newest id is beyond it.
+export async function catchUp(maxMessageId) {
+  const newest = messages.length ? messages[messages.length - 1].id : 0;
+  if (!foundNewest || maxMessageId <= newest) return;
+  const mine = generation;
+  const data = await api.get("messages", {
+    anchor: String(newest), num_before: 0, num_after: PAGE, include_anchor: false,
+    narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
+  });
+  if (mine !== generation) return;
+  foundNewest = data.found_newest;
+  for (const message of data.messages) {
+    foundNewest = true; // addMessage appends only at the newest end
+    addMessage(message);
+  }
+  foundNewest = data.found_newest;
+}
+
 // --- reading -------------------------------------------------------------------------------
 
 function onVisible(entries) {

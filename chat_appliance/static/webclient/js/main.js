@@ -306,13 +306,17 @@ async function start() {
     else showLogin(root);
     return;
   }
-  // The first view's messages load beside /register when the link names channels and people by
-  // id (as the page's own links do): the first message shows one round trip sooner.
+  // boot.js asked for the first view's messages beside /register, before the modules loaded.
   let prefetched = null;
-  const early = /^#narrow\/(?:channel|stream|dm)\/\d/.test(location.hash) || ["", "#", "#feed"].includes(location.hash)
-    ? parseHash(location.hash) : null;
-  if (early && early.kind !== "inbox" && early.ops.every((op) => typeof op.operand !== "number" || !Number.isNaN(op.operand))) {
-    prefetched = { hash: location.hash, request: api.get("messages", feed.openingParams(early)) };
+  const boot = window.chatBoot;
+  if (boot && boot.messages) {
+    prefetched = {
+      hash: boot.hash,
+      request: boot.messages.then(({ status, body }) => {
+        if (status === 200 && body.result === "success") return body;
+        throw new api.ApiError(status, body);
+      }),
+    };
     prefetched.request.catch(() => {});
   }
   let state;
@@ -336,6 +340,7 @@ async function start() {
   window.addEventListener("beforeunload", () => compose.flushDraft());
   installShortcuts({ search: els.search });
   await route(prefetched);
+  if (prefetched) feed.catchUp(state.max_message_id).catch(() => {});
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);
   loadRecentDms();
