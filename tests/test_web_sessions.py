@@ -192,3 +192,19 @@ def test_header_only_session_check(org, flask_client):
             with pytest.raises(JsonableError) as raised:
                 authenticate_session_headers(headers)
             assert raised.value.http_status == status
+
+
+def test_every_web_client_file_is_packaged():
+    """Does setup.cfg's package_data cover every file of the web client, so that `pip install .`
+    (not only an editable install) serves the page?"""
+    import configparser
+    import fnmatch
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    patterns = [p.strip() for p in config["options.package_data"]["chat_appliance"].split(",")]
+    package = root / "chat_appliance"
+    files = [str(f.relative_to(package)) for f in (package / "static").rglob("*") if f.is_file()]
+    assert files and [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
