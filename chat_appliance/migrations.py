@@ -55,10 +55,19 @@ def _uploads_and_presence(database, backend):
     database.create_tables([m.Attachment, m.UserPresence])
 
 
+def _people_and_customization(database, backend):
+    """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
+    exports (issue 19, part B)."""
+    from .migration_people_and_customization import create_tables
+
+    create_tables(database)
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (90, "people and organization customization", _people_and_customization),
 ]
