@@ -20,8 +20,12 @@ def realm_user_settings_defaults(realm):
 
 
 def new_user_settings(realm):
-    """(settings dict, email_address_visibility) for an account created now."""
-    stored = dict((realm.settings or {}).get(STORAGE_KEY, {}))
+    """(settings dict, email_address_visibility) for an account created now (read afresh: the
+    caller's realm object may predate a change of the defaults)."""
+    from ..models import Realm
+
+    fresh = Realm.get_by_id(realm.id)
+    stored = dict((fresh.settings or {}).get(STORAGE_KEY, {}))
     visibility = stored.pop("email_address_visibility", EMAIL_VISIBLE_EVERYONE)
     return stored, visibility
 
