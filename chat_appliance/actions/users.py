@@ -206,6 +206,11 @@ def do_change_settings(user, changes):
             delete_all_drafts(user)
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
+    if "allow_private_data_export" in changes:
+        from .realm_export import admin_ids
+
+        publish({"type": "realm_export_consent", "user_id": user.id,
+                 "consented": changes["allow_private_data_export"]}, admin_ids(user.realm_id))
     return list(changes)
 
 

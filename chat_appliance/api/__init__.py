@@ -6,6 +6,7 @@ from . import (
     channels,
     drafts,
     events,
+    export,
     linkifiers,
     message_delete,
     message_edits,
@@ -35,8 +36,8 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp,
-    people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp,
+    people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp]
