@@ -81,3 +81,16 @@ def test_deactivate_own_account(owner, server):
     leaver = zulip.Client(email="leaver@example.com", api_key=key, site=server.url)
     check(leaver.call_endpoint("users/me", method="DELETE"))
     assert leaver.get_profile()["code"] == "USER_DEACTIVATED"
+
+
+def test_export_endpoints(owner, server):
+    """Do POST /export/realm, GET /export/realm and GET /export/realm/consents work through the
+    library, and does the listed URL download the archive from the real server?"""
+    export_id = check(owner.call_endpoint("export/realm", method="POST", request={"export_type": 1}))["id"]
+    [listed] = [e for e in check(owner.call_endpoint("export/realm", method="GET"))["exports"]
+                if e["id"] == export_id]
+    assert listed["pending"] is False and listed["export_url"]
+    path = "/" + listed["export_url"].split("://", 1)[1].split("/", 1)[1]
+    assert requests.get(server.url + path, timeout=10).content[:2] == b"\x1f\x8b"
+    consents = check(owner.call_endpoint("export/realm/consents", method="GET"))["export_consents"]
+    assert consents and all(set(c) == {"user_id", "consented"} for c in consents)
