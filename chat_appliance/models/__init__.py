@@ -1,6 +1,7 @@
 """Peewee models, split by domain. Import them from here."""
 
 from .base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
+from .bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
 from .channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -51,4 +52,5 @@ __all__ = [
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
+    "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]
