@@ -2,7 +2,6 @@
 import (`chat-appliance import-zulip`): an export re-imports into a fresh instance with everything
 intact; a hand-built export shaped like Zulip's imports; bad archives are refused before any write."""
 
-import io
 import json
 from pathlib import Path
 
@@ -270,6 +269,14 @@ def test_zulip_shaped_export_imports(tmp_path):
         assert UserProfile.get(UserProfile.email == "welcome-bot@chat.team.example").id == 2
 
 
+def test_export_from_zulip_before_10_imports(tmp_path):
+    """Does an export without migration_status.json (Zulip wrote it from version 10 on) import?"""
+    folder = zulip_export(tmp_path / "export")
+    (folder / "migration_status.json").unlink()
+    summary = import_export(folder, tmp_path / "instance")
+    assert (summary["messages"], summary["version"]) == (2, "before 10.0")
+
+
 def test_tarball_of_zulip_export_imports(tmp_path):
     """Does the .tar.gz Zulip writes (one top-level folder) import like the folder?"""
     import tarfile
@@ -286,7 +293,10 @@ def test_tarball_of_zulip_export_imports(tmp_path):
      "Unknown export format: zulip_version '2.1'"),
     (lambda f: (f / "migration_status.json").write_text(json.dumps({"chat_appliance_export_format": 99})),
      "Unknown export format version 99"),
-    (lambda f: (f / "migration_status.json").unlink(), "migration_status.json is missing"),
+    (lambda f: (f / "migration_status.json").write_text(json.dumps({"migrations_by_app": {}})),
+     "Unknown export format: zulip_version None"),
+    (lambda f: [(f / name).unlink() for name in ("migration_status.json", "realm.json")],
+     "is not an export in Zulip's layout"),
     (lambda f: (f / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").unlink(), "plan.txt (attachment 50) is missing"),
     (lambda f: (f / "messages-000001.json").write_text("{not json"), "messages-000001.json is not valid JSON"),
     (lambda f: (f / "emoji" / "7" / "emoji" / "images" / "5.png").unlink(), "custom emoji 'shipit'"),

@@ -102,7 +102,7 @@ class Exporter:
         tables["zerver_realmuserdefault"] = [{"id": 1, "realm": realm.id, **defaults}]
         tables.update(self.user_tables())
         tables.update(self.group_tables())
-        tables.update(self.channel_tables(tables))
+        tables.update(self.channel_tables())
         tables.update(self.customization_tables())
         return tables
 
@@ -179,9 +179,8 @@ class Exporter:
                 for m in GroupGroupMembership.select().where(GroupGroupMembership.supergroup.in_(ids))],
         }
 
-    def channel_tables(self, tables):
+    def channel_tables(self):
         streams = list(Stream.select().where(Stream.realm == self.realm.id).order_by(Stream.id))
-        users = {row["id"]: row for row in tables["zerver_userprofile"]}
         active = {u.id: u.is_active for u in self.users()}
         stream_rows = [{
             "id": s.id, "name": s.name, "realm": s.realm_id, "date_created": _float(s.date_created),
@@ -227,7 +226,6 @@ class Exporter:
                             "recipient": group.recipient_id, "group_size": group.group_size})
             recipients.append({"id": group.recipient_id, "type": layout.RECIPIENT_HUDDLE, "type_id": group.id})
             subscriptions.extend(synthetic_subscription(uid, group.recipient_id) for uid in member_ids)
-        del users
         topics = [{
             "id": t.id, "user_profile": t.user_profile_id, "stream": t.stream_id, "recipient": t.stream.recipient_id,
             "topic_name": t.topic, "last_updated": _float(t.last_updated), "visibility_policy": t.visibility_policy,

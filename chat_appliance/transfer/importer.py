@@ -70,9 +70,13 @@ class Archive:
         if status is None:
             if (self.folder / "migration_status.json").exists():
                 raise ArchiveError("migration_status.json is unreadable: " + "; ".join(self.problems))
-            raise ArchiveError("Not an export in Zulip's layout: migration_status.json is missing, so its format "
-                               "version is unknown. Export again with `manage.py export` from Zulip 9 or newer, "
-                               "or with `chat-appliance export`.")
+            if not (self.folder / "realm.json").is_file():
+                raise ArchiveError(f"{self.folder} is not an export in Zulip's layout: it has no realm.json "
+                                   "and no migration_status.json.")
+            # Zulip wrote migration_status.json from version 10 on; an export without one comes
+            # from an earlier Zulip, whose layout of the tables read here is the same.
+            self.flavor, self.version = "zulip", "before 10.0"
+            return
         if layout.FORMAT_KEY in status:
             version = status[layout.FORMAT_KEY]
             if version not in layout.SUPPORTED_FORMAT_VERSIONS:
