@@ -183,3 +183,14 @@ def test_deactivate_own_account(org):
         assert UserProfile.get_by_id(org.othello.id).is_active is False
         assert UserProfile.get_by_id(org.owner.id).is_active is True
     err(org.client(org.othello).get("users/me"), 401, "USER_DEACTIVATED")
+
+
+def test_alert_word_flag_follows_edits(org):
+    """Does editing a message in or out of an alert word set or clear has_alert_word, as Zulip does?"""
+    ok(org.client(org.othello).post("users/me/alert_words", alert_words=["castle"]))
+    hamlet = org.client(org.hamlet)
+    message_id = send(hamlet, "nothing yet")
+    ok(hamlet.patch(f"messages/{message_id}", content="the castle walls"))
+    assert "has_alert_word" in flags_of(org.client(org.othello), message_id)
+    ok(hamlet.patch(f"messages/{message_id}", content="the moat"))
+    assert "has_alert_word" not in flags_of(org.client(org.othello), message_id)
