@@ -48,6 +48,10 @@ def fill_organization(org):
     ok(hamlet.post("users/me/status", status_text="exporting"))
     ok(othello.post("users/me/alert_words", alert_words=["castle"]))
     ok(othello.post(f"users/me/muted_users/{org.cordelia.id}"))
+    folder_id = ok(admin.post("channel_folders/create", name="Kingdoms", description="Lands"))["channel_folder_id"]
+    ok(admin.patch(f"streams/{org.denmark.id}", folder_id=folder_id))
+    ok(hamlet.post("saved_snippets", title="Greeting", content="Good morrow"))
+    ok(hamlet.post("navigation_views", fragment="narrow/channel/Denmark", is_pinned=True, name="Home"))
     return url
 
 
@@ -93,6 +97,13 @@ def test_export_reimports_intact(org, app, tmp_path_factory):
     [entry] = emoji_before.values()
     assert flask_client.get(entry["source_url"]).data == PNG
     assert ok(hamlet.get(f"users/{org.hamlet.id}/status"))["status"] == {"status_text": "exporting"}
+    assert [(s["title"], s["content"]) for s in ok(hamlet.get("saved_snippets"))["saved_snippets"]] == [
+        ("Greeting", "Good morrow")]
+    assert ("narrow/channel/Denmark", "Home") in [(v["fragment"], v["name"])
+                                                  for v in ok(hamlet.get("navigation_views"))["navigation_views"]]
+    [folder] = ok(hamlet.get("channel_folders"))["channel_folders"]
+    assert folder["name"] == "Kingdoms"
+    assert ok(hamlet.get(f"streams/{org.denmark.id}"))["stream"]["folder_id"] == folder["id"]
     _, othello = new_instance_client(target, org.othello.delivery_email)
     assert ok(othello.get("users/me/alert_words"))["alert_words"] == ["castle"]
     state = ok(othello.post("register", fetch_event_types=["muted_users", "realm_user"]),

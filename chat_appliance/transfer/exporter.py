@@ -3,8 +3,9 @@
 What is exported: the organization, users (system bots as Zulip's cross-realm bots), groups and
 memberships, channels, recipients, subscriptions, direct-message groups, messages with every
 user's flags, reactions, uploads and their files, custom emoji and their images, linkifiers,
-playgrounds, custom profile fields and values, default channels, topic visibility, alert words,
-muted users, statuses, presence, bot storage and the new-user settings defaults. Like Zulip,
+playgrounds, custom profile fields and values, default channels, channel folders, topic visibility,
+alert words, muted users, statuses, presence, bot storage, saved snippets, navigation views and the
+new-user settings defaults. Like Zulip,
 not exported: passwords and API keys (the importing server hands out new ones), drafts, push
 registrations. Our own organization settings that Zulip has no column for travel in an extra
 table, chat_appliance_realm, which Zulip's importer ignores.
@@ -22,6 +23,7 @@ from ..models import (
     AlertWord,
     Attachment,
     BotStorageData,
+    ChannelFolder,
     CustomProfileField,
     CustomProfileFieldValue,
     DirectMessageGroup,
@@ -30,11 +32,13 @@ from ..models import (
     Linkifier,
     Message,
     MutedUser,
+    NavigationView,
     Reaction,
     Realm,
     RealmEmoji,
     RealmPlayground,
     Recipient,
+    SavedSnippet,
     Stream,
     Subscription,
     UserGroup,
@@ -235,7 +239,21 @@ class Exporter:
 
     def customization_tables(self):
         realm_id = self.realm.id
+        user_ids = [u.id for u in self.users()]
         return {
+            "zerver_channelfolder": [{
+                "id": f.id, "realm": f.realm_id, "name": f.name, "description": f.description,
+                "rendered_description": f.rendered_description, "date_created": _float(f.date_created),
+                "creator": f.creator_id, "order": f.order, "is_archived": f.is_archived,
+            } for f in ChannelFolder.select().where(ChannelFolder.realm == realm_id)],
+            "zerver_savedsnippet": [{
+                "id": s.id, "realm": realm_id, "user_profile": s.user_profile_id, "title": s.title,
+                "content": s.content, "date_created": _float(s.date_created),
+            } for s in SavedSnippet.select().where(SavedSnippet.user_profile.in_(user_ids))],
+            "zerver_navigationview": [{
+                "id": v.id, "user": v.user_profile_id, "fragment": v.fragment, "is_pinned": v.is_pinned,
+                "name": v.name,
+            } for v in NavigationView.select().where(NavigationView.user_profile.in_(user_ids))],
             "zerver_realmemoji": [{"id": e.id, "realm": e.realm_id, "author": e.author_id, "name": e.name,
                                    "file_name": e.file_name, "is_animated": e.is_animated,
                                    "deactivated": e.deactivated}

@@ -445,7 +445,17 @@ class Writer:
 
     def write_channels(self):
         from ..lib.serializers import STREAM_GROUP_SETTINGS
-        from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription
+        from ..models import RECIPIENT_STREAM, ChannelFolder, Recipient, Stream, Subscription
+
+        folders = [r for r in self.a.table("zerver_channelfolder") if "id" in r and "name" in r]
+        self.insert(ChannelFolder, [{
+            "id": r["id"], "realm": self.realm.id, "name": r["name"][:60], "description": r.get("description") or "",
+            "rendered_description": r.get("rendered_description") or "",
+            "date_created": _int(r.get("date_created")) or 0,
+            "creator": r.get("creator") if r.get("creator") in self.user_ids else None,
+            "order": r.get("order") or 0, "is_archived": bool(r.get("is_archived")),
+        } for r in folders])
+        self.folder_ids = {r["id"] for r in folders}
 
         stream_recipient = {r["type_id"]: r["id"] for r in self.a.recipients if r["type"] == layout.RECIPIENT_STREAM}
         self.insert(Recipient, [{"id": rid, "type": RECIPIENT_STREAM} for rid in sorted(stream_recipient.values())])
@@ -465,7 +475,8 @@ class Writer:
                 "is_web_public": bool(s.get("is_web_public")), "date_created": _int(s.get("date_created")) or 0,
                 "creator": s.get("creator") if s.get("creator") in self.user_ids else None,
                 "recipient": stream_recipient[s["id"]], "first_message_id": None,
-                "message_retention_days": s.get("message_retention_days"), "folder_id": None,
+                "message_retention_days": s.get("message_retention_days"),
+                "folder_id": s.get("folder") if s.get("folder") in self.folder_ids else None,
                 "deactivated": bool(s.get("deactivated")), "settings": settings,
             })
         self.insert(Stream, rows, "channels")
@@ -654,7 +665,9 @@ class Writer:
             CustomProfileFieldValue,
             Linkifier,
             MutedUser,
+            NavigationView,
             RealmPlayground,
+            SavedSnippet,
             UserPresence,
             UserStatus,
             UserTopic,
@@ -700,6 +713,13 @@ class Writer:
                                        "pygments_language": r["pygments_language"],
                                        "url_template": r.get("url_template") or r.get("url_prefix", "") + "{code}"}
                                       for r in t("zerver_realmplayground") if "name" in r])
+        self.insert(SavedSnippet, [{"user_profile": r["user_profile"], "title": r.get("title") or "",
+                                    "content": r.get("content") or "", "date_created": _int(r.get("date_created")) or 0}
+                                   for r in t("zerver_savedsnippet") if r.get("user_profile") in users])
+        views = {(r.get("user"), r.get("fragment")): r for r in t("zerver_navigationview")}
+        self.insert(NavigationView, [{"user_profile": user, "fragment": fragment, "is_pinned": bool(r.get("is_pinned")),
+                                      "name": r.get("name")}
+                                     for (user, fragment), r in views.items() if user in users and fragment])
         fields = [r for r in t("zerver_customprofilefield") if "id" in r and "name" in r]
         self.insert(CustomProfileField, [{
             "id": r["id"], "realm": self.realm.id, "name": r["name"][:40], "hint": (r.get("hint") or "")[:80],
