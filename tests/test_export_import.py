@@ -183,14 +183,16 @@ def zulip_export(folder, *, version="10.4", flags_mask=3):
                            "description": "Builders", "rendered_description": "<p>Builders</p>",
                            "deactivated": False, "recipient": 120}],
         "zerver_recipient": [{"id": 101, "type": 1, "type_id": 10}, {"id": 102, "type": 1, "type_id": 11},
-                             {"id": 120, "type": 2, "type_id": 20}],
+                             {"id": 120, "type": 2, "type_id": 20}, {"id": 130, "type": 3, "type_id": 40}],
         "zerver_subscription": [
             {"id": 1, "user_profile": 10, "recipient": 101, "active": True, "is_muted": False, "color": "#76ce90"},
             {"id": 2, "user_profile": 11, "recipient": 102, "active": True, "is_muted": False, "color": "#76ce90"},
             {"id": 3, "user_profile": 10, "recipient": 120, "active": True, "is_muted": False, "color": "#76ce90"},
             {"id": 4, "user_profile": 11, "recipient": 120, "active": True, "is_muted": True, "color": "#e79ab5"},
+            {"id": 5, "user_profile": 10, "recipient": 130, "active": True},
+            {"id": 6, "user_profile": 11, "recipient": 130, "active": True},
         ],
-        "zerver_huddle": [],
+        "zerver_huddle": [{"id": 40, "huddle_hash": "x", "recipient": 130, "group_size": 2}],
         "zerver_client": [{"id": 1, "name": "website"}],
         "zerver_defaultstream": [{"id": 1, "realm": ZULIP_REALM_ID, "stream": 20}],
         "zerver_realmemoji": [{"id": 5, "realm": ZULIP_REALM_ID, "author": 10, "name": "shipit",
@@ -213,8 +215,14 @@ def zulip_export(folder, *, version="10.4", flags_mask=3):
              "content": "hi **Ada**", "rendered_content": None, "date_sent": 1600000200.0, "sending_client": 1,
              "last_edit_time": None, "edit_history": None, "has_attachment": False, "has_image": False,
              "has_link": False},
+            {"id": 1002, "sender": 10, "recipient": 130, "realm": ZULIP_REALM_ID, "subject": "",
+             "content": "same pair, as a group", "rendered_content": "<p>same pair, as a group</p>",
+             "date_sent": 1600000300.0, "sending_client": 1, "has_attachment": False, "has_image": False,
+             "has_link": False},
         ],
         "zerver_usermessage": [
+            {"id": 5, "user_profile": 10, "message": 1002, "flags_mask": 2049},
+            {"id": 6, "user_profile": 11, "message": 1002, "flags_mask": 2048},
             {"id": 1, "user_profile": 10, "message": 1000, "flags_mask": 1},
             {"id": 2, "user_profile": 11, "message": 1000, "flags_mask": flags_mask},
             {"id": 3, "user_profile": 10, "message": 1001, "flags_mask": 2048},
@@ -246,13 +254,18 @@ def zulip_export(folder, *, version="10.4", flags_mask=3):
 def test_zulip_shaped_export_imports(tmp_path):
     """Does a Zulip-shaped export import: people with their roles and settings, the channel and its
     subscriptions, a channel message with its upload and a custom-emoji reaction, a one-to-one
-    message rendered on import, Zulip's flag bits, the default channel, and system bots?"""
+    message rendered on import, Zulip's flag bits, the default channel, and system bots? Do a
+    one-to-one message and a group message of the same two people land in one conversation?"""
     target = tmp_path / "instance"
     summary = import_export(zulip_export(tmp_path / "export"), target, realm_url="http://chat.team.example")
-    assert (summary["source"], summary["messages"], summary["users"]) == ("zulip", 2, 2)
+    assert (summary["source"], summary["messages"], summary["users"]) == ("zulip", 3, 2)
     flask_client, bob = new_instance_client(target, "bob@team.example")
     messages = ok(bob.get("messages", anchor="newest", num_before=10, num_after=0))["messages"]
-    channel, direct = messages
+    channel, direct, group = messages
+    assert group["recipient_id"] == direct["recipient_id"]
+    conversation = ok(bob.get("messages", anchor="newest", num_before=10, num_after=0,
+                              narrow=[{"operator": "dm", "operand": [10]}]))["messages"]
+    assert [m["id"] for m in conversation] == [1001, 1002]
     assert (channel["id"], channel["subject"], channel["display_recipient"], channel["timestamp"]) == (
         1000, "launch", "engineering", 1600000100)
     assert sorted(channel["flags"]) == ["read", "starred"]
@@ -285,7 +298,7 @@ def test_export_from_zulip_before_10_imports(tmp_path):
     folder = zulip_export(tmp_path / "export")
     (folder / "migration_status.json").unlink()
     summary = import_export(folder, tmp_path / "instance")
-    assert (summary["messages"], summary["version"]) == (2, "before 10.0")
+    assert (summary["messages"], summary["version"]) == (3, "before 10.0")
 
 
 def test_tarball_of_zulip_export_imports(tmp_path):
@@ -296,7 +309,7 @@ def test_tarball_of_zulip_export_imports(tmp_path):
     tarball = tmp_path / "zulip-export-abc.tar.gz"
     with tarfile.open(tarball, "w:gz") as tar:
         tar.add(folder, arcname=folder.name)
-    assert import_export(tarball, tmp_path / "instance")["messages"] == 2
+    assert import_export(tarball, tmp_path / "instance")["messages"] == 3
 
 
 @pytest.mark.parametrize("damage,message", [

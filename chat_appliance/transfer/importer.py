@@ -165,7 +165,9 @@ class Archive:
         stream_ids = {s["id"] for s in self.streams}
         self.recipients = self.rows_with("zerver_recipient", self.table("zerver_recipient"), "id", "type", "type_id")
         self.recipient_by_id = {r["id"]: r for r in self.recipients}
-        self.huddles = self.rows_with("zerver_huddle", self.table("zerver_huddle"), "id")
+        # Zulip renamed Huddle to DirectMessageGroup; accept the table under either name.
+        self.huddles = self.rows_with("zerver_huddle", self.table("zerver_huddle")
+                                      + self.table("zerver_directmessagegroup"), "id")
         huddle_ids = {h["id"] for h in self.huddles}
         for r in self.recipients:
             known = {layout.RECIPIENT_PERSONAL: all_user_ids, layout.RECIPIENT_STREAM: stream_ids,
