@@ -106,3 +106,17 @@ def test_realm_emoji_events_and_register(org):
         ("update", [False]), ("update", [True])]
     state = register(org.client(org.othello), fetch_event_types=["realm_emoji"])
     assert [v["name"] for v in state["realm_emoji"].values()] == ["wave_custom"]
+
+
+def test_custom_emoji_as_status(org):
+    """Can a status use a custom emoji by name (found as realm_emoji, its id the code), and is a
+    deactivated one refused?"""
+    ok(upload_emoji(org, org.hamlet, "status_parrot"))
+    hamlet = org.client(org.hamlet)
+    emoji_id = next(iter(ok(hamlet.get("realm/emoji"))["emoji"]))
+    ok(hamlet.post("users/me/status", emoji_name="status_parrot"))
+    assert ok(hamlet.get(f"users/{org.hamlet.id}/status"))["status"] == {
+        "emoji_name": "status_parrot", "emoji_code": emoji_id, "reaction_type": "realm_emoji"}
+    ok(hamlet.delete("realm/emoji/status_parrot"))
+    err(hamlet.post("users/me/status", emoji_name="status_parrot", emoji_code=emoji_id, reaction_type="realm_emoji"),
+        400, "BAD_REQUEST", "This custom emoji has been deactivated.")

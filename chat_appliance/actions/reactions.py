@@ -38,18 +38,15 @@ def check_emoji(emoji_name, emoji_code, reaction_type, realm_id=None):
 def check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     """(name, id, "realm_emoji") for a custom emoji, Zulip's errors for a wrong id, name or a
     deactivated emoji; None when a unicode_emoji request without a code names no custom emoji."""
-    from ..models import RealmEmoji
+    from ..lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
 
     if reaction_type == "unicode_emoji":
-        emoji = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.name == emoji_name)
-                                       & ~RealmEmoji.deactivated)
+        emoji = active_realm_emoji(realm_id, emoji_name)
         return (emoji_name, str(emoji.id), "realm_emoji") if emoji is not None else None
     if emoji_code is None:
-        emoji = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.name == emoji_name)
-                                       & ~RealmEmoji.deactivated)
+        emoji = active_realm_emoji(realm_id, emoji_name)
     else:
-        emoji = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.id == emoji_code)) \
-            if emoji_code.isdigit() and len(emoji_code) < 19 else None
+        emoji = realm_emoji_by_code(realm_id, emoji_code)
     if emoji is None:
         raise JsonableError("Invalid custom emoji.")
     if emoji.name != emoji_name:

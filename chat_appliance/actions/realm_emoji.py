@@ -8,7 +8,7 @@ from flask import current_app
 
 from ..db import write_transaction
 from ..events.bus import publish
-from ..lib.custom_emoji import realm_emoji_state
+from ..lib.custom_emoji import active_realm_emoji, realm_emoji_state
 from ..lib.errors import JsonableError
 from ..lib.groups import is_user_in_group, system_group
 from ..markdown.emoji import NAME_TO_CODE
@@ -69,8 +69,7 @@ def check_add_emoji(user, name):
     check_emoji_name(name)
     if not can_add_custom_emoji(user):
         raise JsonableError("Insufficient permission")
-    if RealmEmoji.select().where((RealmEmoji.realm == user.realm_id) & (RealmEmoji.name == name)
-                                 & ~RealmEmoji.deactivated).exists():
+    if active_realm_emoji(user.realm_id, name) is not None:
         raise JsonableError("A custom emoji with this name already exists.")
     if name in NAME_TO_CODE and not user.is_realm_admin:
         raise JsonableError("Only administrators can override built-in emoji.")
@@ -113,8 +112,7 @@ def do_add_realm_emoji(user, name, data, extension):
 
 def access_emoji_for_removal(user, name):
     """The active emoji by name, if the user may deactivate it: administrators any, others their own."""
-    emoji = RealmEmoji.get_or_none((RealmEmoji.realm == user.realm_id) & (RealmEmoji.name == name)
-                                   & ~RealmEmoji.deactivated)
+    emoji = active_realm_emoji(user.realm_id, name)
     if emoji is None:
         raise JsonableError(f"Emoji '{name}' does not exist", http_status=404)
     if not user.is_realm_admin and emoji.author_id != user.id:

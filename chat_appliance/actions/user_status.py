@@ -12,12 +12,12 @@ from ..markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from ..models import UserProfile, UserStatus, now
 
 STATUS_TEXT_MAX_LENGTH = 60
-STATUS_REACTION_TYPES = ("unicode_emoji", "realm_emoji", "zulip_extra_emoji")
 
 
 def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     """(name, code, type) for a status emoji; ("", "", "") clears it; None leaves it unchanged."""
-    from ..models import RealmEmoji
+    from ..lib.custom_emoji import active_realm_emoji
+    from .reactions import check_custom_emoji
 
     if emoji_name is None:
         if emoji_code is not None or reaction_type is not None:
@@ -27,8 +27,7 @@ def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
         return "", "", ""
     if emoji_code is None or reaction_type is None:
         # Zulip looks the name up: active custom emoji first, then Unicode, then Zulip's own.
-        custom = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.name == emoji_name)
-                                        & ~RealmEmoji.deactivated)
+        custom = active_realm_emoji(realm_id, emoji_name)
         if custom is not None:
             looked_up = (str(custom.id), "realm_emoji")
         elif emoji_name in NAME_TO_CODE:
@@ -40,14 +39,7 @@ def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
         emoji_code = emoji_code if emoji_code is not None else looked_up[0]
         reaction_type = reaction_type if reaction_type is not None else looked_up[1]
     if reaction_type == "realm_emoji":
-        custom = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.id == emoji_code)) \
-            if emoji_code.isdigit() and len(emoji_code) < 19 else None
-        if custom is None:
-            raise JsonableError("Invalid custom emoji.")
-        if custom.name != emoji_name:
-            raise JsonableError("Invalid custom emoji name.")
-        if custom.deactivated:
-            raise JsonableError("This custom emoji has been deactivated.")
+        check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type)
     elif reaction_type == "zulip_extra_emoji":
         if emoji_name not in ZULIP_EXTRA_EMOJI or emoji_code != emoji_name:
             raise JsonableError("Invalid emoji name.")

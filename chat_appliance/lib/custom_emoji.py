@@ -28,6 +28,13 @@ def active_realm_emoji(realm_id, name):
                                   & ~RealmEmoji.deactivated)
 
 
+def realm_emoji_by_code(realm_id, emoji_code):
+    """The custom emoji (active or not) an emoji_code names, or None for a code that is no id of ours."""
+    if not emoji_code.isdigit() or len(emoji_code) > 18:
+        return None
+    return RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.id == int(emoji_code)))
+
+
 def realm_emoji_for_render(realm_id):
     """{name: (id, url)} of the active custom emoji: what `:name:` renders to."""
     rows = RealmEmoji.select().where((RealmEmoji.realm == realm_id) & ~RealmEmoji.deactivated)
