@@ -63,9 +63,10 @@ def _float(timestamp):
     return None if timestamp is None else float(timestamp)
 
 
-def write_json(path, data):
-    """Indented JSON, as Zulip writes it (diffable by people)."""
-    Path(path).write_text(json.dumps(data, indent=2, sort_keys=False))
+def write_json(path, data, indent=2):
+    """JSON, indented as Zulip writes it (diffable by people) except for the big message files,
+    where Python's indenting encoder would cost more than everything else."""
+    Path(path).write_text(json.dumps(data, indent=indent, sort_keys=False))
 
 
 def _sorted(rows):
@@ -301,21 +302,22 @@ class Exporter:
             rows = self.exportable(rows, tables)
             row_ids = [r["id"] for r in rows]
             usermessages = []
-            for um in (UserMessage.select().where(UserMessage.message.in_(row_ids))
-                       .order_by(UserMessage.message, UserMessage.user_profile)):
-                if self.export_type == EXPORT_WITH_CONSENT and um.user_profile_id not in self.consenting:
+            for user_id, message_id, flags in (
+                    UserMessage.select(UserMessage.user_profile, UserMessage.message, UserMessage.flags)
+                    .where(UserMessage.message.in_(row_ids))
+                    .order_by(UserMessage.message, UserMessage.user_profile).tuples()):
+                if self.export_type == EXPORT_WITH_CONSENT and user_id not in self.consenting:
                     continue
                 usermessage_id += 1
-                usermessages.append({"id": usermessage_id, "user_profile": um.user_profile_id,
-                                     "message": um.message_id,
-                                     "flags_mask": layout.zulip_flags_mask(um.flags, FLAG_BITS)})
+                usermessages.append({"id": usermessage_id, "user_profile": user_id, "message": message_id,
+                                     "flags_mask": layout.zulip_flags_mask(flags, FLAG_BITS)})
             reactions += [{"id": r.id, "user_profile": r.user_profile_id, "message": r.message_id,
                            "emoji_name": r.emoji_name, "emoji_code": r.emoji_code,
                            "reaction_type": ZULIP_REACTION_TYPES.get(r.reaction_type, r.reaction_type)}
                           for r in Reaction.select().where(Reaction.message.in_(row_ids))]
             if rows or file_number == 1:
                 write_json(self.out / layout.MESSAGE_FILE_TEMPLATE.format(file_number),
-                           {"zerver_message": rows, "zerver_usermessage": usermessages})
+                           {"zerver_message": rows, "zerver_usermessage": usermessages}, indent=None)
             exported += row_ids
             self.progress("messages", min(start + layout.MESSAGES_PER_FILE, total), total)
         client_rows = [{"id": cid, "name": name} for name, cid in clients.items()]

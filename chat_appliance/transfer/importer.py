@@ -295,11 +295,28 @@ class Writer:
         self.progress = progress
 
     def insert(self, model, rows, label=None):
+        """Insert dict rows (field name -> value) with one executemany per batch: peewee's
+        insert_many builds a node per value, which costs more than the insert itself."""
+        from ..db import bulk_insert
+
         rows = list(rows)
-        for done, chunk in enumerate(_chunks(rows), 1):
-            model.insert_many(chunk).execute()
+        meta = model._meta
+        for done, chunk in enumerate(_chunks(rows, 2000), 1):
+            by_shape = {}
+            for row in chunk:
+                by_shape.setdefault(tuple(row), []).append(row)
+            for names, same in by_shape.items():
+                # Fields the rows leave out take the model's defaults, as peewee would give them.
+                defaults = {f.name: f.default for f in meta.sorted_fields
+                            if f.name not in names and f.default is not None and not f.primary_key}
+                fields = [meta.fields[name] for name in (*names, *defaults)]
+                # Quoted: some column names ("order") are SQL keywords.
+                bulk_insert(f'"{meta.table_name}"', [f'"{f.column_name}"' for f in fields],
+                            [tuple(f.db_value(row[f.name] if f.name in row else
+                                              defaults[f.name]() if callable(defaults[f.name]) else defaults[f.name])
+                                   for f in fields) for row in same])
             if label:
-                self.progress(label, min(done * INSERT_BATCH, len(rows)), len(rows))
+                self.progress(label, min(done * 2000, len(rows)), len(rows))
         if label and not rows:
             self.progress(label, 0, 0)
 

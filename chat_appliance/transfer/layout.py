@@ -29,6 +29,8 @@ FLAG_ORDER = [
     "active_mobile_push_notification",
 ]
 
+FLAG_INDEX = {name: index for index, name in enumerate(FLAG_ORDER)}
+
 MESSAGES_PER_FILE = 1000
 MESSAGE_FILE_TEMPLATE = "messages-{:06d}.json"
 
@@ -51,8 +53,8 @@ def zulip_flags_mask(bits, our_flag_bits):
     """Our flag bits -> Zulip's flags_mask."""
     mask = 0
     for name, bit in our_flag_bits.items():
-        if bits & bit and name in FLAG_ORDER:
-            mask |= 1 << FLAG_ORDER.index(name)
+        if bits & bit and name in FLAG_INDEX:
+            mask |= 1 << FLAG_INDEX[name]
     return mask
 
 
