@@ -179,7 +179,11 @@ def request_values():
 
 def parse_params(specs):
     """Parse every declared parameter; return (kwargs, ignored parameter names)."""
-    values = request_values()
+    return parse_values(specs, request_values())
+
+
+def parse_values(specs, values):
+    """parse_params on already merged values (the event loop's native handlers have no Flask request)."""
     kwargs, used = {}, set()
     for name, spec in specs.items():
         kwargs[name], seen = spec.extract(name, values)
