@@ -14,7 +14,6 @@ event queues to the instance folder (see cli.cmd_serve).
 import asyncio
 import contextlib
 import io
-import json
 import logging
 import signal
 import threading
@@ -120,7 +119,8 @@ class ChatApplianceASGI:
             log.exception("unhandled exception on %s %s", method, scope["path"])
             status = 500
             payload = JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500).to_dict()
-        body = (json.dumps(payload, separators=(",", ":")) + "\n").encode()
+        # The Flask app's JSON settings (and its fallback for dates and the like), compact as jsonify is.
+        body = (self.flask_app.json.dumps(payload, separators=(",", ":")) + "\n").encode()
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra_headers]})
         await send({"type": "http.response.body", "body": body})

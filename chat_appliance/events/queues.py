@@ -371,7 +371,7 @@ class QueueManager:
                     "queues": [queue.to_dump(now) for queue in self.queues.values()]}
         temporary = f"{path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+            json.dump(data, handle, separators=(",", ":"), default=str)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
