@@ -13,11 +13,13 @@ event queues to the instance folder (see cli.cmd_serve).
 
 import asyncio
 import contextlib
+import gc
 import io
 import logging
 import signal
 import threading
 import time
+from urllib.parse import parse_qsl
 
 import uvicorn
 from a2wsgi import WSGIMiddleware
@@ -42,6 +44,8 @@ MAX_EVENTS_BODY = 64 * 1024
 GRACEFUL_SECONDS = 3
 # Idle keep-alive connections are closed after this long (waitress's channel_timeout was 120 s).
 KEEP_ALIVE_SECONDS = 120
+# First-generation threshold of Python's cyclic garbage collector while serving (default 700).
+GC_THRESHOLD = 20_000
 # Queue garbage collection runs at least this often even when nobody registers or polls.
 GC_INTERVAL_SECONDS = 10
 
@@ -169,10 +173,16 @@ def request_values(scope, headers, body):
         "wsgi.input": io.BytesIO(body), "SERVER_NAME": "localhost", "SERVER_PORT": "80",
         "wsgi.url_scheme": "http",
     }
+    if not body:
+        # The long poll's common case, without building a werkzeug request: the first value of
+        # each name wins, as in werkzeug's MultiDict.
+        values = {}
+        for name, value in parse_qsl(environ["QUERY_STRING"], keep_blank_values=True):
+            values.setdefault(name, value)
+        return values
     request = Request(environ)
     values = dict(request.args.items())
-    if body:
-        values.update(request.form.items())
+    values.update(request.form.items())
     return values
 
 
@@ -231,8 +241,16 @@ def run(flask_app, *, host, port, threads, on_started=None):
         ChatApplianceASGI(flask_app, threads), host=host, port=port, loop="asyncio", http="httptools",
         lifespan="off", access_log=False, log_config=None, server_header=False,
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096)
+        timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
+        proxy_headers=False)
     server = Server(config, on_started=on_started)
+    # Thousands of waiting polls are thousands of live objects (tasks, futures, connections).
+    # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
+    # freezing what start-up made and collecting the young generation less often keeps those
+    # walks short. Memory stays bounded: reference counting frees almost everything here.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 50, 100)
     try:
         server.run()
     finally:
