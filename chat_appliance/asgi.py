@@ -46,6 +46,8 @@ GRACEFUL_SECONDS = 3
 KEEP_ALIVE_SECONDS = 120
 # First-generation threshold of Python's cyclic garbage collector while serving (default 700).
 GC_THRESHOLD = 20_000
+# Message objects whose JSON is kept for the polls still to answer (a fan-out shares a few).
+MESSAGE_JSON_CACHE_SIZE = 256
 # Queue garbage collection runs at least this often even when nobody registers or polls.
 GC_INTERVAL_SECONDS = 10
 
@@ -58,6 +60,8 @@ class ChatApplianceASGI:
         self.wsgi = WSGIMiddleware(flask_app, workers=threads)
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
+        # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.
+        self.message_json = {}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -108,7 +112,7 @@ class ChatApplianceASGI:
                     # The client went away while waiting: nothing to send, its events stay queued.
                     self.log_request(method, scope["path"], 499, started, user)
                     return
-                payload = success({"events": events, "queue_id": params["queue_id"]}, ignored)
+                payload = EncodedEvents(events, params["queue_id"], ignored)
             else:
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
                 manager.access(params["queue_id"], user.id)
@@ -123,18 +127,53 @@ class ChatApplianceASGI:
             log.exception("unhandled exception on %s %s", method, scope["path"])
             status = 500
             payload = JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500).to_dict()
-        # The Flask app's JSON settings (and its fallback for dates and the like), compact as jsonify is.
-        body = (self.flask_app.json.dumps(payload, separators=(",", ":")) + "\n").encode()
+        body = (self.encode(payload) + "\n").encode()
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra_headers]})
         await send({"type": "http.response.body", "body": body})
         self.log_request(method, scope["path"], status, started, user)
+
+    def dumps(self, value):
+        """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
+        return self.flask_app.json.dumps(value, separators=(",", ":"))
+
+    def encode(self, payload):
+        """A response body. A poll's events are encoded one by one, and the message object that
+        a fan-out shares between queues (see QueueManager.deliver_message) is encoded once, not
+        once per queue. The result is the text jsonify would produce."""
+        if not isinstance(payload, EncodedEvents):
+            return self.dumps(payload)
+        events = ",".join(self.encode_event(event) for event in payload.events)
+        tail = f',"ignored_parameters_unsupported":{self.dumps(sorted(payload.ignored))}' if payload.ignored else ""
+        return f'{{"result":"success","msg":"","events":[{events}],"queue_id":{self.dumps(payload.queue_id)}{tail}}}'
+
+    def encode_event(self, event):
+        message = event.get("message") if event.get("type") == "message" else None
+        if not isinstance(message, dict):
+            return self.dumps(event)
+        cached = self.message_json.get(id(message))
+        if cached is None or cached[0] is not message:
+            if len(self.message_json) >= MESSAGE_JSON_CACHE_SIZE:
+                self.message_json.clear()
+            cached = self.message_json[id(message)] = (message, self.dumps(message))
+        fields = ",".join(f'{self.dumps(key)}:{cached[1] if key == "message" else self.dumps(value)}'
+                          for key, value in event.items())
+        return f"{{{fields}}}"
 
     def log_request(self, method, path, status, started, user):
         """The same request log line the Flask app writes."""
         if self.flask_app.config["LOG_REQUESTS"]:
             request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000,
                              user.email if user is not None else "-")
+
+
+class EncodedEvents:
+    """A GET /events success answer, encoded by ChatApplianceASGI.encode."""
+
+    __slots__ = ("events", "queue_id", "ignored")
+
+    def __init__(self, events, queue_id, ignored):
+        self.events, self.queue_id, self.ignored = events, queue_id, ignored
 
 
 def success(data, ignored):

@@ -146,3 +146,23 @@ def test_restore_brings_back_live_queues_only(tmp_path):
     new({"type": "typing", "op": "start"}, [1])
     assert [e["id"] for e in restored.get(1, dont_block=True, heartbeat_seconds=1)] == [2]
     assert new.restore(path) == 0
+
+
+def test_native_events_body_is_what_jsonify_writes(app):
+    """Is the body `serve` writes for GET /events (message objects encoded once per fan-out)
+    the same text Flask's jsonify writes for the same answer, ignored parameters included?"""
+    from chat_appliance.asgi import ChatApplianceASGI, EncodedEvents
+
+    message = {"id": 3, "content": "<p>caf\u00e9 \u2603</p>", "avatar_url": None, "flags": ["read"]}
+    events = [{"type": "message", "message": message, "flags": [], "id": 0},
+              {"type": "message", "message": message, "flags": ["read"], "local_message_id": "1.0", "id": 1},
+              {"type": "heartbeat", "id": 2}]
+    native = ChatApplianceASGI(app, 1)
+    with app.test_request_context():
+        from chat_appliance.lib.response import json_success
+
+        expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
+    assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
+    assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
+        {"result": "success", "msg": "", "events": events, "queue_id": "q"}, separators=(",", ":")) + "\n"
+    native.executor.shutdown()
