@@ -120,7 +120,7 @@ def run_size(url, users, quiet, n, rounds):
         queues = list(pool.map(lambda i: (users[i % len(users)], register(url, users[i % len(users)], i % 2 == 0)),
                                range(n)))
     parsed = urlparse(url)
-    latencies, received = [], {}
+    latencies, received, by_round = [], {}, {}
     sent_at = {}
 
     async def read_response(reader):
@@ -144,6 +144,7 @@ def run_size(url, users, quiet, n, rounds):
                 if event["type"] == "message":
                     round_no = int(re.search(r"round (\d+)", event["message"]["content"]).group(1))
                     latencies.append((now - sent_at[round_no]) * 1000)
+                    by_round.setdefault(round_no, []).append(latencies[-1])
                     got.add(round_no)
                     await gates[round_no].wait()
         writer.close()
@@ -165,18 +166,22 @@ def run_size(url, users, quiet, n, rounds):
         await asyncio.sleep(1.0 + n / 500)
         rss = [psutil.Process(server_pid).memory_info().rss / 2**20]
         session, quiet_session = requests.Session(), requests.Session()
-        fanout_sends, quiet_sends = [], []
+        fanout_sends, quiet_sends, cpu_ms = [], [], []
         for round_no in range(rounds):
             # A send by someone with no queue, to a channel nobody polls, while all N polls wait.
             for k in range(3):
                 quiet_sends.append(await loop.run_in_executor(
                     None, timed_send, quiet_session, quiet, "bench-quiet", f"quiet {round_no}.{k}"))
+            times = psutil.Process(server_pid).cpu_times()
+            cpu_before = times.user + times.system
             sent_at[round_no] = time.perf_counter()
             fanout_sends.append(await loop.run_in_executor(
                 None, timed_send, session, users[round_no % len(users)], "general", f"round {round_no} to everyone"))
             deadline = time.monotonic() + 15
             while len(latencies) < n * (round_no + 1) and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
+            times = psutil.Process(server_pid).cpu_times()
+            cpu_ms.append((times.user + times.system - cpu_before) * 1000)
             rss.append(psutil.Process(server_pid).memory_info().rss / 2**20)
             gates[round_no].set()
             await asyncio.sleep(0.5 + n / 500)  # every poll reaches the server and waits again
@@ -186,12 +191,12 @@ def run_size(url, users, quiet, n, rounds):
         await asyncio.wait(tasks, timeout=10)
         for task in tasks:
             task.cancel()
-        return fanout_sends, quiet_sends, max(rss)
+        return fanout_sends, quiet_sends, max(rss), cpu_ms
 
-    fanout_sends, quiet_sends, rss = asyncio.run(run())
+    fanout_sends, quiet_sends, rss, cpu_ms = asyncio.run(run())
     complete = sum(1 for index in range(n) if received.get(index) == set(range(rounds)))
-    return {"latencies": latencies, "expected": n * rounds, "complete": complete, "fanout_sends": fanout_sends,
-            "quiet_sends": quiet_sends, "rss": rss}
+    return {"by_round": by_round, "latencies": latencies, "expected": n * rounds, "complete": complete, "fanout_sends": fanout_sends,
+            "quiet_sends": quiet_sends, "rss": rss, "cpu_ms": cpu_ms}
 
 
 def percentile(values, fraction):
@@ -236,6 +241,11 @@ def main():
                       f"({p99 / base_ms:.1f}x), max {max(lat):.1f} ms; sends while polls wait: p99 {quiet_p99:.1f} ms "
                       f"({quiet_p99 / base_ms:.1f}x), max {quiet_max:.1f} ms; the fanned-out send itself: p99 "
                       f"{fan_p99:.1f} ms; server RSS {r['rss']:.1f} MB", flush=True)
+                cpu = statistics.median(r["cpu_ms"])
+                print(f"  server CPU per fan-out (send included), median: {cpu:.0f} ms, "
+                      f"{cpu * 1000 / n:.0f} us per poll answered", flush=True)
+                print("  last delivery of each round (ms): " + " ".join(
+                    f"{max(r['by_round'].get(k, [0])):.0f}" for k in range(args.rounds)), flush=True)
         finally:
             proc.terminate()
             proc.wait(timeout=15)
