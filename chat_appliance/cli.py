@@ -4,6 +4,7 @@ import argparse
 import logging
 import secrets
 import sys
+from pathlib import Path
 from urllib.parse import urlparse
 
 from .config import instance_path_from_env, load_config
@@ -133,10 +134,8 @@ def raise_open_file_limit():
 
 
 def cmd_serve(args):
-    """Serve the API on an event loop until SIGINT or SIGTERM; event queues survive a graceful stop."""
-    from . import asgi
+    """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
-    from .events.queues import DUMP_FILENAME, manager
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -144,9 +143,18 @@ def cmd_serve(args):
     _instance, config = open_instance(args)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
-    app = create_app(config)
+    return run_server(create_app(config), args, instance)
+
+
+def run_server(app, args, instance):
+    """Serve `app` on --host/--port on an event loop (chat_appliance/asgi.py) until SIGINT or
+    SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
+    restored first, and saved again after this one."""
+    from . import asgi
+    from .events.queues import DUMP_FILENAME, manager
+
     open_files = raise_open_file_limit()
-    queue_file = instance / DUMP_FILENAME
+    queue_file = Path(instance) / DUMP_FILENAME
     restored = manager.restore(queue_file)
     if restored:
         print(f"Restored {restored} event queue(s).", flush=True)
@@ -161,6 +169,76 @@ def cmd_serve(args):
     saved = manager.dump(queue_file)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
+
+
+DEV_MARKER = ".chat-appliance-dev"
+DEV_SETTINGS = {"RATE_LIMITING": False, "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": True}
+
+
+def cmd_dev(args):
+    """A development server on the sample organization: rate limits off, /dev_fetch_api_key on,
+    a zuliprc for every account and a botserverrc written into DIR/zuliprc/."""
+    import json
+    import shutil
+    import time
+
+    from .app import create_app
+    from .models import UserProfile, database
+    from .sample_data import Account, build_sample_organization, write_client_files
+
+    started = time.perf_counter()
+    configure_logging(not args.quiet)
+    instance = Path(args.instance or "dev-instance").resolve()
+    marker = instance / DEV_MARKER
+    if args.reset and instance.exists() and any(instance.iterdir()):
+        if not marker.exists():
+            raise CommandError(f"{instance} was not created by `chat-appliance dev`; --reset leaves it alone.")
+        shutil.rmtree(instance)
+    if instance.exists() and any(instance.iterdir()) and not marker.exists():
+        raise CommandError(f"{instance} holds something `chat-appliance dev` did not create. "
+                           "Name another folder with --instance.")
+    instance.mkdir(parents=True, exist_ok=True)
+    site_url = f"http://{args.host}:{args.port}"
+    config = load_config(instance, DEV_SETTINGS)
+    from .db import init_database, migrate
+
+    init_database(config["DATABASE_URL"])
+    migrate()
+    accounts_file = instance / "accounts.json"
+    if not marker.exists():
+        limits = {"max_message_length": config["MAX_MESSAGE_LENGTH"], "max_topic_length": config["MAX_TOPIC_LENGTH"]}
+        print(f"Creating the sample organization in {instance} ...", file=sys.stderr)
+        accounts, sections = build_sample_organization(
+            site_url, password_method=config["PASSWORD_HASH_METHOD"], limits=limits,
+            progress=lambda text: print(f"  {text}", file=sys.stderr))
+        accounts_file.write_text(json.dumps({"accounts": [vars(a) for a in accounts],
+                                             "botserver": sections}, indent=1))
+        marker.write_text("Created by `chat-appliance dev`; `chat-appliance dev --reset` may delete this folder.\n")
+    saved = json.loads(accounts_file.read_text())
+    with database.connection_context():
+        accounts = []
+        for entry in saved["accounts"]:
+            user = UserProfile.get_or_none(UserProfile.email == entry["email"])
+            if user is not None:
+                accounts.append(Account(**dict(entry, api_key=user.api_key)))
+        keys = {a.email: a.api_key for a in accounts}
+        sections = [(name, email, keys.get(email, key), token) for name, email, key, token in saved["botserver"]]
+    paths, botserverrc = write_client_files(instance / "zuliprc", site_url, accounts, sections)
+    print_accounts_table(accounts, paths, botserverrc)
+    print(f"Ready in {time.perf_counter() - started:.1f} s. Web and API at {site_url} "
+          "(rate limits off; POST /api/v1/dev_fetch_api_key works here only).", flush=True)
+    return run_server(create_app(config, dev_mode=True), args, instance)
+
+
+def print_accounts_table(accounts, paths, botserverrc):
+    """Who, password, key, file: everything a bot author needs to start."""
+    rows = [(f"{a.full_name} ({a.kind})", a.email, a.password or "-", a.api_key, str(paths[a.short_name]))
+            for a in accounts]
+    headers = ("who", "email", "password", "API key", "zuliprc")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    for row in [headers] + rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print(f"zulip-botserver: zulip-botserver --config-file {botserverrc} (runs helloworld on port 5002)")
 
 
 def cmd_create_user(args):
@@ -276,6 +354,15 @@ def build_parser():
                        help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
     serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+
+    dev = add("dev", cmd_dev, "A development server on a ready sample organization (people, bots, channels, "
+              "messages), rate limits off, a zuliprc per account in DIR/zuliprc/. DIR defaults to ./dev-instance.")
+    dev.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    dev.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="worker threads (default: %(default)s)")
+    dev.add_argument("--reset", action="store_true", help="rebuild the sample organization from scratch "
+                     "(only in a folder `dev` created)")
+    dev.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
 
     create = add("create-user", cmd_create_user, "Create an account.")
     create.add_argument("--email", required=True)
