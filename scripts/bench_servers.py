@@ -8,11 +8,16 @@ measures POST /messages (a channel message to the instance's #general) and GET /
 100 of #general) at concurrency 1 and 8, round-robin between the servers for several rounds, so
 that all of them see the same machine load. Prints median latency, p99 and requests per second, and
 each server's figure relative to waitress. The client (`requests` threads) shares the 2 cores.
+
+With tornado installed it first compares the two event loops' own HTTP cost: a loop-native
+handler answering a fixed long-poll-sized JSON body under uvicorn (httptools) and under tornado,
+driven over 200 keep-alive connections; that is the per-poll price of a fan-out.
 """
 
 import argparse
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -80,6 +85,92 @@ def run_server(kind, instance, port):
         asyncio.run(main())
 
 
+def run_bare_server(kind, port):
+    """A loop-native handler answering a fixed JSON body: the HTTP cost every answered long poll
+    pays, without the application (uvicorn with httptools, as `serve` runs it, or tornado)."""
+    import asyncio
+
+    body = b'{"result":"success","msg":"","events":[{"type":"heartbeat","id":0}],"queue_id":"q"}\n'
+    if kind == "bare-uvicorn":
+        import uvicorn
+
+        async def app(scope, receive, send):
+            if scope["type"] != "http":
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        uvicorn.run(app, host="127.0.0.1", port=port, loop="asyncio", http="httptools", lifespan="off",
+                    access_log=False, log_level="warning", proxy_headers=False)
+    else:
+        from tornado.httpserver import HTTPServer
+        from tornado.web import Application, RequestHandler
+
+        class Handler(RequestHandler):
+            def get(self):
+                self.set_header("Content-Type", "application/json")
+                self.write(body)
+
+        async def main():
+            HTTPServer(Application([(r".*", Handler)])).listen(port, "127.0.0.1")
+            await asyncio.Event().wait()
+
+        asyncio.run(main())
+
+
+def bare_rate(port, connections=200, seconds=3.0):
+    """Requests per second over `connections` keep-alive connections from one asyncio client."""
+    import asyncio
+
+    async def run():
+        count, stop = [0], time.monotonic() + seconds
+
+        async def client():
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            request = f"GET /api/v1/events?queue_id=q&last_event_id=-1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n" \
+                      f"Authorization: Basic b3duZXJAbG9jYWxob3N0OmtleQ==\r\n\r\n".encode()
+            while time.monotonic() < stop:
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+                await reader.readexactly(length)
+                count[0] += 1
+            writer.close()
+
+        started = time.monotonic()
+        await asyncio.gather(*(client() for _ in range(connections)))
+        return count[0] / (time.monotonic() - started)
+
+    return asyncio.run(run())
+
+
+def bare_comparison(rounds):
+    """Requests per second of the bare loop-native handlers, alternating, `rounds` times each."""
+    rates = {"bare-uvicorn": [], "bare-tornado": []}
+    for _ in range(rounds):
+        for kind in rates:
+            port = free_port()
+            proc = subprocess.Popen([sys.executable, __file__, "--run-server", kind, "--port", str(port)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(100):
+                    try:
+                        with socket.create_connection(("127.0.0.1", port), timeout=1):
+                            break
+                    except OSError:
+                        time.sleep(0.05)
+                rates[kind].append(bare_rate(port))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+    print("| loop-native handler, 200 keep-alive connections | req/s (median of rounds) | per request |")
+    print("|---|---|---|")
+    for kind, values in rates.items():
+        rate = statistics.median(values)
+        print(f"| {kind[5:]} | {rate:.0f} | {1e6 / rate:.0f} us |")
+
+
 def timed_requests(call, concurrency, count):
     """Latencies (ms) of `count` calls spread over `concurrency` threads, and the wall time."""
     latencies, lock = [], threading.Lock()
@@ -117,6 +208,8 @@ def main():
     parser.add_argument("--instance", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.run_server in ("bare-uvicorn", "bare-tornado"):
+        return run_bare_server(args.run_server, args.port)
     if args.run_server:
         return run_server(args.run_server, args.instance, args.port)
 
@@ -127,6 +220,8 @@ def main():
         kinds.append("tornado")
     except ImportError:
         print("tornado not installed: measuring waitress and serve only")
+    if "tornado" in kinds:
+        bare_comparison(args.rounds)
     with tempfile.TemporaryDirectory() as tmp:
         instance = Path(tmp) / "instance"
         servers = {"serve": launch("serve", instance)}
