@@ -2,6 +2,7 @@
 polls waiting on the loop, the per-message shaping cache, and the dump/restore of a graceful restart."""
 
 import asyncio
+import re
 import threading
 import time
 
@@ -166,3 +167,94 @@ def test_native_events_body_is_what_jsonify_writes(app):
     assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
         {"result": "success", "msg": "", "events": events, "queue_id": "q"}, separators=(",", ":")) + "\n"
     native.executor.shutdown()
+
+
+def call_native(app, method, path, query=b"", headers=(), body=b""):
+    """One request to serve's ASGI application, in process: (status, headers, JSON body)."""
+    import json
+
+    from chat_appliance.asgi import ChatApplianceASGI
+
+    native = ChatApplianceASGI(app, 2)
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": list(headers),
+             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1)}
+    sent = []
+
+    async def run():
+        forever = asyncio.Event()
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive():
+            if messages:
+                return messages.pop(0)
+            await forever.wait()
+
+        async def send(message):
+            sent.append(message)
+
+        await native(scope, receive, send)
+
+    try:
+        asyncio.run(run())
+    finally:
+        native.executor.shutdown()
+    start, body_message = sent
+    return start["status"], dict(start["headers"]), json.loads(body_message["body"])
+
+
+def basic_header(user):
+    import base64
+
+    return (b"authorization", b"Basic " + base64.b64encode(f"{user.email}:{user.api_key}".encode()))
+
+
+def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
+    """Does the loop's GET /events answer what the Flask view answers (events, ignored
+    parameters), DELETE read its form body, and each write the request log line with its timing?"""
+    from .test_events import register
+
+    queue_id = register(org.client(org.hamlet), event_types=["typing"])["queue_id"]
+    caplog.set_level("INFO", logger="chat_appliance.requests")
+    org.flask_client.application.config["LOG_REQUESTS"] = True
+    status, _, body = call_native(app=org.flask_client.application, method="GET", path="/api/v1/events",
+                                  query=f"queue_id={queue_id}&dont_block=true&client=x".encode(),
+                                  headers=[basic_header(org.hamlet)])
+    assert status == 200 and body == {"result": "success", "msg": "", "events": [], "queue_id": queue_id,
+                                      "ignored_parameters_unsupported": ["client"]}
+    status, _, body = call_native(org.flask_client.application, "DELETE", "/api/v1/events",
+                                  headers=[basic_header(org.hamlet),
+                                           (b"content-type", b"application/x-www-form-urlencoded")],
+                                  body=f"queue_id={queue_id}".encode())
+    assert status == 200 and body == {"result": "success", "msg": ""}
+    lines = [r.getMessage() for r in caplog.records if r.name == "chat_appliance.requests"]
+    assert re.fullmatch(rf"GET /api/v1/events 200 [0-9.]+ms {re.escape(org.hamlet.email)}", lines[0]), lines
+    assert lines[1].startswith("DELETE /api/v1/events 200 "), lines
+
+
+def test_json_events_use_the_session_authenticator(org):
+    """Does /json/events answer 401 while no session check is installed, and authenticate
+    through the hook (given the request's headers, Cookie included) once one is?"""
+    from chat_appliance.api import events as events_api
+    from chat_appliance.lib.errors import UnauthorizedError
+
+    from .test_events import register
+
+    queue_id = register(org.client(org.hamlet))["queue_id"]
+    app = org.flask_client.application
+    query = f"queue_id={queue_id}&dont_block=true".encode()
+    status, headers, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+    assert status == 401 and body["code"] == "UNAUTHORIZED"
+
+    def by_cookie(headers):
+        if headers.get("cookie") != "sessionid=s":
+            raise UnauthorizedError()
+        return type("SessionUser", (), {"id": org.hamlet.id, "realm_id": org.realm.id, "email": org.hamlet.email})
+
+    events_api.set_session_authenticator(by_cookie)
+    try:
+        status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+        assert status == 200 and body["queue_id"] == queue_id
+        status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
+        assert status == 401
+    finally:
+        events_api.set_session_authenticator(events_api.unauthenticated_session)
