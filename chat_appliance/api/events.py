@@ -125,6 +125,10 @@ def cached_events_user(headers, *, session=False):
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
     queue = manager.access(queue_id, user.id)
+    if manager.loop is not None:
+        # Under `serve` only what the loop does not answer natively reaches this view (HEAD);
+        # it must not park a worker thread.
+        dont_block = True
     heartbeat = current_app.config["EVENT_HEARTBEAT_SECONDS"]
     # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
     close_connection()
