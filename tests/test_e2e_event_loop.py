@@ -257,3 +257,28 @@ def read_blocking(stream):
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
     return status, json.loads(stream.read(length))
+
+
+def test_serve_raises_its_open_file_limit(tmp_path):
+    """Started with the usual soft open-file limit of 1,024, does serve raise it to the hard
+    limit (every connected client is an open file), and say so at start?"""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = 1024 if hard == resource.RLIM_INFINITY else min(1024, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))  # the server process inherits it
+    try:
+        server = ServeProcess(tmp_path / "instance")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        printed = int(re.search(r"open-file limit (\d+)", "".join(server.output)).group(1))
+        limits = open(f"/proc/{server.process.pid}/limits").read()
+        running = int(re.search(r"Max open files\s+(\d+)", limits).group(1))
+    finally:
+        server.stop()
+    assert printed == running
+    if hard == resource.RLIM_INFINITY:
+        assert running > low
+    else:
+        assert running == hard
