@@ -258,3 +258,33 @@ def test_json_events_use_the_session_authenticator(org):
         assert status == 401
     finally:
         events_api.set_session_authenticator(events_api.unauthenticated_session)
+
+
+def test_fan_out_lets_other_loop_work_in_between():
+    """During a fan-out to many waiting polls, does work that reaches the loop after the fan-out
+    began (such as the answer to the sender's request) run before the last polls are answered,
+    rather than behind all of them?"""
+    from chat_appliance.events.queues import WAKE_BATCH
+
+    manager, loop = QueueManager(), LoopThread()
+    manager.attach_loop(loop.loop)
+    try:
+        queues = [manager.register(user_id=1, realm_id=1, event_types=["typing"]) for _ in range(5 * WAKE_BATCH)]
+        order = []
+
+        async def poll(queue):
+            await queue.get_async(-1, dont_block=False, heartbeat_seconds=30)
+            if not order:  # the first poll answered hands the loop some other work
+                asyncio.get_running_loop().call_soon(order.append, "other work")
+            order.append("poll")
+
+        waiting = [asyncio.run_coroutine_threadsafe(poll(q), loop.loop) for q in queues]
+        time.sleep(0.3)
+        manager({"type": "typing", "op": "start"}, [1])
+        for future in waiting:
+            future.result(10)
+        assert order.count("poll") == len(queues)
+        assert order.index("other work") <= 2 * WAKE_BATCH, order.index("other work")
+    finally:
+        manager.detach_loop()
+        loop.stop()

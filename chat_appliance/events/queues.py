@@ -19,6 +19,7 @@ gravatar nulling, the receiving user's flags, `local_message_id` for the sender'
 fan-out builds each distinct shape once and shares it between the queues that want it.
 """
 
+import collections
 import json
 import logging
 import os
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 # The file in the instance folder that holds the queues between a graceful stop and the next start.
 DUMP_FILENAME = "event_queues.json"
 DUMP_VERSION = 1
+# Waiting polls woken per turn of the event loop during a fan-out (see QueueManager.schedule_wake).
+WAKE_BATCH = 64
 
 
 class BadEventQueueIdError(JsonableError):
@@ -153,10 +156,12 @@ class EventQueue:
                     future.set_result(reason)
 
             def wake():
-                if threading.get_ident() == loop_thread:
-                    resolve("event")
-                else:
+                if threading.get_ident() != loop_thread:
                     loop.call_soon_threadsafe(resolve, "event")
+                elif self.manager is not None:
+                    self.manager.schedule_wake(loop, resolve)
+                else:
+                    resolve("event")
 
             self.waiters.append(wake)
         timer = loop.call_later(heartbeat_seconds, resolve, "heartbeat")
@@ -274,6 +279,28 @@ class QueueManager:
         self.last_gc = time.monotonic()
         self.loop = None
         self.closing = False
+        self.pending_wakes = collections.deque()
+        self.wake_scheduled = False
+
+    # --- waking polls on the loop in batches ------------------------------------------------
+    # A fan-out to thousands of waiting polls would otherwise queue thousands of answers at
+    # once, ahead of everything else the loop has to do, such as handing the sender the answer
+    # to its POST /messages. Waking WAKE_BATCH polls per loop turn lets other work in between.
+
+    def schedule_wake(self, loop, resolve):
+        """Wake one waiting poll soon (called on the loop's thread)."""
+        self.pending_wakes.append(resolve)
+        if not self.wake_scheduled:
+            self.wake_scheduled = True
+            loop.call_soon(self._wake_batch, loop)
+
+    def _wake_batch(self, loop):
+        for _ in range(min(WAKE_BATCH, len(self.pending_wakes))):
+            self.pending_wakes.popleft()("event")
+        if self.pending_wakes:
+            loop.call_soon(self._wake_batch, loop)
+        else:
+            self.wake_scheduled = False
 
     def configure(self, *, idle_seconds, heartbeat_seconds):
         self.idle_seconds = idle_seconds
