@@ -10,12 +10,14 @@ from werkzeug.exceptions import HTTPException
 from .actions.service_dispatch import ServiceDispatcher
 from . import webclient
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
+from .api.events import set_session_authenticator
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import manager as queue_manager
 from .lib.errors import JsonableError
 from .lib.response import json_error
+from .lib.sessions import authenticate_session_headers
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -54,6 +56,8 @@ def create_app(config=None, *, dev_mode=False):
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
     app.register_blueprint(webclient.bp)
+    # The event loop's native /json/events authenticates with the web client's session check.
+    set_session_authenticator(authenticate_session_headers)
     register_error_handlers(app)
     register_request_hooks(app)
     return app

@@ -77,6 +77,8 @@ def _web_sessions(database, backend):
     UserProfileRef.bind(database)
     WebSession70.bind(database)
     database.create_tables([WebSession70])
+
+
 def _avatar_source(database, backend):
     """Uploaded avatars (issue 18): where a user's picture comes from. Plain SQL for both engines.
     Migration 1 creates user_profile from the live model, which already has the column on a new
@@ -84,6 +86,14 @@ def _avatar_source(database, backend):
     if any(column.name == "avatar_source" for column in database.get_columns("user_profile")):
         return
     database.execute_sql("ALTER TABLE user_profile ADD COLUMN avatar_source VARCHAR(1) NOT NULL DEFAULT 'G'")
+
+
+def _people_and_customization(database, backend):
+    """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
+    exports (issue 19, part B)."""
+    from .migration_people_and_customization import create_tables
+
+    create_tables(database)
 
 
 def _bot_services(database, backend):
@@ -118,5 +128,6 @@ MIGRATIONS = [
     (40, "uploads and presence", _uploads_and_presence),
     (70, "web client sessions", _web_sessions),
     (71, "uploaded avatars", _avatar_source),
+    (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]
