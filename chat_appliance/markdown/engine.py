@@ -73,7 +73,7 @@ class ZulipExtension(Extension):
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
-        ip.register(inline.ZulipLinkProcessor(inline.LINK_START_RE, md), "link", 160)
+        ip.register(inline.ZulipLinkProcessor(md), "link", 160)
         ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
         ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
         ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
