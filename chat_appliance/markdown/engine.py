@@ -21,7 +21,13 @@ from markdown.extensions.tables import TableExtension
 from markdown.treeprocessors import Treeprocessor
 
 from . import inline
-from .blocks import FencedBlockPreprocessor, IndentedCodeTreeprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
+from .blocks import (
+    FencedBlockPreprocessor,
+    IndentedCodeTreeprocessor,
+    ZulipBlockQuoteProcessor,
+    ZulipHashHeaderProcessor,
+    depth_limited,
+)
 from .context import RenderContext, RenderResult
 from .sanitize import restore_code_blocks, sanitize_html
 from .urls import find_bare_urls, autolink_href
@@ -58,11 +64,11 @@ class ZulipExtension(Extension):
         saved = md.tab_length
         md.tab_length = 2
         try:
-            bp.register(ListIndentProcessor(md.parser), "indent", 90)
-            olist = OListProcessor(md.parser)
+            bp.register(depth_limited(ListIndentProcessor(md.parser)), "indent", 90)
+            olist = depth_limited(OListProcessor(md.parser))
             olist.LAZY_OL = False  # "3. a" starts the list at 3
             bp.register(olist, "olist", 40)
-            bp.register(UListProcessor(md.parser), "ulist", 30)
+            bp.register(depth_limited(UListProcessor(md.parser)), "ulist", 30)
         finally:
             md.tab_length = saved
 
@@ -70,6 +76,8 @@ class ZulipExtension(Extension):
         for name in list(n.name for n in ip._priority):
             if name not in ("escape", "entity"):
                 ip.deregister(name)
+        ip["escape"].TRIGGER = "\\"
+        ip["entity"].TRIGGER = "&"
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
@@ -82,23 +90,29 @@ class ZulipExtension(Extension):
         ip.register(inline.EmojiNameProcessor(md), "emoji", 120)
         ip.register(inline.EmoticonProcessor(md), "emoticon", 115)
         ip.register(inline.UnicodeEmojiProcessor(md), "unicode_emoji", 110)
+        ip.register(inline.TagProcessor(inline.STRONG_EM_RE, "strong,em", md), "strong_em", 75)
         ip.register(inline.TagProcessor(inline.STRONG_RE, "strong", md), "strong", 70)
         ip.register(inline.TagProcessor(inline.EM_RE, "em", md), "em", 65)
         ip.register(inline.TagProcessor(inline.DEL_RE, "del", md), "del", 60)
         ip.register(inline.NewlineProcessor(md), "nl", 5)
 
+        md.treeprocessors.register(inline.FastInlineTreeprocessor(md), "inline", 20)
         md.treeprocessors.register(IndentedCodeTreeprocessor(md), "zulip_indented_code", 30)
         md.treeprocessors.register(LinkCollector(md), "zulip_links", 1)
 
 
 def _build() -> markdown.Markdown:
-    return markdown.Markdown(
+    md = markdown.Markdown(
         output_format="html",
         extensions=[
             TableExtension(use_align_attribute=True),
             ZulipExtension(),
         ],
     )
+    # Python-Markdown looks tags up in a list, several times per element.
+    block_level = frozenset(md.block_level_elements)
+    md.is_block_level = lambda tag: isinstance(tag, str) and tag.lower().rstrip("/") in block_level
+    return md
 
 
 _local = threading.local()

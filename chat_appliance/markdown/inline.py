@@ -11,11 +11,74 @@ from typing import Any, Iterator, Optional
 from dateutil import parser as date_parser
 from markdown import util
 from markdown.inlinepatterns import InlineProcessor
+from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
 from . import emoji as emoji_data
 from .urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
+
+
+def _trigger_test(trigger: Any):
+    """A pattern's ``TRIGGER`` as a test on a text: a substring or compiled
+    regex that every match contains, ``False`` when the pattern cannot match
+    in this render, or ``None`` (always run)."""
+    if trigger is None:
+        return None
+    if trigger is False:
+        return False
+    if isinstance(trigger, str):
+        return lambda data: trigger in data
+    return trigger.search
+
+
+class FastInlineTreeprocessor(InlineTreeprocessor):
+    """Python-Markdown's inline pass (same patterns, same order, same
+    results), skipping the patterns whose trigger does not occur in the text
+    at hand, and all of them for a text with no trigger at all.
+
+    Python-Markdown otherwise runs every pattern over every text node: a
+    table or list of thousands of short cells cost 20 pattern calls each."""
+
+    def run(self, tree, ancestors=None):
+        self._pattern_list = list(self.inlinePatterns)
+        self._tests = [_trigger_test(getattr(p, "TRIGGER", None)) for p in self._pattern_list]
+        if any(t is None for t in self._tests):
+            self._plain = None
+        else:
+            # One pass that proves no pattern can match.
+            parts = []
+            for p in self._pattern_list:
+                trig = getattr(p, "TRIGGER", None)
+                if isinstance(trig, str):
+                    parts.append(re.escape(trig))
+                elif trig is not False:
+                    parts.append(trig.pattern)
+            self._plain = re.compile("|".join(parts)) if parts else None
+        return super().run(tree, ancestors)
+
+    # Overrides the name-mangled private method of the base class.
+    def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:
+        if isinstance(data, util.AtomicString):
+            return data
+        plain = self._plain
+        if plain is not None and plain.search(data) is None:
+            return data
+        patterns = self._pattern_list
+        tests = self._tests
+        apply_pattern = self._InlineProcessor__applyPattern
+        start = 0
+        count = len(patterns)
+        while patternIndex < count:
+            if start == 0:
+                test = tests[patternIndex]
+                if test is False or (test is not None and not test(data)):
+                    patternIndex += 1
+                    continue
+            data, matched, start = apply_pattern(patterns[patternIndex], data, patternIndex, start)
+            if not matched:
+                patternIndex += 1
+        return data
 
 
 class _Base(InlineProcessor):
@@ -34,6 +97,8 @@ class CodeSpanProcessor(InlineProcessor):
     """Backtick code spans; unlike stock Markdown the content is kept verbatim
     (no trimming)."""
 
+    TRIGGER = "`"
+
     def __init__(self, md: Any):
         super().__init__(r"(?<![\\`])(?P<ticks>`++)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
         self.compiled_re = re.compile(self.pattern, re.DOTALL)
@@ -47,6 +112,8 @@ class CodeSpanProcessor(InlineProcessor):
 class TexInlineProcessor(InlineProcessor):
     """``$$...$$`` on one line.  Without KaTeX we emit Zulip's error markup,
     which shows the source."""
+
+    TRIGGER = "$$"
 
     def __init__(self, md: Any):
         super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
@@ -82,6 +149,8 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
 
 
 class TimestampProcessor(InlineProcessor):
+    TRIGGER = "<time:"
+
     def __init__(self, md: Any):
         # Bounded so that many unclosed "<time:" cannot go quadratic.
         super().__init__(r"<time:(?P<time>[^>]{0,200}?)>", md)
@@ -119,6 +188,8 @@ class ZulipLinkProcessor(_Base):
     as literal text so the rest of the pipeline still sees it.  Link text is
     inline Markdown (emphasis, emoji...); empty text shows the URL."""
 
+    TRIGGER = "]("
+
     def __init__(self, md: Any):
         super().__init__(LINK_RE, md)
 
@@ -147,6 +218,8 @@ def _link(href: str, text: str) -> etree.Element:
 
 class AutoLinkProcessor(_Base):
     """Bare URLs, www./domain names and e-mail addresses."""
+
+    TRIGGER = re.compile(r"[.@]|://")
 
     ANCESTOR_EXCLUDES = ("a",)
 
@@ -212,6 +285,10 @@ class LinkifierProcessor(_Base):
     def __init__(self, md: Any):
         super().__init__(r"(?!x)x", md)
 
+    @property
+    def TRIGGER(self):
+        return None if self.ctx.linkifiers else False
+
     def getCompiledRegExp(self):
         compiled = compile_linkifiers(self.ctx.linkifiers)
         self._templates = {rx: t for rx, t in compiled}
@@ -232,6 +309,8 @@ WILDCARDS_CHANNEL = {"all", "everyone", "channel", "stream"}
 
 
 class UserMentionProcessor(_Base):
+    TRIGGER = re.compile(r"@_?\*\*")
+
     def __init__(self, md: Any):
         super().__init__(r"@(?P<silent>_?)\*\*(?P<name>[^*\n]+?)\*\*", md)
 
@@ -271,6 +350,8 @@ class UserMentionProcessor(_Base):
 
 
 class GroupMentionProcessor(_Base):
+    TRIGGER = re.compile(r"@_?\*")
+
     def __init__(self, md: Any):
         super().__init__(r"@(?P<silent>_?)\*(?P<name>[^*\n]+?)\*(?!\*)", md)
 
@@ -291,6 +372,8 @@ class GroupMentionProcessor(_Base):
 
 class ChannelLinkProcessor(_Base):
     """``#**channel**`` and ``#**channel>topic**``."""
+
+    TRIGGER = "#**"
 
     ANCESTOR_EXCLUDES = ("a",)
 
@@ -334,6 +417,8 @@ def image_emoji(name: str, url: str) -> etree.Element:
 
 
 class EmojiNameProcessor(_Base):
+    TRIGGER = ":"
+
     def __init__(self, md: Any):
         super().__init__(emoji_data.NAME_SYNTAX_RE, md)
 
@@ -351,6 +436,10 @@ class EmojiNameProcessor(_Base):
 
 
 class EmoticonProcessor(_Base):
+    @property
+    def TRIGGER(self):
+        return None if self.ctx.translate_emoticons else False
+
     def __init__(self, md: Any):
         super().__init__(emoji_data.EMOTICON_RE.pattern, md)
         self.compiled_re = emoji_data.EMOTICON_RE
@@ -364,6 +453,8 @@ class EmoticonProcessor(_Base):
 
 
 class UnicodeEmojiProcessor(InlineProcessor):
+    TRIGGER = re.compile("[\u2000-\U0010ffff]")
+
     def __init__(self, md: Any):
         super().__init__(emoji_data.UNICODE_EMOJI_RE, md)
 
@@ -376,24 +467,38 @@ class UnicodeEmojiProcessor(InlineProcessor):
 
 
 class TagProcessor(InlineProcessor):
-    """Wrap group ``body`` in ``tag`` (strong, em, del)."""
+    """Wrap group ``body`` in ``tag`` (strong, em, del), or in nested tags
+    for a comma-separated list ("strong,em" gives <strong><em>)."""
 
     def __init__(self, pattern: str, tag: str, md: Any):
         super().__init__(pattern, md)
-        self.tag = tag
+        self.tags = tag.split(",")
+        self.TRIGGER = "~~" if self.tags == ["del"] else "*"
 
     def handleMatch(self, m, data):
-        el = etree.Element(self.tag)
-        el.text = m.group("body")
-        return el, m.start(0), m.end(0)
+        outer = inner = etree.Element(self.tags[0])
+        for tag in self.tags[1:]:
+            inner = etree.SubElement(inner, tag)
+        inner.text = m.group("body")
+        return outer, m.start(0), m.end(0)
 
 
+# Emphasis is written with asterisks only (underscores are left alone, as
+# they are common in identifiers) and never spans lines.  "***x***" is strong
+# and emphasised; "**x**" is strong, with anything but a line break inside
+# (including single asterisks); "*x*" is emphasised when the text neither
+# starts nor ends with whitespace and contains no asterisk, so "char *x =
+# (char *)y" stays as written.  "~~x~~" strikes through when no other
+# tilde touches either pair, so a row of tildes stays text.
+STRONG_EM_RE = r"\*\*\*(?![\s*])(?P<body>[^*\n]+)(?<!\s)\*\*\*"
 STRONG_RE = r"\*\*(?P<body>[^\n]+?)\*\*"
 EM_RE = r"(?<!\*)\*(?![\s*])(?P<body>[^*\n]+?)(?<![\s*])\*(?!\*)"
-DEL_RE = r"~~(?P<body>[^\n~]+?)~~"
+DEL_RE = r"(?<!~)~~(?P<body>[^\n~]+?)~~(?!~)"
 
 
 class NewlineProcessor(InlineProcessor):
+    TRIGGER = "\n"
+
     def __init__(self, md: Any):
         super().__init__(r"\n", md)
 
