@@ -56,7 +56,7 @@ def _formatter() -> HtmlFormatter:
 
 # Without a fence language, a first line "#!lang", "#!/path/to/lang" or
 # ":::lang" picks the lexer; the line itself stays in the code.
-SHEBANG_RE = re.compile(r"(?:^::+|^#!)(?:/\w+)*[/ ]?(?P<lang>[\w#.+-]*)")
+SHEBANG_RE = re.compile(r"(?:^::+|^#!)(?:(?:/\w+)*[/ ])?(?P<lang>[\w#.+-]*)")
 # Pygments wraps whitespace in <span class="w">; Zulip's markup has bare text.
 WHITESPACE_SPAN_RE = re.compile(r'<span class="w">(\s*)</span>')
 

@@ -29,6 +29,7 @@ from .blocks import (
     depth_limited,
 )
 from .context import RenderContext, RenderResult
+from .previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
 from .sanitize import restore_code_blocks, sanitize_html
 from .urls import find_bare_urls, autolink_href
 
@@ -98,7 +99,9 @@ class ZulipExtension(Extension):
 
         md.treeprocessors.register(inline.FastInlineTreeprocessor(md), "inline", 20)
         md.treeprocessors.register(IndentedCodeTreeprocessor(md), "zulip_indented_code", 30)
-        md.treeprocessors.register(LinkCollector(md), "zulip_links", 1)
+        md.treeprocessors.register(ImagePreviewTreeprocessor(md), "zulip_image_previews", 15)
+        md.treeprocessors.register(LinkCollector(md), "zulip_links", 17)
+        md.treeprocessors.register(HrefStashTreeprocessor(md), "zulip_href_stash", 0.5)
 
 
 def _build() -> markdown.Markdown:
@@ -137,6 +140,7 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
     md.zulip_result = result
     md.zulip_code_blocks = []
     md.zulip_nonce = secrets.token_hex(8)
+    md.zulip_hrefs = hrefs = []
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
@@ -149,7 +153,9 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
-    result.html = restore_code_blocks(sanitize_html(html), code_blocks)
+        md.zulip_hrefs = []
+    html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
+    result.html = restore_code_blocks(html, code_blocks)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (
