@@ -6,6 +6,7 @@ name and aliases); we index it both ways once, at import time.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -70,6 +71,7 @@ def _unicode_emoji_regex() -> str:
 UNICODE_EMOJI_RE = _unicode_emoji_regex()
 
 
+@functools.lru_cache(maxsize=4096)
 def code_for_unicode(text: str) -> Optional[str]:
     code = "-".join(f"{ord(c):04x}" for c in text if c != "\ufe0f")
     return code if code in CODE_TO_NAME else None
