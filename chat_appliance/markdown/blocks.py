@@ -278,6 +278,8 @@ class IndentedCodeTreeprocessor(Treeprocessor):
     the same highlighted markup as fenced code."""
 
     def run(self, root: etree.Element) -> None:
+        if root.find(".//pre") is None:
+            return
         for parent in list(root.iter()):
             for i, child in enumerate(list(parent)):
                 if child.tag != "pre" or len(child) != 1 or child[0].tag != "code":

@@ -4,6 +4,7 @@ linkifiers, mentions, channel links, emoji and emphasis."""
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import xml.etree.ElementTree as etree
 from typing import Any, Iterator, Optional
@@ -94,8 +95,10 @@ def _leaf_html(node: etree.Element) -> str:
 
 def _leaf_html_uncached(node: etree.Element) -> str:
     attrs = "".join(f' {k}="{_escape_attrib_html(v)}"' for k, v in sorted(node.attrib.items()))
-    if node.tag in ("br", "img"):
-        return f"<{node.tag}{attrs}>"
+    if node.tag == "br":
+        return f"<br{attrs}>\n"  # the line break Python-Markdown's prettifier adds
+    if node.tag == "img":
+        return f"<img{attrs}>"
     return f"<{node.tag}{attrs}>{_escape_cdata(node.text or '')}</{node.tag}>"
 
 
@@ -193,7 +196,11 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
                     if child.tail:
                         child.tail = self._InlineProcessor__handleInline(child.tail, pattern_index)
             if _is_leaf(node):
-                if run and _GAP_RE.fullmatch(data, last, start):
+                if run and (
+                    _GAP_RE.fullmatch(data, last, start)
+                    # After the last pattern nothing looks at the text between.
+                    or (pattern_index == len(self._pattern_list) - 1 and "\x02" not in data[last:start])
+                ):
                     run.append((data[last:start], node))
                     last = pos = end
                     after_replacement = True
@@ -224,7 +231,7 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
             out.append(self._InlineProcessor__stashNode(run[0][1], pattern.type()))
         else:
             html_text = "".join(
-                (gap if i else "") + _leaf_html(node) for i, (gap, node) in enumerate(run)
+                (_escape_cdata(gap) if i else "") + _leaf_html(node) for i, (gap, node) in enumerate(run)
             )
             out.append(self._InlineProcessor__stashNode(self.md.htmlStash.store(html_text), pattern.type()))
         run.clear()
@@ -618,17 +625,39 @@ class EmoticonProcessor(_Base):
 
 
 class UnicodeEmojiProcessor(InlineProcessor):
+    """Emoji typed as Unicode characters.  A run of adjacent emoji is one
+    match, turned into one piece of HTML: a message of nothing but emoji
+    would otherwise cost one element (and placeholder) per character."""
+
     TRIGGER = re.compile("[\u2000-\U0010ffff]")
 
     def __init__(self, md: Any):
-        super().__init__(emoji_data.UNICODE_EMOJI_RE, md)
+        super().__init__(emoji_data.UNICODE_EMOJI_RUN_RE, md)
 
     def handleMatch(self, m, data):
-        code = emoji_data.code_for_unicode(m.group(0))
-        if code is None:
-            return NOT_HANDLED
-        name = emoji_data.CODE_TO_NAME[code]
-        return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
+        parts = []
+        end = m.start(0)
+        for part in emoji_data.UNICODE_EMOJI_SINGLE_RE.finditer(data, m.start(0), m.end(0)):
+            code = emoji_data.code_for_unicode(part.group(0))
+            if code is None:
+                break
+            parts.append(code)
+            end = part.end()
+        if not parts:
+            # Not a known emoji: leave the first one as text, go on after it.
+            first = emoji_data.UNICODE_EMOJI_SINGLE_RE.match(data, m.start(0))
+            return None, m.start(0), first.end()
+        if len(parts) == 1:
+            name = emoji_data.CODE_TO_NAME[parts[0]]
+            return unicode_emoji_span(parts[0], name, f":{name}:"), m.start(0), end
+        html_text = "".join(_emoji_span_html(code) for code in parts)
+        return self.md.htmlStash.store(html_text), m.start(0), end
+
+
+@functools.lru_cache(maxsize=4096)
+def _emoji_span_html(code: str) -> str:
+    name = emoji_data.CODE_TO_NAME[code]
+    return _leaf_html(unicode_emoji_span(code, name, f":{name}:"))
 
 
 class TagProcessor(InlineProcessor):

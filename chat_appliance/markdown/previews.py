@@ -47,6 +47,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         if not self.md.zulip_context.inline_image_preview:
             return
+        if not any(is_preview_image(a.get("href") or "") for a in root.iter("a")):
+            return
         found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
         # (link, parent, grandparent, in_quote), in document order.
         stack: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = [(root, None, None, False)]
