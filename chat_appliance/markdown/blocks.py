@@ -43,6 +43,12 @@ def _lexer_name(lang: str) -> Optional[str]:
     return cls.name if cls else None
 
 
+@functools.lru_cache(maxsize=256)
+def _lexer(lexer_cls):
+    # Lexers keep only their options: one instance per class serves all threads.
+    return lexer_cls(startinline=True, stripnl=False)
+
+
 _formatters = threading.local()
 
 
@@ -77,7 +83,7 @@ def highlight_code(code: str, lang: str = "") -> str:
         m = SHEBANG_RE.match(code)
         if m and m.group("lang"):
             lexer_cls = _lexer_class(m.group("lang").lower())
-    lexer = (lexer_cls or TextLexer)(startinline=True, stripnl=False)
+    lexer = _lexer(lexer_cls or TextLexer)
     out = pygments.highlight(code, lexer, _formatter())
     out = WHITESPACE_SPAN_RE.sub(r"\1", out)
     if lang:

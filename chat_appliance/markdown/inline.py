@@ -65,6 +65,22 @@ def _strip_leading_lookbehind(pattern: str) -> Optional[str]:
 
 
 _GAP_RE = re.compile(r"[ \t]*")
+_NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+_NAME_WITH_ID_RE = re.compile(r"(?P<full>.*)\|(?P<id>\d+)")
+_COMPILED: dict = {}
+
+
+def _compiled(pattern: str, flags: int = 0) -> "re.Pattern[str]":
+    """re.compile with a cache of our own: Pygments compiles hundreds of
+    patterns, which pushes ours out of the re module's cache, and some of
+    ours (the emoji character class) are expensive to compile."""
+    key = (pattern, flags)
+    rx = _COMPILED.get(key)
+    if rx is None:
+        if len(_COMPILED) > 512:
+            _COMPILED.clear()
+        rx = _COMPILED[key] = re.compile(pattern, flags)
+    return rx
 
 
 def _is_leaf(node: Any) -> bool:
@@ -137,7 +153,7 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
                     parts.append(re.escape(trig))
                 elif trig is not False:
                     parts.append(trig.pattern)
-            self._plain = re.compile("|".join(parts)) if parts else None
+            self._plain = _compiled("|".join(parts)) if parts else None
         return super().run(tree, ancestors)
 
     def _head(self, regex: Any) -> Any:
@@ -148,11 +164,11 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
             if isinstance(regex, re.Pattern):
                 stripped = _strip_leading_lookbehind(regex.pattern)
                 if stripped is not None:
-                    head = re.compile(stripped, regex.flags)
+                    head = _compiled(stripped, regex.flags)
             elif hasattr(regex, "patterns"):
                 heads = [_strip_leading_lookbehind(r.pattern) for r in regex.patterns]
                 if all(h is not None for h in heads):
-                    head = type(regex)([re.compile(h, r.flags) for h, r in zip(heads, regex.patterns)])
+                    head = type(regex)([_compiled(h, r.flags) for h, r in zip(heads, regex.patterns)])
             self._heads[key] = (regex, head)
         return self._heads[key][1]
 
@@ -310,7 +326,7 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
     if not text:
         return None
     try:
-        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        if _NUMBER_RE.fullmatch(text):
             return datetime.datetime.fromtimestamp(float(text), tz=datetime.timezone.utc)
         parsed = date_parser.parse(text, tzinfos=_TZ_OFFSETS)
     except (ValueError, OverflowError, TypeError):
@@ -505,7 +521,7 @@ class UserMentionProcessor(_Base):
             return el, m.start(0), m.end(0)
         full_name: Optional[str] = name
         user_id: Optional[int] = None
-        idm = re.fullmatch(r"(?P<full>.*)\|(?P<id>\d+)", name)
+        idm = _NAME_WITH_ID_RE.fullmatch(name)
         if idm:
             full_name = idm.group("full") or None
             user_id = int(idm.group("id"))

@@ -146,6 +146,11 @@ def restore_hrefs(html_text: str, hrefs: list[str], nonce: str) -> str:
     import html as html_module
 
     def put_back(m: "re.Match[str]") -> str:
-        return 'href="' + html_module.escape(hrefs[int(m.group(1))], quote=True) + '"'
+        if m.group(1) != nonce:
+            return m.group(0)
+        return 'href="' + html_module.escape(hrefs[int(m.group(2))], quote=True) + '"'
 
-    return re.sub(r'href="#zhref' + nonce + r'n(\d+)"', put_back, html_text)
+    return _HREF_TOKEN_RE.sub(put_back, html_text)
+
+
+_HREF_TOKEN_RE = re.compile(r'href="#zhref([0-9a-f]+)n(\d+)"')

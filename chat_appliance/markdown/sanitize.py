@@ -66,10 +66,11 @@ def restore_code_blocks(sanitized: str, blocks: list[tuple[str, str]]) -> str:
     if not blocks:
         return sanitized
     lookup = dict(blocks)
-    token_re = re.compile("(?:<p>)?(" + "|".join(re.escape(token) for token, _ in blocks) + ")(?:</p>)?")
 
     def put_back(m: "re.Match[str]") -> str:
-        block_html = lookup[m.group(1)]
+        block_html = lookup.get(m.group(1))
+        if block_html is None:
+            return m.group(0)
         if not CODE_BLOCK_RE.fullmatch(block_html):
             block_html = sanitize_html(block_html)
         whole = m.group(0)
@@ -77,4 +78,7 @@ def restore_code_blocks(sanitized: str, blocks: list[tuple[str, str]]) -> str:
             return block_html
         return whole.replace(m.group(1), block_html)
 
-    return token_re.sub(put_back, sanitized)
+    return _TOKEN_RE.sub(put_back, sanitized)
+
+
+_TOKEN_RE = re.compile(r"(?:<p>)?(ZCODEBLOCK[0-9a-f]+N[0-9]+Z)(?:</p>)?")
