@@ -143,5 +143,6 @@ def topic_links_context(realm):
 
 
 def render_plain(content):
-    """Markdown without an organization's context (channel descriptions at creation)."""
-    return render(content).html
+    """Markdown without an organization's context (channel descriptions, profile fields):
+    no image previews there, as on Zulip."""
+    return render(content, RenderContext(inline_image_preview=False)).html

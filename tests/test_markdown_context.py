@@ -109,3 +109,13 @@ def test_invalidate_hook_drops_only_that_organization(org):
     send(client, "reloads")
     with database.connection_context():
         assert org.realm.id in rendering._cache()["realms"]
+
+
+def test_channel_description_has_no_image_preview(org):
+    """Is a channel description rendered without image previews (as Zulip renders descriptions)?"""
+    client = org.client(org.admin)
+    ok(client.post("users/me/subscriptions",
+                   subscriptions=[{"name": "Gallery", "description": "Logo: https://img.example/logo.png"}]))
+    streams = ok(client.get("streams"))["streams"]
+    rendered = next(s["rendered_description"] for s in streams if s["name"] == "Gallery")
+    assert 'href="https://img.example/logo.png"' in rendered and "message_inline_image" not in rendered
