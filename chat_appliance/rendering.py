@@ -66,6 +66,8 @@ def _cache():
     """The cache of the database handle in use: {realm_id: data} plus a generation
     counter (a fresh handle, as each test's database is, starts empty)."""
     handle = database.obj
+    if handle is None:  # no database yet: nothing can be cached
+        return {"generation": 0, "realms": {}}
     cache = getattr(handle, "_chat_render_cache", None)
     if cache is None:
         cache = handle._chat_render_cache = {"generation": 0, "realms": {}}
