@@ -14,6 +14,8 @@ call `invalidate_render_context` after its commit.
 
 import threading
 
+from flask import current_app, has_app_context
+
 from .actions.linkifiers import linkifiers_for_realm
 from .events.bus import add_listener
 from .lib.user_settings import user_setting
@@ -120,12 +122,17 @@ def render_context(realm, sender=None):
     data = _realm_data(realm)
     return RenderContext(
         realm_url=data.realm_url,
+        inline_image_preview=_image_previews(),
         translate_emoticons=bool(sender is not None and user_setting(sender, "translate_emoticons")),
         linkifiers=data.linkifiers,
         find_user=data.find_user,
         find_group=data.find_group,
         find_channel=data.find_channel,
     )
+
+
+def _image_previews():
+    return bool(current_app.config.get("INLINE_IMAGE_PREVIEW", True)) if has_app_context() else True
 
 
 def render_message(content, *, realm, sender):

@@ -119,3 +119,13 @@ def test_channel_description_has_no_image_preview(org):
     streams = ok(client.get("streams"))["streams"]
     rendered = next(s["rendered_description"] for s in streams if s["name"] == "Gallery")
     assert 'href="https://img.example/logo.png"' in rendered and "message_inline_image" not in rendered
+
+
+def test_image_previews_follow_the_configuration(org, app):
+    """Does a link to an image get Zulip's preview, and none with INLINE_IMAGE_PREVIEW off?"""
+    client = org.client(org.hamlet)
+    content = "look https://img.example/cat.png"
+    assert 'class="message_inline_image"' in content_of(client, send(client, content))
+    app.config["INLINE_IMAGE_PREVIEW"] = False
+    html = content_of(client, send(client, content))
+    assert "message_inline_image" not in html and 'href="https://img.example/cat.png"' in html
