@@ -20,6 +20,8 @@ from pygments.lexers import find_lexer_class_by_name
 from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
+from .fastlex import speed_up
+
 # An opening fence: three or more backticks or tildes, then optionally a
 # language (which may be written ".py" or "{.py}") and, after spaces, a header
 # (used by spoilers; ignored by code blocks).  Anything with a backtick or
@@ -46,7 +48,7 @@ def _lexer_name(lang: str) -> Optional[str]:
 @functools.lru_cache(maxsize=256)
 def _lexer(lexer_cls):
     # Lexers keep only their options: one instance per class serves all threads.
-    return lexer_cls(startinline=True, stripnl=False)
+    return speed_up(lexer_cls(startinline=True, stripnl=False))
 
 
 _formatters = threading.local()
