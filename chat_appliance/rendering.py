@@ -18,6 +18,7 @@ from flask import current_app, has_app_context
 
 from .actions.linkifiers import linkifiers_for_realm
 from .events.bus import add_listener
+from .lib.custom_emoji import realm_emoji_for_render
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile, database
@@ -49,6 +50,7 @@ class _RealmRenderData:
         streams = (Stream.select(Stream.id, Stream.name, Stream.name_key)
                    .where((Stream.realm == realm.id) & ~Stream.invite_only).tuples())
         self.channels_by_key = {key: MentionTarget(stream_id, name) for stream_id, name, key in streams}
+        self.realm_emoji = realm_emoji_for_render(realm.id)
 
     def find_user(self, name, user_id):
         if user_id is not None:
@@ -128,6 +130,7 @@ def render_context(realm, sender=None):
         find_user=data.find_user,
         find_group=data.find_group,
         find_channel=data.find_channel,
+        realm_emoji=data.realm_emoji,
     )
 
 

@@ -6,8 +6,8 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Stream, Subscription, UserProfile
-from ..models.base import raw_select
+from ..models import Stream, UserProfile
+from ..models.base import query_rows, raw_select
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
@@ -68,11 +68,8 @@ def access_user_by_email(requester, email):
 
 def is_subscribed(user, stream):
     """Whether the user has an active subscription to the channel."""
-    return (
-        Subscription.select()
-        .where((Subscription.user_profile == user) & (Subscription.stream == stream) & Subscription.active)
-        .exists()
-    )
+    return bool(query_rows('SELECT 1 FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}'
+                           ' AND "active" LIMIT 1', getattr(user, "id", user), getattr(stream, "id", stream)))
 
 
 def can_access_stream_metadata(user, stream, subscribed=None):

@@ -62,3 +62,20 @@ def raw_select(model, condition, *params, ids=None):
         sql = _RAW_SELECT_SQL[key] = (f'SELECT {columns} FROM "{model._meta.table_name}" WHERE '
                                       + condition.format(p=param, ids=id_list))
     return list(model.raw(sql, *params, *(ids or ())))
+
+
+# SQL text of query_rows, by (template, placeholder, list length).
+_QUERY_ROWS_SQL = {}
+
+
+def query_rows(template, *params, ids=None):
+    """Tuples from a hand-written query whose text is formatted once per shape: `{p}` stands for
+    each parameter and `{ids}` for an optional list of ids. For hot queries only; the SQL must run
+    on SQLite and PostgreSQL alike (quoted names; booleans tested bare, as `AND "active"`)."""
+    param = database.param
+    key = (template, param, None if ids is None else len(ids))
+    sql = _QUERY_ROWS_SQL.get(key)
+    if sql is None:
+        id_list = "" if ids is None else "(" + ",".join([param] * len(ids)) + ")"
+        sql = _QUERY_ROWS_SQL[key] = template.format(p=param, ids=id_list)
+    return database.execute_sql(sql, (*params, *(ids or ()))).fetchall()
