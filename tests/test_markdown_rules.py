@@ -170,3 +170,10 @@ def test_deep_nesting_stops_at_a_fixed_depth():
     deep = "\n".join("  " * i + "* x" for i in range(40))
     out = html(deep)
     assert 8 <= out.count("<ul>") <= 16 and out.count("x") == 40
+
+
+def test_preview_title_is_the_link_text_before_any_markup():
+    """Is the preview's title the link's own text up to the first markup (emoji, entities kept), never HTML?"""
+    out = html(f"[pic &amp; x :smile::smile:]({PNG})")
+    assert f'<a href="{PNG}" title="pic &amp; x ">' in out
+    assert out.count("<span") == 2  # the two emoji in the link, none inside an attribute

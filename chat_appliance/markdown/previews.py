@@ -12,6 +12,8 @@ from markdown.treeprocessors import Treeprocessor
 
 from .urls import sanitize_url
 
+_STASH_RE = re.compile("\x02wzxhzdk:([0-9]+)\x03")
+
 # What Zulip previews as an image: the URL's path ends in one of these.
 PREVIEW_IMAGE_SUFFIXES = (".bmp", ".gif", ".jpe", ".jpeg", ".jpg", ".png", ".webp")
 # More distinct previewable URLs than this in one message: no previews at all.
@@ -72,8 +74,22 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 continue
             self._inline_image(root, a, parent, grand, url)
 
-    def _inline_image(self, root, a, parent, grand, url) -> None:
+    def _direct_text(self, a: etree.Element) -> Optional[str]:
+        """The link's own text before any markup inside it (Zulip's ``a.text``):
+        a run of emoji or mentions stashed as one piece of HTML counts as
+        markup, so the text stops there."""
         text = a.text
+        if not text:
+            return None
+        stash = self.md.htmlStash.rawHtmlBlocks
+        for m in _STASH_RE.finditer(text):
+            index = int(m.group(1))
+            if index < len(stash) and "<" in str(stash[index]):
+                return text[: m.start()] or None
+        return text
+
+    def _inline_image(self, root, a, parent, grand, url) -> None:
+        text = self._direct_text(a)
         bare = text is None or text == url
         title = None if bare else text
         target, index, remove = root, None, None
