@@ -6,12 +6,17 @@ import random
 import re
 
 import pytest
-from pygments.lexer import RegexLexer
+from pygments.lexer import ExtendedRegexLexer, RegexLexer
 from pygments.lexers import find_lexer_class_by_name, get_all_lexers
 
 from chat_appliance.markdown import render
 from chat_appliance.markdown.blocks import highlight_code
-from chat_appliance.markdown.fastlex import OTHER, fast_get_tokens_unprocessed, first_characters
+from chat_appliance.markdown.fastlex import (
+    OTHER,
+    fast_extended_get_tokens_unprocessed,
+    fast_get_tokens_unprocessed,
+    first_characters,
+)
 
 SAMPLES = {
     "python": 'import os\n\n@decorator(x=1)\nasync def f(a: int, *args, **kw) -> "str":\n    """Doc."""\n'
@@ -46,23 +51,26 @@ NOISE = "\n\t \x00\u00a0\u212a\u017f\u0130ıKSs_09aZ\"'`#$%&()*+,-./:;<=>?@[\\]^
 
 
 def regex_lexers(names):
+    """(name, lexer, Pygments' own loop, ours) for the lexers that use one of Pygments' loops."""
     for name in names:
         lexer = find_lexer_class_by_name(name)(startinline=True, stripnl=False)
-        if type(lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed:
-            yield name, lexer
+        own = type(lexer).get_tokens_unprocessed
+        if own is RegexLexer.get_tokens_unprocessed:
+            yield name, lexer, own, fast_get_tokens_unprocessed
+        elif own is ExtendedRegexLexer.get_tokens_unprocessed:
+            yield name, lexer, own, fast_extended_get_tokens_unprocessed
 
 
 @pytest.mark.parametrize("lang", sorted(SAMPLES))
 def test_dispatching_lexer_yields_pygments_tokens(lang):
     """For code in this language (whole, cut, repeated, with noise), are the tokens exactly Pygments' own?"""
     rng = random.Random(lang)
-    for _name, lexer in regex_lexers([lang]):
+    for _name, lexer, own, ours in regex_lexers([lang]):
         code = SAMPLES[lang]
         texts = [code, code * 3, code[: len(code) // 2], "\n" + code + NOISE]
         texts += ["".join(rng.choice(code + NOISE) for _ in range(300)) for _ in range(20)]
         for text in texts:
-            expected = list(RegexLexer.get_tokens_unprocessed(lexer, text))
-            assert list(fast_get_tokens_unprocessed(lexer, text)) == expected
+            assert list(ours(lexer, text)) == list(own(lexer, text))
 
 
 def test_dispatching_lexer_on_many_lexers():
@@ -70,10 +78,10 @@ def test_dispatching_lexer_on_many_lexers():
     rng = random.Random(16)
     names = sorted(aliases[0] for _name, aliases, _files, _mimes in get_all_lexers() if aliases)
     checked = 0
-    for name, lexer in regex_lexers(rng.sample(names, 160)):
+    for name, lexer, own, ours in regex_lexers(rng.sample(names, 160)):
         for _ in range(3):
             text = "".join(rng.choice(NOISE + "abcdefxyz  \n\n0123") for _ in range(200))
-            assert list(fast_get_tokens_unprocessed(lexer, text)) == list(RegexLexer.get_tokens_unprocessed(lexer, text)), name
+            assert list(ours(lexer, text)) == list(own(lexer, text)), name
         checked += 1
     assert checked >= 80
 
@@ -95,7 +103,7 @@ def test_highlighting_output_is_unchanged_by_the_dispatching_loop():
     """Is the highlighted HTML of real code the same with Pygments' loop and with ours?"""
     from chat_appliance.markdown import blocks
 
-    for lang in ("python", "javascript", "c", "rust", "bash", "sql"):
+    for lang in ("python", "javascript", "c", "rust", "bash", "sql", "yaml", "ruby"):
         fast = highlight_code.__wrapped__(SAMPLES[lang], lang)
         lexer = blocks._lexer(blocks._lexer_class(lang))
         saved = lexer.__dict__.pop("get_tokens_unprocessed", None)

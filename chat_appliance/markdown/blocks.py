@@ -18,6 +18,7 @@ import pygments
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import find_lexer_class_by_name
 from pygments.lexers.special import TextLexer
+from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
 from .fastlex import speed_up
@@ -65,8 +66,6 @@ def _formatter() -> HtmlFormatter:
 # Without a fence language, a first line "#!lang", "#!/path/to/lang" or
 # ":::lang" picks the lexer; the line itself stays in the code.
 SHEBANG_RE = re.compile(r"(?:^::+|^#!)(?:(?:/\w+)*[/ ])?(?P<lang>[\w#.+-]*)")
-# Pygments wraps whitespace in <span class="w">; Zulip's markup has bare text.
-WHITESPACE_SPAN_RE = re.compile(r'<span class="w">(\s*)</span>')
 
 
 @functools.lru_cache(maxsize=512)
@@ -86,8 +85,10 @@ def highlight_code(code: str, lang: str = "") -> str:
         if m and m.group("lang"):
             lexer_cls = _lexer_class(m.group("lang").lower())
     lexer = _lexer(lexer_cls or TextLexer)
-    out = pygments.highlight(code, lexer, _formatter())
-    out = WHITESPACE_SPAN_RE.sub(r"\1", out)
+    # Whitespace tokens are written as plain text (Zulip's markup has no
+    # <span class="w">), the same as formatting them and unwrapping the spans.
+    tokens = ((Text if ttype is Whitespace else ttype, value) for ttype, value in lexer.get_tokens(code))
+    out = pygments.format(tokens, _formatter())
     if lang:
         label = html.escape(lexer_cls.name if lexer_cls else lang, quote=True)
         out = out.replace('<div class="codehilite">', f'<div class="codehilite" data-code-language="{label}">', 1)

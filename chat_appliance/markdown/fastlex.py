@@ -13,7 +13,9 @@ cannot match there; anything it cannot decide (back-references, a possibly
 empty match, case-insensitive non-ASCII letters, unknown constructs) keeps
 the rule for every character.  The first rule that matches is therefore the
 one Pygments would have picked, with the same match, so the tokens are the
-same.  Lexers that override ``get_tokens_unprocessed`` are left alone.
+same.  The same goes for ``ExtendedRegexLexer`` (YAML, Ruby...), whose
+callbacks move a context; lexers that override ``get_tokens_unprocessed``
+are left alone.
 ``tests/test_markdown_highlight.py`` compares the tokens with Pygments' own.
 """
 
@@ -23,8 +25,8 @@ import re
 import string
 from typing import Any, Optional
 
-from pygments.lexer import RegexLexer
-from pygments.token import Error, Whitespace, _TokenType
+from pygments.lexer import ExtendedRegexLexer, LexerContext, RegexLexer
+from pygments.token import Error, Text, Whitespace, _TokenType
 
 try:  # Python 3.11+
     from re import _constants as sre_constants, _parser as sre_parse
@@ -213,8 +215,83 @@ def fast_get_tokens_unprocessed(self: Any, text: str, stack: tuple = ("root",)):
                 break
 
 
+def fast_extended_get_tokens_unprocessed(self: Any, text: Optional[str] = None, context: Any = None):
+    """ExtendedRegexLexer.get_tokens_unprocessed (callbacks see and move a
+    context), trying only the rules that can match at the next character."""
+    cls = type(self)
+    tokendefs = self._tokens
+    if not context:
+        ctx = LexerContext(text, 0)
+        statetokens = tokendefs["root"]
+        table = _table(cls, "root", statetokens)
+    else:
+        ctx = context
+        statetokens = tokendefs[ctx.stack[-1]]
+        table = _table(cls, ctx.stack[-1], statetokens)
+        text = ctx.text
+    while 1:
+        if ctx.pos < ctx.end:
+            code = ord(text[ctx.pos])
+            candidates = table[code if code < OTHER else OTHER]
+        else:
+            candidates = statetokens
+        for rexmatch, action, new_state in candidates:
+            m = rexmatch(text, ctx.pos, ctx.end)
+            if m:
+                if action is not None:
+                    if type(action) is _TokenType:
+                        yield ctx.pos, action, m.group()
+                        ctx.pos = m.end()
+                    else:
+                        yield from action(self, m, ctx)
+                        if not new_state:
+                            # the callback may have changed the state stack
+                            statetokens = tokendefs[ctx.stack[-1]]
+                            table = _table(cls, ctx.stack[-1], statetokens)
+                if new_state is not None:
+                    if isinstance(new_state, tuple):
+                        for state in new_state:
+                            if state == "#pop":
+                                if len(ctx.stack) > 1:
+                                    ctx.stack.pop()
+                            elif state == "#push":
+                                ctx.stack.append(ctx.stack[-1])
+                            else:
+                                ctx.stack.append(state)
+                    elif isinstance(new_state, int):
+                        if abs(new_state) >= len(ctx.stack):
+                            del ctx.stack[1:]
+                        else:
+                            del ctx.stack[new_state:]
+                    elif new_state == "#push":
+                        ctx.stack.append(ctx.stack[-1])
+                    else:
+                        raise AssertionError(f"wrong state def: {new_state!r}")
+                    statetokens = tokendefs[ctx.stack[-1]]
+                    table = _table(cls, ctx.stack[-1], statetokens)
+                break
+        else:
+            try:
+                if ctx.pos >= ctx.end:
+                    break
+                if text[ctx.pos] == "\n":
+                    ctx.stack = ["root"]
+                    statetokens = tokendefs["root"]
+                    table = _table(cls, "root", statetokens)
+                    yield ctx.pos, Text, "\n"
+                    ctx.pos += 1
+                    continue
+                yield ctx.pos, Error, text[ctx.pos]
+                ctx.pos += 1
+            except IndexError:
+                break
+
+
 def speed_up(lexer: Any) -> Any:
-    """Give a lexer instance the dispatching loop when it uses RegexLexer's own."""
-    if type(lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed:
+    """Give a lexer instance the dispatching loop when it uses Pygments' own."""
+    own = type(lexer).get_tokens_unprocessed
+    if own is RegexLexer.get_tokens_unprocessed:
         lexer.get_tokens_unprocessed = fast_get_tokens_unprocessed.__get__(lexer)
+    elif own is ExtendedRegexLexer.get_tokens_unprocessed:
+        lexer.get_tokens_unprocessed = fast_extended_get_tokens_unprocessed.__get__(lexer)
     return lexer
