@@ -39,9 +39,10 @@ def render_page():
     body = page_template().replace(CSRF_PLACEHOLDER, html.escape(csrf, quote=True))
     response = Response(body, mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
-    # The page runs only its own scripts: a message's HTML could never load or run one.
+    # The page runs only its own scripts: a message's HTML could never load or run one. Images may
+    # come from elsewhere: a link to an image gets a preview (/thumbnail redirects to it), as on Zulip.
     response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https: http:; "
         "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"

@@ -535,3 +535,23 @@ def test_log_out(browser, site):
     assert [c for c in context.cookies() if c["name"] == "chat_appliance_session"] == []
     context.close()
     assert watched.errors == []
+
+
+def test_image_preview_and_uploaded_image_show(pages, site, tmp_path):
+    """Does a link to an image get its preview in the page: /thumbnail (followed with the session
+    cookie) redirecting to the image, which loads, with no console error?"""
+    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e5270f8d0000000049454e44ae426082")
+    path = tmp_path / "dot.png"
+    path.write_bytes(png)
+    with open(path, "rb") as handle:
+        url = __import__("requests").post(f"{site.url}/api/v1/user_uploads", auth=site.bob[1],
+                                          files={"file": ("dot.png", handle, "image/png")}, timeout=30).json()["url"]
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="general", topic="pictures",
+             content=f"{site.url}{url}")
+    alice = pages(ALICE)
+    open_topic(alice, "general", "pictures", site)
+    image = alice.get_by_role("article").filter(has_text="Bob Builder").locator(".message_inline_image img").first
+    expect(image).to_be_visible()
+    alice.wait_for_function("() => [...document.querySelectorAll('[role=article] img')].every(i => i.complete)")
+    assert image.evaluate("img => img.naturalWidth") == 1

@@ -171,14 +171,19 @@ def forget_user_sessions(user_id):
 # --- Flask glue --------------------------------------------------------------------------------
 
 
+# Links inside messages that the page's browser follows with its cookie: uploads and image
+# previews (/thumbnail). Other clients send HTTP Basic there, as before.
+BROWSER_DOWNLOAD_PREFIXES = ("/user_uploads/", "/thumbnail")
+
+
 def is_session_request():
-    """/json/... always authenticates by session. A download under /user_uploads/ does too when
+    """/json/... always authenticates by session. A download a message links to does too when
     the browser sends the cookie and no Authorization header (images inside messages)."""
     from flask import request
 
     if request.path.startswith("/json/"):
         return True
-    return (request.path.startswith("/user_uploads/") and "Authorization" not in request.headers
+    return (request.path.startswith(BROWSER_DOWNLOAD_PREFIXES) and "Authorization" not in request.headers
             and SESSION_COOKIE in request.cookies and request.method in SAFE_METHODS)
 
 
