@@ -146,8 +146,8 @@ def test_page_carries_the_csrf_token_only_when_signed_in(org, flask_client):
 
 
 def test_downloads_with_the_session(org, flask_client):
-    """Can the signed-in browser load a file linked from a message it may read (images in
-    messages) with its cookie alone, and not a file it may not read?"""
+    """Can the signed-in browser load a file linked from a message it may read, and an image
+    preview (/thumbnail), with its cookie alone, and not a file it may not read?"""
     client = org.client(org.hamlet)
     url = ok(flask_client.post("/api/v1/user_uploads", headers=client.headers,
                                data={"file": (io.BytesIO(b"\x89PNG\r\n"), "pic.png")},
@@ -156,9 +156,14 @@ def test_downloads_with_the_session(org, flask_client):
     private = ok(flask_client.post("/api/v1/user_uploads", headers=client.headers,
                                    data={"file": (io.BytesIO(b"secret"), "s.txt")},
                                    content_type="multipart/form-data"))["url"]
+    preview = "/thumbnail?url=https%3A%2F%2Fexample.com%2Fa.png&size=thumbnail"
+    assert flask_client.get(preview).status_code == 401
     SessionClient.signed_in(flask_client, "othello@zulip.example", PASSWORD)
     assert flask_client.get(url).data == b"\x89PNG\r\n"
     assert flask_client.get(private).status_code == 404
+    # An image preview's /thumbnail follows the session too.
+    response = flask_client.get(preview)
+    assert response.status_code == 302 and response.headers["Location"] == "https://example.com/a.png"
 
 
 def test_emoji_names_file_matches_the_renderer(org, flask_client):
