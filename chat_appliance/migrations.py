@@ -5,6 +5,7 @@ that has shipped: add a new one.
 """
 
 from . import models as m
+from .migration_steps_api_a import invitations_schema
 
 
 def _initial_schema(database, backend):
@@ -61,4 +62,5 @@ MIGRATIONS = [
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (80, "invitations", invitations_schema),
 ]

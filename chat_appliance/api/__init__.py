@@ -6,6 +6,7 @@ from . import (
     channels,
     drafts,
     events,
+    invites,
     linkifiers,
     message_delete,
     message_edits,
@@ -31,6 +32,7 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp,
+    invites.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

@@ -10,6 +10,7 @@ from .channels import (
     Stream,
     Subscription,
 )
+from .invites import Invitation
 from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
 from .org import (
     ChannelFolder,
@@ -48,4 +49,5 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "Invitation",
 ]

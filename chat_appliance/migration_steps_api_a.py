@@ -1,0 +1,34 @@
+"""Migrations 80-89 (issue 19, part A): invitations, scheduled messages and reminders.
+
+Each step states its own schema with frozen model classes (the fields as they are at that
+version), independent of the live models in chat_appliance/models/.
+"""
+
+from peewee import BooleanField, CharField, IntegerField, Model, TextField
+
+
+def invitations_schema(database, backend):
+    """Email invitations and reusable invitation links (one table)."""
+
+    class Invitation(Model):
+        realm_id = IntegerField()
+        referred_by_id = IntegerField(null=True)
+        is_multiuse = BooleanField(default=False)
+        email = CharField(max_length=254, null=True)
+        key = CharField(max_length=40, unique=True)
+        invited_as = IntegerField(default=400)
+        stream_ids = TextField(default="[]")
+        group_ids = TextField(default="[]")
+        include_realm_default_subscriptions = BooleanField(default=False)
+        notify_referrer_on_join = BooleanField(default=True)
+        welcome_message_custom_text = TextField(null=True)
+        invited = IntegerField()
+        expiry_date = IntegerField(null=True)
+        status = IntegerField(default=0)
+
+        class Meta:
+            table_name = "invitation"
+            indexes = ((("realm_id", "status"), False),)
+
+    Invitation._meta.set_database(database)
+    database.create_tables([Invitation])
