@@ -23,20 +23,9 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
-from ..lib.groups import is_user_in_group
+from ..lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
 from ..models import ROLE_ADMINISTRATOR, ROLE_MODERATOR, ROLE_OWNER, Stream, UserGroup, UserProfile, now
 from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
-
-# Organization settings that govern invitations, under Zulip's names, with Zulip's defaults.
-# Stored in realm.settings; group settings hold a system group name or a group id.
-INVITE_REALM_SETTING_DEFAULTS = {
-    "can_invite_users_group": "role:members",
-    "create_multiuse_invite_group": "role:administrators",
-    "can_add_subscribers_group": "role:members",
-}
-
-# Zulip's welcome_message_custom_text limit.
-MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000
 
 KEY_LENGTH = 24
 _KEY_ALPHABET = string.ascii_lowercase + string.digits
@@ -57,33 +46,6 @@ class InvalidInvitationError(JsonableError):
 
     def __init__(self, msg="The invitation link has expired or been deactivated."):
         super().__init__(msg)
-
-
-def realm_group_setting_id(realm, name):
-    """The group id an organization group setting names (a stored id, or a system group name)."""
-    value = (realm.settings or {}).get(name, INVITE_REALM_SETTING_DEFAULTS[name])
-    if isinstance(value, int):
-        return value
-    group = UserGroup.get_or_none((UserGroup.realm == realm.id) & (UserGroup.name == value)
-                                  & UserGroup.is_system_group)
-    return group.id if group else None
-
-
-def user_has_realm_permission(user, name):
-    """Whether the user is in the organization's group for this setting (recursively)."""
-    return is_user_in_group(user, realm_group_setting_id(user.realm, name))
-
-
-def can_invite_users_by_email(user):
-    return not user.is_guest and user_has_realm_permission(user, "can_invite_users_group")
-
-
-def can_create_multiuse_invite(user):
-    return not user.is_guest and user_has_realm_permission(user, "create_multiuse_invite_group")
-
-
-def can_subscribe_other_users(user):
-    return not user.is_guest and user_has_realm_permission(user, "can_add_subscribers_group")
 
 
 def check_invite_role(user, invite_as):

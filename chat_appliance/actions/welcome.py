@@ -32,3 +32,12 @@ def send_welcome_message(user, custom_text=None):
     if custom_text:
         internal_send_direct_message(bot, user, custom_text)
     return sent
+
+
+def do_send_test_welcome_message(admin, text):
+    """POST /realm/test_welcome_bot_custom_message: the Welcome Bot sends this text to the acting
+    administrator, as a new account would receive it; returns the message id."""
+    from .messages import internal_send_direct_message
+
+    message_id, _policy = internal_send_direct_message(welcome_bot(admin.realm), admin, text)
+    return message_id

@@ -4,8 +4,6 @@ from flask import Blueprint, current_app
 
 from ..actions.invites import (
     access_invite_for_update,
-    can_create_multiuse_invite,
-    can_invite_users_by_email,
     check_invite_groups,
     check_invite_role,
     check_invite_streams,
@@ -14,11 +12,12 @@ from ..actions.invites import (
     do_invite_users,
     do_resend_invite,
     do_revoke_invite,
+    InvitationError,
     invites_controlled_by,
     parse_invitee_emails,
-    InvitationError,
 )
 from ..lib.errors import JsonableError
+from ..lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
 from ..lib.params import Param, check_bool, check_int, endpoint, int_range, list_of, one_of
 from ..models import ROLE_MEMBER, ROLES
 

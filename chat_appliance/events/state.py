@@ -74,6 +74,7 @@ RETENTION_FOREVER = -1
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
     from ..lib.message_permissions import realm_message_settings_state
+    from ..lib.onboarding_settings import onboarding_settings_state
 
     realm = user.realm
     config = current_app.config
@@ -100,6 +101,7 @@ def fetch_realm(user, state, options):
         "realm_can_mention_many_users_group": realm.can_mention_many_users_group_id,
     })
     state.update(realm_message_settings_state(realm))
+    state.update(onboarding_settings_state(user))
 
 
 def fetch_realm_users(user, state, options):
