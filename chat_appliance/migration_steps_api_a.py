@@ -32,3 +32,22 @@ def invitations_schema(database, backend):
 
     Invitation._meta.set_database(database)
     database.create_tables([Invitation])
+
+
+def channel_email_addresses_schema(database, backend):
+    """The token of each channel's email address, per sender."""
+
+    class ChannelEmailAddress(Model):
+        realm_id = IntegerField()
+        stream_id = IntegerField()
+        sender_id = IntegerField()
+        creator_id = IntegerField(null=True)
+        email_token = CharField(max_length=32, unique=True)
+        date_created = IntegerField()
+
+        class Meta:
+            table_name = "channel_email_address"
+            indexes = ((("stream_id", "sender_id"), True),)
+
+    ChannelEmailAddress._meta.set_database(database)
+    database.create_tables([ChannelEmailAddress])

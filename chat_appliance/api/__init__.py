@@ -3,6 +3,7 @@
 from . import (
     bot_storage,
     channel_folders,
+    channel_lifecycle,
     channels,
     drafts,
     events,
@@ -32,7 +33,7 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp,
-    invites.bp,
+    invites.bp, channel_lifecycle.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

@@ -262,9 +262,9 @@ STREAM_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in S
 @endpoint(description=Param(default=None), new_name=Param(default=None), is_private=Param(check_bool, default=None),
           history_public_to_subscribers=Param(check_bool, default=None),
           is_default_stream=Param(check_bool, default=None), folder_id=Param(check_folder_id, default=UNSET),
-          **STREAM_SETTING_PARAMS)
+          is_archived=Param(check_bool, default=None), **STREAM_SETTING_PARAMS)
 def update_stream(user, stream_id, description, new_name, is_private, history_public_to_subscribers,
-                  is_default_stream, folder_id, **group_settings):
+                  is_default_stream, folder_id, is_archived, **group_settings):
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
     from ..actions.channel_folders import access_folder
@@ -274,6 +274,10 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
 
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
+    if is_archived is not None:
+        from ..actions.channel_lifecycle import check_archive_change
+
+        check_archive_change(stream, is_archived)
     changes = {}
     if new_name is not None and new_name.strip() != stream.name:
         name = check_stream_name(new_name)
@@ -309,6 +313,10 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
             raise JsonableError(f"Invalid user group ID: {group_id}")
         if stream.settings.get(name) != group_id:
             changes[name] = group_id
+    if is_archived is False:
+        from ..actions.channel_lifecycle import do_unarchive_stream
+
+        do_unarchive_stream(stream, user)
     if changes:
         do_update_stream(stream, changes)
 

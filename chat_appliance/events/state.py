@@ -293,6 +293,13 @@ def fetch_linkifiers(user, state, options):
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
+def fetch_default_streams(user, state, options):
+    """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
+    from ..actions.channel_lifecycle import default_stream_ids
+
+    state["realm_default_streams"] = [] if user.is_guest else default_stream_ids(user.realm)
+
+
 # fetch type -> how to fill it. A fetcher listed under several types runs once.
 FETCHERS = {
     "realm": fetch_realm,
@@ -310,6 +317,8 @@ FETCHERS = {
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,
+    "default_streams": fetch_default_streams,
+    "default_stream_groups": fetch_empty_lists(("realm_default_stream_groups", [])),
     "saved_snippets": fetch_saved_snippets,
 }
 
