@@ -120,6 +120,7 @@ def cmd_serve(args):
     import waitress
 
     from .app import create_app
+    from .scheduler import Scheduler
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -128,6 +129,7 @@ def cmd_serve(args):
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
     app = create_app(config)
+    scheduler = Scheduler(app).start()
     server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
                                     connection_limit=max(100, args.threads * 2), channel_timeout=120,
                                     ident="chat-appliance")
@@ -142,6 +144,7 @@ def cmd_serve(args):
     except KeyboardInterrupt:
         pass
     finally:
+        scheduler.stop()
         server.close()
         print("Shut down cleanly.", flush=True)
     return 0

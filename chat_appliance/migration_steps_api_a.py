@@ -51,3 +51,33 @@ def channel_email_addresses_schema(database, backend):
 
     ChannelEmailAddress._meta.set_database(database)
     database.create_tables([ChannelEmailAddress])
+
+
+def scheduled_messages_schema(database, backend):
+    """Scheduled messages and reminders, waiting for the scheduler."""
+
+    class ScheduledMessage(Model):
+        realm_id = IntegerField()
+        sender_id = IntegerField()
+        delivery_type = IntegerField(default=1)
+        type = CharField(max_length=10)
+        to = TextField()
+        topic = TextField(default="")
+        content = TextField()
+        rendered_content = TextField()
+        scheduled_timestamp = IntegerField(index=True)
+        read_by_sender = BooleanField(null=True)
+        sending_client = CharField(max_length=60, default="")
+        delivered = BooleanField(default=False)
+        delivered_message_id = IntegerField(null=True)
+        failed = BooleanField(default=False)
+        failure_message = TextField(null=True)
+        reminder_target_message_id = IntegerField(null=True)
+        date_created = IntegerField()
+
+        class Meta:
+            table_name = "scheduled_message"
+            indexes = ((("sender_id", "delivery_type", "delivered"), False),)
+
+    ScheduledMessage._meta.set_database(database)
+    database.create_tables([ScheduledMessage])

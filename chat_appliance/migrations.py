@@ -5,7 +5,7 @@ that has shipped: add a new one.
 """
 
 from . import models as m
-from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema
+from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
 def _initial_schema(database, backend):
@@ -64,4 +64,5 @@ MIGRATIONS = [
     (40, "uploads and presence", _uploads_and_presence),
     (80, "invitations", invitations_schema),
     (81, "channel email addresses", channel_email_addresses_schema),
+    (82, "scheduled messages and reminders", scheduled_messages_schema),
 ]

@@ -20,6 +20,7 @@ from . import (
     reactions,
     realm,
     saved_snippets,
+    scheduled_messages,
     server,
     topics,
     typing,
@@ -33,7 +34,7 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp,
-    invites.bp, channel_lifecycle.bp,
+    invites.bp, channel_lifecycle.bp, scheduled_messages.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

@@ -102,6 +102,9 @@ def fetch_realm(user, state, options):
     })
     state.update(realm_message_settings_state(realm))
     state.update(onboarding_settings_state(user))
+    from ..actions.scheduled_messages import MAX_REMINDER_NOTE_LENGTH
+
+    state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
 
 
 def fetch_realm_users(user, state, options):
@@ -293,6 +296,21 @@ def fetch_linkifiers(user, state, options):
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
+def fetch_scheduled_messages(user, state, options):
+    """scheduled_messages: the requester's undelivered scheduled messages."""
+    from ..actions.scheduled_messages import scheduled_message_dict, user_scheduled_messages
+
+    state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
+
+
+def fetch_reminders(user, state, options):
+    """reminders: the requester's pending reminders."""
+    from ..actions.scheduled_messages import reminder_dict, user_scheduled_messages
+    from ..models.scheduled import REMINDER
+
+    state["reminders"] = [reminder_dict(sm) for sm in user_scheduled_messages(user, REMINDER)]
+
+
 def fetch_default_streams(user, state, options):
     """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
     from ..actions.channel_lifecycle import default_stream_ids
@@ -318,6 +336,8 @@ FETCHERS = {
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,
     "default_streams": fetch_default_streams,
+    "scheduled_messages": fetch_scheduled_messages,
+    "reminders": fetch_reminders,
     "default_stream_groups": fetch_empty_lists(("realm_default_stream_groups", [])),
     "saved_snippets": fetch_saved_snippets,
 }
