@@ -3,8 +3,7 @@ PATCH /users/me/subscriptions, subscription status, and reordering channel folde
 
 from chat_appliance.models import Stream, Subscription, database
 
-from .event_recorder import active_ids, events  # noqa: F401
-from .helpers import err, ok
+from .helpers import active_ids, err, ok
 from .test_event_types import kinds, polled, queues
 
 

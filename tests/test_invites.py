@@ -7,7 +7,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import Invitation, UserProfile, database
 
 from .conftest import FAST_HASH
-from .event_recorder import events  # noqa: F401
+
 from .helpers import ApiClient, err, ok
 
 

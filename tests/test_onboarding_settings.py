@@ -1,8 +1,8 @@
 """Organization settings for invitations, channel creation and the welcome message: PATCH /realm,
 /register, and POST /realm/test_welcome_bot_custom_message."""
 
-from .event_recorder import active_ids, events  # noqa: F401
-from .helpers import err, ok
+
+from .helpers import active_ids, err, ok
 
 
 def register_state(client):

@@ -7,7 +7,6 @@ from chat_appliance.actions.scheduled_messages import deliver_due_messages
 from chat_appliance.models import database
 from chat_appliance.scheduler import Scheduler
 
-from .event_recorder import events  # noqa: F401
 from .helpers import err, ok
 
 FUTURE = int(time.time()) + 3600

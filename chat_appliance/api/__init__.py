@@ -5,6 +5,7 @@ from . import (
     channel_folders,
     channel_lifecycle,
     channels,
+    dev,
     drafts,
     events,
     invites,
@@ -27,13 +28,14 @@ from . import (
     uploads,
     user_groups,
     users,
+    webhooks,
 )
 
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
-    topics.bp, uploads.bp, bot_storage.bp, presence.bp,
+    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp,
 ]
 
