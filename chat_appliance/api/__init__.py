@@ -10,6 +10,7 @@ from . import (
     events,
     invites,
     linkifiers,
+    message_activity,
     message_delete,
     message_edits,
     message_reports,
@@ -36,7 +37,7 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
-    invites.bp, channel_lifecycle.bp, scheduled_messages.bp,
+    invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
