@@ -123,7 +123,7 @@ def test_archive_and_unarchive(org, events):
     err(admin.delete(f"streams/{org.denmark.id}"), 400, "BAD_REQUEST", "Channel is already deactivated")
     notes = ok(admin.get("messages", anchor="newest", num_before=5, num_after=0, apply_markdown=False,
                          narrow=[{"operator": "channel", "operand": org.denmark.id}]))["messages"]
-    assert notes[-1]["subject"] == "channel events" and "has been archived" in notes[-1]["content"]
+    assert notes[-1]["subject"] == "channel events" and "archived this channel" in notes[-1]["content"]
     assert "read" in notes[-1]["flags"]
     ok(admin.patch(f"streams/{org.denmark.id}", is_archived=False))
     assert "Denmark" in stream_names(org.client(org.hamlet))

@@ -162,7 +162,7 @@ def test_accept_email_invitation(app, org, events):
     # The referrer hears from Notification Bot; the newcomer from Welcome Bot.
     referrer_dms = ok(admin.get("messages", anchor="newest", num_before=1, num_after=0,
                                 narrow=[{"operator": "is", "operand": "dm"}]))["messages"]
-    assert "accepted your invitation" in referrer_dms[-1]["content"]
+    assert "joined Zulip Dev with your invitation" in referrer_dms[-1]["content"]
     assert events.of("invites_changed")[-1][1] == {org.owner.id, org.admin.id}
 
 
@@ -256,3 +256,14 @@ def test_welcome_text_only_from_admins(app, org):
                                                 apply_markdown=False))["messages"]
         contents = [m["content"] for m in messages]
         assert (expected in contents) if expected else len(contents) == 1
+
+
+def test_deactivating_inviter_revokes_invitations(app, org, events):
+    """Are a deactivated member's pending invitations revoked, with invites_changed to administrators?"""
+    ok(invite(org.client(org.hamlet), "new@zulip.example"))
+    key = email_invite_key(org, "new@zulip.example")
+    ok(org.client(org.admin).delete(f"users/{org.hamlet.id}"))
+    assert listed(org.client(org.admin)) == []
+    with pytest.raises(InvalidInvitationError):
+        accept(app, key)
+    assert events.of("invites_changed")[-1][1] == {org.owner.id, org.admin.id}

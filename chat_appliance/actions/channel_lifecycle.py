@@ -169,7 +169,7 @@ def do_archive_stream(stream, acting_user):
     audience = stream_audience_ids(stream)
     # The note is posted first (archived channels refuse messages) and starts read for everyone,
     # as Zulip's archive notice does.
-    note_id = post_channel_note(stream, f"Channel #**{stream.name}** has been archived.")
+    note_id = post_channel_note(stream, f"@_**{acting_user.full_name}|{acting_user.id}** archived this channel.")
     realm_changes = {}
     with write_transaction():
         UserMessage.update(flags=UserMessage.flags.bin_or(FLAG_BITS["read"])).where(
@@ -201,7 +201,8 @@ def do_unarchive_stream(stream, acting_user):
         Stream.update(deactivated=False).where(Stream.id == stream.id).execute()
         stream.deactivated = False
     notify_archive_state(stream, stream_audience_ids(stream))
-    post_channel_note(stream, f"Channel #**{stream.name}** un-archived.")
+    post_channel_note(stream, f"@_**{acting_user.full_name}|{acting_user.id}** brought this channel back from "
+                              "the archive.")
 
 
 def email_slug(name):

@@ -248,6 +248,13 @@ def do_revoke_invite(invite):
     notify_invites_changed(invite.realm_id, invite.referred_by_id)
 
 
+def revoke_invitations_by(user):
+    """Revoke the pending invitations a deactivated account made (Zulip does); the caller holds the
+    transaction. Returns how many."""
+    return Invitation.update(status=INVITE_REVOKED).where(
+        (Invitation.referred_by == user.id) & (Invitation.status == INVITE_ACTIVE)).execute()
+
+
 def do_resend_invite(invite):
     """Zulip emails the invitation again. This server sends no email: the link, from GET /invites
     for reusable ones or from the inviter for email ones, is the way in, so resending only checks
@@ -347,4 +354,4 @@ def send_join_messages(user, invite, referrer):
 
         bot = system_bot(user.realm, NOTIFICATION_BOT[0])
         internal_send_direct_message(
-            bot, referrer, f"@_**{user.full_name}|{user.id}** accepted your invitation to join {user.realm.name}!")
+            bot, referrer, f"@_**{user.full_name}|{user.id}** joined {user.realm.name} with your invitation.")

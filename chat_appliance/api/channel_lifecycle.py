@@ -18,7 +18,7 @@ from ..lib.access import access_stream_by_id, access_user_by_id, get_stream_by_n
 from ..lib.errors import JsonableError, OrganizationAdministratorRequiredError
 from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
 from ..lib.serializers import STREAM_GROUP_SETTINGS
-from ..models import Stream, UserGroup, UserProfile
+from ..models import UserGroup, UserProfile
 from .channel_folders import check_folder_id
 
 bp = Blueprint("channel_lifecycle", __name__)
