@@ -226,3 +226,18 @@ def test_reorder_channel_folders(org, events):
     err(org.client(org.hamlet).patch("channel_folders", order=ids), 400, "UNAUTHORIZED_PRINCIPAL")
     assert [f["id"] for f in ok(admin.get("channel_folders", include_archived=True))["channel_folders"]] == [
         ids[2], ids[0], ids[1]]
+
+
+def test_subscribe_endpoint_follows_creation_and_subscribe_settings(org):
+    """Does POST /users/me/subscriptions follow can_create_public_channel_group for new channels and
+    can_add_subscribers_group for subscribing others?"""
+    groups = {g["name"]: g["id"] for g in ok(org.client(org.admin).get("user_groups"))["user_groups"]}
+    admin, hamlet = org.client(org.admin), org.client(org.hamlet)
+    ok(admin.patch("realm", can_create_public_channel_group=groups["role:administrators"],
+                   can_add_subscribers_group=groups["role:administrators"]))
+    err(hamlet.post("users/me/subscriptions", subscriptions=[{"name": "fresh"}]), 400, "BAD_REQUEST",
+        "Insufficient permission")
+    err(hamlet.post("users/me/subscriptions", subscriptions=[{"name": "Denmark"}], principals=[org.cordelia.id]),
+        400, "BAD_REQUEST", "Insufficient permission")
+    ok(hamlet.post("users/me/subscriptions", subscriptions=[{"name": "Verona"}]))
+    ok(admin.post("users/me/subscriptions", subscriptions=[{"name": "fresh"}], principals=[org.cordelia.id]))

@@ -14,6 +14,7 @@ from ..actions.channels import (
     subscriber_ids,
     unsubscribe_users,
 )
+from ..actions.channel_lifecycle import check_create_permission
 from ..db import write_transaction
 from ..lib.access import (
     access_stream_by_id,
@@ -23,6 +24,7 @@ from ..lib.access import (
     is_subscribed,
 )
 from ..lib.errors import JsonableError
+from ..lib.onboarding_settings import can_subscribe_other_users
 from ..lib.params import (
     Param,
     ParamError,
@@ -114,7 +116,7 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
     """Subscribe the requester (or principals) to channels, creating missing ones."""
     targets = principals_to_users(user, principals) if principals else [user]
     acting_for_others = any(t.id != user.id for t in targets)
-    if acting_for_others and user.is_guest:
+    if acting_for_others and not can_subscribe_other_users(user):
         raise JsonableError("Insufficient permission")
     authorized, unauthorized = [], []
     to_create = []
@@ -126,8 +128,8 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
             authorized.append(stream)
         else:
             unauthorized.append(stream)
-    if to_create and user.is_guest:
-        raise JsonableError("Insufficient permission")
+    if to_create:
+        check_create_permission(user, invite_only=invite_only, is_web_public=False)
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
     with write_transaction():
