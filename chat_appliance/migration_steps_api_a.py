@@ -4,7 +4,7 @@ Each step states its own schema with frozen model classes (the fields as they ar
 version), independent of the live models in chat_appliance/models/.
 """
 
-from peewee import BooleanField, CharField, IntegerField, Model, TextField
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, Model, TextField
 
 
 def invitations_schema(database, backend):
@@ -23,7 +23,7 @@ def invitations_schema(database, backend):
         notify_referrer_on_join = BooleanField(default=True)
         welcome_message_custom_text = TextField(null=True)
         invited = IntegerField()
-        expiry_date = IntegerField(null=True)
+        expiry_date = BigIntegerField(null=True)
         status = IntegerField(default=0)
 
         class Meta:
@@ -65,7 +65,7 @@ def scheduled_messages_schema(database, backend):
         topic = TextField(default="")
         content = TextField()
         rendered_content = TextField()
-        scheduled_timestamp = IntegerField(index=True)
+        scheduled_timestamp = BigIntegerField(index=True)
         read_by_sender = BooleanField(null=True)
         sending_client = CharField(max_length=60, default="")
         delivered = BooleanField(default=False)

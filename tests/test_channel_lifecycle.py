@@ -241,3 +241,16 @@ def test_subscribe_endpoint_follows_creation_and_subscribe_settings(org):
         400, "BAD_REQUEST", "Insufficient permission")
     ok(hamlet.post("users/me/subscriptions", subscriptions=[{"name": "Verona"}]))
     ok(admin.post("users/me/subscriptions", subscriptions=[{"name": "fresh"}], principals=[org.cordelia.id]))
+
+
+def test_register_lists_archived_channels_only_with_capability(org):
+    """Does /register list an archived channel's subscription (is_archived true) only to clients that
+    declared archived_channels?"""
+    ok(org.client(org.admin).delete(f"streams/{org.denmark.id}"))
+    hamlet = org.client(org.hamlet)
+    plain = ok(hamlet.post("register", fetch_event_types=["subscription"]))
+    assert "Denmark" not in [s["name"] for s in plain["subscriptions"]]
+    modern = ok(hamlet.post("register", fetch_event_types=["subscription"],
+                            client_capabilities={"archived_channels": True}))
+    [denmark] = [s for s in modern["subscriptions"] if s["name"] == "Denmark"]
+    assert denmark["is_archived"] is True

@@ -95,6 +95,7 @@ def test_bad_input_changes_nothing(org):
                "Some emails did not validate, so we didn't send any invitations.")
     assert body["errors"] == [["not-an-address", "Invalid address.", False]] and body["sent_invitations"] is False
     err(invite(hamlet, invite_expires_in_minutes=0), 400, "BAD_REQUEST")
+    err(invite(hamlet, invite_expires_in_minutes=2**62), 400, "BAD_REQUEST")
     with database.connection_context():
         assert Invitation.select().count() == 0
 

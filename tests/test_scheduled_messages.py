@@ -229,3 +229,13 @@ def test_events_reach_queues_in_zulip_shapes(app, org):
     assert kinds == [("scheduled_messages", "add"), ("scheduled_messages", "update"), ("reminders", "add"),
                      ("reminders", "remove"), ("scheduled_messages", "remove")]
     assert polled(qs, org.othello) == []
+
+
+def test_far_future_and_huge_timestamps(app, org):
+    """Is a time beyond any database integer refused as bad input, and a far-future one kept?"""
+    hamlet = org.client(org.hamlet)
+    err(hamlet.post("scheduled_messages", type="stream", to=org.denmark.id, content="x", topic="t",
+                    scheduled_delivery_timestamp=2**64), 400, "BAD_REQUEST")
+    sm_id = schedule(hamlet, org.denmark.id, at=2**40)
+    assert scheduled(hamlet)[0]["scheduled_delivery_timestamp"] == 2**40
+    assert deliver(app, FUTURE) == [] and scheduled(hamlet)[0]["scheduled_message_id"] == sm_id

@@ -180,14 +180,14 @@ def get_subscriptions(user, include_subscribers):
     return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
 
 
-def subscription_list(user, *, include_subscribers):
-    """Subscription objects of the user's active subscriptions (shared with /register)."""
-    rows = list(
-        Subscription.select(Subscription, Stream)
-        .join(Stream)
-        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
-        .order_by(Stream.name_key)
-    )
+def subscription_list(user, *, include_subscribers, include_archived=False):
+    """Subscription objects of the user's active subscriptions (shared with /register, which lists
+    those of archived channels to clients with the archived_channels capability)."""
+    query = (Subscription.select(Subscription, Stream).join(Stream)
+             .where((Subscription.user_profile == user) & Subscription.active))
+    if not include_archived:
+        query = query.where(~Stream.deactivated)
+    rows = list(query.order_by(Stream.name_key))
     counts = subscriber_counts([row.stream.id for row in rows])
     return [
         subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],

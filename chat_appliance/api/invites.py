@@ -26,11 +26,15 @@ bp = Blueprint("invites", __name__)
 DEFAULT_EXPIRY = object()
 
 
+# The longest validity accepted (about 190 years): its expiry must fit a database integer.
+MAX_EXPIRY_MINUTES = 10**8
+
+
 def check_expiry_minutes(var_name, value):
     """Minutes until the invitation expires, or JSON null for never."""
     if value in ("null", None):
         return None
-    return int_range(low=1)(var_name, value)
+    return int_range(1, MAX_EXPIRY_MINUTES)(var_name, value)
 
 
 def check_optional_text(var_name, value):

@@ -130,10 +130,14 @@ def fetch_subscriptions(user, state, options):
     from ..api.channels import subscription_list
 
     with_subscribers = options["include_subscribers"] != "false"
-    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers)
+    # Archived channels only for clients that declared they handle them (Zulip feature level 315).
+    archived = options["client_capabilities"].get("archived_channels", False)
+    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers, include_archived=archived)
     own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
-    streams = list(Stream.select().where((Stream.realm == user.realm_id) & ~Stream.deactivated)
-                   .order_by(Stream.name_key))
+    streams = Stream.select().where(Stream.realm == user.realm_id)
+    if not archived:
+        streams = streams.where(~Stream.deactivated)
+    streams = list(streams.order_by(Stream.name_key))
     counts = subscriber_counts([s.id for s in streams])
     unsubscribed, never = [], []
     for stream in streams:

@@ -1,7 +1,7 @@
 """Invitations: email invitations and reusable invitation links (Zulip's PreregistrationUser and
 MultiuseInvite, kept in one table: ids are unique across both kinds here, which the API allows)."""
 
-from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
 
 from .base import BaseModel, JSONField, now
 from .realm import Realm
@@ -29,7 +29,7 @@ class Invitation(BaseModel):
     welcome_message_custom_text = TextField(null=True)
     invited = IntegerField(default=now)
     # UNIX seconds; None never expires.
-    expiry_date = IntegerField(null=True)
+    expiry_date = BigIntegerField(null=True)
     status = IntegerField(default=INVITE_ACTIVE)
 
     class Meta:

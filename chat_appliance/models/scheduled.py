@@ -1,7 +1,7 @@
 """Messages waiting to be sent: scheduled messages ("send later") and reminders, which the
 scheduler (chat_appliance/scheduler.py) delivers when their time comes."""
 
-from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
 
 from .base import BaseModel, JSONField, now
 from .realm import Realm
@@ -23,7 +23,7 @@ class ScheduledMessage(BaseModel):
     topic = TextField(default="")
     content = TextField()
     rendered_content = TextField()
-    scheduled_timestamp = IntegerField(index=True)
+    scheduled_timestamp = BigIntegerField(index=True)
     read_by_sender = BooleanField(null=True)
     sending_client = CharField(max_length=60, default="")
     delivered = BooleanField(default=False)
