@@ -191,12 +191,7 @@ def do_archive_stream(stream, acting_user):
 
 def do_unarchive_stream(stream, acting_user):
     """Bring an archived channel back, subscriptions as they were; Notification Bot says so."""
-    from .channels import subscriber_ids
-
-    if not stream.deactivated:
-        raise JsonableError("Channel is not currently deactivated")
-    if stream.invite_only and not subscriber_ids(stream):
-        raise JsonableError("Channel is private and have no subscribers")
+    check_archive_change(stream, False)
     with write_transaction():
         Stream.update(deactivated=False).where(Stream.id == stream.id).execute()
         stream.deactivated = False
