@@ -239,3 +239,14 @@ def test_far_future_and_huge_timestamps(app, org):
     sm_id = schedule(hamlet, org.denmark.id, at=2**40)
     assert scheduled(hamlet)[0]["scheduled_delivery_timestamp"] == 2**40
     assert deliver(app, FUTURE) == [] and scheduled(hamlet)[0]["scheduled_message_id"] == sm_id
+
+
+def test_reminder_about_a_long_message_is_delivered(app, org):
+    """Is a reminder about a message of the greatest length still sent, quoting its start?"""
+    hamlet = org.client(org.hamlet)
+    msg = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="y" * 10000))["id"]
+    reminder_id = ok(hamlet.post("reminders", message_id=msg, scheduled_delivery_timestamp=FUTURE,
+                                 note="n" * 1000))["reminder_id"]
+    assert deliver(app, FUTURE) == [reminder_id]
+    [note] = newest(hamlet, [{"operator": "is", "operand": "dm"}])
+    assert "y" * 2000 + "…" in note["content"] and "y" * 2001 not in note["content"]

@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 
 # Zulip's limit on a reminder's note (reported as max_reminder_note_length).
 MAX_REMINDER_NOTE_LENGTH = 1000
+# A reminder quotes at most this much of its message, so that quote, link and note stay within
+# the message length limit whatever the message's length.
+MAX_REMINDER_QUOTE_LENGTH = 2000
 
 
 def message_limits():
@@ -193,7 +196,10 @@ def message_link(realm, message):
 def reminder_text(user, message, note):
     """What Notification Bot will send: the message quoted with a link, then the note."""
     sender = message.sender
-    quoted = "\n".join("> " + line for line in message.content.splitlines()) or "> "
+    excerpt = message.content
+    if len(excerpt) > MAX_REMINDER_QUOTE_LENGTH:
+        excerpt = excerpt[:MAX_REMINDER_QUOTE_LENGTH] + "…"
+    quoted = "\n".join("> " + line for line in excerpt.splitlines()) or "> "
     text = (f"Here is the reminder you asked for, about [a message]({message_link(user.realm, message)}) "
             f"from @_**{sender.full_name}|{sender.id}**:\n\n{quoted}")
     if note:
