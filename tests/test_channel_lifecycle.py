@@ -169,7 +169,11 @@ def test_stream_email_address(org):
     own = ok(hamlet.get(f"streams/{org.denmark.id}/email_address", sender_id=org.hamlet.id))["email"]
     bot = ok(hamlet.get(f"streams/{org.denmark.id}/email_address", sender_id=org.bot.id))["email"]
     assert len({first, own, bot}) == 3
-    err(hamlet.get(f"streams/{org.denmark.id}/email_address", sender_id=org.othello.id), 400, "BAD_REQUEST")
+    err(hamlet.get(f"streams/{org.denmark.id}/email_address", sender_id=org.othello.id), 400, "BAD_REQUEST",
+        "No such bot")
+    err(org.client(org.othello).get(f"streams/{org.denmark.id}/email_address", sender_id=org.bot.id), 400,
+        "BAD_REQUEST", "Insufficient permission")
+    ok(org.client(org.admin).get(f"streams/{org.denmark.id}/email_address", sender_id=org.bot.id))
     err(org.client(org.othello).get(f"streams/{org.secret.id}/email_address"), 400, "BAD_REQUEST",
         "Invalid channel ID")
 

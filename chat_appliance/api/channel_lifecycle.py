@@ -136,10 +136,14 @@ def get_stream_email_address(user, stream_id, sender_id):
     default_sender = notification_bot(user.realm)
     if sender_id is None or sender_id == default_sender.id:
         sender = default_sender
+    elif sender_id == user.id:
+        sender = user
     else:
-        sender = access_user_by_id(user, sender_id)
-        if sender.id != user.id and sender.bot_owner_id != user.id:
-            raise JsonableError("Invalid user ID")
+        sender = UserProfile.get_or_none((UserProfile.id == sender_id) & (UserProfile.realm == user.realm_id))
+        if sender is None or not sender.is_bot or sender.is_system_bot:
+            raise JsonableError("No such bot")
+        if sender.bot_owner_id != user.id and not user.is_realm_admin:
+            raise JsonableError("Insufficient permission")
     return {"email": do_get_channel_email_address(user, stream, sender)}
 
 
