@@ -268,3 +268,13 @@ def test_deactivating_inviter_revokes_invitations(app, org, events):
     with pytest.raises(InvalidInvitationError):
         accept(app, key)
     assert events.of("invites_changed")[-1][1] == {org.owner.id, org.admin.id}
+
+
+def test_invites_changed_reaches_queues(org):
+    """Does invites_changed reach an administrator's queue in Zulip's shape, and not a bystander's?"""
+    from .test_event_types import polled, queues
+
+    qs = queues(org, org.admin, org.othello, event_types=["invites_changed"])
+    ok(invite(org.client(org.hamlet)))
+    assert [e["type"] for e in polled(qs, org.admin)] == ["invites_changed"]
+    assert polled(qs, org.othello) == []

@@ -62,3 +62,20 @@ def test_welcome_bot_custom_message(org):
     err(admin.post("realm/test_welcome_bot_custom_message", welcome_message_custom_text="x" * 8001), 400,
         "BAD_REQUEST")
     err(admin.post("realm/test_welcome_bot_custom_message"), 400, "REQUEST_VARIABLE_MISSING")
+
+
+def test_realm_events_reach_queues_in_zulip_shapes(org):
+    """Do the realm events for these settings pass Zulip's event schemas on a real queue?"""
+    from .test_event_types import polled, queues
+
+    qs = queues(org, org.hamlet, event_types=["realm"])
+    groups = {g["name"]: g["id"] for g in ok(org.client(org.admin).get("user_groups"))["user_groups"]}
+    ok(org.client(org.admin).patch("realm", can_invite_users_group=groups["role:administrators"],
+                                   create_multiuse_invite_group=groups["role:moderators"],
+                                   can_create_private_channel_group=groups["role:administrators"],
+                                   invite_required=False, enable_read_receipts=False,
+                                   welcome_message_custom_text="Hi"))
+    events = polled(qs, org.hamlet)
+    assert len(events) == 6
+    assert {e["property"] for e in events if e["op"] == "update"} == {
+        "invite_required", "enable_read_receipts", "welcome_message_custom_text"}
