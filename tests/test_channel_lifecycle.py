@@ -258,3 +258,16 @@ def test_register_lists_archived_channels_only_with_capability(org):
                             client_capabilities={"archived_channels": True}))
     [denmark] = [s for s in modern["subscriptions"] if s["name"] == "Denmark"]
     assert denmark["is_archived"] is True
+
+
+def test_default_streams_and_reorder_events_on_queues(org):
+    """Do default_streams and channel_folder reorder pass Zulip's event schemas on real queues, with
+    default_streams kept from guests?"""
+    qs = queues(org, org.hamlet, org.guest, event_types=["default_streams", "channel_folder"])
+    admin = org.client(org.admin)
+    ok(admin.post("default_streams", stream_id=org.denmark.id))
+    ids = [ok(admin.post("channel_folders/create", name=n))["channel_folder_id"] for n in ("A", "B")]
+    ok(admin.patch("channel_folders", order=list(reversed(ids))))
+    assert kinds(polled(qs, org.hamlet)) == [("default_streams", None), ("channel_folder", "add"),
+                                             ("channel_folder", "add"), ("channel_folder", "reorder")]
+    assert ("default_streams", None) not in kinds(polled(qs, org.guest))
