@@ -278,3 +278,12 @@ def test_invites_changed_reaches_queues(org):
     ok(invite(org.client(org.hamlet)))
     assert [e["type"] for e in polled(qs, org.admin)] == ["invites_changed"]
     assert polled(qs, org.othello) == []
+
+
+def test_group_permission_for_invitations(org):
+    """Is a member refused inviting into a group they may not add members to, and an unknown group?"""
+    group_id = ok(org.client(org.admin).post("user_groups/create", name="staff", description="x", members=[]))[
+        "group_id"]
+    err(invite(org.client(org.hamlet), group_ids=[group_id]), 400, "BAD_REQUEST", "Insufficient permission")
+    err(invite(org.client(org.hamlet), group_ids=[99999]), 400, "BAD_REQUEST", "Invalid user group")
+    ok(invite(org.client(org.admin), group_ids=[group_id]))

@@ -81,7 +81,8 @@ def check_invite_groups(user, group_ids):
         group = access_group(user.realm_id, group_id)
         if group.deactivated:
             raise JsonableError("Invalid user group")
-        check_member_change_permission(user, group, [0], [])
+        # Adding someone other than oneself: -1 stands for the invitee, who has no id yet.
+        check_member_change_permission(user, group, [-1], [])
     return list(dict.fromkeys(group_ids))
 
 
