@@ -194,8 +194,10 @@ def update_subscriptions(user, add, delete):
             raise JsonableError(f"Channel(s) ({name}) do not exist")
     result = {"subscribed": {}, "already_subscribed": {}, "removed": [], "not_removed": []}
     if add:
-        added = subscribe.__wrapped__(user, [(name, description) for name, description, _color in add], None, True,
-                                      False, None, False)
+        # The views of POST and DELETE /users/me/subscriptions, called with their defaults.
+        added = subscribe.__wrapped__(user, subscriptions=[(name, description) for name, description, _color in add],
+                                      principals=None, authorization_errors_fatal=True, invite_only=False,
+                                      history_public_to_subscribers=None, announce=False)
         result.update(subscribed=added["subscribed"], already_subscribed=added["already_subscribed"])
         newly = set(added["subscribed"].get(str(user.id), []))
         colors = []
@@ -207,5 +209,5 @@ def update_subscriptions(user, add, delete):
         if colors:
             do_change_subscription_properties(colors)
     if delete:
-        result.update(unsubscribe.__wrapped__(user, delete, None))
+        result.update(unsubscribe.__wrapped__(user, subscriptions=delete, principals=None))
     return result
