@@ -271,3 +271,20 @@ def test_default_streams_and_reorder_events_on_queues(org):
     assert kinds(polled(qs, org.hamlet)) == [("default_streams", None), ("channel_folder", "add"),
                                              ("channel_folder", "add"), ("channel_folder", "reorder")]
     assert ("default_streams", None) not in kinds(polled(qs, org.guest))
+
+
+def test_new_subscribers_told_by_notification_bot(org):
+    """Does Notification Bot tell the other users a new channel's creator subscribed, unless asked not to?"""
+    def last_dm(user):
+        return ok(org.client(user).get("messages", anchor="newest", num_before=1, num_after=0,
+                                       narrow=[{"operator": "is", "operand": "dm"}]))["messages"][-1]
+
+    admin = org.client(org.admin)
+    ok(admin.post("channels/create", name="told", subscribers=[org.admin.id, org.cordelia.id]))
+    note = last_dm(org.cordelia)
+    assert note["sender_email"].startswith("notification-bot@") and "told" in note["content"]
+    before = last_dm(org.othello)["id"]
+    ok(admin.post("channels/create", name="quiet", subscribers=[org.othello.id], send_new_subscription_messages=False))
+    assert last_dm(org.othello)["id"] == before
+    state = ok(admin.post("register", fetch_event_types=["realm"]), undocumented=("server_report_message_types",))
+    assert state["max_bulk_new_subscription_messages"] == 100

@@ -37,6 +37,10 @@ CHANNEL_EVENTS_TOPIC = "channel events"
 # The capability that decides which events a client gets for archiving (see module doc).
 ARCHIVED_CHANNELS = "archived_channels"
 
+# Notification Bot tells new subscribers of their subscription only when a request subscribes at
+# most this many (Zulip's max_bulk_new_subscription_messages).
+MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100
+
 
 def capability_gated(event, capability, declared):
     """The event for queues whose client declared (or did not declare) a capability; the queue
@@ -110,9 +114,10 @@ def check_create_permission(user, *, invite_only, is_web_public):
 
 
 def do_create_channel(creator, name, *, description, invite_only, history_public_to_subscribers, is_web_public,
-                      is_default_stream, folder_id, group_settings, subscribers):
+                      is_default_stream, folder_id, group_settings, subscribers, send_new_subscription_messages):
     """Create a channel with its settings and subscribers in one transaction; then stream create
-    to those who may see it, subscription events, and default_streams when it is default."""
+    to those who may see it, subscription events, default_streams when it is default, and
+    Notification Bot's note to each other new subscriber when asked for (and they are few)."""
     with write_transaction():
         stream = create_stream_row(creator.realm, name, description=description, invite_only=invite_only,
                                    history_public_to_subscribers=history_public_to_subscribers, creator=creator)
@@ -128,7 +133,21 @@ def do_create_channel(creator, name, *, description, invite_only, history_public
     notify_subscribed(added)
     if is_default_stream:
         publish(default_streams_event(realm), non_guest_user_ids(realm.id))
+    others = [user for user, _stream in added if user.id != creator.id]
+    if send_new_subscription_messages and len(others) <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES:
+        tell_new_subscribers(creator, stream, others)
     return stream
+
+
+def tell_new_subscribers(acting_user, stream, users):
+    """A direct message from Notification Bot to each user someone else subscribed."""
+    from .messages import internal_send_direct_message
+
+    bot = notification_bot(acting_user.realm)
+    for user in users:
+        if not user.is_bot:
+            internal_send_direct_message(bot, user, f"@_**{acting_user.full_name}|{acting_user.id}** added you "
+                                                    f"to the channel #**{stream.name}**.")
 
 
 def notify_archive_state(stream, audience):

@@ -62,9 +62,10 @@ def users_by_ids(requester, user_ids):
           invite_only=Param(check_bool, default=False), history_public_to_subscribers=Param(check_bool, default=None),
           is_web_public=Param(check_bool, default=False), is_default_stream=Param(check_bool, default=False),
           folder_id=Param(check_folder_id, default=None), announce=Param(check_bool, default=False),
+          send_new_subscription_messages=Param(check_bool, default=True),
           **{name: Param(check_group_id, default=None) for name in STREAM_GROUP_SETTINGS})
 def create_channel(user, name, subscribers, description, invite_only, history_public_to_subscribers, is_web_public,
-                   is_default_stream, folder_id, announce, **group_settings):
+                   is_default_stream, folder_id, announce, send_new_subscription_messages, **group_settings):
     """Create a channel with its settings, subscribing the given users. `announce` is accepted: no
     new-channel announcement channel is configured on this server, so nothing is announced."""
     from ..actions.channel_folders import access_folder
@@ -90,7 +91,7 @@ def create_channel(user, name, subscribers, description, invite_only, history_pu
                                history_public_to_subscribers=history_public_to_subscribers,
                                is_web_public=is_web_public, is_default_stream=is_default_stream,
                                folder_id=folder_id, group_settings=check_group_settings(user.realm_id, group_settings),
-                               subscribers=targets)
+                               subscribers=targets, send_new_subscription_messages=send_new_subscription_messages)
     return {"id": stream.id}
 
 

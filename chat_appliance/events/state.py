@@ -76,6 +76,7 @@ RETENTION_FOREVER = -1
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
     from ..lib.message_permissions import realm_message_settings_state
+    from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
     from ..actions.scheduled_messages import MAX_REMINDER_NOTE_LENGTH
     from ..lib.onboarding_settings import onboarding_settings_state
 
@@ -106,6 +107,7 @@ def fetch_realm(user, state, options):
     state.update(realm_message_settings_state(realm))
     state.update(onboarding_settings_state(user))
     state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
+    state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
 
 def fetch_realm_users(user, state, options):
