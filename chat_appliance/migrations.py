@@ -56,6 +56,14 @@ def _uploads_and_presence(database, backend):
     database.create_tables([m.Attachment, m.UserPresence])
 
 
+def _people_and_customization(database, backend):
+    """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
+    exports (issue 19, part B)."""
+    from .migration_people_and_customization import create_tables
+
+    create_tables(database)
+
+
 def _bot_services(database, backend):
     """Outgoing webhook and embedded bot services (issue 20). The table is stated here as it is
     at this version, independent of the live model."""
@@ -89,5 +97,6 @@ MIGRATIONS = [
     (80, "invitations", invitations_schema),
     (81, "channel email addresses", channel_email_addresses_schema),
     (82, "scheduled messages and reminders", scheduled_messages_schema),
+    (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

@@ -76,3 +76,16 @@ def test_edit_typing_errors(org):
     ok(org.client(org.hamlet).patch("settings", send_stream_typing_notifications=False))
     err(org.client(org.hamlet).post(f"messages/{msg}/typing", op="start"), 400, "BAD_REQUEST",
         "User has disabled typing notifications for channel messages")
+
+
+def test_read_receipts_leave_out_muted_users(org):
+    """Are users the requester muted, and users who muted the requester, left out of the list?"""
+    msg = ok(org.client(org.cordelia).post("messages", type="direct", content="group",
+                                           to=[org.guest.id, org.hamlet.id, org.othello.id, org.admin.id]))["id"]
+    for user in (org.hamlet, org.othello, org.admin):
+        mark_read(org.client(user), msg)
+    ok(org.client(org.guest).post(f"users/me/muted_users/{org.hamlet.id}"))
+    ok(org.client(org.othello).post(f"users/me/muted_users/{org.guest.id}"))
+    assert ok(org.client(org.guest).get(f"messages/{msg}/read_receipts"))["user_ids"] == [org.admin.id]
+    assert ok(org.client(org.cordelia).get(f"messages/{msg}/read_receipts"))["user_ids"] == sorted(
+        [org.hamlet.id, org.othello.id, org.admin.id])

@@ -19,7 +19,7 @@ def get_read_receipts(user, message_id):
     """Ids of the users who read a message the requester may read."""
     check_read_receipts_enabled(user.realm)
     message, _flags = access_message(user, message_id)
-    return {"user_ids": read_receipt_user_ids(message)}
+    return {"user_ids": read_receipt_user_ids(message, user)}
 
 
 @bp.post("/messages/<int:message_id>/typing")

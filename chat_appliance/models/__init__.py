@@ -22,6 +22,8 @@ from .org import (
     PushDevice,
     UserPermission,
 )
+from .customization import RealmEmoji, RealmExport, RealmPlayground
+from .people import AlertWord, MutedUser, PushDeviceToken, UserStatus
 from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
 from .uploads import Attachment, UserPresence
@@ -51,5 +53,6 @@ __all__ = [
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
     "Invitation",
+    "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
     "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]
