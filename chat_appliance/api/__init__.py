@@ -24,11 +24,12 @@ from . import (
     push,
     push_legacy,
     reactions,
-    realm_emoji,
     realm,
+    realm_emoji,
     saved_snippets,
     scheduled_messages,
     server,
+    thumbnail,
     topics,
     typing,
     uploads,
@@ -47,4 +48,4 @@ BLUEPRINTS = [
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp, thumbnail.bp]
