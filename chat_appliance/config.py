@@ -46,6 +46,9 @@ DEFAULTS = {
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
     # Web client: how long a browser stays signed in without signing in again (Zulip: two weeks).
     "WEB_SESSION_SECONDS": 14 * 24 * 3600,
+    # Invitations expire after this many minutes unless the inviter chooses otherwise
+    # (Zulip's INVITATION_LINK_VALIDITY_DAYS, 10 days).
+    "INVITATION_LINK_VALIDITY_MINUTES": 10 * 24 * 60,
     # Outgoing webhook bots: a payload_url on a loopback or private address is refused unless this
     # is true (a guard against requests into the server's own network; `chat-appliance dev` and
     # the pytest fixture allow them, since the bots under test run on the same machine).

@@ -11,6 +11,7 @@ from .channels import (
     Stream,
     Subscription,
 )
+from .invites import Invitation
 from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
 from .org import (
     ChannelFolder,
@@ -53,6 +54,7 @@ __all__ = [
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
     "WebSession",
+    "Invitation",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
     "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]
