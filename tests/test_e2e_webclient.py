@@ -555,3 +555,54 @@ def test_image_preview_and_uploaded_image_show(pages, site, tmp_path):
     expect(image).to_be_visible()
     alice.wait_for_function("() => [...document.querySelectorAll('[role=article] img')].every(i => i.complete)")
     assert image.evaluate("img => img.naturalWidth") == 1
+
+
+def test_sign_up_from_an_invitation_link(browser, site):
+    """Does an invitation link made in Settings > Invitations open a sign-up page at /join/<key>
+    that creates the account from an email, a name and a password, signs the person in, and lets
+    them chat with the inviter without a reload?"""
+    from .browser import Watched
+
+    context = browser.new_context(viewport=DESKTOP)
+    owner = Watched(context.new_page())
+    page = owner.page
+    page.goto(site.url + "/")
+    page.get_by_label("Email").fill(site.server.email)
+    page.get_by_label("Password").fill(site.owner_password)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name="Settings").click()
+    settings = page.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Invitations").click()
+    settings.get_by_role("button", name="Create invitation link").click()
+    link = settings.get_by_role("textbox", name="Invitation link").input_value()
+    assert "/join/" in link
+    shot(page, "settings-invitations-desktop")
+    settings.get_by_role("button", name="Close settings").click()
+    key = link.rsplit("/join/", 1)[1]
+    newcomer_context = browser.new_context(viewport=PHONE)
+    newcomer = Watched(newcomer_context.new_page())
+    joining = newcomer.page
+    joining.goto(f"{site.url}/join/{key}")
+    joining.get_by_label("Email").fill("erin@example.com")
+    joining.get_by_label("Full name").fill("Erin Newcomer")
+    joining.get_by_label("Password").fill("erin's password")
+    shot(joining, "join-phone")
+    joining.get_by_role("button", name="Sign up").click()
+    expect(joining.get_by_role("textbox", name="Message")).to_be_visible()
+    assert site.api("POST", "fetch_api_key", username="erin@example.com", password="erin's password")["api_key"]
+    open_topic(joining, "general", "welcome", site)
+    send(joining, "hello from erin")
+    expect(page.get_by_role("article").filter(has_text="hello from erin")).to_have_count(1)
+    newcomer_context.close()
+    context.close()
+    assert owner.errors == [] and newcomer.errors == []
+
+
+def test_join_page_refuses_a_bad_key(browser, site):
+    """Does /join/<unknown key> say the link is not valid, without a sign-up form?"""
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.goto(f"{site.url}/join/not-a-real-key")
+    expect(page.get_by_role("alert")).to_contain_text("invitation")
+    expect(page.get_by_role("button", name="Sign up")).to_have_count(0)
+    context.close()

@@ -213,3 +213,53 @@ def test_every_web_client_file_is_packaged():
     package = root / "chat_appliance"
     files = [str(f.relative_to(package)) for f in (package / "static").rglob("*") if f.is_file()]
     assert files and [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
+
+
+def make_link(org, **params):
+    link = ok(org.client(org.owner).post("invites/multiuse", stream_ids=[org.denmark.id], **params))["invite_link"]
+    return link.rsplit("/join/", 1)[1]
+
+
+def test_join_with_an_invitation_link(org, flask_client):
+    """Does the sign-up page's API show the organization for a valid link, create the account
+    from an email, a name and a password (with the invitation's channels), and sign the person
+    in with a session?"""
+    key = make_link(org)
+    info = flask_client.get(f"/accounts/join/{key}").get_json()
+    assert info["result"] == "success" and info["realm_name"] == org.realm.name and info["email"] is None
+    response = flask_client.post(f"/accounts/join/{key}", headers={"X-Requested-With": "XMLHttpRequest"},
+                                 data={"email": "newcomer@zulip.example", "full_name": "New Comer",
+                                       "password": "a fine password"})
+    body = response.get_json()
+    assert response.status_code == 200 and body["result"] == "success", body
+    web = SessionClient(flask_client, body["csrf_token"])
+    me = ok(web.get("users/me"))
+    assert me["email"] == "newcomer@zulip.example" and me["full_name"] == "New Comer"
+    subscribed = [s["name"] for s in ok(web.get("users/me/subscriptions"))["subscriptions"]]
+    assert "Denmark" in subscribed
+
+
+def test_join_refusals(org, flask_client):
+    """Are an unknown key, a revoked link, an email invitation used twice and a sign-up without the
+    X-Requested-With header refused, creating no account?"""
+    from chat_appliance.models import UserProfile
+
+    headers = {"X-Requested-With": "XMLHttpRequest"}
+    data = {"email": "someone@zulip.example", "full_name": "Some One", "password": "a fine password"}
+    assert flask_client.get("/accounts/join/nope").status_code == 400
+    assert flask_client.post("/accounts/join/nope", headers=headers, data=data).status_code == 400
+    key = make_link(org)
+    assert flask_client.post(f"/accounts/join/{key}", data=data).status_code == 403
+    invite_id = [i for i in ok(org.client(org.owner).get("invites"))["invites"] if i["is_multiuse"]][0]["id"]
+    ok(org.client(org.owner).delete(f"invites/multiuse/{invite_id}"))
+    assert flask_client.post(f"/accounts/join/{key}", headers=headers, data=data).status_code == 400
+    ok(org.client(org.owner).post("invites", invitee_emails="once@zulip.example", stream_ids=[org.denmark.id]))
+    from chat_appliance.models import Invitation
+
+    with database.connection_context():
+        email_key = Invitation.get(Invitation.email == "once@zulip.example").key
+    once = dict(data, email="once@zulip.example")
+    assert flask_client.post(f"/accounts/join/{email_key}", headers=headers, data=once).status_code == 200
+    assert flask_client.post(f"/accounts/join/{email_key}", headers=headers, data=once).status_code == 400
+    with database.connection_context():
+        assert not UserProfile.select().where(UserProfile.email == "someone@zulip.example").exists()

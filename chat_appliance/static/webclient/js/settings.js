@@ -361,6 +361,7 @@ async function invitesPanel(root) {
       h("h4", "Invitation link"),
       h("p.detail", "Anyone with the link can join."),
       h("button.primary", { type: "submit" }, "Create invitation link"),
+      out,
     ),
     h(
       "form.inline-form",
@@ -377,7 +378,6 @@ async function invitesPanel(root) {
       field("Emails", emails),
       h("button.primary", { type: "submit" }, "Invite"),
     ),
-    out,
     h("h4", "Open invitations"),
     list,
   );
