@@ -578,6 +578,7 @@ def test_sign_up_from_an_invitation_link(browser, site):
     assert "/join/" in link
     shot(page, "settings-invitations-desktop")
     settings.get_by_role("button", name="Close settings").click()
+    open_topic(page, "general", "welcome", site)  # where the newcomer will write
     key = link.rsplit("/join/", 1)[1]
     newcomer_context = browser.new_context(viewport=PHONE)
     newcomer = Watched(newcomer_context.new_page())
