@@ -3,12 +3,15 @@
 import logging
 import time
 import traceback
+from pathlib import Path
 
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
-from .config import DEFAULTS, database_url_for
+from .api.context import EXTENSION
+from .actions.uploads import UploadStore
+from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import manager as queue_manager
@@ -19,6 +22,16 @@ log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
 API_PREFIX = "/api/v1"
+
+
+class AppState:
+    """What one app owns, kept on app.extensions["chat_appliance"]: its configuration as the
+    actions take it, and its uploaded files."""
+
+    def __init__(self, config):
+        self.limits = Limits.from_config(config)
+        instance = Path(config["INSTANCE_PATH"])
+        self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
 
 
 def create_app(config=None):
@@ -34,6 +47,7 @@ def create_app(config=None):
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     app.json.sort_keys = False
     app.json.compact = True
+    app.extensions[EXTENSION] = AppState(app.config)
 
     init_database(app.config["DATABASE_URL"])
     migrate()

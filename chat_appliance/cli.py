@@ -7,7 +7,7 @@ import signal
 import sys
 from urllib.parse import urlparse
 
-from .config import instance_path_from_env, load_config
+from .config import STRING_KEYS, ConfigError, instance_path_from_env, load_config
 
 DEFAULT_PORT = 9991
 # Each waiting long poll (GET /events) occupies one waitress thread until an event or a
@@ -19,14 +19,15 @@ class CommandError(Exception):
     """A user-facing failure: printed without a traceback, exit status 1."""
 
 
-def open_instance(args, *, must_exist=True):
-    """Load the instance's configuration, open its database and apply pending migrations."""
+def open_instance(args, *, must_exist=True, overrides=None):
+    """Load the instance's configuration (with the command line's `overrides`), open its
+    database and apply pending migrations."""
     from .db import init_database, migrate
 
     instance = instance_path_from_env(args.instance)
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
-    config = load_config(instance)
+    config = load_config(instance, overrides)
     init_database(config["DATABASE_URL"])
     applied = migrate(progress=True)
     if applied:
@@ -125,7 +126,7 @@ def cmd_serve(args):
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
     instance.mkdir(parents=True, exist_ok=True)
-    _instance, config = open_instance(args)
+    _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
     app = create_app(config)
@@ -235,11 +236,22 @@ def cmd_list_users(args):
     return 0
 
 
+CONFIG_HELP = f"""configuration:
+  Every key of chat_appliance/config.py (MAX_TOPIC_LENGTH, DATABASE_URL, ...) is read from, the
+  later winning: its default, the instance's config.json, the environment variable
+  CHAT_APPLIANCE_<KEY>, then a command-line option (--instance; serve --quiet sets LOG_REQUESTS).
+  Environment values are JSON (false, 25, ["a", "b"]) except for the string keys
+  {", ".join(sorted(STRING_KEYS))}, taken as written. The instance folder is --instance, else
+  $CHAT_APPLIANCE_INSTANCE, else ./instance."""
+
+
 def build_parser():
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="chat-appliance",
         description="A one-process team chat server that speaks the Zulip REST API.",
+        epilog=CONFIG_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -295,7 +307,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except CommandError as error:
+    except (CommandError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 

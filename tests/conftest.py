@@ -3,47 +3,12 @@ the zulip library (form bodies, JSON for every non-string value, HTTP Basic)."""
 
 import pytest
 
-from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
-from chat_appliance.actions.realm import do_create_realm
-from chat_appliance.actions.users import do_create_bot, do_create_user
 from chat_appliance.app import create_app
 from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
-from chat_appliance.db import close_connection, write_transaction
 from chat_appliance.events import bus
-from chat_appliance.events.queues import manager as queue_manager
-from chat_appliance.lib.access import get_stream_by_name
-from chat_appliance.models import (
-    ROLE_ADMINISTRATOR,
-    ROLE_GUEST,
-    ROLE_MEMBER,
-    ROLE_MODERATOR,
-    Realm,
-    UserProfile,
-    database,
-)
 
-from .helpers import ApiClient
-
-# Cheap hashing keeps fixtures fast; production uses scrypt.
-FAST_HASH = "pbkdf2:sha256:1000"
-PASSWORD = "correct horse battery staple"
-REALM_HOST = "zulip.example"
-
-
-def test_config(instance_path):
-    """The configuration of a test app on the database in `instance_path`."""
-    return {
-        "INSTANCE_PATH": str(instance_path),
-        "PASSWORD_HASH_METHOD": FAST_HASH,
-        "LOG_REQUESTS": False,
-        "TESTING": True,
-    }
-
-
-def close_app():
-    close_connection()
-    queue_manager.clear()
+from .helpers import ApiClient, EventRecorder, Org, app_config, close_app
 
 
 @pytest.fixture(scope="session")
@@ -55,12 +20,12 @@ def database_templates(tmp_path_factory):
     empty_path, org_path = root / "empty", root / "org"
     empty_path.mkdir()
     org_path.mkdir()
-    create_app(test_config(empty_path))
+    create_app(app_config(empty_path))
     close_app()
     urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
-    create_app(test_config(org_path))
-    Org.populate()
+    application = create_app(app_config(org_path))
+    Org.populate(application.extensions["chat_appliance"].limits)
     close_app()
     return urls
 
@@ -68,69 +33,20 @@ def database_templates(tmp_path_factory):
 @pytest.fixture
 def app(request, tmp_path, database_templates):
     """A Flask app on a fresh database: a copy of the session's template, with the example
-    organization when the test uses the `org` fixture."""
+    organization when the test uses the `org` fixture. `@pytest.mark.config(KEY=value)` sets
+    configuration keys, as config.json would."""
     template = database_templates["org" if "org" in request.fixturenames else "empty"]
     backend_for(template).clone_database(template, database_url_for(tmp_path))
-    application = create_app(test_config(tmp_path))
+    marker = request.node.get_closest_marker("config")
+    application = create_app({**app_config(tmp_path), **(marker.kwargs if marker else {})})
     yield application
     close_app()
 
 
 @pytest.fixture
 def flask_client(app):
+    """Flask's test client of the app."""
     return app.test_client()
-
-
-class Org:
-    """The example organization: named users and channels."""
-
-    USERS = {
-        "owner": "desdemona@zulip.example", "admin": "iago@zulip.example", "moderator": "shiva@zulip.example",
-        "hamlet": "hamlet@zulip.example", "othello": "othello@zulip.example",
-        "cordelia": "cordelia@zulip.example", "guest": "polonius@zulip.example",
-        "bot": "hamlet-bot@zulip.example",
-    }
-    STREAMS = {"denmark": "Denmark", "verona": "Verona", "secret": "secret", "general": "general"}
-
-    @staticmethod
-    def populate():
-        """Create the organization in the current database (once per session, in the template)."""
-        with database.connection_context():
-            realm, owner = do_create_realm("Zulip Dev", REALM_HOST, f"http://{REALM_HOST}",
-                                           Org.USERS["owner"], "Desdemona", PASSWORD, password_method=FAST_HASH)
-            make = lambda key, name, role: do_create_user(  # noqa: E731
-                realm, Org.USERS[key], PASSWORD, name, role=role, password_method=FAST_HASH)
-            admin = make("admin", "Iago", ROLE_ADMINISTRATOR)
-            make("moderator", "Shiva", ROLE_MODERATOR)
-            hamlet = make("hamlet", "King Hamlet", ROLE_MEMBER)
-            othello = make("othello", "Othello, the Moor of Venice", ROLE_MEMBER)
-            cordelia = make("cordelia", "Cordelia, Lear's daughter", ROLE_MEMBER)
-            guest = make("guest", "Polonius", ROLE_GUEST)
-            bot = do_create_bot(hamlet, "Hamlet's Bot", "hamlet", 1)
-            assert bot.email == Org.USERS["bot"], bot.email
-            with write_transaction():
-                streams, _created = do_create_streams(
-                    realm, [("Denmark", "A Scandinavian country"), ("Verona", "A city in Italy")],
-                    invite_only=False, history_public_to_subscribers=None, creator=owner)
-                secret, _ = do_create_streams(realm, [("secret", "Private things")], invite_only=True,
-                                              history_public_to_subscribers=False, creator=admin)
-            subscribe_users_to_streams([streams["denmark"]], [hamlet, othello, admin])
-            subscribe_users_to_streams([streams["verona"]], [hamlet, cordelia, guest])
-            subscribe_users_to_streams([secret["secret"]], [admin, hamlet])
-
-    def __init__(self, flask_client):
-        """The organization as copied from the template: rows loaded by email and name."""
-        self.flask_client = flask_client
-        with database.connection_context():
-            self.realm = Realm.get(Realm.host == REALM_HOST)
-            for attribute, email in self.USERS.items():
-                setattr(self, attribute, UserProfile.get(UserProfile.email == email))
-            for attribute, name in self.STREAMS.items():
-                setattr(self, attribute, get_stream_by_name(self.realm.id, name))
-
-    def client(self, user):
-        """An API client authenticated as `user`."""
-        return ApiClient(self.flask_client, user.email, user.api_key)
 
 
 @pytest.fixture
@@ -144,28 +60,6 @@ def org(flask_client):
 def anon(flask_client):
     """A client that sends no credentials."""
     return ApiClient(flask_client, None, None)
-
-
-
-class EventRecorder:
-    """Events published while the test runs, with the ids of the users they were sent to."""
-
-    def __init__(self):
-        self.published = []
-
-    def __call__(self, event, user_ids):
-        self.published.append((event, set(user_ids)))
-
-    def of(self, type_, **match):
-        """(event, user ids) pairs of this type whose top-level fields equal `match`."""
-        return [(e, ids) for e, ids in self.published
-                if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
-
-    def one(self, type_, **match):
-        """The single matching event, asserted to be exactly one."""
-        found = self.of(type_, **match)
-        assert len(found) == 1, (type_, match, self.published)
-        return found[0]
 
 
 @pytest.fixture

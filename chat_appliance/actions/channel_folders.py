@@ -1,7 +1,6 @@
 """Channel folders: create, rename, describe, archive; channels are put in folders by
 PATCH /streams/{id} with folder_id."""
 
-from flask import current_app
 from peewee import fn
 
 from ..db import write_transaction
@@ -34,10 +33,10 @@ def access_folder(realm_id, folder_id):
     return folder
 
 
-def check_folder_name(realm_id, name, *, exclude_id=None):
-    """Not empty, within MAX_CHANNEL_FOLDER_NAME_LENGTH, unique (without regard to case)."""
+def check_folder_name(realm_id, name, limits, *, exclude_id=None):
+    """Not empty, within limits.max_channel_folder_name_length, unique (without regard to case)."""
     name = name.strip()
-    limit = current_app.config["MAX_CHANNEL_FOLDER_NAME_LENGTH"]
+    limit = limits.max_channel_folder_name_length
     if not name:
         raise JsonableError("Channel folder name can't be empty.")
     if len(name) > limit:
@@ -51,18 +50,18 @@ def check_folder_name(realm_id, name, *, exclude_id=None):
     return name
 
 
-def check_folder_description(description):
-    """Within MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH."""
-    limit = current_app.config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"]
+def check_folder_description(description, limits):
+    """Within limits.max_channel_folder_description_length."""
+    limit = limits.max_channel_folder_description_length
     if len(description) > limit:
         raise JsonableError(f"description is too long (limit: {limit} characters)")
     return description.strip()
 
 
-def do_create_folder(creator, name, description):
+def do_create_folder(creator, name, description, limits):
     """A new folder at the end of the order; everyone is told."""
-    name = check_folder_name(creator.realm_id, name)
-    description = check_folder_description(description)
+    name = check_folder_name(creator.realm_id, name, limits)
+    description = check_folder_description(description, limits)
     with write_transaction():
         order = (ChannelFolder.select(fn.MAX(ChannelFolder.order))
                  .where(ChannelFolder.realm == creator.realm_id).scalar() or 0) + 1

@@ -10,9 +10,6 @@ from ..lib.groups import system_group
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
 from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
 
-MAX_STREAM_NAME_LENGTH = 60
-MAX_STREAM_DESCRIPTION_LENGTH = 1024
-
 # The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
 # refuses anything else at start-up).
 STREAM_COLORS = [
@@ -22,13 +19,13 @@ STREAM_COLORS = [
 ]
 
 
-def check_stream_name(name):
-    """Zulip's channel-name rules."""
+def check_stream_name(name, limits):
+    """Zulip's channel-name rules, within limits.max_stream_name_length."""
     name = name.strip()
     if not name:
         raise JsonableError("Channel name can't be empty.")
-    if len(name) > MAX_STREAM_NAME_LENGTH:
-        raise JsonableError(f"Channel name too long (limit: {MAX_STREAM_NAME_LENGTH} characters).")
+    if len(name) > limits.max_stream_name_length:
+        raise JsonableError(f"Channel name too long (limit: {limits.max_stream_name_length} characters).")
     for position, ch in enumerate(name, 1):
         if ord(ch) < 32 or 0xFDD0 <= ord(ch) <= 0xFDEF:
             raise JsonableError(f"Invalid character in channel name, at position {position}.")
@@ -43,10 +40,8 @@ def default_streams(realm):
 
 def create_stream_row(realm, name, *, description="", invite_only=False, history_public_to_subscribers=None,
                       creator=None):
-    """Insert a channel with its recipient; the caller holds the transaction."""
-    name = check_stream_name(name)
-    if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
-        raise JsonableError(f"Channel description too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters).")
+    """Insert a channel with its recipient; the caller checked the name and description and
+    holds the transaction."""
     if history_public_to_subscribers is None or not invite_only:
         # Zulip: public channels always share history; private ones share it unless told otherwise.
         history_public_to_subscribers = True if not invite_only else bool(history_public_to_subscribers)
@@ -177,7 +172,7 @@ def unsubscribe_users(streams, users):
     return removed, not_removed
 
 
-def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator):
+def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator, limits):
     """Create the channels named in specs [(name, description)] that do not exist yet.
 
     Returns {name_key: Stream} for every spec, existing ones included. The caller holds the
@@ -185,7 +180,10 @@ def do_create_streams(realm, specs, *, invite_only, history_public_to_subscriber
     """
     streams, created = {}, []
     for name, description in specs:
-        name = check_stream_name(name)
+        name = check_stream_name(name, limits)
+        if len(description) > limits.max_stream_description_length:
+            raise JsonableError("Channel description too long "
+                                f"(limit: {limits.max_stream_description_length} characters).")
         stream = get_stream_by_name(realm.id, name)
         if stream is None:
             stream = create_stream_row(realm, name, description=description, invite_only=invite_only,

@@ -94,7 +94,7 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         raise JsonableError("Direct messages cannot have topics." if topic is not None
                             else "Direct messages cannot be moved to channels.")
     if topic is not None:
-        new_topic = normalize_topic(topic, limits["max_topic_length"])
+        new_topic = normalize_topic(topic, limits.max_topic_length)
         if new_topic == "" and user.realm.settings.get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         if new_topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
@@ -113,7 +113,7 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         if prev_content_sha256 is not None and prev_content_sha256 != hashlib.sha256(
                 message.content.encode()).hexdigest():
             raise JsonableError("The message was edited since the client loaded it.")
-        content = check_content(content, limits["max_message_length"]) if content.strip() else DELETED_CONTENT
+        content = check_content(content, limits.max_message_length) if content.strip() else DELETED_CONTENT
         if content != message.content:
             plan.content = content
             plan.rendered = render_message(content, realm=user.realm, sender=message.sender)

@@ -51,11 +51,12 @@ def default_read_by_sender(client_name):
 
 
 def normalize_topic(topic, max_length):
-    """Strip; map "(no topic)" and the display name to the empty topic; enforce the length."""
+    """Strip; map "(no topic)" and the display name to the empty topic; enforce the length
+    (max_length None: a topic the server wrote itself)."""
     topic = (topic or "").strip()
     if topic in EMPTY_TOPIC_ALIASES:
         topic = ""
-    if len(topic) > max_length:
+    if max_length is not None and len(topic) > max_length:
         raise JsonableError(f"Topic too long (limit: {max_length} characters)")
     if any(ord(ch) < 32 for ch in topic):
         raise JsonableError("Invalid character in topic")
@@ -63,10 +64,10 @@ def normalize_topic(topic, max_length):
 
 
 def check_content(content, max_length):
-    """Not empty, not over the limit."""
+    """Not empty, not over the limit (max_length None: content the server wrote itself)."""
     if not content.strip():
         raise JsonableError("Message must not be empty")
-    if len(content) > max_length:
+    if max_length is not None and len(content) > max_length:
         raise JsonableError(f"Message too long (limit: {max_length} characters)")
     return content.rstrip()
 
@@ -260,10 +261,12 @@ def link_facts(rendered):
 
 def check_send_message(sender, *, message_type, to, topic, content, client_name, limits, queue_id=None,
                        local_id=None, read_by_sender=None, date_sent=None):
-    """Validate, store and announce a message. Returns (message id, automatic policy or None)."""
+    """Validate, store and announce a message. Returns (message id, automatic policy or None).
+
+    `limits` (config.Limits) bounds what users send; None for the server's own messages."""
     from ..models import now
 
-    content = check_content(content, limits["max_message_length"])
+    content = check_content(content, limits and limits.max_message_length)
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client_name) or sender.is_bot
     is_direct = message_type in ("direct", "private")
@@ -275,7 +278,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         stream = access_stream_for_send(sender, to)
         if topic is None:
             raise JsonableError("Missing topic")
-        topic = normalize_topic(topic, limits["max_topic_length"])
+        topic = normalize_topic(topic, limits and limits.max_topic_length)
         if topic == "" and sender.realm.settings.get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         topic_key = topic.casefold()
@@ -351,6 +354,5 @@ def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, l
 def internal_send_direct_message(sender, recipient, content):
     """A direct message from a system bot (the welcome message)."""
     return check_send_message(sender, message_type="private", to=[recipient.id], topic=None, content=content,
-                              client_name="Internal", limits={"max_message_length": 10000,
-                                                              "max_topic_length": 60})
+                              client_name="Internal", limits=None)
 

@@ -14,6 +14,7 @@ from ..actions.channel_folders import (
 from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_bool, check_int, endpoint
 from ..models import ChannelFolder
+from .context import limits
 
 bp = Blueprint("channel_folders", __name__)
 
@@ -25,7 +26,7 @@ UNSET = object()
 def create_folder(user, name, description):
     """Administrators create folders."""
     require_realm_admin(user)
-    return {"channel_folder_id": do_create_folder(user, name, description).id}
+    return {"channel_folder_id": do_create_folder(user, name, description, limits()).id}
 
 
 @bp.get("/channel_folders")
@@ -46,9 +47,9 @@ def update_folder(user, folder_id, name, description, is_archived):
     folder = access_folder(user.realm_id, folder_id)
     changes = {}
     if name is not None:
-        changes["name"] = check_folder_name(user.realm_id, name, exclude_id=folder.id)
+        changes["name"] = check_folder_name(user.realm_id, name, limits(), exclude_id=folder.id)
     if description is not None:
-        changes["description"] = check_folder_description(description)
+        changes["description"] = check_folder_description(description, limits())
     if is_archived is not None:
         changes["is_archived"] = is_archived
     if changes:

@@ -37,6 +37,7 @@ from ..lib.params import (
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
 from ..models import Stream, Subscription, UserProfile
 from .channel_folders import check_folder_id
+from .context import limits
 
 bp = Blueprint("channels", __name__)
 
@@ -133,7 +134,7 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
     with write_transaction():
         created_map, created = do_create_streams(user.realm, to_create, invite_only=invite_only,
                                                  history_public_to_subscribers=history_public_to_subscribers,
-                                                 creator=user)
+                                                 creator=user, limits=limits())
         streams = authorized + [s for s in created_map.values() if s not in authorized]
         added, already = subscribe_users_to_streams(streams, targets, acting_user=user, notify=False)
     notify_streams_created(created)
@@ -268,7 +269,7 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
     from ..actions.channel_folders import access_folder
-    from ..actions.channels import MAX_STREAM_DESCRIPTION_LENGTH, check_stream_name, do_update_stream
+    from ..actions.channels import check_stream_name, do_update_stream
     from ..lib.access import require_realm_admin
     from ..models import UserGroup
 
@@ -276,14 +277,15 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
     stream = access_stream_by_id(user, stream_id)
     changes = {}
     if new_name is not None and new_name.strip() != stream.name:
-        name = check_stream_name(new_name)
+        name = check_stream_name(new_name, limits())
         clash = get_stream_by_name(user.realm_id, name)
         if clash is not None and clash.id != stream.id:
             raise JsonableError(f"Channel '{name}' already exists")
         changes["name"] = name
     if description is not None and description != stream.description:
-        if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
-            raise JsonableError(f"description is too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters)")
+        limit = limits().max_stream_description_length
+        if len(description) > limit:
+            raise JsonableError(f"description is too long (limit: {limit} characters)")
         changes["description"] = description
     invite_only = stream.invite_only if is_private is None else is_private
     if invite_only != stream.invite_only:

@@ -9,6 +9,7 @@ from ..lib.errors import JsonableError
 from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
                           list_of)
 from .channels import parse_include_subscribers
+from .context import limits
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from .users import max_message_id
 
@@ -56,7 +57,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
         raise JsonableError("User not authorized for this query")
     capabilities = {name: bool((client_capabilities or {}).get(name, False)) for name in KNOWN_CAPABILITIES}
     options = {"client_gravatar": client_gravatar, "include_subscribers": include_subscribers,
-               "client_capabilities": capabilities, "slim_presence": slim_presence}
+               "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits()}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
     queue = manager.register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,

@@ -2,7 +2,7 @@
 
 from datetime import datetime, timezone
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from ..actions.flags import do_update_message_flags, unsubscribed_stream_ids
 from ..actions.messages import (
@@ -39,6 +39,7 @@ from ..lib.params import (
 )
 from ..models import FLAG_BITS, Message, UserMessage, UserTopic, now
 from ..rendering import render_message
+from .context import limits
 
 bp = Blueprint("messages", __name__)
 
@@ -47,10 +48,6 @@ MAX_MESSAGES_PER_FETCH = 5000
 MAX_MESSAGES_PER_FLAG_UPDATE = 5000
 
 
-def limits():
-    """The message limits /register reports, from configuration."""
-    return {"max_message_length": current_app.config["MAX_MESSAGE_LENGTH"],
-            "max_topic_length": current_app.config["MAX_TOPIC_LENGTH"]}
 
 
 @bp.post("/messages")
@@ -225,7 +222,7 @@ def messages_match_narrow(user, msg_ids, narrow):
 @endpoint(content=Param())
 def render(user, content):
     """Render Markdown as a message would be, without sending it."""
-    content = check_content(content, current_app.config["MAX_MESSAGE_LENGTH"])
+    content = check_content(content, limits().max_message_length)
     return {"rendered": render_message(content, realm=user.realm, sender=user).html}
 
 
@@ -320,7 +317,7 @@ def mark_stream_as_read(user, stream_id):
 def mark_topic_as_read(user, stream_id, topic_name):
     """Mark a topic's messages read."""
     stream = access_stream_by_id(user, stream_id)
-    topic = normalize_topic(topic_name, current_app.config["MAX_TOPIC_LENGTH"])
+    topic = normalize_topic(topic_name, limits().max_topic_length)
     mark_read_where(user, (Message.stream == stream.id) & (Message.topic_key == topic.casefold()))
 
 
@@ -351,7 +348,7 @@ def do_set_user_topic(user, stream, topic, policy):
 def update_user_topic(user, stream_id, topic, visibility_policy):
     """Mute, unmute, follow, or reset a topic."""
     stream = access_stream_by_id(user, stream_id)
-    do_set_user_topic(user, stream, normalize_topic(topic, current_app.config["MAX_TOPIC_LENGTH"]), visibility_policy)
+    do_set_user_topic(user, stream, normalize_topic(topic, limits().max_topic_length), visibility_policy)
 
 
 @bp.get("/user_topics")
@@ -371,6 +368,6 @@ def mute_topic(user, op, topic, stream, stream_id):
     if (stream is None) == (stream_id is None):
         raise JsonableError("Please supply 'stream' or 'stream_id'.")
     target = access_stream_by_id(user, stream_id) if stream_id is not None else access_stream_by_name(user, stream)
-    do_set_user_topic(user, target, normalize_topic(topic, current_app.config["MAX_TOPIC_LENGTH"]),
+    do_set_user_topic(user, target, normalize_topic(topic, limits().max_topic_length),
                       1 if op == "add" else 0)
 

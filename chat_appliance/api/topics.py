@@ -9,6 +9,7 @@ from ..lib.access import access_stream_by_id, can_read_stream_history, require_r
 from ..lib.messages import display_topic
 from ..lib.params import Param, check_bool, endpoint
 from ..models import Message, UserMessage
+from .context import limits
 
 bp = Blueprint("topics", __name__)
 
@@ -38,7 +39,7 @@ def delete_topic(user, stream_id, topic_name):
     """Delete every message of a topic, in batches within a time budget (administrators only)."""
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
-    topic = normalize_topic(topic_name, current_app.config["MAX_TOPIC_LENGTH"])
+    topic = normalize_topic(topic_name, limits().max_topic_length)
     complete = do_delete_topic(stream, topic.casefold(),
                                time_budget_seconds=current_app.config["DELETE_TOPIC_TIME_BUDGET_SECONDS"])
     return {"complete": complete}

@@ -12,11 +12,11 @@ from ..actions.uploads import (
     do_delete_attachment,
     do_upload_file,
     temporary_url,
-    uploads_root,
 )
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
 from ..models import Attachment
+from .context import app_state, limits
 
 bp = Blueprint("uploads", __name__)
 downloads_bp = Blueprint("downloads", __name__)
@@ -38,7 +38,8 @@ def the_uploaded_file():
 def upload_file(user):
     """Store the file; return its URL (`uri` is the name before Zulip 9.0, still read by the
     zulip library's examples) and the stored file name."""
-    attachment = do_upload_file(user, the_uploaded_file())
+    uploaded = the_uploaded_file()
+    attachment = do_upload_file(user, app_state().uploads, uploaded.filename, uploaded.stream, limits())
     url = UPLOAD_URL_PREFIX + attachment.path_id
     return {"uri": url, "url": url, "filename": attachment.file_name}
 
@@ -48,7 +49,7 @@ def upload_file(user):
 def get_temporary_url(user, realm_id, filename):
     """A URL that serves the file without credentials for a minute, for clients that hand the
     link to something that cannot authenticate (a browser, an image viewer)."""
-    return {"url": temporary_url(access_upload(user, f"{realm_id}/{filename}"))}
+    return {"url": temporary_url(app_state().uploads, access_upload(user, f"{realm_id}/{filename}"))}
 
 
 @bp.get("/attachments")
@@ -67,7 +68,7 @@ def remove_attachment(user, attachment_id):
     attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
     if attachment is None:
         raise JsonableError("Invalid attachment")
-    do_delete_attachment(attachment)
+    do_delete_attachment(app_state().uploads, attachment)
 
 
 @downloads_bp.get("/user_uploads/<int:realm_id>/<path:rest>")
@@ -82,13 +83,13 @@ def download_file(user, realm_id, rest):
 @endpoint(auth=False)
 def download_temporary(token, name):
     """The file a temporary URL names, without credentials, while the URL is valid."""
-    return send_attachment(access_temporary_upload(token))
+    return send_attachment(access_temporary_upload(app_state().uploads, token))
 
 
 def send_attachment(attachment):
     """The file's bytes; a download unless it is an image, so that an uploaded HTML page never
     runs in the server's origin."""
-    path = uploads_root() / attachment.path_id
+    path = app_state().uploads.path(attachment.path_id)
     if not path.is_file():
         raise ResourceNotFoundError("File not found")
     inline = attachment.content_type.startswith("image/") and attachment.content_type != "image/svg+xml"

@@ -6,7 +6,6 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 import time
 
-from flask import current_app
 
 from ..actions.drafts import user_drafts
 from ..actions.saved_snippets import user_saved_snippets
@@ -76,7 +75,6 @@ def fetch_realm(user, state, options):
     from ..lib.message_permissions import realm_message_settings_state
 
     realm = user.realm
-    config = current_app.config
     state.update({
         "realm_name": realm.name,
         "realm_description": realm.description,
@@ -86,13 +84,8 @@ def fetch_realm(user, state, options):
         "realm_allow_edit_history": realm.edit_history_policy_name() != "none",
         "realm_message_edit_history_visibility_policy": realm.edit_history_policy_name(),
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
-        "max_message_length": config["MAX_MESSAGE_LENGTH"],
-        "max_topic_length": config["MAX_TOPIC_LENGTH"],
-        "max_stream_name_length": config["MAX_STREAM_NAME_LENGTH"],
-        "max_stream_description_length": config["MAX_STREAM_DESCRIPTION_LENGTH"],
-        "max_channel_folder_name_length": config["MAX_CHANNEL_FOLDER_NAME_LENGTH"],
-        "max_channel_folder_description_length": config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"],
-        "max_file_upload_size_mib": config["MAX_FILE_UPLOAD_SIZE_MIB"],
+        # The limits the server enforces (options["limits"], from the configuration).
+        **options["limits"].as_register_state(),
         "server_typing_started_wait_period_milliseconds": TYPING_STARTED_WAIT_MS,
         "server_typing_stopped_wait_period_milliseconds": TYPING_STOPPED_WAIT_MS,
         "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,
@@ -313,7 +306,8 @@ FETCHERS = {
 
 
 def fetch_initial_state(user, fetch_event_types, options):
-    """The /register state for these fetch types (None = every type)."""
+    """The /register state for these fetch types (None = every type). `options` holds the
+    client's register options and the server's `limits` (config.Limits)."""
     wanted = set(FETCHERS) | {"message", "update_message_flags"} if fetch_event_types is None \
         else set(fetch_event_types)
     state = {}
