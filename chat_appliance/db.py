@@ -7,6 +7,8 @@ configuration is known (scout and peewee's FlaskDB do the same). Engine-specific
 
 import logging
 import sys
+import threading
+from contextlib import contextmanager
 
 from peewee import IntegerField, Model
 
@@ -31,9 +33,43 @@ def backend():
     return _state["backend"]
 
 
+# Callbacks waiting for the commit of this thread's outermost write_transaction (None outside one).
+_transaction_local = threading.local()
+
+
+@contextmanager
 def write_transaction():
-    """A transaction that will write: atomic, and on SQLite taking the write lock up front."""
-    return _state["backend"].write_transaction(database)
+    """A transaction that will write: atomic, and on SQLite taking the write lock up front.
+
+    Nested, it is a savepoint. Callbacks given to `on_commit` inside it run after the outermost
+    transaction commits, in order; those of a transaction (or savepoint) that rolls back are dropped."""
+    pending = getattr(_transaction_local, "pending", None)
+    outermost = pending is None
+    if outermost:
+        pending = _transaction_local.pending = []
+    mark = len(pending)
+    try:
+        with _state["backend"].write_transaction(database):
+            yield
+    except BaseException:
+        del pending[mark:]
+        if outermost:
+            _transaction_local.pending = None
+        raise
+    if outermost:
+        _transaction_local.pending = None
+        for callback in pending:
+            callback()
+
+
+def on_commit(callback):
+    """Run `callback` once the current write_transaction commits (never, if it rolls back), or
+    at once outside a transaction: how events go out only after the change they announce."""
+    pending = getattr(_transaction_local, "pending", None)
+    if pending is None:
+        callback()
+    else:
+        pending.append(callback)
 
 
 def bulk_insert(table, columns, rows):

@@ -101,17 +101,35 @@ def _pick_color(user):
     return STREAM_COLORS[len(used) % len(STREAM_COLORS)]
 
 
-def subscribe_users_to_streams(streams, users, *, acting_user=None, notify=True):
-    """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed pairs).
-
-    The caller holds the transaction when notify is False; with notify True this function
-    commits and then publishes the subscription events.
-    """
-    if notify:
-        with write_transaction():
-            added, already = subscribe_users_to_streams(streams, users, acting_user=acting_user, notify=False)
+def subscribe_users_to_streams(streams, users, *, acting_user=None):
+    """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed
+    pairs). In the caller's transaction or its own; the events go out when it commits."""
+    with write_transaction():
+        added, already = create_subscription_rows(streams, users)
         notify_subscribed(added)
-        return added, already
+    return added, already
+
+
+def do_subscribe_creating_streams(acting_user, targets, streams, to_create, *, invite_only,
+                                  history_public_to_subscribers, limits):
+    """Create the channels of `to_create` [(name, description)], then subscribe `targets` to
+    them and to `streams`, in one transaction. Returns (added pairs, already subscribed pairs)."""
+    with write_transaction():
+        created_map, created = do_create_streams(acting_user.realm, to_create, invite_only=invite_only,
+                                                 history_public_to_subscribers=history_public_to_subscribers,
+                                                 creator=acting_user, limits=limits)
+        streams = streams + [s for s in created_map.values() if s not in streams]
+        added, already = create_subscription_rows(streams, targets)
+        # Announced once the subscribers exist: a new private channel's audience is its subscribers.
+        notify_streams_created(created)
+        notify_subscribed(added)
+    return added, already
+
+
+def create_subscription_rows(streams, users):
+    """The subscription rows alone, with no events: for accounts being created, whose
+    realm_user add event announces them. The caller holds the transaction. Returns (added
+    pairs, already subscribed pairs)."""
     added, already = [], []
     for stream in streams:
         existing = {

@@ -5,7 +5,7 @@ from ..events.bus import publish
 from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
 from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup, UserProfile
 from ..models.users import BOT_GENERIC
-from .channels import create_stream_row, subscribe_users_to_streams
+from .channels import create_stream_row, create_subscription_rows
 from .users import check_email, check_full_name, create_user_row
 
 # Zulip's system bots. They belong to the organization here (one organization per server)
@@ -46,7 +46,7 @@ def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *,
                                     creator=owner)
         realm.settings = {"default_stream_ids": [general.id]}
         realm.save()
-        subscribe_users_to_streams([general], [owner], notify=False)
+        create_subscription_rows([general], [owner])
     from .welcome import send_welcome_message
 
     send_welcome_message(owner)

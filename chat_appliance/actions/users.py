@@ -84,7 +84,7 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
                    acting_user=None):
     """Create a human account, subscribed to the organization's default channels, and greet it."""
-    from .channels import default_streams, subscribe_users_to_streams
+    from .channels import create_subscription_rows, default_streams
     from .welcome import send_welcome_message
 
     email = check_email(email)
@@ -96,7 +96,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
             raise JsonableError(f"Email '{email}' already in use")
         user = create_user_row(realm, email, full_name, password=password, role=role,
                                password_method=password_method)
-        subscribe_users_to_streams(default_streams(realm), [user], acting_user=acting_user, notify=False)
+        create_subscription_rows(default_streams(realm), [user])
     notify_user_added(user)
     send_welcome_message(user)
     return user
@@ -105,7 +105,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
 def do_create_bot(owner, full_name, short_name, bot_type, service=None):
     """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST. `service` holds the
     checked fields of an outgoing webhook or embedded bot (bot_services.check_service_settings)."""
-    from .channels import default_streams, subscribe_users_to_streams
+    from .channels import create_subscription_rows, default_streams
 
     full_name = check_full_name(full_name)
     short_name = short_name.strip().lower()
@@ -120,7 +120,7 @@ def do_create_bot(owner, full_name, short_name, bot_type, service=None):
         bot = create_user_row(owner.realm, email, full_name, password=None, role=ROLE_MEMBER,
                               password_method=None, bot_type=bot_type, bot_owner=owner)
         service_row = create_bot_service(bot, service) if service is not None else None
-        subscribe_users_to_streams(default_streams(owner.realm), [bot], acting_user=owner, notify=False)
+        create_subscription_rows(default_streams(owner.realm), [bot])
     notify_user_added(bot)
     publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_row))},
             bot_administrator_ids(bot))

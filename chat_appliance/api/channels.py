@@ -6,15 +6,11 @@ from flask import Blueprint
 
 from ..actions.channels import (
     do_change_subscription_properties,
-    do_create_streams,
-    notify_subscribed,
-    notify_streams_created,
-    subscribe_users_to_streams,
+    do_subscribe_creating_streams,
     subscriber_counts,
     subscriber_ids,
     unsubscribe_users,
 )
-from ..db import write_transaction
 from ..lib.access import (
     access_stream_by_id,
     access_stream_by_name,
@@ -131,14 +127,9 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
         raise JsonableError("Insufficient permission")
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
-    with write_transaction():
-        created_map, created = do_create_streams(user.realm, to_create, invite_only=invite_only,
-                                                 history_public_to_subscribers=history_public_to_subscribers,
-                                                 creator=user, limits=limits())
-        streams = authorized + [s for s in created_map.values() if s not in authorized]
-        added, already = subscribe_users_to_streams(streams, targets, acting_user=user, notify=False)
-    notify_streams_created(created)
-    notify_subscribed(added)
+    added, already = do_subscribe_creating_streams(user, targets, authorized, to_create, invite_only=invite_only,
+                                                   history_public_to_subscribers=history_public_to_subscribers,
+                                                   limits=limits())
     result = {"subscribed": {}, "already_subscribed": {}}
     for key, pairs in (("subscribed", added), ("already_subscribed", already)):
         for target, stream in pairs:
