@@ -14,8 +14,9 @@ from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .api.context import EXTENSION
 from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
+from .runtime import activate, deactivate
 from .events import bus
-from .events.queues import manager as queue_manager
+from .events.queues import QueueManager
 from .lib.errors import JsonableError
 from .lib.response import json_error
 
@@ -27,12 +28,17 @@ API_PREFIX = "/api/v1"
 
 class AppState:
     """What one app owns, kept on app.extensions["chat_appliance"]: its configuration as the
-    actions take it, and its uploaded files."""
+    actions take it, its uploaded files, its runtime (database, backend, event listeners,
+    credential cache) and its event queues. `close_app` releases it all."""
 
-    def __init__(self, config):
+    def __init__(self, config, runtime):
         self.limits = Limits.from_config(config)
         instance = Path(config["INSTANCE_PATH"])
         self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
+        self.runtime = runtime
+        self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
+                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
+        self.service_dispatcher = None
 
 
 def create_app(config=None, *, dev_mode=False):
@@ -51,11 +57,10 @@ def create_app(config=None, *, dev_mode=False):
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     app.json.sort_keys = False
     app.json.compact = True
-    app.extensions[EXTENSION] = AppState(app.config)
-
-    init_database(app.config["DATABASE_URL"])
+    state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
+    bind_runtime(app, state.runtime)
     migrate()
-    register_event_queues(app)
+    bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
 
     for blueprint in BLUEPRINTS:
@@ -67,25 +72,38 @@ def create_app(config=None, *, dev_mode=False):
     return app
 
 
-def register_event_queues(app):
-    """The process-wide queue manager listens on the bus, once: remove then add, so that tests
-    creating many apps do not pile up listeners."""
-    queue_manager.configure(idle_seconds=app.config["EVENT_QUEUE_IDLE_SECONDS"],
-                            heartbeat_seconds=app.config["EVENT_HEARTBEAT_SECONDS"])
-    bus.remove_listener(queue_manager)
-    bus.add_listener(queue_manager)
+def bind_runtime(app, runtime):
+    """Every request of this app works with its own runtime (database, listeners, caches), even
+    with other apps in the process."""
+    inner = app.wsgi_app
+
+    def wsgi_app(environ, start_response):
+        token = activate(runtime)
+        try:
+            return inner(environ, start_response)
+        finally:
+            deactivate(token)
+
+    app.wsgi_app = wsgi_app
+
+
+def close_app(app):
+    """Release what the app holds: answer its waiting long polls, stop its bot workers, close
+    its database connection and SQLite's keeper connection. The app serves nothing after."""
+    state = app.extensions[EXTENSION]
+    state.queues.clear()
+    if state.service_dispatcher is not None:
+        state.service_dispatcher.close()
+    state.runtime.close()
 
 
 def register_service_bots(app):
-    """Outgoing webhook and embedded bots are called by a listener on committed message events.
-    The bus is process-wide: a newer app's dispatcher replaces an older one's."""
-    for listener in list(bus.listeners()):
-        if isinstance(listener, ServiceDispatcher):
-            bus.remove_listener(listener)
-            listener.close()
-    dispatcher = ServiceDispatcher(app.config)
+    """Outgoing webhook and embedded bots are called by a listener on the app's committed message
+    events."""
+    state = app.extensions[EXTENSION]
+    dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
-    bus.add_listener(dispatcher)
+    bus.add_listener(dispatcher, state.runtime)
 
 
 def register_error_handlers(app):

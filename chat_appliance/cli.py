@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
+from .runtime import current as current_runtime
 
 DEFAULT_PORT = 9991
 # Each waiting long poll (GET /events) occupies one waitress thread until an event or a
@@ -127,6 +128,7 @@ def cmd_serve(args):
     _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
+    current_runtime().close()  # the app opens its own
     return run_server(create_app(config), args, instance)
 
 
@@ -134,7 +136,8 @@ def run_server(app, args, instance):
     """Serve `app` with waitress on --host/--port until SIGINT or SIGTERM."""
     import waitress
 
-    from .events.queues import manager as queue_manager
+    from .app import close_app
+    from .api.context import EXTENSION
 
     server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
                                     connection_limit=max(100, args.threads * 2), channel_timeout=120,
@@ -143,7 +146,7 @@ def run_server(app, args, instance):
     def stop(_signum, _frame):
         # Answer the waiting long polls first: on KeyboardInterrupt waitress closes itself,
         # waiting up to 5 s for busy threads, which a parked long poll would use up.
-        queue_manager.clear()
+        app.extensions[EXTENSION].queues.clear()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
@@ -154,6 +157,7 @@ def run_server(app, args, instance):
         pass
     finally:
         server.close()
+        close_app(app)
         print("Shut down cleanly.", flush=True)
     return 0
 

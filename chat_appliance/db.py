@@ -1,8 +1,8 @@
 """The database handle: late initialisation, per-request connections, transactions, migrations.
 
-The models are bound to `models.database`, a proxy filled in by `init_database` once the
-configuration is known (scout and peewee's FlaskDB do the same). Engine-specific SQL lives in
-`backends/`.
+The models are bound to `models.database`, a proxy to the current runtime's database
+(runtime.py): `init_database` opens one once the configuration is known (scout and peewee's
+FlaskDB initialise late too). Engine-specific SQL lives in `backends/`.
 """
 
 import logging
@@ -12,25 +12,23 @@ from contextlib import contextmanager
 
 from peewee import IntegerField, Model
 
-from . import backends
+from . import backends, runtime
 from .models import database, now
 
 log = logging.getLogger(__name__)
 
-_state = {"backend": None}
-
-
 def init_database(database_url):
-    """Open the configured database and bind the models to it."""
+    """Open the configured database in a new Runtime, installed as the one in use outside
+    requests; returns the Runtime (create_app keeps it, and makes it current per request)."""
     backend = backends.backend_for(database_url)
-    database.initialize(backend.open_database(database_url))
-    _state["backend"] = backend
-    return database
+    opened = runtime.Runtime(backend.open_database(database_url), backend)
+    runtime.install(opened)
+    return opened
 
 
 def backend():
     """The module of the engine in use (backends.sqlite or backends.postgres)."""
-    return _state["backend"]
+    return runtime.current().backend
 
 
 # Callbacks waiting for the commit of this thread's outermost write_transaction (None outside one).
@@ -49,7 +47,7 @@ def write_transaction():
         pending = _transaction_local.pending = []
     mark = len(pending)
     try:
-        with _state["backend"].write_transaction(database):
+        with backend().write_transaction(database):
             yield
     except BaseException:
         del pending[mark:]

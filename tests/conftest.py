@@ -3,12 +3,12 @@ the zulip library (form bodies, JSON for every non-string value, HTTP Basic)."""
 
 import pytest
 
-from chat_appliance.app import create_app
+from chat_appliance.app import close_app, create_app
 from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
 from chat_appliance.events import bus
 
-from .helpers import ApiClient, EventRecorder, Org, app_config, close_app
+from .helpers import ApiClient, EventRecorder, Org, app_config
 
 
 @pytest.fixture(scope="session")
@@ -20,13 +20,12 @@ def database_templates(tmp_path_factory):
     empty_path, org_path = root / "empty", root / "org"
     empty_path.mkdir()
     org_path.mkdir()
-    create_app(app_config(empty_path))
-    close_app()
+    close_app(create_app(app_config(empty_path)))
     urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
     application = create_app(app_config(org_path))
     Org.populate(application.extensions["chat_appliance"].limits)
-    close_app()
+    close_app(application)
     return urls
 
 
@@ -40,7 +39,7 @@ def app(request, tmp_path, database_templates):
     marker = request.node.get_closest_marker("config")
     application = create_app({**app_config(tmp_path), **(marker.kwargs if marker else {})})
     yield application
-    close_app()
+    close_app(application)
 
 
 @pytest.fixture
@@ -63,8 +62,9 @@ def anon(flask_client):
 
 
 @pytest.fixture
-def events():
-    """An EventRecorder listening on the bus for the duration of the test."""
-    recorder = bus.add_listener(EventRecorder())
+def events(app):
+    """An EventRecorder listening on the app's bus for the duration of the test."""
+    runtime = app.extensions["chat_appliance"].runtime
+    recorder = bus.add_listener(EventRecorder(), runtime)
     yield recorder
-    bus.remove_listener(recorder)
+    bus.remove_listener(recorder, runtime)

@@ -8,8 +8,7 @@ import time
 from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
 from chat_appliance.actions.realm import do_create_realm
 from chat_appliance.actions.users import do_create_bot, do_create_user
-from chat_appliance.db import close_connection, write_transaction
-from chat_appliance.events.queues import manager as queue_manager
+from chat_appliance.db import write_transaction
 from chat_appliance.lib.access import get_stream_by_name
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
@@ -40,10 +39,9 @@ def app_config(instance_path):
     }
 
 
-def close_app():
-    """Release what the test app holds: its connection, its event queues."""
-    close_connection()
-    queue_manager.clear()
+def queue_manager(app):
+    """The app's event queues."""
+    return app.extensions["chat_appliance"].queues
 
 
 # Real Zulip sends it in /register; this copy of the OpenAPI description does not list it.

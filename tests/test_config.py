@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from chat_appliance.app import create_app
+from chat_appliance.app import close_app, create_app
 from chat_appliance.backends import backend_for
 from chat_appliance.config import ConfigError, database_url_for, environment_overrides, load_config
 
-from .helpers import FAST_HASH, Org, close_app, err, ok, register
+from .helpers import FAST_HASH, Org, err, ok, register
 
 
 
@@ -18,16 +18,20 @@ def configured_org(tmp_path, database_templates):
     """make(config_json) -> the example organization on an app configured as `serve` does:
     load_config on an instance folder holding this config.json (and no environment)."""
 
+    apps = []
+
     def make(config_json):
         (tmp_path / "config.json").write_text(json.dumps(config_json))
         template = database_templates["org"]
         backend_for(template).clone_database(template, database_url_for(tmp_path))
         config = load_config(tmp_path, overrides={"PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False},
                              environ={})
-        return Org(create_app(config).test_client())
+        apps.append(create_app(config))
+        return Org(apps[-1].test_client())
 
     yield make
-    close_app()
+    for app in apps:
+        close_app(app)
 
 
 def test_stream_name_limit_from_config_json_is_enforced(configured_org):

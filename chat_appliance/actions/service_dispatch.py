@@ -7,6 +7,7 @@ each with its own database connection; an outgoing webhook gets a timeout and a 
 of attempts, and a failure is reported to the bot's owner by the Notification Bot.
 """
 
+import contextvars
 import json
 import logging
 import re
@@ -110,7 +111,8 @@ class ServiceDispatcher:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="service-bot")
-        self._pool.submit(self._run_guarded, event)
+        # The worker runs in a copy of this context, so it works with the publishing app's runtime.
+        self._pool.submit(contextvars.copy_context().run, self._run_guarded, event)
 
     def close(self):
         """Finish the calls under way, then stop the workers."""

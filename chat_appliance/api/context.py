@@ -13,6 +13,11 @@ def app_state():
     return current_app.extensions[EXTENSION]
 
 
+def queue_manager():
+    """The app's event queues (events.queues.QueueManager)."""
+    return app_state().queues
+
+
 def limits():
     """The configured limits (config.Limits): the ones /register reports and the server enforces."""
     return app_state().limits

@@ -3,13 +3,12 @@
 from flask import Blueprint, current_app
 
 from ..db import close_connection
-from ..events.queues import manager
 from ..events.state import fetch_initial_state
 from ..lib.errors import JsonableError
 from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
                           list_of)
 from .channels import parse_include_subscribers
-from .context import limits
+from .context import limits, queue_manager
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from .users import max_message_id
 
@@ -60,7 +59,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
                "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits()}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
-    queue = manager.register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
+    queue = queue_manager().register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
                              event_types=event_types, narrow=narrow, apply_markdown=apply_markdown,
                              client_gravatar=client_gravatar, all_public_streams=all_public_streams,
                              client_capabilities=capabilities)
@@ -81,7 +80,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
           dont_block=Param(check_bool, default=False))
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
-    queue = manager.access(queue_id, user.id)
+    queue = queue_manager().access(queue_id, user.id)
     heartbeat = current_app.config["EVENT_HEARTBEAT_SECONDS"]
     # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
     close_connection()
@@ -93,5 +92,5 @@ def get_events(user, queue_id, last_event_id, dont_block):
 @endpoint(auth="cached", queue_id=Param())
 def delete_queue(user, queue_id):
     """Remove one of the requester's queues."""
-    manager.access(queue_id, user.id)
-    manager.delete(queue_id)
+    queue_manager().access(queue_id, user.id)
+    queue_manager().delete(queue_id)

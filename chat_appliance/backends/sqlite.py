@@ -28,26 +28,34 @@ def path_from_url(database_url):
 
 def open_database(database_url):
     """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
-    after each request; one more connection stays open for the life of the process, because in
-    WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
-    every request pay a checkpoint (measured: about 7 ms per request)."""
+    after each request; one more connection (`db.keeper`) stays open until close_database,
+    because in WAL mode closing the *last* connection checkpoints and truncates the WAL, which
+    would make every request pay a checkpoint (measured: about 7 ms per request)."""
     path = path_from_url(database_url)
     db = SqliteDatabase(path, pragmas=PRAGMAS, timeout=10)
-    _keep_open(path)
+    db.keeper = _keep_open(path)
     return db
 
 
-_keepers = {}
+def close_database(db):
+    """Close this thread's connection and the keeper (the app is done with the database)."""
+    if not db.is_closed():
+        db.close()
+    keeper = getattr(db, "keeper", None)
+    if keeper is not None:
+        keeper.close()
+        db.keeper = None
 
 
 def _keep_open(path):
-    """Hold one idle connection to `path` (no transaction, so it blocks nobody)."""
-    if path != ":memory:" and path not in _keepers:
-        keeper = sqlite3.connect(path, check_same_thread=False)
-        # A read maps the WAL index; only then does this connection count as open to the WAL.
-        keeper.execute("PRAGMA journal_mode=wal").fetchall()
-        keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        _keepers[path] = keeper
+    """One idle connection to `path` (no transaction, so it blocks nobody); None in memory."""
+    if path == ":memory:":
+        return None
+    keeper = sqlite3.connect(path, check_same_thread=False)
+    # A read maps the WAL index; only then does this connection count as open to the WAL.
+    keeper.execute("PRAGMA journal_mode=wal").fetchall()
+    keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    return keeper
 
 
 def clone_database(source_url, target_url):

@@ -1,6 +1,6 @@
 """In-process event queues: register, long-poll get, heartbeat, garbage collection, fan-out.
 
-One `QueueManager` per process listens on the bus. Each queue has its own condition
+One `QueueManager` per app (create_app keeps it on the app) listens on the app's bus. Each queue has its own condition
 variable, so a publish wakes only the long polls of the queues it touched; the manager's
 lock guards only the maps from ids to queues. Nothing here touches the database.
 
@@ -325,5 +325,3 @@ class QueueManager:
             shaped["local_message_id"] = event["local_id"]
         return shaped
 
-
-manager = QueueManager()

@@ -1,12 +1,12 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
-import threading
 import time
 from dataclasses import dataclass
 
 from flask import g
 from flask_httpauth import HTTPBasicAuth
 
+from .. import runtime
 from ..models import UserProfile
 from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
@@ -54,8 +54,7 @@ class CachedUser:
     email: str
 
 
-_cache = {}
-_cache_lock = threading.Lock()
+# The cache is the current runtime's (runtime.Runtime.credentials): one per app.
 
 
 def authenticate_request_cached():
@@ -63,20 +62,24 @@ def authenticate_request_cached():
     auth = basic_auth.get_auth()
     email = (auth.username or "").strip().lower() if auth else ""
     api_key = auth.password if auth else ""
-    with _cache_lock:
-        entry = _cache.get(email)
+    active = runtime.current()
+    with active.credentials_lock:
+        entry = active.credentials.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         g.user = entry[1]
         return entry[1]
     user = authenticate_request()
     cached = CachedUser(user.id, user.realm_id, user.email)
-    with _cache_lock:
-        _cache[email] = (user.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+    with active.credentials_lock:
+        active.credentials[email] = (user.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
     return cached
 
 
 def forget_cached_credentials(user_id):
     """Drop a user's cached credentials (new key, deactivation, new email)."""
-    with _cache_lock:
-        for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
-            del _cache[email]
+    active = runtime.current()
+    if active is None:
+        return
+    with active.credentials_lock:
+        for email in [e for e, entry in active.credentials.items() if entry[1].id == user_id]:
+            del active.credentials[email]
