@@ -5,7 +5,6 @@ import time
 
 import pytest
 
-from .helpers import UNDOCUMENTED_REGISTER_KEYS as UNDOCUMENTED
 from .helpers import ApiClient, err, get_events, ok, queue_manager, register, send
 
 ZT_EVENT_TYPES = ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags",

@@ -19,6 +19,7 @@ from ..lib.access import access_stream_by_id, can_read_stream_history
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
+from ..lib.serializers import user_topic_event
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
@@ -34,7 +35,6 @@ from .messages import (
     normalize_topic,
     recipient_flags,
     topic_participant_ids,
-    user_topic_event,
 )
 
 RESOLVED_TOPIC_PREFIX = "✔ "

@@ -8,6 +8,7 @@ from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subs
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from ..lib.groups import is_user_in_group, recursive_member_ids
 from ..lib.messages import EMPTY_TOPIC_ALIASES, message_dicts
+from ..lib.serializers import user_topic_event
 from ..lib.user_settings import user_setting
 from ..models import (
     FLAG_BITS,
@@ -23,6 +24,7 @@ from ..models import (
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
+from .user_topics import set_topic_visibility
 
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).
@@ -214,24 +216,6 @@ def topic_visibility(user, stream, topic_key):
     row = UserTopic.get_or_none((UserTopic.user_profile == user) & (UserTopic.stream == stream)
                                 & (UserTopic.topic_key == topic_key))
     return row.visibility_policy if row else TOPIC_INHERIT
-
-
-def set_topic_visibility(user, stream, topic, policy):
-    """Insert or update a user_topics row; the caller holds the transaction."""
-    from ..models import now
-
-    topic_key = topic.casefold()
-    updated = (UserTopic.update(visibility_policy=policy, topic=topic, last_updated=now())
-               .where((UserTopic.user_profile == user) & (UserTopic.stream == stream)
-                      & (UserTopic.topic_key == topic_key)).execute())
-    if not updated:
-        UserTopic.create(user_profile=user, stream=stream, topic=topic, topic_key=topic_key,
-                         visibility_policy=policy)
-
-
-def user_topic_event(user_topic_stream_id, topic, policy, timestamp):
-    return {"type": "user_topic", "stream_id": user_topic_stream_id, "topic_name": topic,
-            "last_updated": timestamp, "visibility_policy": policy}
 
 
 def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):

@@ -20,7 +20,7 @@ from werkzeug.utils import secure_filename
 
 from ..db import write_transaction
 from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.narrow import user_can_access_message
+from ..lib.access import user_can_access_message
 from ..models import Attachment, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"

@@ -10,6 +10,7 @@ from . import (
     linkifiers,
     message_delete,
     message_edits,
+    message_flags,
     message_reports,
     messages,
     navigation_views,
@@ -24,6 +25,7 @@ from . import (
     typing,
     uploads,
     user_groups,
+    user_topics,
     users,
     webhooks,
 )
@@ -32,7 +34,7 @@ BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
-    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
+    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

@@ -10,6 +10,7 @@ import time
 from ..actions.bot_services import administered_bots, service_dicts
 from ..actions.drafts import user_drafts
 from ..actions.saved_snippets import user_saved_snippets
+from ..actions.user_topics import user_topic_rows
 from ..lib.access import can_access_stream_metadata
 from ..lib.serializers import (
     bot_dict,
@@ -36,9 +37,8 @@ from ..models import (
     UserGroupMembership,
     UserMessage,
     UserProfile,
-    UserTopic,
 )
-from ..models.messages import TOPIC_INHERIT, TOPIC_MUTED
+from ..models.messages import TOPIC_MUTED
 
 # Zulip sends these personal settings at the top level of /register too, unless the client
 # declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.
@@ -204,21 +204,15 @@ def fetch_starred_messages(user, state, options):
     ]
 
 
-def _user_topics(user):
-    return list(UserTopic.select(UserTopic, Stream).join(Stream)
-                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
-                .order_by(UserTopic.id))
-
-
 def fetch_muted_topics(user, state, options):
     """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
-    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in _user_topics(user)
+    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in user_topic_rows(user)
                              if t.visibility_policy == TOPIC_MUTED]
 
 
 def fetch_user_topics(user, state, options):
     """user_topic: every topic whose visibility the requester changed."""
-    state["user_topics"] = [user_topic_dict(t) for t in _user_topics(user)]
+    state["user_topics"] = [user_topic_dict(t) for t in user_topic_rows(user)]
 
 
 def fetch_presence(user, state, options):

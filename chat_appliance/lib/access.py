@@ -6,7 +6,7 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Stream, Subscription, UserProfile
+from ..models import Message, Stream, Subscription, UserMessage, UserProfile
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
@@ -117,3 +117,22 @@ def access_stream_by_name(user, name):
     if stream is None or not can_access_stream_metadata(user, stream):
         raise JsonableError(f"Invalid channel name '{name}'")
     return stream
+
+
+def user_can_access_message(user, message):
+    """Whether the user received the message or may read its channel's history."""
+    if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
+        return True
+    if message.stream_id is None:
+        return False
+    stream = Stream.get_by_id(message.stream_id)
+    return can_read_stream_history(user, stream)
+
+
+def access_message(user, message_id):
+    """A message the user may read, with their flag bits, or BAD_REQUEST 'Invalid message(s)'."""
+    message = Message.get_or_none(Message.id == message_id)
+    if message is None or message.realm_id != user.realm_id or not user_can_access_message(user, message):
+        raise JsonableError("Invalid message(s)")
+    row = UserMessage.get_or_none((UserMessage.user_profile == user) & (UserMessage.message == message_id))
+    return message, (row.flags if row else None)

@@ -25,7 +25,7 @@ from ..models import (
     UserTopic,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
-from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name
+from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name, user_can_access_message
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
 
@@ -260,16 +260,6 @@ def search_terms(query):
     return [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', query) if (a or b).strip()]
 
 
-def user_can_access_message(user, message):
-    """Whether the user received the message or may read its channel's history."""
-    if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
-        return True
-    if message.stream_id is None:
-        return False
-    stream = Stream.get_by_id(message.stream_id)
-    return can_read_stream_history(user, stream)
-
-
 class RangeQuery:
     """Rows (message id, flag bits) matching a narrow, for one user."""
 
@@ -331,3 +321,19 @@ def highlight(text_html, terms):
     parts = re.split(r"(<[^>]+>)", text_html)
     return "".join(part if part.startswith("<") else
                    pattern.sub(lambda m: f'<span class="highlight">{m.group(0)}</span>', part) for part in parts)
+
+
+def resolve_anchor(query, anchor, anchor_date):
+    """A numeric anchor from the anchor parameter."""
+    if anchor == "newest":
+        return LARGER_THAN_MAX_MESSAGE_ID
+    if anchor == "oldest":
+        return 0
+    if anchor == "first_unread":
+        return query.first_unread_id() or LARGER_THAN_MAX_MESSAGE_ID
+    if anchor == "date":
+        if anchor_date is None:
+            raise JsonableError("Missing 'anchor_date' argument", code="REQUEST_VARIABLE_MISSING",
+                                var_name="anchor_date")
+        return query.first_on_or_after(anchor_date) or LARGER_THAN_MAX_MESSAGE_ID
+    return anchor

@@ -12,6 +12,7 @@ be an error.
 
 import functools
 import json
+from datetime import datetime, timezone
 
 from flask import request
 
@@ -213,3 +214,27 @@ def endpoint(*, auth=True, **specs):
         return wrapper
 
     return decorate
+
+
+def parse_anchor(var_name, value):
+    """newest, oldest, first_unread, date, or a message id."""
+    if value in ("newest", "oldest", "first_unread", "date"):
+        return value
+    try:
+        anchor = int(value)
+    except (TypeError, ValueError):
+        raise ParamError("Invalid anchor") from None
+    if anchor < 0:
+        raise ParamError("Invalid anchor")
+    return anchor
+
+
+def parse_anchor_date(var_name, value):
+    """ISO 8601 date (midnight UTC) or datetime (UTC when no zone is given) -> UNIX seconds."""
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ParamError(f"Invalid {var_name}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp())

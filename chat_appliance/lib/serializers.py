@@ -211,13 +211,20 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
 
 
 def user_topic_dict(user_topic):
-    """One entry of /register's user_topics and of user_topic events."""
-    return {
-        "stream_id": user_topic.stream_id,
-        "topic_name": user_topic.topic,
-        "last_updated": user_topic.last_updated,
-        "visibility_policy": user_topic.visibility_policy,
-    }
+    """One entry of /register's user_topics and GET /user_topics."""
+    return user_topic_fields(user_topic.stream_id, user_topic.topic, user_topic.visibility_policy,
+                             user_topic.last_updated)
+
+
+def user_topic_event(stream_id, topic, policy, timestamp):
+    """The user_topic event: the same fields, with its type."""
+    return {"type": "user_topic", **user_topic_fields(stream_id, topic, policy, timestamp)}
+
+
+def user_topic_fields(stream_id, topic, policy, last_updated):
+    """The user_topic shape."""
+    return {"stream_id": stream_id, "topic_name": topic, "last_updated": last_updated,
+            "visibility_policy": policy}
 
 
 def draft_dict(draft):
