@@ -14,11 +14,11 @@ from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .api.context import EXTENSION
 from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
-from .runtime import activate, deactivate
 from .events import bus
 from .events.queues import QueueManager
 from .lib.errors import JsonableError
 from .lib.response import json_error
+from .runtime import activate, deactivate
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")

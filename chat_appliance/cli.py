@@ -136,8 +136,8 @@ def run_server(app, args, instance):
     """Serve `app` with waitress on --host/--port until SIGINT or SIGTERM."""
     import waitress
 
-    from .app import close_app
     from .api.context import EXTENSION
+    from .app import close_app
 
     server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
                                     connection_limit=max(100, args.threads * 2), channel_timeout=120,

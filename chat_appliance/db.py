@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from peewee import IntegerField, Model
 
 from . import backends, runtime
+from .migrations import MIGRATIONS
 from .models import database, now
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,6 @@ def migrate(progress=False):
 
     Returns the versions applied. With progress=True, prints a line per step to stderr.
     """
-    from .migrations import MIGRATIONS
 
     with database.connection_context():
         database.create_tables([SchemaMigration], safe=True)

@@ -6,7 +6,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 
 from peewee import fn
 
-from .actions.linkifiers import linkifiers_for_realm
+from .lib.linkifiers import linkifiers_for_realm
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile

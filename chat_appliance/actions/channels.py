@@ -1,14 +1,14 @@
 """Channels: creation, subscriptions, default channels."""
 
-from peewee import fn
-
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name
 from ..lib.errors import JsonableError
 from ..lib.groups import system_group
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
+from ..lib.subscriptions import subscriber_counts, subscriber_ids
 from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
+from ..rendering import render_plain
 
 # The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
 # refuses anything else at start-up).
@@ -45,7 +45,6 @@ def create_stream_row(realm, name, *, description="", invite_only=False, history
     if history_public_to_subscribers is None or not invite_only:
         # Zulip: public channels always share history; private ones share it unless told otherwise.
         history_public_to_subscribers = True if not invite_only else bool(history_public_to_subscribers)
-    from ..rendering import render_plain
 
     settings = {key: system_group(realm, group).id for key, group in STREAM_GROUP_SETTINGS.items()}
     return Stream.create(
@@ -67,30 +66,6 @@ def stream_audience_ids(stream):
     users = UserProfile.select().where((UserProfile.realm == stream.realm_id) & UserProfile.is_active)
     subscribed = subscriber_ids(stream)
     return [u.id for u in users if can_access_stream_metadata(u, stream, subscribed=u.id in subscribed)]
-
-
-def subscriber_ids(stream):
-    """Ids of the channel's active subscribers who are active users."""
-    rows = (
-        Subscription.select(Subscription.user_profile)
-        .join(UserProfile)
-        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
-    )
-    return {row.user_profile_id for row in rows}
-
-
-def subscriber_counts(stream_ids):
-    """{stream_id: number of active subscribers} for these channels."""
-    if not stream_ids:
-        return {}
-    rows = (
-        Subscription.select(Subscription.stream, fn.COUNT(Subscription.id).alias("n"))
-        .join(UserProfile)
-        .where(Subscription.stream.in_(list(stream_ids)) & Subscription.active & UserProfile.is_active)
-        .group_by(Subscription.stream)
-    )
-    counts = {row.stream_id: row.n for row in rows}
-    return {sid: counts.get(sid, 0) for sid in stream_ids}
 
 
 def _pick_color(user):
@@ -244,7 +219,6 @@ def do_update_stream(stream, changes):
     """Apply validated channel changes (name, description, privacy, default, group settings) in
     one transaction, then tell everyone who may see the channel, one stream update event per
     property. Users who could see it before but not after (it became private) get stream delete."""
-    from ..rendering import render_plain
 
     audience_before = set(stream_audience_ids(stream))
     realm_changes = {}

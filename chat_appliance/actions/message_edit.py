@@ -20,12 +20,12 @@ from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
 from ..lib.serializers import user_topic_event
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
 from .channels import subscriber_ids
 from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
-from .realm import NOTIFICATION_BOT, system_bot
 from .messages import (
     access_stream_for_send,
     check_content,

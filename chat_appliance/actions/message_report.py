@@ -7,11 +7,10 @@ reported user ("NAME moderation", as Zulip names it), quoting the message and li
 import re
 
 from ..lib.errors import JsonableError
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..markdown.urls import topic_narrow
 from ..models import Stream
 from .messages import check_send_message
-from .realm import NOTIFICATION_BOT, system_bot
-
 
 
 def check_report(user, report_type, description):

@@ -6,9 +6,9 @@ from ..db import backend, bulk_insert, write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
-from ..lib.groups import is_user_in_group, recursive_member_ids
-from ..lib.messages import EMPTY_TOPIC_ALIASES, message_dicts
-from ..lib.serializers import user_topic_event
+from ..lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
+from ..lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
+from ..lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
 from ..lib.user_settings import user_setting
 from ..models import (
     FLAG_BITS,
@@ -16,11 +16,14 @@ from ..models import (
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
-    Recipient,
     Reaction,
+    Recipient,
+    Stream,
     Subscription,
+    UserGroup,
     UserProfile,
     UserTopic,
+    now,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
@@ -86,7 +89,6 @@ def access_stream_for_send(sender, to):
     if isinstance(to, bool) or not isinstance(to, (int, str)):
         raise JsonableError("Invalid channel")
     if isinstance(to, int):
-        from ..models import Stream
 
         stream = Stream.get_or_none((Stream.id == to) & (Stream.realm == sender.realm_id))
         missing = StreamIdDoesNotExistError(to)
@@ -181,9 +183,6 @@ def check_group_mention_permission(sender, rendered):
     """A non-silent group mention needs membership of the group's can_mention_group (Zulip)."""
     if sender.is_system_bot or not rendered.mentioned_group_ids:
         return
-    from ..lib.serializers import user_group_setting, user_group_setting_defaults
-    from ..lib.groups import is_user_in_setting
-    from ..models import UserGroup
 
     defaults = user_group_setting_defaults(sender.realm_id)
     for group in UserGroup.select().where(UserGroup.id.in_(list(rendered.mentioned_group_ids))):
@@ -248,7 +247,6 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
     """Validate, store and announce a message. Returns (message id, automatic policy or None).
 
     `limits` (config.Limits) bounds what users send; None for the server's own messages."""
-    from ..models import now
 
     content = check_content(content, limits and limits.max_message_length)
     if read_by_sender is None:
@@ -317,7 +315,6 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
 def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, local_id):
     """The message event (rendered and raw forms; each queue picks per its settings). `message`
     is the row just created, with its sender and channel attached: no reload."""
-    from ..lib.messages import flags_to_names
 
     data = message_dicts([message], sender, {}, apply_markdown=True, client_gravatar=False,
                          allow_empty_topic_name=True, fresh=True)[0]

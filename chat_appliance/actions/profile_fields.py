@@ -7,15 +7,22 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
-from ..models import CustomProfileField, CustomProfileFieldValue
+from ..lib.profile_data import (  # noqa: F401 - the field types are also imported from here
+    DATE,
+    EXTERNAL_ACCOUNT,
+    FIELD_TYPES,
+    LONG_TEXT,
+    PRONOUNS,
+    RENDERED_TYPES,
+    SELECT,
+    SHORT_TEXT,
+    URL,
+    USER,
+)
+from ..models import CustomProfileField, CustomProfileFieldValue, UserProfile
 from ..rendering import render_plain
 from .users import active_user_ids, notify_user_updated
 
-# Zulip's field types.
-SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS = 1, 2, 3, 4, 5, 6, 7, 8
-FIELD_TYPES = (SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS)
-# Types whose values are Markdown and so carry a rendered_value.
-RENDERED_TYPES = (SHORT_TEXT, LONG_TEXT)
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80
 
@@ -39,19 +46,6 @@ def realm_fields(realm_id):
     """The organization's fields, in display order."""
     return list(CustomProfileField.select().where(CustomProfileField.realm == realm_id)
                 .order_by(CustomProfileField.order, CustomProfileField.id))
-
-
-def profile_data_for(user):
-    """{field id as string: {value, rendered_value?}}, as the user object's profile_data."""
-    rows = (CustomProfileFieldValue.select(CustomProfileFieldValue, CustomProfileField)
-            .join(CustomProfileField).where(CustomProfileFieldValue.user_profile == user))
-    data = {}
-    for row in rows:
-        entry = {"value": row.value}
-        if row.field.field_type in RENDERED_TYPES:
-            entry["rendered_value"] = row.rendered_value
-        data[str(row.field_id)] = entry
-    return data
 
 
 def notify_fields_changed(realm_id):
@@ -128,7 +122,6 @@ def check_field_value(realm_id, field, value):
     from datetime import date
     from urllib.parse import urlparse
 
-    from ..models import UserProfile
 
     if value is None or value == "" or value == []:
         return None

@@ -21,13 +21,13 @@ from importlib import import_module
 from .. import __version__
 from ..config import Limits
 from ..lib.errors import JsonableError
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import INTERFACE_SLACK, BotService, Message, UserProfile, database
 from ..models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
 from .bot_services import check_payload_url
 from .bot_storage import do_remove_storage, do_update_storage, stored_items
 from .messages import check_send_message
 from .reactions import check_emoji, do_add_reaction
-from .realm import NOTIFICATION_BOT, system_bot
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,7 @@
 from ..events.bus import publish
 from ..lib.user_settings import user_setting
 from ..models import UserProfile
+from .channels import subscriber_ids
 
 
 def _person(user):
@@ -26,7 +27,6 @@ def do_send_direct_typing(sender, op, recipients):
 def do_send_stream_typing(sender, op, stream, topic):
     """typing to a channel's subscribers; only queues that declared the stream_typing_notifications
     capability receive it (the queue manager filters)."""
-    from .channels import subscriber_ids
 
     event = {"type": "typing", "op": op, "message_type": "stream", "sender": _person(sender),
              "stream_id": stream.id, "topic": topic}

@@ -6,15 +6,19 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
-from ..lib.errors import JsonableError
+from ..lib.access import can_see_real_email
 from ..lib.auth import forget_cached_credentials
+from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
-from ..lib.serializers import bot_dict
-from ..models import ROLE_MEMBER, ROLES, UserProfile
+from ..lib.serializers import bot_dict, user_dict
+from ..models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
 from ..models.users import EMAIL_VISIBLE_EVERYONE
 from .bot_services import bot_administrator_ids, create_bot_service, service_dicts
+from .channels import create_subscription_rows, default_streams
 from .drafts import delete_all_drafts
+from .message_delete import delete_message_rows, notify_messages_deleted
+from .welcome import send_welcome_message
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
 MAX_NAME_LENGTH = 60
@@ -84,9 +88,6 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
                    acting_user=None):
     """Create a human account, subscribed to the organization's default channels, and greet it."""
-    from .channels import create_subscription_rows, default_streams
-    from .welcome import send_welcome_message
-
     email = check_email(email)
     full_name = check_full_name(full_name)
     if role not in ROLES:
@@ -105,7 +106,6 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
 def do_create_bot(owner, full_name, short_name, bot_type, service=None):
     """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST. `service` holds the
     checked fields of an outgoing webhook or embedded bot (bot_services.check_service_settings)."""
-    from .channels import create_subscription_rows, default_streams
 
     full_name = check_full_name(full_name)
     short_name = short_name.strip().lower()
@@ -135,7 +135,6 @@ def active_user_ids(realm_id):
 def notify_user_added(user):
     """realm_user add with the full user object, to everyone in the organization. Viewers who may
     see different fields (delivery_email) get their own copy; most share one."""
-    from ..lib.serializers import user_dict
 
     viewers = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     by_shape = {}
@@ -214,16 +213,12 @@ SPECIAL_PERMISSIONS = (CAN_CHANGE_USER_EMAILS,)
 
 def has_permission(user, permission):
     """Whether the user holds this special permission."""
-    from ..models import UserPermission
-
     return UserPermission.select().where(
         (UserPermission.user_profile == user) & (UserPermission.permission == permission)).exists()
 
 
 def do_set_permission(user, permission, granted):
     """Grant or revoke a special permission (the CLI's set-permission, or an owner)."""
-    from ..models import UserPermission
-
     if permission not in SPECIAL_PERMISSIONS:
         raise JsonableError(f"Invalid permission '{permission}'")
     with write_transaction():
@@ -235,8 +230,6 @@ def do_set_permission(user, permission, granted):
 
 def do_change_delivery_email(user, new_email):
     """Change an account's real address; the API email follows its visibility setting."""
-    from ..lib.access import can_see_real_email
-
     new_email = check_email(new_email)
     with write_transaction():
         if email_in_use(user.realm_id, new_email):
@@ -258,7 +251,6 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
     The account's API key stops working at once (authentication refuses inactive users); the
     realm_user update with is_active false lets the events layer drop the account's queues.
     """
-    from .message_delete import notify_messages_deleted
 
     actions = actions or {}
     bots = list(UserProfile.select().where((UserProfile.bot_owner == user) & UserProfile.is_active))
@@ -282,8 +274,6 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
 
 def messages_to_delete(user, actions):
     """The messages the deletion actions name, sent by the user."""
-    from ..models import Message, Stream
-
     query = Message.select(Message.id, Message.stream, Message.topic, Message.topic_key,
                            Message.recipient).where(Message.sender == user)
     wanted = []
@@ -308,7 +298,6 @@ def apply_deactivation_actions(user, actions):
     Returns (deleted messages, {message_id: holder ids}, {stream_id: new first_message_id}) for
     message_delete.notify_messages_deleted.
     """
-    from .message_delete import delete_message_rows
 
     with write_transaction():
         if actions.get("delete_profile"):

@@ -1,7 +1,9 @@
 """The welcome message every new account receives: real clients fail on an empty first view
 (zulip-terminal 0.7.0 crashes when its first GET /messages returns nothing to show)."""
 
+from ..lib.system_bots import WELCOME_BOT
 from ..models import UserProfile
+from .messages import internal_send_direct_message
 
 WELCOME_TEXT = (
     "Hello, and welcome to {realm}! This is a direct message from the Welcome Bot.\n\n"
@@ -11,9 +13,6 @@ WELCOME_TEXT = (
 
 def send_welcome_message(user):
     """A direct message from the organization's Welcome Bot to a new human account."""
-    from .messages import internal_send_direct_message
-    from .realm import WELCOME_BOT
-
     bot = UserProfile.get_or_none((UserProfile.realm == user.realm_id)
                                   & (UserProfile.email == f"{WELCOME_BOT[0]}@{user.realm.host}"))
     if bot is None or user.is_bot:

@@ -4,11 +4,12 @@ import re
 
 from flask import Blueprint
 
+from ..actions.channel_folders import access_folder
 from ..actions.channels import (
+    check_stream_name,
     do_change_subscription_properties,
     do_subscribe_creating_streams,
-    subscriber_counts,
-    subscriber_ids,
+    do_update_stream,
     unsubscribe_users,
 )
 from ..lib.access import (
@@ -17,6 +18,7 @@ from ..lib.access import (
     can_access_stream_metadata,
     get_stream_by_name,
     is_subscribed,
+    require_realm_admin,
 )
 from ..lib.errors import JsonableError
 from ..lib.params import (
@@ -30,8 +32,9 @@ from ..lib.params import (
     endpoint,
     list_of,
 )
-from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
-from ..models import Stream, Subscription, UserProfile
+from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
+from ..lib.subscriptions import subscriber_counts, subscriber_ids, subscription_list
+from ..models import Stream, Subscription, UserGroup, UserProfile
 from .channel_folders import check_folder_id
 from .context import limits
 
@@ -40,7 +43,6 @@ bp = Blueprint("channels", __name__)
 
 class PrincipalError(JsonableError):
     """A principal the requester may not act for (or that does not exist): Zulip's 403."""
-
     code = "UNAUTHORIZED_PRINCIPAL"
     http_status = 403
 
@@ -170,22 +172,6 @@ def get_subscriptions(user, include_subscribers):
     return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
 
 
-def subscription_list(user, *, include_subscribers):
-    """Subscription objects of the user's active subscriptions (shared with /register)."""
-    rows = list(
-        Subscription.select(Subscription, Stream)
-        .join(Stream)
-        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
-        .order_by(Stream.name_key)
-    )
-    counts = subscriber_counts([row.stream.id for row in rows])
-    return [
-        subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
-                          subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
-        for row in rows
-    ]
-
-
 @bp.get("/streams")
 @endpoint(
     include_public=Param(check_bool, default=True),
@@ -259,10 +245,6 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
                   is_default_stream, folder_id, **group_settings):
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
-    from ..actions.channel_folders import access_folder
-    from ..actions.channels import check_stream_name, do_update_stream
-    from ..lib.access import require_realm_admin
-    from ..models import UserGroup
 
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)

@@ -7,6 +7,8 @@ from urllib.parse import urlparse
 
 from playhouse.pool import PooledSqliteDatabase
 
+from ..lib.text import html_to_text
+
 NAME = "sqlite"
 
 # WAL lets readers run beside the one writer. synchronous=NORMAL in WAL mode keeps every
@@ -114,8 +116,6 @@ def create_search_index(db):
 
 def index_messages(db, rows, new=False):
     """(Re)index messages given as (id, topic, rendered_html); `new` skips removing old rows."""
-    from ..lib.text import html_to_text
-
     rows = list(rows)
     if not rows:
         return

@@ -6,16 +6,19 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 import time
 
-
 from ..actions.bot_services import administered_bots, service_dicts
 from ..actions.drafts import user_drafts
+from ..actions.presence import realm_presences
 from ..actions.saved_snippets import user_saved_snippets
 from ..actions.user_topics import user_topic_rows
 from ..lib.access import can_access_stream_metadata
+from ..lib.linkifiers import realm_linkifiers
+from ..lib.message_permissions import realm_message_settings_state
 from ..lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
     draft_dict,
+    linkifier_dict,
     saved_snippet_dict,
     stream_dict,
     subscription_dict,
@@ -24,6 +27,7 @@ from ..lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
+from ..lib.subscriptions import subscriber_counts, subscriber_ids, subscription_list
 from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from ..models import (
     FLAG_BITS,
@@ -74,8 +78,6 @@ RETENTION_FOREVER = -1
 
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
-    from ..lib.message_permissions import realm_message_settings_state
-
     realm = user.realm
     state.update({
         "realm_name": realm.name,
@@ -114,9 +116,6 @@ def fetch_realm_users(user, state, options):
 
 def fetch_subscriptions(user, state, options):
     """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
-    from ..actions.channels import subscriber_counts, subscriber_ids
-    from ..api.channels import subscription_list
-
     with_subscribers = options["include_subscribers"] != "false"
     state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers)
     own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
@@ -218,7 +217,6 @@ def fetch_user_topics(user, state, options):
 def fetch_presence(user, state, options):
     """presence: keyed by email in the legacy format (zulip-terminal reads it so), or by user id
     in the modern one when the client asked for slim_presence."""
-    from ..actions.presence import realm_presences
 
     slim = options.get("slim_presence", False)
     state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
@@ -270,7 +268,6 @@ def fetch_realm_bots(user, state, options):
 
 def fetch_empty_lists(*keys):
     """Fetch types whose state this server does not keep yet."""
-
     def fetch(user, state, options):
         for key, empty in keys:
             state[key] = type(empty)()
@@ -280,8 +277,6 @@ def fetch_empty_lists(*keys):
 
 def fetch_linkifiers(user, state, options):
     """realm_linkifiers, in priority order."""
-    from ..actions.linkifiers import linkifier_dict, realm_linkifiers
-
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 

@@ -1,17 +1,22 @@
 """Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
 and message events."""
 
+from ..markdown import topic_links
 from ..models import (
     FLAG_BITS,
-    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
     Reaction,
+    Stream,
+    UserMessage,
     UserProfile,
+    in_ids,
 )
+from ..rendering import topic_links_context
 from .access import can_see_real_email
 from .serializers import avatar_url
+from .subscriptions import subscriber_ids
 
 # Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
 # not declared the empty_topic_name capability (or allow_empty_topic_name=false).
@@ -114,8 +119,6 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
     viewer's flag bits (None for a message outside their personal history). `fresh` marks
     messages created in this request."""
-    from ..markdown import topic_links
-    from ..rendering import topic_links_context
 
     realm = viewer.realm
     links_context = topic_links_context(realm)
@@ -192,7 +195,6 @@ def load_messages(message_ids):
     """Message records with their sender and channel, in the order of the ids given."""
     if not message_ids:
         return []
-    from ..models import Stream
 
     rows = list(Message.select(*_RECORD_COLUMNS).where(in_ids(Message.id, message_ids)).dicts())
     senders = {u.id: u for u in UserProfile.select().where(in_ids(UserProfile.id, {r["sender"] for r in rows}))}
@@ -210,8 +212,6 @@ def message_audience_ids(message_ids, stream=None):
     """Who hears of changes to these messages: the users with a personal row for one of them and,
     in a channel whose history is shared with subscribers, its subscribers (who may have read the
     messages from history without a row)."""
-    from ..actions.channels import subscriber_ids
-    from ..models import UserMessage
 
     audience = {row.user_profile_id for row in UserMessage.select(UserMessage.user_profile)
                 .where(UserMessage.message.in_(list(message_ids))).distinct()}

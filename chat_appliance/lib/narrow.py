@@ -13,7 +13,6 @@ from peewee import JOIN, SQL
 from ..db import backend
 from ..models import (
     FLAG_BITS,
-    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
@@ -23,11 +22,13 @@ from ..models import (
     UserMessage,
     UserProfile,
     UserTopic,
+    in_ids,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
 from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name, user_can_access_message
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
+from .params import ParamError, check_any_json
 
 # Zulip's anchor for "no such message": larger than any message id.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -41,7 +42,6 @@ OPERATOR_ALIASES = {
 
 class BadNarrowError(JsonableError):
     """Zulip's BAD_NARROW."""
-
     code = "BAD_NARROW"
 
     def __init__(self, detail):
@@ -50,8 +50,6 @@ class BadNarrowError(JsonableError):
 
 def parse_narrow(var_name, value):
     """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
-    from .params import ParamError, check_any_json
-
     value = check_any_json(var_name, value)
     if not isinstance(value, list):
         raise ParamError(f"{var_name} is not a list")
@@ -77,7 +75,6 @@ def _never():
 
 class Narrow:
     """A parsed narrow for one user: conditions, history mode, search terms."""
-
     def __init__(self, user, terms):
         self.user = user
         self.terms = terms
@@ -262,7 +259,6 @@ def search_terms(query):
 
 class RangeQuery:
     """Rows (message id, flag bits) matching a narrow, for one user."""
-
     def __init__(self, user, narrow):
         self.user = user
         self.narrow = narrow

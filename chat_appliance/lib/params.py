@@ -16,14 +16,15 @@ from datetime import datetime, timezone
 
 from flask import request
 
+from .auth import authenticate_request, authenticate_request_cached
 from .errors import JsonableError, MissingArgumentError
+from .response import json_success
 
 REQUIRED = object()
 
 
 class ParamError(JsonableError):
     """A parameter of the wrong type or shape: BAD_REQUEST with Zulip's text."""
-
 
 # --- parsers: each takes (var_name, value) and returns the converted value ------------
 
@@ -78,7 +79,6 @@ def check_dict(var_name, value):
 
 def list_of(item_parser):
     """A JSON list whose items pass `item_parser`."""
-
     def check_list(var_name, value):
         value = check_any_json(var_name, value)
         if not isinstance(value, list):
@@ -110,7 +110,6 @@ def check_group_id(var_name, value):
 
 def one_of(*choices, parser=check_string):
     """A value from a fixed set."""
-
     def check_choice(var_name, value):
         value = parser(var_name, value)
         if value not in choices:
@@ -122,7 +121,6 @@ def one_of(*choices, parser=check_string):
 
 def int_range(low=None, high=None):
     """An integer within bounds."""
-
     def check_bounded(var_name, value):
         value = check_int(var_name, value)
         if low is not None and value < low:
@@ -136,7 +134,6 @@ def int_range(low=None, high=None):
 
 def string_max(limit):
     """A string of at most `limit` characters."""
-
     def check_length(var_name, value):
         value = check_string(var_name, value)
         if len(value) > limit:
@@ -151,7 +148,6 @@ def string_max(limit):
 
 class Param:
     """One declared parameter: parser, default, aliases."""
-
     def __init__(self, parser=check_string, default=REQUIRED, aliases=()):
         self.parser = parser
         self.default = default
@@ -195,8 +191,6 @@ def endpoint(*, auth=True, **specs):
     auth=False) and returns a dict of fields, or a ready Response. auth="cached" gives the
     view a lib.auth.CachedUser (id, realm_id, email) checked without the database.
     """
-    from .auth import authenticate_request, authenticate_request_cached
-    from .response import json_success
 
     authenticate = authenticate_request_cached if auth == "cached" else authenticate_request
 

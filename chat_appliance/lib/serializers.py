@@ -7,6 +7,8 @@ import hashlib
 from datetime import datetime, timezone
 
 from .access import can_see_real_email
+from .groups import creator_group_value, system_group
+from .profile_data import profile_data_for
 
 
 def isoformat(timestamp):
@@ -50,7 +52,6 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
     if target.is_bot:
         data["bot_owner_id"] = target.bot_owner_id
     elif include_custom_profile_fields:
-        from ..actions.profile_fields import profile_data_for
 
         data["profile_data"] = profile_data_for(target)
     return data
@@ -63,7 +64,6 @@ def own_user_dict(user, *, max_message_id):
     data.pop("bot_owner_id", None)
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
-    from ..actions.profile_fields import profile_data_for
 
     data["profile_data"] = profile_data_for(user)
     return data
@@ -174,7 +174,6 @@ USER_GROUP_SETTINGS = {
 def user_group_setting_defaults(realm_id):
     """{setting: group id} of the system-group defaults above, resolved once per organization
     (None for GROUP_CREATOR, which depends on the group)."""
-    from .groups import system_group
 
     return {name: None if default == GROUP_CREATOR else system_group(realm_id, default).id
             for name, default in USER_GROUP_SETTINGS.items()}
@@ -182,8 +181,6 @@ def user_group_setting_defaults(realm_id):
 
 def user_group_setting(group, name, setting_defaults):
     """A group's setting value: stored, else its default (a group id or an anonymous group)."""
-    from .groups import creator_group_value
-
     value = (group.settings or {}).get(name)
     if value is None:
         value = setting_defaults[name]
@@ -208,6 +205,11 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
     }
     data.update({name: user_group_setting(group, name, setting_defaults) for name in USER_GROUP_SETTINGS})
     return data
+
+
+def linkifier_dict(linkifier):
+    """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
+    return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
 
 
 def user_topic_dict(user_topic):

@@ -1,0 +1,46 @@
+"""Who is subscribed where: read-only queries shared by actions, views and /register."""
+
+from peewee import fn
+
+from ..models import Stream, Subscription, UserProfile
+from .serializers import subscription_dict
+
+
+def subscriber_ids(stream):
+    """Ids of the channel's active subscribers who are active users."""
+    rows = (
+        Subscription.select(Subscription.user_profile)
+        .join(UserProfile)
+        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
+    )
+    return {row.user_profile_id for row in rows}
+
+
+def subscriber_counts(stream_ids):
+    """{stream_id: number of active subscribers} for these channels."""
+    if not stream_ids:
+        return {}
+    rows = (
+        Subscription.select(Subscription.stream, fn.COUNT(Subscription.id).alias("n"))
+        .join(UserProfile)
+        .where(Subscription.stream.in_(list(stream_ids)) & Subscription.active & UserProfile.is_active)
+        .group_by(Subscription.stream)
+    )
+    counts = {row.stream_id: row.n for row in rows}
+    return {sid: counts.get(sid, 0) for sid in stream_ids}
+
+
+def subscription_list(user, *, include_subscribers):
+    """Subscription objects of the user's active subscriptions (shared with /register)."""
+    rows = list(
+        Subscription.select(Subscription, Stream)
+        .join(Stream)
+        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
+        .order_by(Stream.name_key)
+    )
+    counts = subscriber_counts([row.stream.id for row in rows])
+    return [
+        subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
+                          subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
+        for row in rows
+    ]
