@@ -39,9 +39,9 @@ def open_instance(args, *, must_exist=True, overrides=None):
 
 def current_realm():
     """The instance's organization, or None before init."""
-    from .models import Realm
+    from .lib.access import instance_realm
 
-    return Realm.select().order_by(Realm.id).first()
+    return instance_realm()
 
 
 def require_realm():
@@ -256,18 +256,16 @@ def cmd_create_user(args):
 def cmd_change_role(args):
     """Change an account's role."""
     from .actions.users import do_change_role
-    from .models import ROLE_OWNER, ROLES, UserProfile, database
+    from .lib.access import only_owner
+    from .models import ROLE_OWNER, ROLES, database
 
     open_instance(args)
     if args.role not in ROLES:
         raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
     with database.connection_context():
         user = find_user(require_realm(), args.email)
-        if user.role == ROLE_OWNER and args.role != ROLE_OWNER:
-            owners = UserProfile.select().where((UserProfile.role == ROLE_OWNER) & UserProfile.is_active
-                                                & ~UserProfile.is_bot).count()
-            if owners == 1:
-                raise CommandError("That is the only owner; make another user owner first.")
+        if user.role == ROLE_OWNER and args.role != ROLE_OWNER and only_owner(user):
+            raise CommandError("That is the only owner; make another user owner first.")
         do_change_role(user, args.role)
         print(f"{user.email} now has role {args.role}")
     return 0
@@ -399,4 +397,3 @@ def main(argv=None):
     except (CommandError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-

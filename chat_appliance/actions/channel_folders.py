@@ -6,23 +6,10 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
+from ..lib.serializers import folder_dict
 from ..models import ChannelFolder
 from ..rendering import render_plain
 from .users import active_user_ids
-
-
-def folder_dict(folder):
-    """A channel folder as GET /channel_folders and its events return it."""
-    return {
-        "id": folder.id,
-        "name": folder.name,
-        "description": folder.description,
-        "rendered_description": folder.rendered_description,
-        "date_created": folder.date_created,
-        "creator_id": folder.creator_id,
-        "order": folder.order,
-        "is_archived": folder.is_archived,
-    }
 
 
 def access_folder(realm_id, folder_id):

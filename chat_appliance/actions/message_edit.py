@@ -344,4 +344,3 @@ def post_move_notes(user, plan, count, old_stream, old_topic):
     for stream, topic, content in notes:
         check_send_message(bot, message_type="stream", to=stream.id, topic=topic, content=content,
                            client_name="Internal", limits=plan.limits)
-

@@ -336,4 +336,3 @@ def internal_send_direct_message(sender, recipient, content):
     """A direct message from a system bot (the welcome message)."""
     return check_send_message(sender, message_type="private", to=[recipient.id], topic=None, content=content,
                               client_name="Internal", limits=None)
-

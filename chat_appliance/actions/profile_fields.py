@@ -19,27 +19,13 @@ from ..lib.profile_data import (  # noqa: F401 - the field types are also import
     URL,
     USER,
 )
+from ..lib.serializers import field_dict
 from ..models import CustomProfileField, CustomProfileFieldValue, UserProfile
 from ..rendering import render_plain
 from .users import active_user_ids, notify_user_updated
 
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80
-
-
-def field_dict(field):
-    """A custom profile field as GET /realm/profile_fields and its event return it."""
-    return {
-        "id": field.id,
-        "type": field.field_type,
-        "order": field.order,
-        "name": field.name,
-        "hint": field.hint,
-        "field_data": field.field_data,
-        "display_in_profile_summary": field.display_in_profile_summary,
-        "required": field.required,
-        "editable_by_user": field.editable_by_user,
-    }
 
 
 def realm_fields(realm_id):

@@ -201,7 +201,6 @@ def do_change_settings(user, changes):
     return list(changes)
 
 
-
 # --- administration: email changes, profile data, deactivation ------------------------
 
 # Zulip's fixed name for an account whose profile was deleted on deactivation.

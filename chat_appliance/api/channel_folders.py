@@ -9,10 +9,10 @@ from ..actions.channel_folders import (
     check_folder_name,
     do_create_folder,
     do_update_folder,
-    folder_dict,
 )
 from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_bool, check_int, endpoint
+from ..lib.serializers import folder_dict
 from ..models import ChannelFolder
 from .context import limits
 

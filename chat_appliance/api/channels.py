@@ -28,6 +28,7 @@ from ..lib.params import (
     check_bool,
     check_dict,
     check_group_id,
+    check_json_list,
     check_string,
     endpoint,
     list_of,
@@ -330,9 +331,7 @@ SUBSCRIPTION_PROPERTIES = {
 
 def check_subscription_data(var_name, value):
     """A JSON list of {stream_id, property, value}."""
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     items = []
     for i, item in enumerate(value):
         name = f"{var_name}[{i}]"

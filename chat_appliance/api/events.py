@@ -5,8 +5,17 @@ from flask import Blueprint, current_app
 from ..db import close_connection
 from ..events.state import fetch_initial_state
 from ..lib.errors import JsonableError
-from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
-                          list_of)
+from ..lib.params import (
+    Param,
+    ParamError,
+    check_bool,
+    check_dict,
+    check_int,
+    check_json_list,
+    check_string,
+    endpoint,
+    list_of,
+)
 from .channels import parse_include_subscribers
 from .context import limits, queue_manager
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
@@ -23,9 +32,7 @@ KNOWN_CAPABILITIES = ("notification_settings_null", "bulk_message_deletion", "us
 def check_legacy_narrow(var_name, value):
     """[[operator, operand], ...] as zulip-terminal and print-events send it; the
     {"operator", "operand"} form is accepted too."""
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     pairs = []
     for index, item in enumerate(value):
         if isinstance(item, dict) and "operator" in item and "operand" in item:

@@ -8,14 +8,14 @@ from ..actions.navigation_views import (
     BUILT_IN_FRAGMENTS,
     access_view_for_update,
     check_new_view,
-    name_taken,
     do_add_view,
     do_remove_view,
     do_update_view,
-    view_dict,
+    name_taken,
 )
 from ..lib.errors import JsonableError
 from ..lib.params import Param, check_bool, endpoint
+from ..lib.serializers import view_dict
 from ..models import NavigationView
 
 bp = Blueprint("navigation_views", __name__)

@@ -20,7 +20,7 @@ from ..actions.users import (
     do_reactivate_user,
     has_permission,
 )
-from ..lib.access import access_user_by_email, access_user_by_id, require_realm_admin
+from ..lib.access import access_user_by_email, access_user_by_id, only_owner, require_realm_admin
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
 from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
 from ..lib.serializers import own_user_dict, user_dict
@@ -104,15 +104,6 @@ def check_role_change(acting_user, target, role):
         raise JsonableError("The owner permission cannot be removed from the only organization owner.")
     if target.is_guest and role in (ROLE_OWNER, ROLE_ADMINISTRATOR):
         raise JsonableError("Guests cannot be organization administrators")
-
-
-def only_owner(target):
-    """Whether the target is the organization's only active human owner."""
-    owners = UserProfile.select().where(
-        (UserProfile.realm == target.realm_id) & (UserProfile.role == ROLE_OWNER) & UserProfile.is_active
-        & ~UserProfile.is_bot
-    )
-    return owners.count() == 1 and owners.first().id == target.id
 
 
 USER_UPDATE_PARAMS = dict(

@@ -13,7 +13,6 @@ from ..db import on_commit
 log = logging.getLogger(__name__)
 
 
-
 def _listeners(active=None):
     """The listener list of a runtime (default: the current one); empty when none is open."""
     active = active or runtime.current()

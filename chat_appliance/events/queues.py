@@ -324,4 +324,3 @@ class QueueManager:
         if event.get("sender_queue_id") == queue.id and event.get("local_id") is not None:
             shaped["local_message_id"] = event["local_id"]
         return shaped
-

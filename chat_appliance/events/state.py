@@ -14,6 +14,7 @@ from ..actions.user_topics import user_topic_rows
 from ..lib.access import can_access_stream_metadata
 from ..lib.linkifiers import realm_linkifiers
 from ..lib.message_permissions import realm_message_settings_state
+from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from ..lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
@@ -63,9 +64,6 @@ REPORT_MESSAGE_TYPES = (
     ("norms", "Violates community norms"),
     ("other", "Other reason"),
 )
-
-# Shown for the empty topic by clients that declare empty_topic_name (Zulip's default text).
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 
 # Zulip's typing-notification timings, in milliseconds.
 TYPING_STARTED_WAIT_MS = 10000

@@ -6,12 +6,13 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Message, Stream, Subscription, UserMessage, UserProfile
+from ..models import Message, Realm, Stream, Subscription, UserMessage, UserProfile
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
     EMAIL_VISIBLE_MEMBERS,
     EMAIL_VISIBLE_MODERATORS,
+    ROLE_OWNER,
 )
 from .errors import JsonableError, OrganizationAdministratorRequiredError
 
@@ -136,3 +137,17 @@ def access_message(user, message_id):
         raise JsonableError("Invalid message(s)")
     row = UserMessage.get_or_none((UserMessage.user_profile == user) & (UserMessage.message == message_id))
     return message, (row.flags if row else None)
+
+
+def only_owner(target):
+    """Whether the target is the organization's only active human owner."""
+    owners = UserProfile.select().where(
+        (UserProfile.realm == target.realm_id) & (UserProfile.role == ROLE_OWNER) & UserProfile.is_active
+        & ~UserProfile.is_bot
+    )
+    return owners.count() == 1 and owners.first().id == target.id
+
+
+def instance_realm():
+    """The organization this server hosts (one per instance), or None before it is created."""
+    return Realm.select().order_by(Realm.id).first()

@@ -28,7 +28,7 @@ from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
 from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name, user_can_access_message
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
-from .params import ParamError, check_any_json
+from .params import ParamError, check_json_list
 
 # Zulip's anchor for "no such message": larger than any message id.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -50,9 +50,7 @@ class BadNarrowError(JsonableError):
 
 def parse_narrow(var_name, value):
     """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     terms = []
     for index, term in enumerate(value):
         if isinstance(term, dict):

@@ -77,12 +77,18 @@ def check_dict(var_name, value):
     return value
 
 
+def check_json_list(var_name, value):
+    """A JSON list (its items unchecked)."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    return value
+
+
 def list_of(item_parser):
     """A JSON list whose items pass `item_parser`."""
     def check_list(var_name, value):
-        value = check_any_json(var_name, value)
-        if not isinstance(value, list):
-            raise ParamError(f"{var_name} is not a list")
+        value = check_json_list(var_name, value)
         return [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
 
     return check_list

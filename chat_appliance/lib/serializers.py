@@ -134,7 +134,6 @@ def subscription_dict(subscription, stream, *, subscriber_count, subscribers=Non
     return data
 
 
-
 def bot_dict(bot, *, services):
     """A bot as its administrators see it (/register's realm_bots, realm_bot events)."""
     return {
@@ -210,6 +209,40 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
 def linkifier_dict(linkifier):
     """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
     return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
+
+
+def folder_dict(folder):
+    """A channel folder as GET /channel_folders and its events return it."""
+    return {
+        "id": folder.id,
+        "name": folder.name,
+        "description": folder.description,
+        "rendered_description": folder.rendered_description,
+        "date_created": folder.date_created,
+        "creator_id": folder.creator_id,
+        "order": folder.order,
+        "is_archived": folder.is_archived,
+    }
+
+
+def view_dict(view):
+    """A navigation view as GET /navigation_views and its events return it."""
+    return {"fragment": view.fragment, "is_pinned": view.is_pinned, "name": view.name}
+
+
+def field_dict(field):
+    """A custom profile field as GET /realm/profile_fields and its event return it."""
+    return {
+        "id": field.id,
+        "type": field.field_type,
+        "order": field.order,
+        "name": field.name,
+        "hint": field.hint,
+        "field_data": field.field_data,
+        "display_in_profile_summary": field.display_in_profile_summary,
+        "required": field.required,
+        "editable_by_user": field.editable_by_user,
+    }
 
 
 def user_topic_dict(user_topic):
