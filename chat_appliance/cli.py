@@ -386,6 +386,10 @@ def build_parser():
     perm.add_argument("--revoke", action="store_true")
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
+
+    from .cli_transfer import add_transfer_commands
+
+    add_transfer_commands(add)
     return parser
 
 

@@ -5,6 +5,7 @@ that has shipped: add a new one.
 """
 
 from . import models as m
+from .migration_people_and_customization import create_tables
 
 
 def _initial_schema(database, backend):
@@ -55,6 +56,13 @@ def _uploads_and_presence(database, backend):
     database.create_tables([m.Attachment, m.UserPresence])
 
 
+def _people_and_customization(database, backend):
+    """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
+    exports (issue 19, part B)."""
+
+    create_tables(database)
+
+
 def _bot_services(database, backend):
     """Outgoing webhook and embedded bot services (issue 20). The table is stated here as it is
     at this version, independent of the live model."""
@@ -85,5 +93,6 @@ MIGRATIONS = [
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

@@ -1,6 +1,10 @@
 """Fixtures: a fresh database per test, an example organization, clients that encode like
 the zulip library (form bodies, JSON for every non-string value, HTTP Basic)."""
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
 import pytest
 
 from chat_appliance.app import close_app, create_app
@@ -8,7 +12,7 @@ from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
 from chat_appliance.events import bus
 
-from .helpers import ApiClient, EventRecorder, Org, app_config
+from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +72,43 @@ def events(app):
     recorder = bus.add_listener(EventRecorder(), runtime)
     yield recorder
     bus.remove_listener(recorder, runtime)
+
+
+@pytest.fixture
+def relay():
+    """A fake push relay recording the JSON bodies POSTed to /register; `status` sets its answer."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers["Content-Length"])
+            server.received.append((self.path, json.loads(self.rfile.read(length))))
+            self.send_response(server.status)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    server.received, server.status = [], 200
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_port}"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def configured(app, relay):
+    app.config["PUSH_RELAY_URL"] = relay.url
+    app.config["PUSH_RELAY_PUBLIC_KEYS"] = [KEY]
+    return relay
+
+
+@pytest.fixture
+def instance(tmp_path):
+    path = tmp_path / "inst"
+    result = run("init", "--instance", str(path), *INIT_ARGS)
+    assert result.returncode == 0, result.stderr
+    return path

@@ -12,7 +12,6 @@ from chat_appliance.config import ConfigError, database_url_for, environment_ove
 from .helpers import FAST_HASH, Org, err, ok, register
 
 
-
 @pytest.fixture
 def configured_org(tmp_path, database_templates):
     """make(config_json) -> the example organization on an app configured as `serve` does:

@@ -17,13 +17,14 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 # The HTTP layer, and the modules of lib/ that are HTTP helpers (the request's parameters, Basic
 # authentication, the envelope): they read Flask's request, so they belong to it.
-HTTP_LAYER = ("chat_appliance.app", "chat_appliance.api", "chat_appliance.cli", "chat_appliance.pytest_plugin",
+HTTP_LAYER = ("chat_appliance.app", "chat_appliance.api", "chat_appliance.cli", "chat_appliance.cli_transfer",
+              "chat_appliance.pytest_plugin",
               "chat_appliance.lib.params", "chat_appliance.lib.auth", "chat_appliance.lib.response")
 FLASK = ("flask", "flask_httpauth")
 # Function-local imports of the package's own modules are allowed only where they are the point:
 # the command line loads only what a command needs, and backends/__init__ loads only the engine in
 # use (so the other engine's driver need not be installed).
-LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.backends")
+LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.cli_transfer", "chat_appliance.backends")
 
 
 def module_name(path):
@@ -78,7 +79,7 @@ def violations(importers, forbidden, allowed_importers=()):
 LOW_FLOORS = ("chat_appliance.actions", "chat_appliance.events", "chat_appliance.lib", "chat_appliance.rendering",
               "chat_appliance.markdown", "chat_appliance.models", "chat_appliance.db", "chat_appliance.backends",
               "chat_appliance.runtime", "chat_appliance.config", "chat_appliance.migrations",
-              "chat_appliance.integrations", "chat_appliance.sample_data")
+              "chat_appliance.integrations", "chat_appliance.sample_data", "chat_appliance.transfer")
 
 CONTRACTS = {
     "nothing below the HTTP layer imports api/ or app.py":

@@ -4,15 +4,7 @@ import io
 
 import pytest
 
-from .helpers import err, ok
-
-
-def upload(org, user, content=b"hello file", name="notes.txt", field=None):
-    """Upload as the zulip library does: multipart, the field named after the file's path."""
-    client = org.client(user)
-    return org.flask_client.post("/api/v1/user_uploads", headers=client.headers,
-                                 data={field or f"/home/someone/{name}": (io.BytesIO(content), name)},
-                                 content_type="multipart/form-data")
+from .helpers import err, ok, upload
 
 
 def download(org, user, url):

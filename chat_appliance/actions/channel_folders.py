@@ -5,11 +5,11 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
 from ..lib.serializers import folder_dict
 from ..models import ChannelFolder
 from ..rendering import render_plain
-from .users import active_user_ids
 
 
 def access_folder(realm_id, folder_id):

@@ -8,7 +8,6 @@ queue of the draft's owner and nobody else's, as Zulip sends them.
 import math
 import time
 
-
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import access_stream_by_id

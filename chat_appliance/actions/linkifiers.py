@@ -6,12 +6,12 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
 from ..lib.linkifiers import realm_linkifiers
 from ..lib.serializers import linkifier_dict
 from ..lib.uri_template import InvalidTemplate, template_variables
 from ..models import Linkifier
-from .users import active_user_ids
 
 
 def check_linkifier(pattern, url_template):

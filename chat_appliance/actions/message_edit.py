@@ -24,6 +24,7 @@ from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
+from .alert_words import users_with_alert_word_in
 from .channels import subscriber_ids
 from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
 from .messages import (
@@ -61,7 +62,6 @@ def resolve_kind(old_topic, new_topic):
 
 class EditPlan:
     """A validated edit: what changes, ready for do_update_message."""
-
     def __init__(self, message):
         self.message = message
         self.content = None
@@ -147,17 +147,21 @@ def messages_to_move(user, message, propagate_mode):
 
 
 def refresh_mention_flags(message, rendered):
-    """Recompute the mention flags of everyone who has the message from its new rendering
-    (adding and removing, as Zulip does); returns {user_id: flag bits}."""
+    """Recompute the mention and alert-word flags of everyone who has the message from its new
+    content (adding and removing, as Zulip does); returns {user_id: flag bits}."""
     rows = {row.user_profile_id: row.flags for row in
             UserMessage.select().where(UserMessage.message == message.id)}
     participants = (topic_participant_ids(message.stream, message.topic_key)
                     if rendered.topic_wildcard and message.stream_id else set())
     computed = recipient_flags(rendered, set(rows), sender_id=message.sender_id, read_by_sender=False,
                                is_direct=message.stream_id is None, topic_participants=participants)
+
+    alerted = users_with_alert_word_in(message.content, set(rows) - {message.sender_id})
+    alert_bit = FLAG_BITS["has_alert_word"]
     result = {}
     for uid, bits in rows.items():
-        new_bits = (bits & ~MENTION_BITS) | (computed[uid] & MENTION_BITS)
+        new_bits = (bits & ~MENTION_BITS & ~alert_bit) | (computed[uid] & MENTION_BITS) \
+            | (alert_bit if uid in alerted else 0)
         if new_bits != bits:
             UserMessage.update(flags=new_bits).where(
                 (UserMessage.message == message.id) & (UserMessage.user_profile == uid)).execute()

@@ -6,6 +6,7 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
 from ..lib.profile_data import (  # noqa: F401 - the field types are also imported from here
     DATE,
@@ -22,7 +23,7 @@ from ..lib.profile_data import (  # noqa: F401 - the field types are also import
 from ..lib.serializers import field_dict
 from ..models import CustomProfileField, CustomProfileFieldValue, UserProfile
 from ..rendering import render_plain
-from .users import active_user_ids, notify_user_updated
+from .users import notify_user_updated
 
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80

@@ -2,13 +2,14 @@
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
 from ..lib.message_permissions import realm_message_settings_state
 from ..lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
 from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
 from ..models.users import BOT_GENERIC
 from .channels import create_stream_row, create_subscription_rows
-from .users import active_user_ids, check_email, check_full_name, create_user_row
+from .users import check_email, check_full_name, create_user_row
 from .welcome import send_welcome_message
 
 # Zulip's system bots. They belong to the organization here (one organization per server)

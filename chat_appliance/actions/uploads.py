@@ -19,8 +19,8 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.utils import secure_filename
 
 from ..db import write_transaction
-from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.access import user_can_access_message
+from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..models import Attachment, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"

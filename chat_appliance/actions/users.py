@@ -7,6 +7,7 @@ from peewee import fn
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import can_see_real_email
+from ..lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
 from ..lib.auth import forget_cached_credentials
 from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
@@ -18,6 +19,7 @@ from .bot_services import bot_administrator_ids, create_bot_service, service_dic
 from .channels import create_subscription_rows, default_streams
 from .drafts import delete_all_drafts
 from .message_delete import delete_message_rows, notify_messages_deleted
+from .user_settings_defaults import new_user_settings
 from .welcome import send_welcome_message
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
@@ -81,8 +83,19 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
         api_key=generate_api_key(),
         password=hash_password(password, password_method) if password else None,
     )
+    if bot_type is None and not isinstance(realm, int):
+        apply_user_settings_defaults(user, realm)
     set_role_group_membership(user, role)
     return user
+
+
+def apply_user_settings_defaults(user, realm):
+    """A new person starts with the organization's defaults (PATCH /realm/user_settings_defaults)."""
+    settings, visibility = new_user_settings(realm)
+    if settings or visibility != user.email_address_visibility:
+        user.settings, user.email_address_visibility = settings, visibility
+        user.email = api_email_for(user)
+        user.save()
 
 
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
@@ -126,10 +139,6 @@ def do_create_bot(owner, full_name, short_name, bot_type, service=None):
             bot_administrator_ids(bot))
     return bot
 
-
-def active_user_ids(realm_id):
-    """Every active account of the organization (the audience of realm_user events)."""
-    return [u.id for u in UserProfile.select(UserProfile.id).where((UserProfile.realm == realm_id) & UserProfile.is_active)]
 
 
 def notify_user_added(user):
@@ -198,6 +207,10 @@ def do_change_settings(user, changes):
             delete_all_drafts(user)
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
+    if "allow_private_data_export" in changes:
+
+        publish({"type": "realm_export_consent", "user_id": user.id,
+                 "consented": changes["allow_private_data_export"]}, admin_ids(user.realm_id))
     return list(changes)
 
 
