@@ -34,10 +34,17 @@ from .params import ParamError, check_json_list
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
 RESOLVED_TOPIC_PREFIX = "✔ "
 
+# Older names of operators, for the SQL builder and the in-memory predicate alike.
 OPERATOR_ALIASES = {
-    "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm",
+    "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm", "pm_with": "dm",
     "group-pm-with": "dm-including",
 }
+
+
+def canonical_operator(operator):
+    """The current name of a narrow operator (lower case, aliases resolved)."""
+    operator = operator.lower()
+    return OPERATOR_ALIASES.get(operator, operator)
 
 
 class BadNarrowError(JsonableError):
@@ -63,7 +70,7 @@ def parse_narrow(var_name, value):
             raise ParamError(f"{var_name}[{index}] is not a valid narrow term")
         if not isinstance(operand, (str, int, list)) or isinstance(operand, bool):
             raise ParamError(f"{var_name}[{index}] has an invalid operand")
-        terms.append((OPERATOR_ALIASES.get(operator, operator), operand, negated))
+        terms.append((canonical_operator(operator), operand, negated))
     return terms
 
 
@@ -331,3 +338,63 @@ def resolve_anchor(query, anchor, anchor_date):
                                 var_name="anchor_date")
         return query.first_on_or_after(anchor_date) or LARGER_THAN_MAX_MESSAGE_ID
     return anchor
+
+
+# --- the same narrows decided in memory, for message events (legacy [[operator, operand]] pairs) ---
+
+MENTION_FLAGS = {"mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "group_mentioned"}
+
+
+def _participants(message, key):
+    recipients = message.get("display_recipient")
+    return {str(r[key]).lower() for r in recipients} if isinstance(recipients, list) else set()
+
+
+def _dm_matches(message, operand, user_id, user_email):
+    """A direct message between exactly the operand's users (with or without the receiver)."""
+    if message.get("type") != "private":
+        return False
+    if isinstance(operand, list):
+        wanted, own, found = {str(int(x)) for x in operand}, str(user_id), _participants(message, "id")
+    else:
+        # zulip-terminal joins emails with ", ", so split and strip.
+        wanted = {e.strip().lower() for e in str(operand).split(",") if e.strip()}
+        own, found = user_email.lower(), _participants(message, "email")
+    return found in (wanted | {own}, wanted)
+
+
+def _id_or_name_matches(operand, message_id, message_name):
+    if isinstance(operand, int) or str(operand).isdigit():
+        return message_id == int(operand)
+    return str(message_name or "").lower() == str(operand).lower()
+
+
+def message_matches_narrow(narrow, message, flags, *, user_id, user_email):
+    """Whether a message event's message dict belongs to a queue's narrow: (operator, operand)
+    pairs, every one required, an empty narrow matching everything. Operators an event cannot
+    decide (search, has, near, ...) let it through."""
+    for operator, operand in narrow:
+        operator = canonical_operator(operator)
+        if operator == "channel":
+            if message.get("type") != "stream" or not _id_or_name_matches(
+                    operand, message.get("stream_id"), message.get("display_recipient")):
+                return False
+        elif operator == "topic":
+            topic = message.get("subject", message.get("topic", ""))
+            if message.get("type") != "stream" or topic.lower() != str(operand).lower():
+                return False
+        elif operator == "sender":
+            if not _id_or_name_matches(operand, message.get("sender_id"), message.get("sender_email")):
+                return False
+        elif operator == "is":
+            kind = str(operand).lower()
+            if kind in ("dm", "private") and message.get("type") != "private":
+                return False
+            if kind == "starred" and "starred" not in flags:
+                return False
+            if kind == "mentioned" and not MENTION_FLAGS & set(flags):
+                return False
+        elif operator == "dm":
+            if not _dm_matches(message, operand, user_id, user_email):
+                return False
+    return True
