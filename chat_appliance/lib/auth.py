@@ -3,8 +3,9 @@
 import time
 from dataclasses import dataclass
 
-from flask import g
+from flask import g, request
 from flask_httpauth import HTTPBasicAuth
+from werkzeug.datastructures import Authorization
 
 from .. import runtime
 from ..models import UserProfile
@@ -78,32 +79,59 @@ class CachedUser:
     email: str
 
 
-# The cache is the current runtime's (runtime.Runtime.credentials): one per app.
+def _credentials():
+    """The current runtime's credential cache and its lock: one per app."""
+    active = runtime.current()
+    return active.credentials, active.credentials_lock
+
+
+def basic_credentials(authorization):
+    """(email lower-cased, api key) from an Authorization header; ("", "") when absent or not Basic."""
+    auth = Authorization.from_header(authorization) if authorization else None
+    if auth is None or auth.type != "basic":
+        return "", ""
+    return (auth.username or "").strip().lower(), auth.password or ""
+
+
+def cached_basic_user(authorization):
+    """The CachedUser for these Basic credentials if the cache vouches for them, else None.
+    Never touches the database (the event loop of `serve` calls it)."""
+    email, api_key = basic_credentials(authorization)
+    cache, lock = _credentials()
+    with lock:
+        entry = cache.get(email)
+    if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
+        return entry[1]
+    return None
+
+
+def authenticate_basic(authorization):
+    """The CachedUser for an Authorization header: from the cache, else checked against the
+    database (and then cached). Raises the 401 errors of verify_api_key."""
+    user = cached_basic_user(authorization)
+    if user is not None:
+        return user
+    email, api_key = basic_credentials(authorization)
+    full = verify_api_key(email, api_key)
+    cached = CachedUser(full.id, full.realm_id, full.email)
+    cache, lock = _credentials()
+    with lock:
+        cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+    return cached
 
 
 def authenticate_request_cached():
     """Like authenticate_request, answering from the cache when the credentials match."""
-    auth = basic_auth.get_auth()
-    email = (auth.username or "").strip().lower() if auth else ""
-    api_key = auth.password if auth else ""
-    active = runtime.current()
-    with active.credentials_lock:
-        entry = active.credentials.get(email)
-    if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
-        g.user = entry[1]
-        return entry[1]
-    user = authenticate_request()
-    cached = CachedUser(user.id, user.realm_id, user.email)
-    with active.credentials_lock:
-        active.credentials[email] = (user.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
-    return cached
+    user = authenticate_basic(request.headers.get("Authorization"))
+    g.user = user
+    return user
 
 
 def forget_cached_credentials(user_id):
     """Drop a user's cached credentials (new key, deactivation, new email)."""
-    active = runtime.current()
-    if active is None:
+    if runtime.current() is None:
         return
-    with active.credentials_lock:
-        for email in [e for e, entry in active.credentials.items() if entry[1].id == user_id]:
-            del active.credentials[email]
+    cache, lock = _credentials()
+    with lock:
+        for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
+            del cache[email]
