@@ -70,3 +70,11 @@ def do_update_folder(folder, changes):
         folder.save()
     publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
             active_user_ids(folder.realm_id))
+
+
+def realm_folders(realm_id, include_archived):
+    """The organization's folders in order, archived ones only when asked."""
+    query = ChannelFolder.select().where(ChannelFolder.realm == realm_id)
+    if not include_archived:
+        query = query.where(~ChannelFolder.is_archived)
+    return list(query.order_by(ChannelFolder.order, ChannelFolder.id))

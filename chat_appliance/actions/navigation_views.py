@@ -77,3 +77,8 @@ def do_remove_view(user, fragment):
     with write_transaction():
         view.delete_instance()
     publish({"type": "navigation_view", "op": "remove", "fragment": fragment}, [user.id])
+
+
+def user_views(user):
+    """The user's stored views, oldest first."""
+    return list(NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id))

@@ -139,3 +139,16 @@ def access_temporary_upload(store, token):
     if attachment is None:
         raise ResourceNotFoundError("File not found")
     return attachment
+
+
+def user_attachments(user):
+    """The user's uploads, newest first."""
+    return list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
+
+
+def access_own_attachment(user, attachment_id):
+    """One of the user's uploads, or BAD_REQUEST 'Invalid attachment'."""
+    attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
+    if attachment is None:
+        raise JsonableError("Invalid attachment")
+    return attachment

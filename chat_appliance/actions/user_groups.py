@@ -225,3 +225,11 @@ def do_deactivate_group(group):
     with write_transaction():
         UserGroup.update(deactivated=True).where(UserGroup.id == group.id).execute()
     notify_group(group.realm_id, {"op": "remove", "group_id": group.id})
+
+
+def realm_groups(realm_id, include_deactivated):
+    """Every group of the organization (system groups included), oldest first."""
+    query = UserGroup.select().where(UserGroup.realm == realm_id).order_by(UserGroup.id)
+    if not include_deactivated:
+        query = query.where(~UserGroup.deactivated)
+    return list(query)

@@ -9,11 +9,11 @@ from ..actions.channel_folders import (
     check_folder_name,
     do_create_folder,
     do_update_folder,
+    realm_folders,
 )
 from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_bool, check_int, endpoint
 from ..lib.serializers import folder_dict
-from ..models import ChannelFolder
 from .context import limits
 
 bp = Blueprint("channel_folders", __name__)
@@ -33,10 +33,7 @@ def create_folder(user, name, description):
 @endpoint(include_archived=Param(check_bool, default=False))
 def get_folders(user, include_archived):
     """The organization's folders in order; archived ones only when asked."""
-    query = ChannelFolder.select().where(ChannelFolder.realm == user.realm_id)
-    if not include_archived:
-        query = query.where(~ChannelFolder.is_archived)
-    return {"channel_folders": [folder_dict(f) for f in query.order_by(ChannelFolder.order, ChannelFolder.id)]}
+    return {"channel_folders": [folder_dict(f) for f in realm_folders(user.realm_id, include_archived)]}
 
 
 @bp.patch("/channel_folders/<int:folder_id>")

@@ -12,11 +12,11 @@ from ..actions.navigation_views import (
     do_remove_view,
     do_update_view,
     name_taken,
+    user_views,
 )
 from ..lib.errors import JsonableError
 from ..lib.params import Param, check_bool, endpoint
 from ..lib.serializers import view_dict
-from ..models import NavigationView
 
 bp = Blueprint("navigation_views", __name__)
 
@@ -25,8 +25,7 @@ bp = Blueprint("navigation_views", __name__)
 @endpoint()
 def get_views(user):
     """The requester's stored views."""
-    views = NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id)
-    return {"navigation_views": [view_dict(v) for v in views]}
+    return {"navigation_views": [view_dict(v) for v in user_views(user)]}
 
 
 @bp.post("/navigation_views")

@@ -6,16 +6,17 @@ from flask import Blueprint, request, send_file
 
 from ..actions.uploads import (
     UPLOAD_URL_PREFIX,
+    access_own_attachment,
     access_temporary_upload,
     access_upload,
     attachment_dict,
     do_delete_attachment,
     do_upload_file,
     temporary_url,
+    user_attachments,
 )
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
-from ..models import Attachment
 from .context import app_state, limits
 
 bp = Blueprint("uploads", __name__)
@@ -56,7 +57,7 @@ def get_temporary_url(user, realm_id, filename):
 @endpoint()
 def get_attachments(user):
     """The requester's uploads, newest first, and the space they use."""
-    attachments = list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
+    attachments = user_attachments(user)
     return {"attachments": [attachment_dict(a) for a in attachments],
             "upload_space_used": sum(a.size for a in attachments)}
 
@@ -65,10 +66,7 @@ def get_attachments(user):
 @endpoint()
 def remove_attachment(user, attachment_id):
     """Delete one of the requester's uploads."""
-    attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
-    if attachment is None:
-        raise JsonableError("Invalid attachment")
-    do_delete_attachment(app_state().uploads, attachment)
+    do_delete_attachment(app_state().uploads, access_own_attachment(user, attachment_id))
 
 
 @downloads_bp.get("/user_uploads/<int:realm_id>/<path:rest>")

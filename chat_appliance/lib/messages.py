@@ -3,18 +3,13 @@ and message events."""
 
 import json
 
+from peewee import fn
+
 from ..markdown import topic_links
-from ..models import (
-    FLAG_BITS,
-    DirectMessageGroup,
-    DirectMessageGroupMember,
-    Stream,
-    UserMessage,
-    UserProfile,
-)
+from ..models import FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage, UserProfile
 from ..models.base import query_rows, raw_select
 from ..rendering import topic_links_context
-from .access import can_see_real_email
+from .access import can_read_stream_history, can_see_real_email
 from .serializers import avatar_url
 from .subscriptions import subscriber_ids
 
@@ -216,3 +211,17 @@ def message_audience_ids(message_ids, stream=None):
     if stream is not None and stream.history_public_to_subscribers:
         audience |= subscriber_ids(stream)
     return audience
+
+
+def stream_topics(user, stream):
+    """[(topic name, newest message id)] of a channel, newest first: every topic where the user
+    may read the channel's history, else those of messages they received. The name is that of
+    the topic's newest message (topics differing only in case are one)."""
+    query = Message.select(fn.MAX(Message.id).alias("max_id")).where(Message.recipient == stream.recipient_id)
+    if not can_read_stream_history(user, stream):
+        query = query.join(UserMessage, on=(UserMessage.message == Message.id)).where(
+            UserMessage.user_profile == user.id)
+    rows = query.group_by(Message.topic_key).order_by(fn.MAX(Message.id).desc()).dicts()
+    names = {m.id: m.topic for m in Message.select(Message.id, Message.topic).where(
+        Message.id.in_([row["max_id"] for row in rows]))}
+    return [(names[row["max_id"]], row["max_id"]) for row in rows]
