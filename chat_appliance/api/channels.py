@@ -15,10 +15,13 @@ from ..actions.channels import (
 from ..lib.access import (
     access_stream_by_id,
     access_stream_by_name,
+    active_subscription,
     can_access_stream_metadata,
     get_stream_by_name,
+    group_in_realm,
     is_subscribed,
     require_realm_admin,
+    user_in_realm,
 )
 from ..lib.errors import JsonableError
 from ..lib.params import (
@@ -34,8 +37,14 @@ from ..lib.params import (
     list_of,
 )
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
-from ..lib.subscriptions import subscriber_counts, subscriber_ids, subscription_list
-from ..models import Stream, Subscription, UserGroup, UserProfile
+from ..lib.subscriptions import (
+    realm_streams,
+    subscribed_stream_ids,
+    subscriber_counts,
+    subscriber_ids,
+    subscription_list,
+)
+from ..models import UserProfile
 from .channel_folders import check_folder_id
 from .context import limits
 
@@ -67,7 +76,7 @@ def principals_to_users(requester, principals):
     users = []
     for principal in principals:
         if isinstance(principal, int):
-            target = UserProfile.get_or_none((UserProfile.id == principal) & (UserProfile.realm == requester.realm_id))
+            target = user_in_realm(requester.realm_id, principal)
         else:
             target = UserProfile.get_by_login_email(principal)
             if target is not None and target.realm_id != requester.realm_id:
@@ -190,16 +199,10 @@ def get_streams(user, include_public, include_web_public, include_subscribed, in
     """Channels the requester may see, filtered as asked."""
     if (include_all_active or include_all) and not user.is_realm_admin:
         raise JsonableError("User not authorized for this query")
-    query = Stream.select().where(Stream.realm == user.realm_id)
-    if exclude_archived:
-        query = query.where(~Stream.deactivated)
-    subscribed = {
-        s.stream_id for s in Subscription.select(Subscription.stream).where(
-            (Subscription.user_profile == user) & Subscription.active)
-    }
+    subscribed = subscribed_stream_ids(user)
     default_ids = set((user.realm.settings or {}).get("default_stream_ids", []))
     chosen = []
-    for stream in query.order_by(Stream.name_key):
+    for stream in realm_streams(user.realm_id, exclude_archived=exclude_archived):
         is_sub = stream.id in subscribed
         if not can_access_stream_metadata(user, stream, subscribed=is_sub):
             continue
@@ -281,7 +284,7 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
     for name, group_id in group_settings.items():
         if group_id is None:
             continue
-        if not UserGroup.select().where((UserGroup.id == group_id) & (UserGroup.realm == user.realm_id)).exists():
+        if group_in_realm(user.realm_id, group_id) is None:
             raise JsonableError(f"Invalid user group ID: {group_id}")
         if stream.settings.get(name) != group_id:
             changes[name] = group_id
@@ -357,8 +360,7 @@ def update_subscription_properties(user, subscription_data):
     changes = []
     for stream_id, prop, value in subscription_data:
         stream = access_stream_by_id(user, stream_id)
-        sub = Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
-                                       & Subscription.active)
+        sub = active_subscription(user, stream)
         if sub is None:
             raise JsonableError(f"Not subscribed to channel ID {stream_id}")
         changes.append((sub, prop, value))

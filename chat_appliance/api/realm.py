@@ -6,12 +6,12 @@ from flask import Blueprint
 
 from ..actions.realm import do_update_realm
 from ..actions.users import check_full_name, do_change_full_name, do_change_settings
-from ..lib.access import require_realm_admin
+from ..lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from ..lib.errors import JsonableError
-from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
+from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.user_settings import USER_SETTING_DEFAULTS
-from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
+from ..models import EDIT_HISTORY_POLICIES
 
 bp = Blueprint("realm", __name__)
 
@@ -57,8 +57,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
     for setting, value in message_settings.items():
         if value is None and setting in MESSAGE_GROUP_SETTINGS or value == ():
             continue  # not sent (limits use () as "absent", since None means unlimited)
-        if setting in MESSAGE_GROUP_SETTINGS and not UserGroup.select().where(
-                (UserGroup.id == value) & (UserGroup.realm == realm)).exists():
+        if setting in MESSAGE_GROUP_SETTINGS and group_in_realm(realm.id, value) is None:
             raise JsonableError("Invalid user group ID")
         stored[setting] = value
     if stored != (realm.settings or {}):
@@ -75,7 +74,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         if moderation_request_channel_id == -1:
             changes["moderation_request_channel_id"] = None
         else:
-            stream = Stream.get_or_none((Stream.id == moderation_request_channel_id) & (Stream.realm == realm))
+            stream = stream_in_realm(realm.id, moderation_request_channel_id)
             if stream is None:
                 raise JsonableError("Invalid channel ID")
             changes["moderation_request_channel_id"] = stream.id
@@ -83,7 +82,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         changes["message_edit_history_visibility_policy"] = EDIT_HISTORY_POLICIES[
             message_edit_history_visibility_policy]
     if can_mention_many_users_group is not None:
-        group = UserGroup.get_or_none((UserGroup.id == can_mention_many_users_group) & (UserGroup.realm == realm))
+        group = group_in_realm(realm.id, can_mention_many_users_group)
         if group is None:
             raise JsonableError("Invalid user group ID")
         changes["can_mention_many_users_group_id"] = group.id

@@ -1,8 +1,7 @@
 """Users: GET /users/me, GET /users, GET|PATCH /users/{user_id} and /users/{email}, DELETE /users/{user_id},
 POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 
-from flask import current_app
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from ..actions.bot_services import check_service_settings
 from ..actions.profile_fields import check_profile_data, do_update_profile_data
@@ -19,11 +18,11 @@ from ..actions.users import (
     do_reactivate_user,
     has_permission,
 )
-from ..lib.access import access_user_by_email, access_user_by_id, only_owner, require_realm_admin
+from ..lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
 from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
 from ..lib.serializers import own_user_dict, user_dict
-from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES, UserProfile
+from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 from ..models.base import query_rows
 
 bp = Blueprint("users", __name__)
@@ -48,9 +47,7 @@ def get_own_user(user):
 def get_users(user, client_gravatar, include_custom_profile_fields):
     """Every account of the organization, bots and deactivated accounts included; system bots
     are Zulip's cross-realm bots and are listed by /register instead."""
-    targets = (UserProfile.select()
-               .where((UserProfile.realm == user.realm_id) & ~UserProfile.is_system_bot)
-               .order_by(UserProfile.id))
+    targets = realm_accounts(user.realm_id)
     return {"members": [user_dict(t, user, client_gravatar=client_gravatar,
                                   include_custom_profile_fields=include_custom_profile_fields) for t in targets]}
 

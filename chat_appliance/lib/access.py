@@ -6,7 +6,7 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Message, Realm, Stream, UserMessage, UserProfile
+from ..models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
 from ..models.base import query_rows, raw_select
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
@@ -150,3 +150,30 @@ def only_owner(target):
 def instance_realm():
     """The organization this server hosts (one per instance), or None before it is created."""
     return Realm.select().order_by(Realm.id).first()
+
+
+def group_in_realm(realm_id, group_id):
+    """The organization's user group with this id, or None."""
+    return UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
+
+
+def stream_in_realm(realm_id, stream_id):
+    """The organization's channel with this id, or None."""
+    return Stream.get_or_none((Stream.id == stream_id) & (Stream.realm == realm_id))
+
+
+def user_in_realm(realm_id, user_id):
+    """The organization's account with this id, or None."""
+    return UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
+
+
+def active_subscription(user, stream):
+    """The user's active subscription to the channel, or None."""
+    return Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
+                                    & Subscription.active)
+
+
+def realm_accounts(realm_id):
+    """Every account of the organization but its system bots, by id (GET /users)."""
+    return list(UserProfile.select().where((UserProfile.realm == realm_id) & ~UserProfile.is_system_bot)
+                .order_by(UserProfile.id))

@@ -44,3 +44,17 @@ def subscription_list(user, *, include_subscribers):
                           subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
         for row in rows
     ]
+
+
+def subscribed_stream_ids(user):
+    """Ids of the channels the user is subscribed to."""
+    return {s.stream_id for s in Subscription.select(Subscription.stream).where(
+        (Subscription.user_profile == user) & Subscription.active)}
+
+
+def realm_streams(realm_id, *, exclude_archived):
+    """The organization's channels by name, archived ones unless excluded."""
+    query = Stream.select().where(Stream.realm == realm_id)
+    if exclude_archived:
+        query = query.where(~Stream.deactivated)
+    return list(query.order_by(Stream.name_key))
