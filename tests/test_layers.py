@@ -127,3 +127,18 @@ def test_contracts_see_the_imports():
         (target, True) for target, _line, _local in GRAPH["chat_appliance.api.messages"]}
     assert violations(("chat_appliance.api",), ("chat_appliance.actions",))
     assert violations(("chat_appliance.api",), FLASK)
+
+
+QUERY_OR_TRANSACTION = ("write_transaction", ".select(", ".get_or_none(", ".get_by_id(", "query_rows(", "raw_select(",
+                        ".insert(", ".create(", ".save()", ".delete_instance(", "execute_sql(")
+
+
+def test_views_write_no_query_or_transaction():
+    """Does no module of api/ run a query or open a transaction itself (they belong to actions/ and
+    lib/), nor import peewee?"""
+    found = [f"{path.name}:{number}: {line.strip()}"
+             for path in sorted((ROOT / "api").glob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if any(marker in line for marker in QUERY_OR_TRANSACTION)]
+    assert found == []
+    assert violations(("chat_appliance.api",), ("peewee", "chat_appliance.models.base")) == []

@@ -116,3 +116,8 @@ def do_deactivate_realm_emoji(emoji):
     with write_transaction():
         RealmEmoji.update(deactivated=True).where(RealmEmoji.id == emoji.id).execute()
     notify_realm_emoji(emoji.realm_id)
+
+
+def emoji_by_file_name(realm_id, file_name):
+    """The custom emoji (active or not) stored under this file name, or None."""
+    return RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.file_name == file_name))

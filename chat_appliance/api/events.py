@@ -6,6 +6,7 @@ from ..db import close_connection
 from ..events.state import fetch_initial_state
 from ..lib.auth import authenticate_basic, cached_basic_user
 from ..lib.errors import JsonableError, UnauthorizedError
+from ..lib.messages import max_message_id
 from ..lib.params import (
     Param,
     ParamError,
@@ -20,7 +21,6 @@ from ..lib.params import (
 from .channels import parse_include_subscribers
 from .context import limits, queue_manager
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
-from .users import max_message_id
 
 bp = Blueprint("events", __name__)
 

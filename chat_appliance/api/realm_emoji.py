@@ -9,12 +9,12 @@ from ..actions.realm_emoji import (
     check_emoji_image,
     do_add_realm_emoji,
     do_deactivate_realm_emoji,
+    emoji_by_file_name,
     emoji_image_path,
 )
 from ..lib.custom_emoji import realm_emoji_state
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
-from ..models import RealmEmoji
 
 bp = Blueprint("realm_emoji", __name__)
 images_bp = Blueprint("emoji_images", __name__)
@@ -54,7 +54,7 @@ def delete_emoji(user, emoji_name):
 def emoji_image(realm_id, file_name):
     """A custom emoji's image. Public, like Zulip's user_avatars: emoji names and images are not secret,
     and <img> tags in rendered messages load them without credentials."""
-    emoji = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.file_name == file_name))
+    emoji = emoji_by_file_name(realm_id, file_name)
     path = emoji_image_path(current_app.config["INSTANCE_PATH"], realm_id, file_name) if emoji is not None else None
     if path is None or not path.is_file():
         raise ResourceNotFoundError("File not found")

@@ -20,18 +20,12 @@ from ..actions.users import (
 )
 from ..lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
+from ..lib.messages import max_message_id
 from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
 from ..lib.serializers import own_user_dict, user_dict
 from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
-from ..models.base import query_rows
 
 bp = Blueprint("users", __name__)
-
-
-def max_message_id(user):
-    """The newest message id in the user's history; -1 when there is none (Zulip)."""
-    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
-    return newest if newest is not None else -1
 
 
 @bp.get("/users/me")

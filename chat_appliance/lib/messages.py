@@ -225,3 +225,9 @@ def stream_topics(user, stream):
     names = {m.id: m.topic for m in Message.select(Message.id, Message.topic).where(
         Message.id.in_([row["max_id"] for row in rows]))}
     return [(names[row["max_id"]], row["max_id"]) for row in rows]
+
+
+def max_message_id(user):
+    """The newest message id in the user's history; -1 when there is none (Zulip)."""
+    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
+    return newest if newest is not None else -1
