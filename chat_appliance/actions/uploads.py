@@ -104,18 +104,6 @@ def access_upload(user, path_id):
     return attachment
 
 
-def attachment_dict(attachment):
-    """Zulip's attachment object: times in milliseconds, with the messages that link it."""
-    return {
-        "id": attachment.id,
-        "name": attachment.file_name,
-        "path_id": attachment.path_id,
-        "size": attachment.size,
-        "create_time": attachment.create_time * 1000,
-        "messages": [{"id": m.id, "date_sent": m.date_sent * 1000} for m in messages_linking(attachment)],
-    }
-
-
 def do_delete_attachment(store, attachment):
     """Remove the row, then the file (links in messages stop working, as in Zulip)."""
     with write_transaction():

@@ -12,10 +12,10 @@ from ..lib.auth import forget_cached_credentials
 from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
-from ..lib.serializers import bot_dict, user_dict
+from ..lib.serializers import bot_dict, service_dicts, user_dict
 from ..models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
 from ..models.users import EMAIL_VISIBLE_EVERYONE
-from .bot_services import bot_administrator_ids, create_bot_service, service_dicts
+from .bot_services import bot_administrator_ids, create_bot_service
 from .channels import create_subscription_rows, default_streams
 from .drafts import delete_all_drafts
 from .message_delete import delete_message_rows, notify_messages_deleted
@@ -138,7 +138,6 @@ def do_create_bot(owner, full_name, short_name, bot_type, service=None):
     publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_row))},
             bot_administrator_ids(bot))
     return bot
-
 
 
 def notify_user_added(user):

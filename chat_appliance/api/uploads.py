@@ -9,14 +9,15 @@ from ..actions.uploads import (
     access_own_attachment,
     access_temporary_upload,
     access_upload,
-    attachment_dict,
     do_delete_attachment,
     do_upload_file,
+    messages_linking,
     temporary_url,
     user_attachments,
 )
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
+from ..lib.serializers import attachment_dict
 from .context import app_state, limits
 
 bp = Blueprint("uploads", __name__)
@@ -58,7 +59,7 @@ def get_temporary_url(user, realm_id, filename):
 def get_attachments(user):
     """The requester's uploads, newest first, and the space they use."""
     attachments = user_attachments(user)
-    return {"attachments": [attachment_dict(a) for a in attachments],
+    return {"attachments": [attachment_dict(a, messages_linking(a)) for a in attachments],
             "upload_space_used": sum(a.size for a in attachments)}
 
 

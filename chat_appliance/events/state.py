@@ -7,7 +7,7 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 import time
 
 from ..actions.alert_words import user_alert_words
-from ..actions.bot_services import administered_bots, service_dicts
+from ..actions.bot_services import administered_bots, service_of
 from ..actions.drafts import user_drafts
 from ..actions.muted_users import muted_users_list
 from ..actions.playgrounds import realm_playgrounds
@@ -27,6 +27,7 @@ from ..lib.serializers import (
     draft_dict,
     linkifier_dict,
     saved_snippet_dict,
+    service_dicts,
     stream_dict,
     subscription_dict,
     user_dict,
@@ -267,7 +268,7 @@ def fetch_saved_snippets(user, state, options):
 
 def fetch_realm_bots(user, state, options):
     """realm_bots: the bots the requester administers (every bot, for administrators)."""
-    state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot)) for bot in administered_bots(user)]
+    state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot, service_of(bot))) for bot in administered_bots(user)]
 
 
 def fetch_empty_lists(*keys):

@@ -6,6 +6,7 @@ Responses and events both use these functions, so a field is defined once.
 import hashlib
 from datetime import datetime, timezone
 
+from ..models.users import BOT_OUTGOING_WEBHOOK
 from .access import can_see_real_email
 from .groups import creator_group_value, system_group
 from .profile_data import profile_data_for
@@ -243,6 +244,28 @@ def field_dict(field):
         "required": field.required,
         "editable_by_user": field.editable_by_user,
     }
+
+
+def attachment_dict(attachment, linking_messages):
+    """Zulip's attachment object: times in milliseconds, with the messages that link it."""
+    return {
+        "id": attachment.id,
+        "name": attachment.file_name,
+        "path_id": attachment.path_id,
+        "size": attachment.size,
+        "create_time": attachment.create_time * 1000,
+        "messages": [{"id": m.id, "date_sent": m.date_sent * 1000} for m in linking_messages],
+    }
+
+
+def service_dicts(bot, service):
+    """`services` as Zulip shows a bot to its administrators: one entry for a service bot (the
+    BotService row), none for others."""
+    if service is None:
+        return []
+    if bot.bot_type == BOT_OUTGOING_WEBHOOK:
+        return [{"base_url": service.base_url, "interface": service.interface, "token": service.token}]
+    return [{"service_name": service.name, "config_data": service.config_data}]
 
 
 def user_topic_dict(user_topic):
