@@ -18,6 +18,7 @@ from .events import bus
 from .events.queues import QueueManager
 from .lib.errors import JsonableError
 from .lib.response import json_error
+from .rendering import invalidate_on_event
 from .runtime import activate, deactivate
 
 log = logging.getLogger("chat_appliance")
@@ -59,7 +60,9 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
     bind_runtime(app, state.runtime)
+    state.runtime.settings["INLINE_IMAGE_PREVIEW"] = app.config["INLINE_IMAGE_PREVIEW"]
     migrate()
+    bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
 

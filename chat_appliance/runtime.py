@@ -26,6 +26,8 @@ class Runtime:
         self.listeners = []
         self.credentials = {}
         self.credentials_lock = threading.Lock()
+        # The few configuration values code below the HTTP layer reads (set by create_app).
+        self.settings = {}
 
     def close(self):
         """Close this thread's connection and release what the backend holds (SQLite's keeper

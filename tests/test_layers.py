@@ -142,3 +142,16 @@ def test_views_write_no_query_or_transaction():
              if any(marker in line for marker in QUERY_OR_TRANSACTION)]
     assert found == []
     assert violations(("chat_appliance.api",), ("peewee", "chat_appliance.models.base")) == []
+
+
+def test_test_modules_share_helpers_only_through_helpers_and_fixtures():
+    """Does no test module import from another test module or from conftest (shared helpers live
+    in tests/helpers.py, shared fixtures in conftest.py)?"""
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module and (
+                    node.module.startswith("test_") or node.module == "conftest"):
+                found.append(f"{path.name}:{node.lineno} imports .{node.module}")
+    assert found == []
