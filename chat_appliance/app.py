@@ -60,7 +60,8 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
     bind_runtime(app, state.runtime)
-    state.runtime.settings["INLINE_IMAGE_PREVIEW"] = app.config["INLINE_IMAGE_PREVIEW"]
+    state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
+                                  PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
     migrate()
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)

@@ -373,3 +373,7 @@ def grant_in_channel(stream, setting, group_name):
         row = Stream.get_by_id(stream.id)
         row.settings = dict(row.settings, **{setting: system_group(row.realm_id, group_name).id})
         row.save()
+
+
+def kinds(events):
+    return [(e["type"], e.get("op")) for e in events if e["type"] != "heartbeat"]

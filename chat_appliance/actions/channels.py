@@ -3,10 +3,11 @@
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name
+from ..lib.audiences import non_guest_user_ids
 from ..lib.errors import JsonableError
 from ..lib.groups import system_group
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
-from ..lib.subscriptions import subscriber_counts, subscriber_ids
+from ..lib.subscriptions import default_streams_event, subscriber_counts, subscriber_ids
 from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
 from ..rendering import render_plain
 
@@ -248,8 +249,8 @@ def do_update_stream(stream, changes):
         if key == "invite_only":
             event["history_public_to_subscribers"] = stream.history_public_to_subscribers
         if key == "is_default_stream":
-            publish({"type": "default_streams", "default_streams": [
-                stream_dict(s, subscriber_count=0) for s in default_streams(stream.realm)]}, audience_after)
+
+            publish(default_streams_event(stream.realm), non_guest_user_ids(stream.realm_id))
             continue
         publish(event, audience_after)
     lost = audience_before - audience_after

@@ -18,6 +18,7 @@ from ..models.users import EMAIL_VISIBLE_EVERYONE
 from .bot_services import bot_administrator_ids, create_bot_service
 from .channels import create_subscription_rows, default_streams
 from .drafts import delete_all_drafts
+from .invite_status import notify_invites_changed, revoke_invitations_by
 from .message_delete import delete_message_rows, notify_messages_deleted
 from .user_settings_defaults import new_user_settings
 from .welcome import send_welcome_message
@@ -270,7 +271,10 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
         deleted, holders, first_ids = apply_deactivation_actions(target, actions)
         with write_transaction():
             UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
+            revoked_invitations = revoke_invitations_by(target)
         target.is_active = False
+        if revoked_invitations:
+            notify_invites_changed(target.realm_id, None)
         forget_cached_credentials(target.id)
         notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):

@@ -5,6 +5,7 @@ import re
 from flask import Blueprint
 
 from ..actions.channel_folders import access_folder
+from ..actions.channel_lifecycle import check_archive_change, check_create_permission, do_unarchive_stream
 from ..actions.channels import (
     check_stream_name,
     do_change_subscription_properties,
@@ -24,6 +25,7 @@ from ..lib.access import (
     user_in_realm,
 )
 from ..lib.errors import JsonableError
+from ..lib.onboarding_settings import can_subscribe_other_users
 from ..lib.params import (
     Param,
     ParamError,
@@ -123,7 +125,7 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
     """Subscribe the requester (or principals) to channels, creating missing ones."""
     targets = principals_to_users(user, principals) if principals else [user]
     acting_for_others = any(t.id != user.id for t in targets)
-    if acting_for_others and user.is_guest:
+    if acting_for_others and not can_subscribe_other_users(user):
         raise JsonableError("Insufficient permission")
     authorized, unauthorized = [], []
     to_create = []
@@ -135,8 +137,8 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
             authorized.append(stream)
         else:
             unauthorized.append(stream)
-    if to_create and user.is_guest:
-        raise JsonableError("Insufficient permission")
+    if to_create:
+        check_create_permission(user, invite_only=invite_only, is_web_public=False)
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
     added, already = do_subscribe_creating_streams(user, targets, authorized, to_create, invite_only=invite_only,
@@ -244,14 +246,17 @@ STREAM_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in S
 @endpoint(description=Param(default=None), new_name=Param(default=None), is_private=Param(check_bool, default=None),
           history_public_to_subscribers=Param(check_bool, default=None),
           is_default_stream=Param(check_bool, default=None), folder_id=Param(check_folder_id, default=UNSET),
-          **STREAM_SETTING_PARAMS)
+          is_archived=Param(check_bool, default=None), **STREAM_SETTING_PARAMS)
 def update_stream(user, stream_id, description, new_name, is_private, history_public_to_subscribers,
-                  is_default_stream, folder_id, **group_settings):
+                  is_default_stream, folder_id, is_archived, **group_settings):
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
 
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
+    if is_archived is not None:
+
+        check_archive_change(stream, is_archived)
     changes = {}
     if new_name is not None and new_name.strip() != stream.name:
         name = check_stream_name(new_name, limits())
@@ -288,6 +293,9 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
             raise JsonableError(f"Invalid user group ID: {group_id}")
         if stream.settings.get(name) != group_id:
             changes[name] = group_id
+    if is_archived is False:
+
+        do_unarchive_stream(stream, user)
     if changes:
         do_update_stream(stream, changes)
 

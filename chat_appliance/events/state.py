@@ -8,11 +8,18 @@ import time
 
 from ..actions.alert_words import user_alert_words
 from ..actions.bot_services import administered_bots, service_of
+from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 from ..actions.drafts import user_drafts
 from ..actions.muted_users import muted_users_list
 from ..actions.playgrounds import realm_playgrounds
 from ..actions.presence import realm_presences
 from ..actions.saved_snippets import user_saved_snippets
+from ..actions.scheduled_messages import (
+    MAX_REMINDER_NOTE_LENGTH,
+    reminder_dict,
+    scheduled_message_dict,
+    user_scheduled_messages,
+)
 from ..actions.user_settings_defaults import realm_user_settings_defaults
 from ..actions.user_status import realm_user_statuses
 from ..actions.user_topics import user_topic_rows
@@ -21,6 +28,7 @@ from ..lib.custom_emoji import realm_emoji_state
 from ..lib.linkifiers import realm_linkifiers
 from ..lib.message_permissions import realm_message_settings_state
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from ..lib.onboarding_settings import onboarding_settings_state
 from ..lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
@@ -35,7 +43,7 @@ from ..lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
-from ..lib.subscriptions import subscriber_counts, subscriber_ids, subscription_list
+from ..lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
 from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from ..models import (
     FLAG_BITS,
@@ -51,6 +59,7 @@ from ..models import (
     UserProfile,
 )
 from ..models.messages import TOPIC_MUTED
+from ..models.scheduled import REMINDER
 
 # Zulip sends these personal settings at the top level of /register too, unless the client
 # declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.
@@ -102,6 +111,9 @@ def fetch_realm(user, state, options):
         "realm_can_mention_many_users_group": realm.can_mention_many_users_group_id,
     })
     state.update(realm_message_settings_state(realm))
+    state.update(onboarding_settings_state(user))
+    state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
+    state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
 
 def fetch_realm_users(user, state, options):
@@ -122,10 +134,14 @@ def fetch_realm_users(user, state, options):
 def fetch_subscriptions(user, state, options):
     """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
     with_subscribers = options["include_subscribers"] != "false"
-    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers)
+    # Archived channels only for clients that declared they handle them (Zulip feature level 315).
+    archived = options["client_capabilities"].get("archived_channels", False)
+    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers, include_archived=archived)
     own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
-    streams = list(Stream.select().where((Stream.realm == user.realm_id) & ~Stream.deactivated)
-                   .order_by(Stream.name_key))
+    streams = Stream.select().where(Stream.realm == user.realm_id)
+    if not archived:
+        streams = streams.where(~Stream.deactivated)
+    streams = list(streams.order_by(Stream.name_key))
     counts = subscriber_counts([s.id for s in streams])
     unsubscribed, never = [], []
     for stream in streams:
@@ -285,6 +301,21 @@ def fetch_linkifiers(user, state, options):
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
+def fetch_scheduled_messages(user, state, options):
+    """scheduled_messages: the requester's undelivered scheduled messages."""
+    state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
+
+
+def fetch_reminders(user, state, options):
+    """reminders: the requester's pending reminders."""
+    state["reminders"] = [reminder_dict(sm) for sm in user_scheduled_messages(user, REMINDER)]
+
+
+def fetch_default_streams(user, state, options):
+    """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
+    state["realm_default_streams"] = [] if user.is_guest else default_stream_ids(user.realm)
+
+
 def fetch_people_state(user, state, options):
     """alert_words, muted_users: the requester's own lists."""
     state["alert_words"] = user_alert_words(user)
@@ -333,6 +364,10 @@ FETCHERS = {
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,
+    "default_streams": fetch_default_streams,
+    "scheduled_messages": fetch_scheduled_messages,
+    "reminders": fetch_reminders,
+    "default_stream_groups": fetch_empty_lists(("realm_default_stream_groups", [])),
     "realm_bot": fetch_realm_bots,
     "saved_snippets": fetch_saved_snippets,
 }

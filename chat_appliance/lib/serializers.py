@@ -53,20 +53,20 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
     if target.is_bot:
         data["bot_owner_id"] = target.bot_owner_id
     elif include_custom_profile_fields:
-
         data["profile_data"] = profile_data_for(target)
     return data
 
 
 def own_user_dict(user, *, max_message_id):
-    """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id."""
+    """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id, and
+    profile_data only for a human (chat-api.md)."""
     data = user_dict(user, user, client_gravatar=False)
     data.pop("bot_type", None)
     data.pop("bot_owner_id", None)
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
-
-    data["profile_data"] = profile_data_for(user)
+    if not user.is_bot:
+        data["profile_data"] = profile_data_for(user)
     return data
 
 

@@ -30,14 +30,14 @@ def subscriber_counts(stream_ids):
     return {sid: counts.get(sid, 0) for sid in stream_ids}
 
 
-def subscription_list(user, *, include_subscribers):
-    """Subscription objects of the user's active subscriptions (shared with /register)."""
-    rows = list(
-        Subscription.select(Subscription, Stream)
-        .join(Stream)
-        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
-        .order_by(Stream.name_key)
-    )
+def subscription_list(user, *, include_subscribers, include_archived=False):
+    """Subscription objects of the user's active subscriptions (shared with /register, which lists
+    those of archived channels to clients with the archived_channels capability)."""
+    query = (Subscription.select(Subscription, Stream).join(Stream)
+             .where((Subscription.user_profile == user) & Subscription.active))
+    if not include_archived:
+        query = query.where(~Stream.deactivated)
+    rows = list(query.order_by(Stream.name_key))
     counts = subscriber_counts([row.stream.id for row in rows])
     return [
         subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
@@ -58,3 +58,16 @@ def realm_streams(realm_id, *, exclude_archived):
     if exclude_archived:
         query = query.where(~Stream.deactivated)
     return list(query.order_by(Stream.name_key))
+
+
+def default_stream_ids(realm):
+    """Ids of the organization's default channels, active ones only."""
+    ids = (realm.settings or {}).get("default_stream_ids", [])
+    if not ids:
+        return []
+    return sorted(s.id for s in Stream.select(Stream.id).where(Stream.id.in_(ids) & ~Stream.deactivated))
+
+
+def default_streams_event(realm):
+    """default_streams with the ids of the default channels (Zulip feature level 330)."""
+    return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
