@@ -47,26 +47,10 @@ def create_app(config=None, *, dev_mode=False):
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
     app = Flask(__name__)
-    app.config.update(DEFAULTS)
-    app.config.update(config or {})
-    app.config["DEV_MODE"] = bool(dev_mode)
-    if not app.config["DATABASE_URL"]:
-        app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
-    if app.config["MAX_CONTENT_LENGTH"] is not None:
-        # A request body must hold the largest allowed upload, plus its multipart framing.
-        largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
-        app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     app.json.sort_keys = False
     app.json.compact = True
-    state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
-    bind_runtime(app, state.runtime)
-    state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
-                                  PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
-    migrate()
-    bus.add_listener(invalidate_on_event, state.runtime)
-    bus.add_listener(state.queues, state.runtime)
-    register_service_bots(app)
-
+    open_app(app, config, dev_mode=dev_mode)
+    bind_runtime(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
     for blueprint in ROOT_BLUEPRINTS:
@@ -76,13 +60,36 @@ def create_app(config=None, *, dev_mode=False):
     return app
 
 
-def bind_runtime(app, runtime):
+def open_app(app, config=None, *, dev_mode=False):
+    """Configure `app` for an instance and open its state (database, queues, listeners). A closed
+    app may be opened again on another instance (the tests do, instead of building the URL map
+    again for every test)."""
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    app.config["DEV_MODE"] = bool(dev_mode)
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
+    if app.config["MAX_CONTENT_LENGTH"] is not None:
+        # A request body must hold the largest allowed upload, plus its multipart framing.
+        largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
+        app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
+    state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
+    state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
+                                  PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
+    migrate()
+    bus.add_listener(invalidate_on_event, state.runtime)
+    bus.add_listener(state.queues, state.runtime)
+    register_service_bots(app)
+    return app
+
+
+def bind_runtime(app):
     """Every request of this app works with its own runtime (database, listeners, caches), even
     with other apps in the process."""
     inner = app.wsgi_app
 
     def wsgi_app(environ, start_response):
-        token = activate(runtime)
+        token = activate(app.extensions[EXTENSION].runtime)
         try:
             return inner(environ, start_response)
         finally:

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from chat_appliance.app import close_app, create_app
+from chat_appliance.app import close_app, create_app, open_app
 from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
 from chat_appliance.events import bus
@@ -33,15 +33,26 @@ def database_templates(tmp_path_factory):
     return urls
 
 
+@pytest.fixture(scope="session")
+def app_shell(database_templates, tmp_path_factory):
+    """One Flask app for the session, closed between tests and opened on each test's database:
+    building the URL map (werkzeug compiles every rule) cost more than the rest of a test's setup."""
+    folder = tmp_path_factory.mktemp("shell")
+    backend_for(database_templates["empty"]).clone_database(database_templates["empty"], database_url_for(folder))
+    application = create_app(app_config(folder))
+    close_app(application)
+    return application
+
+
 @pytest.fixture
-def app(request, tmp_path, database_templates):
-    """A Flask app on a fresh database: a copy of the session's template, with the example
+def app(request, tmp_path, database_templates, app_shell):
+    """The Flask app on a fresh database: a copy of the session's template, with the example
     organization when the test uses the `org` fixture. `@pytest.mark.config(KEY=value)` sets
     configuration keys, as config.json would."""
     template = database_templates["org" if "org" in request.fixturenames else "empty"]
     backend_for(template).clone_database(template, database_url_for(tmp_path))
     marker = request.node.get_closest_marker("config")
-    application = create_app({**app_config(tmp_path), **(marker.kwargs if marker else {})})
+    application = open_app(app_shell, {**app_config(tmp_path), **(marker.kwargs if marker else {})})
     yield application
     close_app(application)
 
