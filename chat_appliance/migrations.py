@@ -5,6 +5,7 @@ that has shipped: add a new one.
 """
 
 from . import models as m
+from .migration_people_and_customization import create_tables
 from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
@@ -92,7 +93,6 @@ def _avatar_source(database, backend):
 def _people_and_customization(database, backend):
     """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
     exports (issue 19, part B)."""
-    from .migration_people_and_customization import create_tables
 
     create_tables(database)
 

@@ -10,14 +10,19 @@ import html
 import json
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, request, send_file
 
+from .actions.account import uploaded_avatar
+from .actions.invites import do_accept_invitation, get_valid_invitation
+from .api.avatars import avatars_root
+from .lib.auth import clear_session_cookie, set_session_cookie
 from .lib.errors import JsonableError, UserDeactivatedError
+from .lib.login_throttle import record_login_attempt
 from .lib.params import Param, endpoint
 from .lib.passwords import check_password
 from .lib.response import json_success
-from .lib.sessions import (SESSION_COOKIE, check_csrf, clear_session_cookie, create_session, delete_session,
-                           find_session, set_session_cookie)
+from .lib.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
+from .markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from .models import UserProfile
 
 bp = Blueprint("webclient", __name__)
@@ -80,8 +85,6 @@ def signed_in_response(user):
 def login(username, password):
     """Email and password for a session cookie; the same answers as POST /fetch_api_key."""
     require_same_origin_form()
-    from .lib.login_throttle import record_login_attempt
-
     record_login_attempt(username)
     user = UserProfile.get_by_login_email(username)
     if user is None or user.is_bot or not check_password(user.password, password):
@@ -96,8 +99,6 @@ def login(username, password):
 @endpoint(auth=False)
 def invitation_info(key):
     """What the sign-up page shows: the organization and, for an email invitation, the address."""
-    from .actions.invites import get_valid_invitation
-
     invite = get_valid_invitation(key)
     return {"realm_name": invite.realm.name, "email": None if invite.is_multiuse else invite.email,
             "is_multiuse": invite.is_multiuse}
@@ -107,8 +108,6 @@ def invitation_info(key):
 @endpoint(auth=False, full_name=Param(), password=Param(), email=Param(default=None))
 def join(key, full_name, password, email):
     """Create the account an invitation offers (actions.invites decides validity) and sign in."""
-    from .actions.invites import do_accept_invitation
-
     require_same_origin_form()
     user = do_accept_invitation(key, full_name, password, email=email)
     return signed_in_response(user)
@@ -131,17 +130,11 @@ def logout():
 @bp.get("/user_avatars/<int:realm_id>/<int:user_id>")
 def user_avatar(realm_id, user_id):
     """An uploaded avatar, with the type its bytes say (never HTML: nosniff, no inline script)."""
-    from flask import send_file
-
-    from .actions.account import avatar_path, image_type
-    from .lib.errors import JsonableError as NotFound
-
-    user = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
-    path = avatar_path(user_id)
-    if user is None or user.avatar_source != "U" or not path.exists():
-        raise NotFound("Not Found", code="NOT_FOUND", http_status=404)
-    data = path.read_bytes()
-    response = send_file(path, mimetype=image_type(data) or "application/octet-stream", max_age=86400)
+    found = uploaded_avatar(avatars_root(), realm_id, user_id)
+    if found is None:
+        raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    path, mimetype = found
+    response = send_file(path, mimetype=mimetype, max_age=86400)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
@@ -150,8 +143,6 @@ def user_avatar(realm_id, user_id):
 @functools.lru_cache(maxsize=1)
 def emoji_table_json():
     """Every emoji name the renderer and reactions accept, with its code: the same table."""
-    from .markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
-
     table = dict(sorted(NAME_TO_CODE.items()))
     table.update({name: "zulip" for name in ZULIP_EXTRA_EMOJI})
     return json.dumps(table, separators=(",", ":"))

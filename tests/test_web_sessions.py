@@ -5,7 +5,7 @@ import io
 from chat_appliance.lib.sessions import SESSION_COOKIE
 from chat_appliance.models import Message, database
 
-from .conftest import PASSWORD
+from .helpers import PASSWORD
 from .helpers import err, ok
 from .webclient import SessionClient, sign_in
 

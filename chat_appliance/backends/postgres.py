@@ -20,6 +20,12 @@ def open_database(database_url):
     )
 
 
+def close_database(db):
+    """Close this thread's connection (the app is done with the database)."""
+    if not db.is_closed():
+        db.close()
+
+
 @contextmanager
 def write_transaction(db):
     """A plain transaction; row locks are taken by the statements themselves."""

@@ -1,6 +1,5 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
-import threading
 import time
 from dataclasses import dataclass
 
@@ -8,9 +7,12 @@ from flask import g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
+from .. import runtime
 from ..models import UserProfile
+from . import sessions
 from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
+from .sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
 basic_auth = HTTPBasicAuth(realm="zulip")
 
@@ -55,10 +57,8 @@ def user_for_login_email(email):
 def authenticate_request():
     """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
     client (/json/...) authenticate by session cookie and CSRF token instead (lib.sessions)."""
-    from . import sessions
-
-    if sessions.is_session_request():
-        user = sessions.authenticate_session(*sessions.request_session_args())
+    if is_session_request():
+        user = sessions.authenticate_session(*request_session_args())
         g.user = user
         return user
     auth = basic_auth.get_auth()
@@ -86,8 +86,10 @@ class CachedUser:
     email: str
 
 
-_cache = {}
-_cache_lock = threading.Lock()
+def _credentials():
+    """The current runtime's credential cache and its lock: one per app."""
+    active = runtime.current()
+    return active.credentials, active.credentials_lock
 
 
 def basic_credentials(authorization):
@@ -102,8 +104,9 @@ def cached_basic_user(authorization):
     """The CachedUser for these Basic credentials if the cache vouches for them, else None.
     Never touches the database (the event loop of `serve` calls it)."""
     email, api_key = basic_credentials(authorization)
-    with _cache_lock:
-        entry = _cache.get(email)
+    cache, lock = _credentials()
+    with lock:
+        entry = cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         return entry[1]
     return None
@@ -118,17 +121,16 @@ def authenticate_basic(authorization):
     email, api_key = basic_credentials(authorization)
     full = verify_api_key(email, api_key)
     cached = CachedUser(full.id, full.realm_id, full.email)
-    with _cache_lock:
-        _cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+    cache, lock = _credentials()
+    with lock:
+        cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
     return cached
 
 
 def authenticate_request_cached():
     """Like authenticate_request, answering from the cache when the credentials match."""
-    from . import sessions
-
-    if sessions.is_session_request():
-        g.user = sessions.authenticate_session_cached(*sessions.request_session_args())
+    if is_session_request():
+        g.user = sessions.authenticate_session_cached(*request_session_args())
         return g.user
     user = authenticate_basic(request.headers.get("Authorization"))
     g.user = user
@@ -137,9 +139,41 @@ def authenticate_request_cached():
 
 def forget_cached_credentials(user_id):
     """Drop a user's cached credentials (new key, deactivation, new email), sessions included."""
-    from .sessions import forget_user_sessions
+    sessions.forget_user_sessions(user_id)
+    if runtime.current() is None:
+        return
+    cache, lock = _credentials()
+    with lock:
+        for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
+            del cache[email]
 
-    forget_user_sessions(user_id)
-    with _cache_lock:
-        for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
-            del _cache[email]
+
+# --- the web client's session on a request (lib.sessions checks it) ------------------------------
+
+# Links inside messages that the page's browser follows with its cookie: uploads and image
+# previews (/thumbnail). Other clients send HTTP Basic there, as before.
+BROWSER_DOWNLOAD_PREFIXES = ("/user_uploads/", "/thumbnail")
+
+
+def is_session_request():
+    """/json/... always authenticates by session. A download a message links to does too when
+    the browser sends the cookie and no Authorization header (images inside messages)."""
+    if request.path.startswith("/json/"):
+        return True
+    return (request.path.startswith(BROWSER_DOWNLOAD_PREFIXES) and "Authorization" not in request.headers
+            and SESSION_COOKIE in request.cookies and request.method in SAFE_METHODS)
+
+
+def request_session_args():
+    """(cookie token, method, CSRF header) of this request, as lib.sessions takes them."""
+    return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
+
+
+def set_session_cookie(response, token, lifetime_seconds):
+    """HttpOnly (no script reads it), SameSite=Lax, Secure when the page came over HTTPS."""
+    response.set_cookie(SESSION_COOKIE, token, max_age=lifetime_seconds, httponly=True, samesite="Lax",
+                        secure=request.is_secure, path="/")
+
+
+def clear_session_cookie(response):
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax", secure=request.is_secure)

@@ -14,7 +14,11 @@ import hashlib
 import secrets
 import threading
 import time
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
 
+from ..db import write_transaction
+from ..models import UserProfile, WebSession, now
 from .errors import JsonableError, UnauthorizedError, UserDeactivatedError
 
 SESSION_COOKIE = "chat_appliance_session"
@@ -40,9 +44,6 @@ def token_hash(token):
 
 def create_session(user, lifetime_seconds):
     """A new session for `user`; returns (cookie token, csrf token)."""
-    from ..db import write_transaction
-    from ..models import WebSession, now
-
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     with write_transaction():
         # Expired sessions of this user go when a new one starts: the table stays small.
@@ -54,9 +55,6 @@ def create_session(user, lifetime_seconds):
 
 def delete_session(token):
     """Log out: the session row goes, and with it the cached entry."""
-    from ..db import write_transaction
-    from ..models import WebSession
-
     digest = token_hash(token)
     with write_transaction():
         WebSession.delete().where(WebSession.token_hash == digest).execute()
@@ -66,9 +64,6 @@ def delete_session(token):
 
 def delete_other_sessions(user_id, keep_token=None):
     """Every session of a user but `keep_token`'s (after a password change)."""
-    from ..db import write_transaction
-    from ..models import WebSession
-
     query = WebSession.delete().where(WebSession.user == user_id)
     if keep_token:
         query = query.where(WebSession.token_hash != token_hash(keep_token))
@@ -79,8 +74,6 @@ def delete_other_sessions(user_id, keep_token=None):
 
 def find_session(token):
     """The unexpired session of this cookie value, with its user, or None."""
-    from ..models import UserProfile, WebSession, now
-
     if not token:
         return None
     return (WebSession.select(WebSession, UserProfile).join(UserProfile)
@@ -111,15 +104,22 @@ def authenticate_session(token, method, csrf_offered):
 
 # --- cached sessions for long polls (the counterpart of lib.auth's credential cache) -------------
 
+@dataclass(frozen=True)
+class SessionUser:
+    """The little a long poll needs to know about a session's user (as lib.auth.CachedUser)."""
+
+    id: int
+    realm_id: int
+    email: str
+
+
 _cache = {}
 _cache_lock = threading.Lock()
 
 
 def authenticate_session_cached(token, method, csrf_offered):
     """Like authenticate_session, answering from memory for SESSION_CACHE_SECONDS: a long poll
-    needs only the user's id. Returns a lib.auth.CachedUser."""
-    from .auth import CachedUser
-
+    needs only the user's id. Returns a SessionUser."""
     digest = token_hash(token) if token else ""
     with _cache_lock:
         entry = _cache.get(digest)
@@ -133,7 +133,7 @@ def authenticate_session_cached(token, method, csrf_offered):
         raise UserDeactivatedError()
     check_csrf(method, session.csrf_token, csrf_offered)
     user = session.user
-    cached = CachedUser(user.id, user.realm_id, user.email)
+    cached = SessionUser(user.id, user.realm_id, user.email)
     with _cache_lock:
         _cache[digest] = (cached, session.csrf_token, min(time.monotonic() + SESSION_CACHE_SECONDS,
                                                           time.monotonic() + session.expires - time.time()))
@@ -142,8 +142,6 @@ def authenticate_session_cached(token, method, csrf_offered):
 
 def cookie_value(cookie_header, name):
     """One cookie's value from a Cookie header, or None."""
-    from http.cookies import CookieError, SimpleCookie
-
     jar = SimpleCookie()
     try:
         jar.load(cookie_header or "")
@@ -166,42 +164,3 @@ def forget_user_sessions(user_id):
     with _cache_lock:
         for digest in [d for d, entry in _cache.items() if entry[0].id == user_id]:
             del _cache[digest]
-
-
-# --- Flask glue --------------------------------------------------------------------------------
-
-
-# Links inside messages that the page's browser follows with its cookie: uploads and image
-# previews (/thumbnail). Other clients send HTTP Basic there, as before.
-BROWSER_DOWNLOAD_PREFIXES = ("/user_uploads/", "/thumbnail")
-
-
-def is_session_request():
-    """/json/... always authenticates by session. A download a message links to does too when
-    the browser sends the cookie and no Authorization header (images inside messages)."""
-    from flask import request
-
-    if request.path.startswith("/json/"):
-        return True
-    return (request.path.startswith(BROWSER_DOWNLOAD_PREFIXES) and "Authorization" not in request.headers
-            and SESSION_COOKIE in request.cookies and request.method in SAFE_METHODS)
-
-
-def request_session_args():
-    from flask import request
-
-    return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
-
-
-def set_session_cookie(response, token, lifetime_seconds):
-    """HttpOnly (no script reads it), SameSite=Lax, Secure when the page came over HTTPS."""
-    from flask import request
-
-    response.set_cookie(SESSION_COOKIE, token, max_age=lifetime_seconds, httponly=True, samesite="Lax",
-                        secure=request.is_secure, path="/")
-
-
-def clear_session_cookie(response):
-    from flask import request
-
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax", secure=request.is_secure)
