@@ -12,7 +12,8 @@ from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import manager as queue_manager
-from .lib.errors import JsonableError
+from .lib import rate_limit
+from .lib.errors import JsonableError, RateLimitedError
 from .lib.response import json_error
 
 log = logging.getLogger("chat_appliance")
@@ -66,6 +67,8 @@ def register_error_handlers(app):
         if error.http_status == 401:
             # Clients and browsers expect a Basic challenge with a 401.
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
+        if isinstance(error, RateLimitedError):
+            response.headers["Retry-After"] = str(error.data["retry-after"])
         return response
 
     @app.errorhandler(HTTPException)
@@ -92,6 +95,8 @@ def register_request_hooks(app):
     @app.before_request
     def start_timer():
         g.request_started = time.perf_counter()
+
+    app.after_request(rate_limit.add_headers)
 
     @app.after_request
     def log_request(response):

@@ -40,6 +40,16 @@ DEFAULTS = {
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
+    # Rate limits as Zulip's (lib/rate_limit.py). False turns every limit off: load tests,
+    # benchmarks and the development server. Also $CHAT_APPLIANCE_RATE_LIMITING=false.
+    "RATE_LIMITING": True,
+    # Per domain, a list of [seconds, requests]; a domain given here replaces Zulip's default
+    # (api_by_user [[60, 200]], api_by_ip [[60, 100]] for unauthenticated requests,
+    # authenticate_by_username [[1800, 5]] failed logins per account).
+    "RATE_LIMITING_RULES": {},
+    # Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests
+    # from anywhere else are identified by their peer address, whatever headers they carry.
+    "TRUSTED_PROXIES": [],
 }
 
 
@@ -62,6 +72,8 @@ def load_config(instance_path, overrides=None):
         config.update(json.loads(local.read_text()))
     if os.environ.get("CHAT_APPLIANCE_DATABASE_URL"):
         config["DATABASE_URL"] = os.environ["CHAT_APPLIANCE_DATABASE_URL"]
+    if os.environ.get("CHAT_APPLIANCE_RATE_LIMITING"):
+        config["RATE_LIMITING"] = os.environ["CHAT_APPLIANCE_RATE_LIMITING"].strip().lower() not in ("false", "0", "no", "off")
     config.update(overrides or {})
     if not config["DATABASE_URL"]:
         config["DATABASE_URL"] = database_url_for(instance_path)

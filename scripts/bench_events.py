@@ -36,7 +36,7 @@ def start_server(instance, threads):
     proc = subprocess.Popen(
         [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--host", "127.0.0.1",
          "--port", str(port), "--quiet", "--threads", str(threads)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="false"),
         cwd=Path(__file__).resolve().parents[1])
     output = ""
     while "Serving on" not in output:

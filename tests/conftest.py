@@ -9,6 +9,7 @@ from chat_appliance.actions.users import do_create_bot, do_create_user
 from chat_appliance.app import create_app
 from chat_appliance.db import close_connection, write_transaction
 from chat_appliance.events.queues import manager as queue_manager
+from chat_appliance.lib.rate_limit import limiter as rate_limiter
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -33,10 +34,13 @@ def app(tmp_path):
         "PASSWORD_HASH_METHOD": FAST_HASH,
         "LOG_REQUESTS": False,
         "TESTING": True,
+        # Off unless a test wants limits (tests/test_rate_limits.py turns them on).
+        "RATE_LIMITING": False,
     })
     yield application
     close_connection()
     queue_manager.clear()
+    rate_limiter.clear()
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
 
 
 @bp.get("/events")
-@endpoint(auth="cached", queue_id=Param(), last_event_id=Param(check_int, default=None),
+@endpoint(auth="cached", rate_limit="report", queue_id=Param(), last_event_id=Param(check_int, default=None),
           dont_block=Param(check_bool, default=False))
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""

@@ -8,7 +8,7 @@ from flask import g
 from flask_httpauth import HTTPBasicAuth
 
 from ..models import UserProfile
-from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
+from .errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
 
 basic_auth = HTTPBasicAuth(realm="zulip")
@@ -80,3 +80,42 @@ def forget_cached_credentials(user_id):
     with _cache_lock:
         for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
             del _cache[email]
+
+
+# --- password sign-in ---------------------------------------------------------------------------
+
+
+class AuthenticationFailedError(JsonableError):
+    """Zulip's answer to a wrong email or password (401)."""
+
+    code = "AUTHENTICATION_FAILED"
+    http_status = 401
+
+    def __init__(self):
+        super().__init__("Your username or password is incorrect")
+
+
+def authenticate_by_password(email, password):
+    """The active human account `email` if `password` is its password; every sign-in path
+    (POST /fetch_api_key, the web client's login form) goes through here.
+
+    Failed attempts count toward the account's authenticate_by_username limit; once it is used
+    up, even the right password is refused until the window ends. An unknown email costs the same
+    hashing work as a known one, and a deactivated account gives the same answer whether or not
+    the password was right, so neither timing nor the error tells an attacker anything."""
+    from flask import current_app
+
+    from .passwords import check_password, check_password_against_dummy
+    from .rate_limit import check_login_allowed, record_failed_login
+
+    check_login_allowed(email)
+    user = UserProfile.get_by_login_email(email) if email else None
+    if user is None or user.is_bot:
+        check_password_against_dummy(password, current_app.config["PASSWORD_HASH_METHOD"])
+        matches = False
+    else:
+        matches = check_password(user.password, password)
+    if not matches or not user.is_active:
+        record_failed_login(email)
+        raise AuthenticationFailedError()
+    return user

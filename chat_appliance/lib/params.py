@@ -187,14 +187,18 @@ def parse_params(specs):
     return kwargs, set(values) - used
 
 
-def endpoint(*, auth=True, **specs):
-    """Declare a view's parameters; authenticate; wrap its dict result in the envelope.
+def endpoint(*, auth=True, rate_limit=True, **specs):
+    """Declare a view's parameters; authenticate; count the request against its rate limit;
+    wrap its dict result in the envelope.
 
     The view is called as view(user, **path_args, **params) (without `user` when
     auth=False) and returns a dict of fields, or a ready Response. auth="cached" gives the
     view a lib.auth.CachedUser (id, realm_id, email) checked without the database.
+    rate_limit="report" (the long poll) reports the budget without using it: Zulip clients
+    poll /events without pause, and that alone must never exhaust their budget.
     """
     from .auth import authenticate_request, authenticate_request_cached
+    from .rate_limit import check_api_request
     from .response import json_success
 
     authenticate = authenticate_request_cached if auth == "cached" else authenticate_request
@@ -202,7 +206,18 @@ def endpoint(*, auth=True, **specs):
     def decorate(view):
         @functools.wraps(view)
         def wrapper(**path_args):
-            args = (authenticate(),) if auth else ()
+            if auth:
+                try:
+                    user = authenticate()
+                except JsonableError:
+                    # Failed credentials count against the address, like any unauthenticated request.
+                    check_api_request(None)
+                    raise
+                check_api_request(user, consume=rate_limit is True)
+                args = (user,)
+            else:
+                check_api_request(None, consume=rate_limit is True)
+                args = ()
             kwargs, ignored = parse_params(specs)
             result = view(*args, **path_args, **kwargs)
             if result is None or isinstance(result, dict):
