@@ -14,6 +14,7 @@ from .events import bus
 from .events.queues import manager as queue_manager
 from .lib import rate_limit
 from .lib.errors import JsonableError, RateLimitedError
+from .lib.params import BoundedIntConverter
 from .lib.response import json_error
 
 log = logging.getLogger("chat_appliance")
@@ -40,6 +41,8 @@ def create_app(config=None):
     migrate()
     register_event_queues(app)
 
+    # Before any route is added: every <int:...> in a path is bounded to 64 bits.
+    app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
     for blueprint in ROOT_BLUEPRINTS:

@@ -6,7 +6,7 @@ from ..db import close_connection
 from ..events.queues import manager
 from ..events.state import fetch_initial_state
 from ..lib.errors import JsonableError
-from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
+from ..lib.params import (Param, ParamError, check_any_json, is_id_string, check_bool, check_dict, check_int, check_string, endpoint,
                           list_of)
 from .channels import parse_include_subscribers
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
@@ -32,8 +32,22 @@ def check_legacy_narrow(var_name, value):
             item = [item["operator"], item["operand"]]
         if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
             raise ParamError(f"{var_name}[{index}] is not a list of two strings")
-        pairs.append((item[0], item[1]))
+        pairs.append((item[0], check_queue_narrow_operand(f"{var_name}[{index}]", item[0], item[1])))
     return pairs
+
+
+def check_queue_narrow_operand(var_name, operator, operand):
+    """Refuse at /register what the queue's filter could not evaluate: it runs for every message
+    sent, so a bad operand must never reach it. Ids are 64-bit integers or ASCII digits (not "²")."""
+    if isinstance(operand, bool) or not isinstance(operand, (str, int, list)):
+        raise ParamError(f"{var_name} has an invalid operand")
+    if isinstance(operand, str) and operand.isdigit() and not is_id_string(operand):
+        raise ParamError(f"{var_name} has an invalid operand")
+    if isinstance(operand, list):
+        if operator not in ("dm", "pm-with", "pm_with") or not all(
+                isinstance(x, int) and not isinstance(x, bool) for x in operand):
+            raise ParamError(f"{var_name} has an invalid operand")
+    return operand
 
 
 @bp.post("/register")

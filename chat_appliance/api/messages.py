@@ -88,7 +88,8 @@ def parse_anchor(var_name, value):
         raise ParamError("Invalid anchor") from None
     if anchor < 0:
         raise ParamError("Invalid anchor")
-    return anchor
+    # As Zulip: any anchor past the newest message means "newest" (and stays in 64 bits).
+    return min(anchor, LARGER_THAN_MAX_MESSAGE_ID)
 
 
 def parse_anchor_date(var_name, value):

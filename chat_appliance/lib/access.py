@@ -14,6 +14,7 @@ from ..models.users import (
     EMAIL_VISIBLE_MODERATORS,
 )
 from .errors import JsonableError, OrganizationAdministratorRequiredError
+from .params import is_id_string
 
 
 def require_realm_admin(user):
@@ -56,7 +57,7 @@ def access_user_by_email(requester, email):
     from peewee import fn
 
     local, _, host = email.strip().lower().rpartition("@")
-    if host == requester.realm.host.lower() and local.startswith("user") and local[4:].isdigit():
+    if host == requester.realm.host.lower() and local.startswith("user") and is_id_string(local[4:]):
         return access_user_by_id(requester, int(local[4:]))
     target = UserProfile.get_or_none((UserProfile.realm == requester.realm_id)
                                      & (fn.LOWER(UserProfile.delivery_email) == email.strip().lower()))

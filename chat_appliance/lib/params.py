@@ -14,10 +14,18 @@ import functools
 import json
 
 from flask import request
+from werkzeug.routing import IntegerConverter, ValidationError
 
 from .errors import JsonableError, MissingArgumentError
 
 REQUIRED = object()
+
+# Ids and counts are 64-bit signed integers in both engines; a larger number from a client can
+# only be hostile, and would overflow the database driver (a 500) if it went further.
+MAX_INT = 2**63 - 1
+MIN_INT = -(2**63)
+# JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
+MAX_JSON_DEPTH = 32
 
 
 class ParamError(JsonableError):
@@ -29,9 +37,32 @@ class ParamError(JsonableError):
 
 def _decode_json(var_name, raw):
     try:
-        return json.loads(raw)
-    except (TypeError, ValueError):
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
         raise ParamError(f"{var_name} is not valid JSON") from None
+    check_json_value(var_name, value)
+    return value
+
+
+def check_json_value(var_name, value, depth=0):
+    """Refuse what no client sends and what would break further down: nesting deeper than
+    MAX_JSON_DEPTH, NUL characters in strings (PostgreSQL refuses them in text), integers beyond
+    64 bits."""
+    if depth > MAX_JSON_DEPTH:
+        raise ParamError(f"{var_name} is nested too deeply")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ParamError(f"{var_name} contains NULL (0x00) characters")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if not MIN_INT <= value <= MAX_INT:
+            raise ParamError(f"{var_name} is out of range")
+    elif isinstance(value, list):
+        for item in value:
+            check_json_value(var_name, item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_json_value(var_name, key, depth + 1)
+            check_json_value(var_name, item, depth + 1)
 
 
 def check_string(var_name, value):
@@ -92,9 +123,11 @@ def json_or_string(var_name, value):
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except ValueError:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
         return value
+    check_json_value(var_name, decoded)
+    return decoded
 
 
 def check_group_id(var_name, value):
@@ -143,6 +176,33 @@ def string_max(limit):
         return value
 
     return check_length
+
+
+def check_id(var_name, value):
+    """A database id: a non-negative 64-bit integer."""
+    value = check_int(var_name, value)
+    if value < 0:
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+def is_id_string(value):
+    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and int(value) <= MAX_INT
+
+
+class BoundedIntConverter(IntegerConverter):
+    """The `int` URL converter, bounded to 64 bits: a larger id matches no route (404) instead of
+    overflowing the database driver. Registered for every route by create_app."""
+
+    def __init__(self, map, *args, **kwargs):
+        kwargs.setdefault("max", MAX_INT)
+        super().__init__(map, *args, **kwargs)
+
+    def to_python(self, value):
+        if len(value) > 19:  # cheaper than converting a 100,000-digit number
+            raise ValidationError()
+        return super().to_python(value)
 
 
 # --- declaration -----------------------------------------------------------------------
