@@ -174,6 +174,14 @@ def do_regenerate_api_key(user):
     return key
 
 
+def do_change_password(user, password, method):
+    """Set the account's password (chat-appliance set-password)."""
+    hashed = hash_password(password, method)
+    with write_transaction():
+        UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
+    user.password = hashed
+
+
 def do_change_settings(user, changes):
     """Apply personal settings (already validated); returns the changed names."""
     settings = dict(user.settings or {})

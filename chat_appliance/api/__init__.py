@@ -6,6 +6,7 @@ from . import (
     channels,
     drafts,
     events,
+    health,
     linkifiers,
     message_delete,
     message_edits,
@@ -34,4 +35,4 @@ BLUEPRINTS = [
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, health.bp]
