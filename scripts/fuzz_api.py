@@ -28,6 +28,9 @@ from api_coverage import routes, spec_operations, shape  # noqa: E402
 from tests.serve_process import ServeProcess  # noqa: E402
 
 SPEC = ROOT.parent / "shared" / "spec" / "zulip-openapi.yaml"
+# Operations whose description schemathesis cannot generate from: PATCH /navigation_views/{fragment}
+# has an empty `anyOf` in this copy of the description (a schema error, not a server answer).
+UNGENERATABLE = ["edit-navigation-view"]
 
 
 def filtered_spec(base_url):
@@ -76,6 +79,8 @@ def main():
                        "--phases", args.phases, "--max-examples", str(args.max_examples), "--seed", str(args.seed),
                        "--workers", "1", "--request-timeout", "30", "--suppress-health-check", "all",
                        "--continue-on-failure", "--no-color"]
+            for operation_id in UNGENERATABLE:
+                command += ["--exclude-operation-id", operation_id]
             if args.include_path_regex:
                 command += ["--include-path-regex", args.include_path_regex]
             result = subprocess.run(command, text=True, capture_output=True)
