@@ -15,6 +15,7 @@ from .events.queues import manager as queue_manager
 from .lib import rate_limit
 from .lib.errors import JsonableError, RateLimitedError
 from .lib.params import BoundedIntConverter
+from .lib.proxy import TrustedProxyMiddleware
 from .lib.response import json_error
 
 log = logging.getLogger("chat_appliance")
@@ -49,6 +50,7 @@ def create_app(config=None):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     register_request_hooks(app)
+    app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
     return app
 
 

@@ -167,17 +167,9 @@ def rules_for(domain):
 
 
 def client_ip():
-    """The client's address: the peer, or, when the peer is a trusted proxy (TRUSTED_PROXIES), the
-    last address in X-Forwarded-For that is not itself a trusted proxy."""
-    peer = request.remote_addr or ""
-    trusted = set(current_app.config.get("TRUSTED_PROXIES") or ())
-    if peer not in trusted:
-        return peer
-    forwarded = [part.strip() for part in request.headers.get("X-Forwarded-For", "").split(",") if part.strip()]
-    for address in reversed(forwarded):
-        if address not in trusted:
-            return address
-    return peer
+    """The client's address (behind a trusted proxy, lib/proxy.py has already put the forwarded
+    address in REMOTE_ADDR)."""
+    return request.remote_addr or ""
 
 
 # --- the checks views make ------------------------------------------------------------------
