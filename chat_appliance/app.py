@@ -1,6 +1,7 @@
 """The application factory."""
 
 import logging
+import os
 import time
 import traceback
 
@@ -13,6 +14,7 @@ from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import manager as queue_manager
 from .lib import rate_limit
+from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
 from .lib.errors import JsonableError, RateLimitedError
 from .lib.params import BoundedIntConverter
 from .lib.proxy import TrustedProxyMiddleware
@@ -40,6 +42,7 @@ def create_app(config=None):
 
     init_database(app.config["DATABASE_URL"])
     migrate()
+    set_credentials_marker(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     register_event_queues(app)
 
     # Before any route is added: every <int:...> in a path is bounded to 64 bits.

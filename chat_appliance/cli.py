@@ -22,12 +22,15 @@ class CommandError(Exception):
 def open_instance(args, *, must_exist=True):
     """Load the instance's configuration, open its database and apply pending migrations."""
     from .db import init_database, migrate
+    from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
 
     instance = instance_path_from_env(args.instance)
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance)
     init_database(config["DATABASE_URL"])
+    # Credential changes made here reach a running server's long-poll cache (lib/auth.py).
+    set_credentials_marker(instance / CREDENTIALS_MARKER)
     applied = migrate(progress=True)
     if applied:
         print(f"Applied {len(applied)} migration(s).", file=sys.stderr)

@@ -93,8 +93,13 @@ def test_the_issue_probes(org):
     """Do the probes from the report (huge ids in paths, anchors, counts and lists) get Zulip's
     answers?"""
     owner = org.client(org.owner)
-    err(owner.get(f"messages/{HUGE}/history"), 404, "NOT_FOUND")
-    err(owner.get(f"messages/{MAX_INT}"), 400, "BAD_REQUEST", "Invalid message(s)")
+    # An id past 64 bits is an id that matches nothing: each endpoint's own answer, as Zulip's.
+    for path in (f"messages/{HUGE}/history", f"messages/{HUGE}", f"messages/{MAX_INT}"):
+        err(owner.get(path), 400, "BAD_REQUEST", "Invalid message(s)")
+    err(owner.get(f"users/{HUGE}"), 400, "BAD_REQUEST", "No such user")
+    err(owner.post(f"messages/{HUGE}/reactions", emoji_name="smile"), 400, "BAD_REQUEST", "Invalid message(s)")
+    # Absurdly long digit strings are not converted at all.
+    err(owner.get("messages/" + "9" * 5000), 404, "NOT_FOUND")
     fetched = ok(owner.get("messages", anchor=HUGE, num_before=1, num_after=0))
     assert fetched["found_newest"] is True
     err(owner.get("messages", anchor="newest", num_before=int(HUGE), num_after=0), 400, "BAD_REQUEST")

@@ -23,6 +23,7 @@ from ..models import (
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
+from .uploads import claim_attachments
 
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).
@@ -315,6 +316,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
                     [(uid, message.id, bits) for uid, bits in flags.items()])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
+        claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:
             stream.first_message_id = message.id
             stream.save(only=[stream.__class__.first_message_id])

@@ -5,6 +5,8 @@ from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..lib.serializers import saved_snippet_dict
+from flask import current_app
+
 from ..models import MAX_DATABASE_INT, SavedSnippet
 
 
@@ -17,9 +19,12 @@ def check_title(title):
 
 
 def check_snippet_content(content):
-    """Kept as sent, but not blank (Zulip's text)."""
+    """Kept as sent, but not blank (Zulip's text), and no longer than a message."""
     if not content.strip():
         raise JsonableError("Content cannot be empty.")
+    limit = current_app.config["MAX_MESSAGE_LENGTH"]
+    if len(content) > limit:
+        raise JsonableError(f"content is too long (limit: {limit} characters)")
     return content
 
 

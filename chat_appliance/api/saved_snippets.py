@@ -11,8 +11,10 @@ from ..actions.saved_snippets import (
     do_edit_saved_snippet,
     user_saved_snippets,
 )
-from ..lib.params import Param, endpoint
+from ..lib.params import Param, endpoint, string_max
 from ..lib.serializers import saved_snippet_dict
+
+MAX_TITLE_LENGTH = 60  # Zulip's SavedSnippet title limit
 
 bp = Blueprint("saved_snippets", __name__)
 
@@ -25,7 +27,7 @@ def get_saved_snippets(user):
 
 
 @bp.post("/saved_snippets")
-@endpoint(title=Param(), content=Param())
+@endpoint(title=Param(string_max(MAX_TITLE_LENGTH)), content=Param())
 def create_saved_snippet(user, title, content):
     """Save a snippet; its id is returned."""
     snippet = do_create_saved_snippet(user, check_title(title), check_snippet_content(content))
@@ -33,7 +35,7 @@ def create_saved_snippet(user, title, content):
 
 
 @bp.patch("/saved_snippets/<int:saved_snippet_id>")
-@endpoint(title=Param(default=None), content=Param(default=None))
+@endpoint(title=Param(string_max(MAX_TITLE_LENGTH), default=None), content=Param(default=None))
 def edit_saved_snippet(user, saved_snippet_id, title, content):
     """Change a snippet's title and/or content."""
     snippet = access_saved_snippet(user, saved_snippet_id)

@@ -25,13 +25,36 @@ def path_from_url(database_url):
     return parsed.path if parsed.scheme else database_url
 
 
+# SQLite integers are 64-bit and its driver raises OverflowError on a larger Python int. Ids from
+# paths reach queries as sent (so that each endpoint answers its own "no such ..." error, as Zulip
+# does for any id that matches no row), so bound parameters are clamped into range: a clamped id
+# matches no row, and a clamped bound keeps its comparison's meaning.
+_INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+
+
+def _clamp(value):
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        return _INT64_MAX if value > 0 else _INT64_MIN
+    return value
+
+
+class BoundedSqliteDatabase(SqliteDatabase):
+    """SqliteDatabase whose integer parameters never overflow the driver."""
+
+    def execute_sql(self, sql, params=None):
+        if params:
+            params = [_clamp(value) for value in params]
+        return super().execute_sql(sql, params)
+
+
 def open_database(database_url):
     """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
     after each request; one more connection stays open for the life of the process, because in
     WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
     every request pay a checkpoint (measured: about 7 ms per request)."""
     path = path_from_url(database_url)
-    db = SqliteDatabase(path, pragmas=PRAGMAS, timeout=10)
+    db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10)
     _keep_open(path)
     return db
 

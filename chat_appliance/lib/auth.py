@@ -1,5 +1,6 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -44,6 +45,35 @@ def authenticate_request():
 
 AUTH_CACHE_SECONDS = 60
 
+# Admin commands (`chat-appliance reset-api-key`, deactivation) run in another process. They touch
+# this file when credentials change, and the server drops its whole cache when the file's time
+# moves: one stat() per long poll, no database query.
+CREDENTIALS_MARKER = "credentials.changed"
+_marker = {"path": None, "seen": None}
+
+
+def set_credentials_marker(path):
+    """Where this process signals and watches credential changes (the instance folder)."""
+    _marker["path"] = path
+    _marker["seen"] = _marker_time()
+
+
+def _marker_time():
+    try:
+        return os.stat(_marker["path"]).st_mtime_ns if _marker["path"] else None
+    except OSError:
+        return None
+
+
+def _touch_marker():
+    if _marker["path"]:
+        try:
+            with open(_marker["path"], "a"):
+                os.utime(_marker["path"])
+        except OSError:
+            pass
+        _marker["seen"] = _marker_time()
+
 
 @dataclass(frozen=True)
 class CachedUser:
@@ -64,6 +94,10 @@ def authenticate_request_cached():
     email = (auth.username or "").strip().lower() if auth else ""
     api_key = auth.password if auth else ""
     with _cache_lock:
+        marker = _marker_time()
+        if marker != _marker["seen"]:
+            _cache.clear()
+            _marker["seen"] = marker
         entry = _cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         g.user = entry[1]
@@ -76,10 +110,12 @@ def authenticate_request_cached():
 
 
 def forget_cached_credentials(user_id):
-    """Drop a user's cached credentials (new key, deactivation, new email)."""
+    """Drop a user's cached credentials (new key, deactivation, new email), in this process and,
+    through the marker file, in a server running beside an admin command."""
     with _cache_lock:
         for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
             del _cache[email]
+        _touch_marker()
 
 
 # --- password sign-in ---------------------------------------------------------------------------

@@ -338,6 +338,12 @@ class RangeQuery:
         return rows, (found_anchor and include_anchor, found_oldest, found_newest)
 
 
+def highlight_topic(topic, terms):
+    """match_subject: the topic is plain text and clients insert the field as HTML, so it is
+    escaped before the highlights are added (a topic can hold any markup)."""
+    return highlight(html.escape(topic), terms)
+
+
 def highlight(text_html, terms):
     """Wrap matches of the search terms in <span class="highlight"> outside of tags."""
     if not terms:

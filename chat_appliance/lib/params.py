@@ -46,23 +46,35 @@ def _decode_json(var_name, raw):
 
 def check_json_value(var_name, value, depth=0):
     """Refuse what no client sends and what would break further down: nesting deeper than
-    MAX_JSON_DEPTH, NUL characters in strings (PostgreSQL refuses them in text), integers beyond
-    64 bits."""
+    MAX_JSON_DEPTH (Python's parser and ours recurse) and integers beyond 64 bits. Errors name
+    the place, as drafts[0]['to'][0]."""
     if depth > MAX_JSON_DEPTH:
         raise ParamError(f"{var_name} is nested too deeply")
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ParamError(f"{var_name} contains NULL (0x00) characters")
-    elif isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
         if not MIN_INT <= value <= MAX_INT:
             raise ParamError(f"{var_name} is out of range")
     elif isinstance(value, list):
-        for item in value:
-            check_json_value(var_name, item, depth + 1)
+        for index, item in enumerate(value):
+            check_json_value(f"{var_name}[{index}]", item, depth + 1)
     elif isinstance(value, dict):
         for key, item in value.items():
-            check_json_value(var_name, key, depth + 1)
-            check_json_value(var_name, item, depth + 1)
+            check_json_value(f"{var_name}[{key!r}]", item, depth + 1)
+
+
+def check_no_nul(var_name, value):
+    """NUL characters anywhere in a parsed value (they arrive JSON-escaped as \\u0000, past the
+    check on raw parameters): PostgreSQL cannot store them in text, so no endpoint accepts them.
+    Runs after the parameter's own parser, whose more specific error, if any, wins."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ParamError(f"{var_name} contains NULL (0x00) characters")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_no_nul(var_name, item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_no_nul(var_name, key)
+            check_no_nul(var_name, item)
 
 
 def check_string(var_name, value):
@@ -192,15 +204,14 @@ def is_id_string(value):
 
 
 class BoundedIntConverter(IntegerConverter):
-    """The `int` URL converter, bounded to 64 bits: a larger id matches no route (404) instead of
-    overflowing the database driver. Registered for every route by create_app."""
+    """The `int` URL converter, bounded in length: an id of any size up to MAX_ID_DIGITS reaches
+    its view, which answers its own "no such ..." error for it (the database layer keeps such
+    numbers from overflowing); a longer one matches no route (404) without being converted."""
 
-    def __init__(self, map, *args, **kwargs):
-        kwargs.setdefault("max", MAX_INT)
-        super().__init__(map, *args, **kwargs)
+    MAX_ID_DIGITS = 100
 
     def to_python(self, value):
-        if len(value) > 19:  # cheaper than converting a 100,000-digit number
+        if len(value) > self.MAX_ID_DIGITS:
             raise ValidationError()
         return super().to_python(value)
 
@@ -211,10 +222,12 @@ class BoundedIntConverter(IntegerConverter):
 class Param:
     """One declared parameter: parser, default, aliases."""
 
-    def __init__(self, parser=check_string, default=REQUIRED, aliases=()):
+    def __init__(self, parser=check_string, default=REQUIRED, aliases=(), checks_nul=False):
         self.parser = parser
         self.default = default
         self.aliases = tuple(aliases)
+        # True when the view refuses NUL characters itself, with texts of its own (drafts).
+        self.checks_nul = checks_nul
 
     def extract(self, name, values):
         """Return (value, names seen) from the request's merged values."""
@@ -223,7 +236,10 @@ class Param:
                 raw = values[key]
                 if "\x00" in raw:
                     raise ParamError(f"{key} contains NULL (0x00) characters")
-                return self.parser(key, raw), {key}
+                value = self.parser(key, raw)
+                if not self.checks_nul:
+                    check_no_nul(key, value)
+                return value, {key}
         if self.default is REQUIRED:
             raise MissingArgumentError(name)
         return self.default, set()

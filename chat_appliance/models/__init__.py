@@ -22,7 +22,7 @@ from .org import (
 )
 from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
-from .uploads import Attachment, UserPresence
+from .uploads import Attachment, AttachmentMessage, UserPresence
 from .users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -47,5 +47,5 @@ __all__ = [
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
-    "Attachment", "UserPresence",
+    "Attachment", "AttachmentMessage", "UserPresence",
 ]
