@@ -4,7 +4,7 @@ import re
 
 from ..db import backend, bulk_insert, write_transaction
 from ..events.bus import publish
-from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
+from ..lib.access import can_access_stream_metadata, find_user_by_email, get_stream_by_name, is_subscribed
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from ..lib.groups import is_user_in_group, recursive_member_ids
 from ..lib.messages import EMPTY_TOPIC_ALIASES, message_dicts
@@ -122,8 +122,8 @@ def resolve_direct_recipients(sender, to):
             if user is None:
                 raise JsonableError(f"Invalid user ID {item}")
         elif isinstance(item, str):
-            user = UserProfile.get_by_login_email(item)
-            if user is None or user.realm_id != sender.realm_id:
+            user = find_user_by_email(sender, item)
+            if user is None:
                 raise JsonableError(f"Invalid email '{item}'")
         else:
             raise JsonableError("Invalid recipient")

@@ -26,6 +26,16 @@ def check_email(email):
     return email
 
 
+def check_not_placeholder(realm, email):
+    """Addresses of the form user{N}@{organization host} are the placeholders of hidden real
+    addresses; an account holding one as its real address would take over user N's placeholder
+    once N hides their address."""
+    local, _, host = email.strip().lower().rpartition("@")
+    if host == realm.host.lower() and re.fullmatch(r"user[0-9]+", local):
+        raise JsonableError(f"Email '{email}' is reserved for placeholder addresses")
+    return email
+
+
 def check_full_name(full_name):
     """Zulip's name rules: not empty, not too long, no control characters."""
     full_name = full_name.strip()
@@ -85,7 +95,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
     from .channels import default_streams, subscribe_users_to_streams
     from .welcome import send_welcome_message
 
-    email = check_email(email)
+    email = check_not_placeholder(realm, check_email(email))
     full_name = check_full_name(full_name)
     if role not in ROLES:
         raise JsonableError("Invalid role")
@@ -239,7 +249,7 @@ def do_change_delivery_email(user, new_email):
     """Change an account's real address; the API email follows its visibility setting."""
     from ..lib.access import can_see_real_email
 
-    new_email = check_email(new_email)
+    new_email = check_not_placeholder(user.realm, check_email(new_email))
     with write_transaction():
         if email_in_use(user.realm_id, new_email):
             raise JsonableError("Email is already in use.")

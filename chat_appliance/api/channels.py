@@ -19,6 +19,7 @@ from ..lib.access import (
     access_stream_by_id,
     access_stream_by_name,
     can_access_stream_metadata,
+    find_user_by_email,
     get_stream_by_name,
     is_subscribed,
 )
@@ -69,9 +70,7 @@ def principals_to_users(requester, principals):
         if isinstance(principal, int):
             target = UserProfile.get_or_none((UserProfile.id == principal) & (UserProfile.realm == requester.realm_id))
         else:
-            target = UserProfile.get_by_login_email(principal)
-            if target is not None and target.realm_id != requester.realm_id:
-                target = None
+            target = find_user_by_email(requester, principal)
         if target is None or not target.is_active:
             raise PrincipalError(principal)
         users.append(target)

@@ -9,12 +9,17 @@ Message events arrive on the bus in a compact, queue-independent form (see
 gravatar nulling, the receiving user's flags, `local_message_id` for the sender's queue.
 """
 
+import logging
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 
 from ..lib.errors import JsonableError
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from ..lib.params import is_id_string
+
+log = logging.getLogger(__name__)
 
 
 class BadEventQueueIdError(JsonableError):
@@ -125,7 +130,7 @@ def narrow_matches(queue, message, flags):
         if operator in ("stream", "channel"):
             if message.get("type") != "stream":
                 return False
-            if isinstance(operand, int) or str(operand).isdigit():
+            if isinstance(operand, int) or is_id_string(operand):
                 if message.get("stream_id") != int(operand):
                     return False
             elif str(message.get("display_recipient", "")).lower() != str(operand).lower():
@@ -135,7 +140,7 @@ def narrow_matches(queue, message, flags):
             if message.get("type") != "stream" or topic.lower() != str(operand).lower():
                 return False
         elif operator == "sender":
-            if isinstance(operand, int) or str(operand).isdigit():
+            if isinstance(operand, int) or is_id_string(operand):
                 if message.get("sender_id") != int(operand):
                     return False
             elif message.get("sender_email", "").lower() != str(operand).lower():
@@ -154,6 +159,16 @@ def narrow_matches(queue, message, flags):
                 return False
         # Other operators (search, has, near, ...) cannot be decided on a live event: let it through.
     return True
+
+
+@contextmanager
+def delivery_isolated(queue, event):
+    """One queue's failure (a bug, or a narrow that slipped past /register's checks) is logged
+    and costs that queue this event; it never stops delivery to the queues after it."""
+    try:
+        yield
+    except Exception:  # noqa: BLE001 - isolation is the point
+        log.exception("delivery of a %s event to queue %s failed", event.get("type"), queue.id)
 
 
 class QueueManager:
@@ -239,9 +254,10 @@ class QueueManager:
             self.deliver_message(event, user_ids)
         else:
             for queue in self.user_queues(user_ids):
-                if queue.wants(event["type"]) and self.accepts(queue, event):
-                    for shaped in self.shape_for(queue, event):
-                        queue.push(shaped)
+                with delivery_isolated(queue, event):
+                    if queue.wants(event["type"]) and self.accepts(queue, event):
+                        for shaped in self.shape_for(queue, event):
+                            queue.push(shaped)
         if event.get("type") == "realm_user" and (
             event.get("op") == "remove" or event.get("person", {}).get("is_active") is False
         ):
@@ -297,12 +313,13 @@ class QueueManager:
                             and q.user_id not in recipients]
         flags_by_user = {int(k): v for k, v in (event.get("flags") or {}).items()}
         for queue in targets:
-            if not queue.wants("message"):
-                continue
-            flags = list(flags_by_user.get(queue.user_id, []))
-            if not narrow_matches(queue, event["message"], flags):
-                continue
-            queue.push(self.message_event_for(queue, event, flags))
+            with delivery_isolated(queue, event):
+                if not queue.wants("message"):
+                    continue
+                flags = list(flags_by_user.get(queue.user_id, []))
+                if not narrow_matches(queue, event["message"], flags):
+                    continue
+                queue.push(self.message_event_for(queue, event, flags))
 
     @staticmethod
     def message_event_for(queue, event, flags):

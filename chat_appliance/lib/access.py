@@ -51,6 +51,19 @@ def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=
     return target
 
 
+def find_user_by_email(requester, email):
+    """The organization's account an address names, as the requester may name it: its API email
+    (the placeholder user{id}@{host} when its real address is hidden), or its real address only
+    when the requester may see that. None otherwise, so that nobody confirms a hidden address or
+    ties it to a user id by trying it in a narrow, a recipient list or a principal."""
+    target = UserProfile.get_by_login_email(email)
+    if target is None or target.realm_id != requester.realm_id:
+        return None
+    if target.email.lower() != email.strip().lower() and not can_see_real_email(requester, target):
+        return None
+    return target
+
+
 def access_user_by_email(requester, email):
     """A user by the placeholder `user{id}@{realm host}` (any user), or by real address when the
     target's email visibility lets the requester see it; else BAD_REQUEST 'No such user'."""

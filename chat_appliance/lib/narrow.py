@@ -25,7 +25,7 @@ from ..models import (
     UserTopic,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
-from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name
+from .access import can_access_stream_metadata, can_read_stream_history, find_user_by_email, get_stream_by_name
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
 
@@ -120,7 +120,7 @@ class Narrow:
             user = UserProfile.get_or_none((UserProfile.id == operand_id(operand))
                                            & (UserProfile.realm == self.user.realm_id))
         elif isinstance(operand, str) and not operand.isdigit():
-            user = UserProfile.get_by_login_email(operand)
+            user = find_user_by_email(self.user, operand)
         else:
             user = None
         if user is None or user.realm_id != self.user.realm_id:
