@@ -71,7 +71,8 @@ def schema_version():
 
 
 def migrate(progress=False):
-    """Apply every migration newer than the database, each in its own transaction.
+    """Apply every migration the database has not had yet, in version order, each in its own
+    transaction.
 
     Returns the versions applied. With progress=True, prints a line per step to stderr.
     """
@@ -79,8 +80,10 @@ def migrate(progress=False):
 
     with database.connection_context():
         database.create_tables([SchemaMigration], safe=True)
-        current = schema_version()
-        pending = [(v, doc, fn) for v, doc, fn in MIGRATIONS if v > current]
+        # Every migration not applied yet, not only those above the newest: helpers number their
+        # migrations in ranges, so a lower number can land after a higher one was applied.
+        applied = {row.version for row in SchemaMigration.select(SchemaMigration.version)}
+        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in applied]
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)

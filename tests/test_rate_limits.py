@@ -5,13 +5,12 @@ import time
 import pytest
 
 from chat_appliance.app import create_app
-from chat_appliance.config import load_config
-from chat_appliance.db import close_connection
-from chat_appliance.events.queues import manager as queue_manager
+from chat_appliance.backends import backend_for
+from chat_appliance.config import database_url_for, load_config
 from chat_appliance.lib import rate_limit
 from chat_appliance.lib.rate_limit import RateLimiter
 
-from .conftest import FAST_HASH, PASSWORD
+from .conftest import PASSWORD, close_app, test_config
 from .helpers import ApiClient, err, ok
 
 
@@ -41,13 +40,13 @@ def clock(monkeypatch):
 
 
 @pytest.fixture
-def app(tmp_path, clock):
-    """The suite's app with rate limits on (the suite's default app has them off)."""
-    application = create_app({"INSTANCE_PATH": str(tmp_path), "PASSWORD_HASH_METHOD": FAST_HASH,
-                              "LOG_REQUESTS": False, "TESTING": True, "RATE_LIMITING": True})
+def app(request, tmp_path, database_templates, clock):
+    """The suite's app (a copy of the session's template database) with rate limits on."""
+    template = database_templates["org" if "org" in request.fixturenames else "empty"]
+    backend_for(template).clone_database(template, database_url_for(tmp_path))
+    application = create_app(dict(test_config(tmp_path), RATE_LIMITING=True))
     yield application
-    close_connection()
-    queue_manager.clear()
+    close_app()
 
 
 def headers_of(response):

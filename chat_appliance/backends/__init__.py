@@ -5,6 +5,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     write_transaction(db) -> context manager for a transaction that will write
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
     search_condition(query) -> (SQL fragment, params) matching message ids
+    clone_database(source_url, target_url): make target a copy of source (test templates)
 
 The rest of the code never writes engine-specific SQL.
 """
