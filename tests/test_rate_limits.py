@@ -10,7 +10,8 @@ from chat_appliance.config import database_url_for, load_config
 from chat_appliance.lib import rate_limit
 from chat_appliance.lib.rate_limit import RateLimiter
 
-from .conftest import PASSWORD, close_app, test_config
+from . import conftest
+from .conftest import PASSWORD, close_app
 from .helpers import ApiClient, err, ok
 
 
@@ -44,7 +45,7 @@ def app(request, tmp_path, database_templates, clock):
     """The suite's app (a copy of the session's template database) with rate limits on."""
     template = database_templates["org" if "org" in request.fixturenames else "empty"]
     backend_for(template).clone_database(template, database_url_for(tmp_path))
-    application = create_app(dict(test_config(tmp_path), RATE_LIMITING=True))
+    application = create_app(dict(conftest.test_config(tmp_path), RATE_LIMITING=True))
     yield application
     close_app()
 
