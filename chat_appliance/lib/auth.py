@@ -89,6 +89,14 @@ def _marker_time():
         return None
 
 
+def _drop_cache_if_credentials_changed():
+    """Called with _cache_lock held, before every cache lookup."""
+    marker = _marker_time()
+    if marker != _marker["seen"]:
+        _cache.clear()
+        _marker["seen"] = marker
+
+
 def _touch_marker():
     if _marker["path"]:
         try:
@@ -118,10 +126,7 @@ def authenticate_request_cached():
     email = (auth.username or "").strip().lower() if auth else ""
     api_key = auth.password if auth else ""
     with _cache_lock:
-        marker = _marker_time()
-        if marker != _marker["seen"]:
-            _cache.clear()
-            _marker["seen"] = marker
+        _drop_cache_if_credentials_changed()
         entry = _cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         g.user = entry[1]
