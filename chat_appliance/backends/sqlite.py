@@ -7,6 +7,8 @@ from urllib.parse import urlparse
 
 from playhouse.pool import PooledSqliteDatabase
 
+from ..models.base import MAX_DATABASE_INT
+
 NAME = "sqlite"
 
 # WAL lets readers run beside the one writer. synchronous=NORMAL in WAL mode keeps every
@@ -34,8 +36,8 @@ def path_from_url(database_url):
 # paths reach queries as sent (so that each endpoint answers its own "no such ..." error, as Zulip
 # does for any id that matches no row), so bound parameters are clamped into range: a clamped id
 # matches no row, and a clamped bound keeps its comparison's meaning.
-_INT64_MAX = 2**63 - 1
-_INT64_MIN = -(2**63)
+_INT64_MAX = MAX_DATABASE_INT
+_INT64_MIN = -MAX_DATABASE_INT - 1
 
 
 def _clamp(value):

@@ -16,14 +16,15 @@ import json
 from flask import request
 from werkzeug.routing import IntegerConverter, ValidationError
 
+from ..models.base import MAX_DATABASE_INT
 from .errors import JsonableError, MissingArgumentError
 
 REQUIRED = object()
 
-# Ids and counts are 64-bit signed integers in both engines; a larger number from a client can
-# only be hostile, and would overflow the database driver (a 500) if it went further.
-MAX_INT = 2**63 - 1
-MIN_INT = -(2**63)
+# Ids and counts are 64-bit signed integers in both engines; a larger number in a JSON value can
+# only be hostile, and is refused here before any query.
+MAX_INT = MAX_DATABASE_INT
+MIN_INT = -MAX_DATABASE_INT - 1
 # JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
 MAX_JSON_DEPTH = 32
 
@@ -188,14 +189,6 @@ def string_max(limit):
         return value
 
     return check_length
-
-
-def check_id(var_name, value):
-    """A database id: a non-negative 64-bit integer."""
-    value = check_int(var_name, value)
-    if value < 0:
-        raise ParamError(f"Invalid {var_name}")
-    return value
 
 
 def is_id_string(value):
