@@ -50,7 +50,7 @@ def create_app(config=None, *, dev_mode=False):
     register_event_queues(app)
     register_service_bots(app)
 
-    # Before any route is added: every <int:...> in a path is bounded to 64 bits.
+    # Before any route is added: every <int:...> in a path is bounded in length (lib/params.py).
     app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
