@@ -2,7 +2,7 @@
 
 from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField, fn
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, JSONField, now, raw_select
 from .realm import Realm
 
 ROLE_OWNER = 100
@@ -21,10 +21,6 @@ EMAIL_VISIBLE_MEMBERS = 2
 EMAIL_VISIBLE_ADMINS = 3
 EMAIL_VISIBLE_NOBODY = 4
 EMAIL_VISIBLE_MODERATORS = 5
-
-
-# SELECT ... WHERE id = ? for UserProfile.fetch_by_id, by the driver's placeholder.
-_BY_ID_SQL = {}
 
 
 class UserProfile(BaseModel):
@@ -67,14 +63,8 @@ class UserProfile(BaseModel):
 
     @classmethod
     def fetch_by_id(cls, user_id):
-        """The account with this id, or None, through SQL built once per placeholder style:
-        peewee's query building costs more than the lookup itself, and every request does one."""
-        param = cls._meta.database.param
-        sql = _BY_ID_SQL.get(param)
-        if sql is None:
-            columns = ", ".join(f'"{field.column_name}"' for field in cls._meta.sorted_fields)
-            sql = _BY_ID_SQL[param] = f'SELECT {columns} FROM "{cls._meta.table_name}" WHERE "id" = {param}'
-        return next(iter(cls.raw(sql, user_id)), None)
+        """The account with this id, or None, through SQL built once (every request does one)."""
+        return next(iter(raw_select(cls, '"id" = {p}', user_id)), None)
 
     @classmethod
     def get_by_login_email(cls, email):
