@@ -175,7 +175,7 @@ def authenticate_by_password(email, password):
 
     check_login_allowed(email)
     user = UserProfile.get_by_login_email(email) if email else None
-    if user is None or user.is_bot:
+    if user is None or user.is_bot or not user.password:
         check_password_against_dummy(password, current_app.config["PASSWORD_HASH_METHOD"])
         matches = False
     else:
