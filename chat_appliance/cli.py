@@ -447,6 +447,9 @@ def build_parser():
     restore = add("restore", cmd_restore,
                   "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
     restore.add_argument("file", help="the archive written by chat-appliance backup")
+    from .cli_transfer import add_transfer_commands
+
+    add_transfer_commands(add)
     return parser
 
 

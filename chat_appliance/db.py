@@ -71,19 +71,18 @@ def schema_version():
 
 
 def migrate(progress=False):
-    """Apply every migration the database has not had yet, in version order, each in its own
-    transaction.
+    """Apply every migration the database has not had, in version order, each in its own transaction.
 
-    Returns the versions applied. With progress=True, prints a line per step to stderr.
+    Not only those newer than the newest applied: branches own version ranges and merge in any
+    order, so a database may already have 100 when 90 arrives. Returns the versions applied.
+    With progress=True, prints a line per step to stderr.
     """
     from .migrations import MIGRATIONS
 
     with database.connection_context():
         database.create_tables([SchemaMigration], safe=True)
-        # Every migration not applied yet, not only those above the newest: helpers number their
-        # migrations in ranges, so a lower number can land after a higher one was applied.
         applied = {row.version for row in SchemaMigration.select(SchemaMigration.version)}
-        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in applied]
+        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda m: m[0]) if v not in applied]
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
