@@ -56,7 +56,7 @@ class BoundedSqliteDatabase(PooledSqliteDatabase):
 
 
 def open_database(database_url):
-    """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
+    """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
     after each request; one more connection stays open for the life of the process, because in
     WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
     every request pay a checkpoint (measured: about 7 ms per request)."""
