@@ -21,8 +21,9 @@ from ..models.base import MAX_DATABASE_INT
 from .errors import JsonableError, MissingArgumentError
 
 REQUIRED = object()
-# What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces).
-_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+# What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces), of at most
+# 19 digits: longer numbers take the JSON decoder's path and its range check.
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})\Z")
 
 # Ids and counts are 64-bit signed integers in both engines; a larger number in a JSON value can
 # only be hostile, and is refused here before any query.
@@ -90,7 +91,7 @@ def check_string(var_name, value):
 
 def check_int(var_name, value):
     """An integer, JSON-encoded on the wire (`30`), never a boolean."""
-    if isinstance(value, str) and _JSON_INTEGER.match(value):
+    if isinstance(value, str) and _JSON_INTEGER.match(value) and MIN_INT <= int(value) <= MAX_INT:
         return int(value)  # the common case without the JSON decoder (every long poll sends one)
     if isinstance(value, str):
         value = _decode_json(var_name, value) if value.strip() else value
