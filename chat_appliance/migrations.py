@@ -5,6 +5,7 @@ that has shipped: add a new one.
 """
 
 from . import models as m
+from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
 def _initial_schema(database, backend):
@@ -126,6 +127,9 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (60, "files shared by the messages that link them", _attachment_messages),
+    (80, "invitations", invitations_schema),
+    (81, "channel email addresses", channel_email_addresses_schema),
+    (82, "scheduled messages and reminders", scheduled_messages_schema),
     (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]
