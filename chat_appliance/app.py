@@ -1,6 +1,7 @@
 """The application factory."""
 
 import logging
+import os
 import time
 import traceback
 from pathlib import Path
@@ -16,7 +17,11 @@ from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import QueueManager
-from .lib.errors import JsonableError
+from .lib import rate_limit
+from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
+from .lib.errors import JsonableError, RateLimitedError
+from .lib.params import BoundedIntConverter
+from .lib.proxy import TrustedProxyMiddleware
 from .lib.response import json_error
 from .rendering import invalidate_on_event
 from .runtime import activate, deactivate
@@ -40,6 +45,8 @@ class AppState:
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
+        # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
+        self.rate_limiter = rate_limit.RateLimiter()
 
 
 def create_app(config=None, *, dev_mode=False):
@@ -51,12 +58,15 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
     bind_runtime(app)
+    # Before any route is added: every <int:...> in a path is bounded in length (lib/params.py).
+    app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     register_request_hooks(app)
+    app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
     return app
 
 
@@ -77,6 +87,7 @@ def open_app(app, config=None, *, dev_mode=False):
     state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
                                   PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
     migrate()
+    set_credentials_marker(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
@@ -103,6 +114,7 @@ def close_app(app):
     its database connection and SQLite's keeper connection. The app serves nothing after."""
     state = app.extensions[EXTENSION]
     state.queues.clear()
+    state.rate_limiter.clear()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
     state.runtime.close()
@@ -126,6 +138,8 @@ def register_error_handlers(app):
         if error.http_status == 401:
             # Clients and browsers expect a Basic challenge with a 401.
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
+        if isinstance(error, RateLimitedError):
+            response.headers["Retry-After"] = str(error.data["retry-after"])
         return response
 
     @app.errorhandler(HTTPException)
@@ -152,6 +166,8 @@ def register_request_hooks(app):
     @app.before_request
     def start_timer():
         g.request_started = time.perf_counter()
+
+    app.after_request(rate_limit.add_headers)
 
     @app.after_request
     def log_request(response):
