@@ -1,6 +1,7 @@
 """The application factory."""
 
 import logging
+import os
 import time
 import traceback
 from pathlib import Path
@@ -18,7 +19,11 @@ from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
 from .events import bus
 from .events.queues import QueueManager
-from .lib.errors import JsonableError
+from .lib import rate_limit
+from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
+from .lib.errors import JsonableError, RateLimitedError
+from .lib.params import BoundedIntConverter
+from .lib.proxy import TrustedProxyMiddleware
 from .lib.response import json_error
 from .lib.sessions import authenticate_session_headers
 from .rendering import invalidate_on_event
@@ -44,6 +49,8 @@ class AppState:
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
+        # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
+        self.rate_limiter = rate_limit.RateLimiter()
 
 
 def create_app(config=None, *, dev_mode=False):
@@ -55,6 +62,8 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
     bind_runtime(app)
+    # Before any route is added: every <int:...> in a path is bounded in length (lib/params.py).
+    app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
         # The web client calls the same views under /json, authenticated by session cookie and
@@ -67,6 +76,7 @@ def create_app(config=None, *, dev_mode=False):
     set_session_authenticator(authenticate_session_headers)
     register_error_handlers(app)
     register_request_hooks(app)
+    app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
     return app
 
 
@@ -87,6 +97,7 @@ def open_app(app, config=None, *, dev_mode=False):
     state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
                                   PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
     migrate()
+    set_credentials_marker(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
@@ -113,6 +124,7 @@ def close_app(app):
     its database connection and SQLite's keeper connection. The app serves nothing after."""
     state = app.extensions[EXTENSION]
     state.queues.clear()
+    state.rate_limiter.clear()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
     state.runtime.close()
@@ -137,6 +149,8 @@ def register_error_handlers(app):
             # API clients expect a Basic challenge with a 401 (never the web client's /json calls:
             # nor its sign-in: a challenge there would make the browser open its own password dialog).
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
+        if isinstance(error, RateLimitedError):
+            response.headers["Retry-After"] = str(error.data["retry-after"])
         return response
 
     @app.errorhandler(HTTPException)
@@ -163,6 +177,8 @@ def register_request_hooks(app):
     @app.before_request
     def start_timer():
         g.request_started = time.perf_counter()
+
+    app.after_request(rate_limit.add_headers)
 
     @app.after_request
     def log_request(response):

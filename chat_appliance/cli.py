@@ -24,12 +24,15 @@ def open_instance(args, *, must_exist=True, overrides=None):
     """Load the instance's configuration (with the command line's `overrides`), open its
     database and apply pending migrations."""
     from .db import init_database, migrate
+    from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
 
     instance = instance_path_from_env(args.instance)
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance, overrides)
     init_database(config["DATABASE_URL"])
+    # Credential changes made here reach a running server's long-poll cache (lib/auth.py).
+    set_credentials_marker(instance / CREDENTIALS_MARKER)
     applied = migrate(progress=True)
     if applied:
         print(f"Applied {len(applied)} migration(s).", file=sys.stderr)
@@ -322,6 +325,65 @@ def cmd_set_permission(args):
     return 0
 
 
+def cmd_set_password(args):
+    """Set an account's password (the appliance sends no email, so an administrator resets lost ones)."""
+    import getpass
+
+    from .actions.users import do_change_password
+    from .models import database
+
+    _instance, config = open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        if user.is_bot:
+            raise CommandError(f"{user.email} is a bot; bots sign in with their API key.")
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\n")
+        else:
+            password = getpass.getpass(f"New password for {user.email}: ")
+            if getpass.getpass("Again: ") != password:
+                raise CommandError("The passwords differ; nothing was changed.")
+        if len(password) < 6:
+            raise CommandError("A password needs at least 6 characters; nothing was changed.")
+        do_change_password(user, password, config["PASSWORD_HASH_METHOD"])
+    print(f"Password of {user.email} changed.")
+    return 0
+
+
+def cmd_backup(args):
+    """Write a consistent archive of a (running) instance."""
+    from .backup import BackupError, backup
+
+    instance = instance_path_from_env(args.instance)
+    if not instance.exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    try:
+        manifest = backup(instance, config, args.file)
+    except BackupError as error:
+        raise CommandError(str(error)) from None
+    tables = manifest["database"].get("tables")
+    rows = f"{tables.get('message', 0)} messages, " if tables else ""
+    print(f"Backed up {instance} to {args.file}: {rows}{manifest['uploads']['count']} uploads.")
+    return 0
+
+
+def cmd_restore(args):
+    """Unpack a backup into a new instance folder and verify it."""
+    from .backup import BackupError, restore
+
+    instance = instance_path_from_env(args.instance)
+    try:
+        manifest = restore(instance, args.file)
+    except BackupError as error:
+        raise CommandError(str(error)) from None
+    tables = manifest["database"].get("tables")
+    rows = f"{tables.get('message', 0)} messages, " if tables else ""
+    print(f"Restored {args.file} into {instance}: {rows}{manifest['uploads']['count']} uploads, verified. "
+          f"Start it with: chat-appliance serve --instance {instance}")
+    return 0
+
+
 def cmd_list_users(args):
     """Print the organization's accounts."""
     from .models import UserProfile, database
@@ -409,6 +471,18 @@ def build_parser():
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
 
+    password = add("set-password", cmd_set_password,
+                   "Set an account's password (asked twice on the terminal, or read from stdin).")
+    password.add_argument("email")
+    password.add_argument("--password-stdin", action="store_true", help="read the new password from stdin")
+
+    backup = add("backup", cmd_backup,
+                 "Archive the database (SQLite online backup), uploads and configuration while serve runs.")
+    backup.add_argument("file", help="the archive to write (.tar.gz)")
+
+    restore = add("restore", cmd_restore,
+                  "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
+    restore.add_argument("file", help="the archive written by chat-appliance backup")
     from .cli_transfer import add_transfer_commands
 
     add_transfer_commands(add)

@@ -67,6 +67,16 @@ DEFAULTS = {
     "OUTGOING_WEBHOOK_ATTEMPTS": 3,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
+    # Rate limits as Zulip's (lib/rate_limit.py). False turns every limit off: load tests,
+    # benchmarks and the development server. Also $CHAT_APPLIANCE_RATE_LIMITING=false.
+    "RATE_LIMITING": True,
+    # Per domain, a list of [seconds, requests]; a domain given here replaces Zulip's default
+    # (api_by_user [[60, 200]], api_by_ip [[60, 100]] for unauthenticated requests,
+    # authenticate_by_username [[1800, 5]] failed logins per account).
+    "RATE_LIMITING_RULES": {},
+    # Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests
+    # from anywhere else are identified by their peer address, whatever headers they carry.
+    "TRUSTED_PROXIES": [],
 }
 
 

@@ -88,6 +88,13 @@ def close_connection(_exc=None):
         database.close()
 
 
+def check_database():
+    """Run a trivial query on a connection of its own (GET /health); raises if the database
+    does not answer."""
+    with database.connection_context():
+        database.execute_sql("SELECT 1").fetchone()
+
+
 class SchemaMigration(Model):
     version = IntegerField(primary_key=True)
     applied_at = IntegerField(default=now)

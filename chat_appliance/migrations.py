@@ -88,6 +88,36 @@ def _avatar_source(database, backend):
     if any(column.name == "avatar_source" for column in database.get_columns("user_profile")):
         return
     database.execute_sql("ALTER TABLE user_profile ADD COLUMN avatar_source VARCHAR(1) NOT NULL DEFAULT 'G'")
+def _attachment_messages(database, backend):
+    """Files are shared by the messages they were linked from by someone who could open them
+    (issue 17, finding 3), recorded in attachment_message. Existing links are carried over when
+    the sender uploaded the file or had received an earlier linking message; a link sent by
+    anyone else was never access, and is not carried over."""
+    from peewee import IntegerField, Model
+
+    class AttachmentMessage(Model):
+        attachment_id = IntegerField()
+        message_id = IntegerField(index=True)
+
+        class Meta:
+            table_name = "attachment_message"
+            indexes = ((("attachment_id", "message_id"), True),)
+
+    AttachmentMessage._meta.set_database(database)
+    database.create_tables([AttachmentMessage])
+    attachments = database.execute_sql("SELECT id, path_id, owner_id, realm_id FROM attachment").fetchall()
+    for attachment_id, path_id, owner_id, realm_id in attachments:
+        rows = database.execute_sql(
+            f"SELECT id, sender_id FROM message WHERE realm_id = {database.param} AND content LIKE {database.param} "
+            "ORDER BY id", (realm_id, f"%/user_uploads/{path_id}%")).fetchall()
+        linked = []
+        for message_id, sender_id in rows:
+            allowed = sender_id == owner_id or (linked and database.execute_sql(
+                f"SELECT 1 FROM user_message WHERE user_profile_id = {database.param} AND message_id IN "
+                f"({', '.join([database.param] * len(linked))})", (sender_id, *linked)).fetchone())
+            if allowed:
+                AttachmentMessage.insert(attachment_id=attachment_id, message_id=message_id).execute()
+                linked.append(message_id)
 
 
 def _people_and_customization(database, backend):
@@ -127,6 +157,7 @@ MIGRATIONS = [
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (60, "files shared by the messages that link them", _attachment_messages),
     (70, "web client sessions", _web_sessions),
     (71, "uploaded avatars", _avatar_source),
     (80, "invitations", invitations_schema),

@@ -15,15 +15,12 @@ from flask import Blueprint, Response, current_app, request, send_file
 from .actions.account import uploaded_avatar
 from .actions.invites import do_accept_invitation, get_valid_invitation
 from .api.avatars import avatars_root
-from .lib.auth import clear_session_cookie, set_session_cookie
-from .lib.errors import JsonableError, UserDeactivatedError
-from .lib.login_throttle import record_login_attempt
+from .lib.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
+from .lib.errors import JsonableError
 from .lib.params import Param, endpoint
-from .lib.passwords import check_password
 from .lib.response import json_success
 from .lib.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
 from .markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
-from .models import UserProfile
 
 bp = Blueprint("webclient", __name__)
 
@@ -83,16 +80,11 @@ def signed_in_response(user):
 @bp.post("/accounts/login")
 @endpoint(auth=False, username=Param(), password=Param())
 def login(username, password):
-    """Email and password for a session cookie; the same answers as POST /fetch_api_key."""
+    """Email and password for a session cookie; the same answers as POST /fetch_api_key, and
+    failures count toward the same per-account login throttle (lib.auth.authenticate_by_password)."""
     require_same_origin_form()
-    record_login_attempt(username)
-    user = UserProfile.get_by_login_email(username)
-    if user is None or user.is_bot or not check_password(user.password, password):
-        raise JsonableError("Your username or password is incorrect", code="AUTHENTICATION_FAILED",
-                            http_status=401)
-    if not user.is_active:
-        raise UserDeactivatedError()
-    return signed_in_response(user)
+    # The same check, answers and per-account throttle of failed attempts as POST /fetch_api_key.
+    return signed_in_response(authenticate_by_password(username, password))
 
 
 @bp.get("/accounts/join/<key>")

@@ -60,7 +60,8 @@ def build_database(instance, total_messages, seed=7):
     from chat_appliance.models import Message, database
 
     rng = random.Random(seed)
-    create_app({"INSTANCE_PATH": str(instance), "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False})
+    create_app({"INSTANCE_PATH": str(instance), "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False,
+                "RATE_LIMITING": False})
     with database.connection_context():
         realm, owner = do_create_realm("Bench", "bench.example", "http://bench.example", "owner@bench.example",
                                        "Owner", PASSWORD, password_method=FAST_HASH)
@@ -136,7 +137,8 @@ def fetch_setup(instance):
     from chat_appliance.app import create_app
     from chat_appliance.models import Realm, Stream, UserProfile, database
 
-    app = create_app({"INSTANCE_PATH": str(instance), "LOG_REQUESTS": False})
+    # A benchmark is a load test: rate limits off.
+    app = create_app({"INSTANCE_PATH": str(instance), "LOG_REQUESTS": False, "RATE_LIMITING": False})
     with database.connection_context():
         realm = Realm.select().first()
         user = UserProfile.get(UserProfile.email == "user1@bench.example")

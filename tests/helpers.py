@@ -39,6 +39,8 @@ def app_config(instance_path):
         "PASSWORD_HASH_METHOD": FAST_HASH,
         "LOG_REQUESTS": False,
         "TESTING": True,
+        # Off unless a test wants limits (tests/test_rate_limits.py turns them on).
+        "RATE_LIMITING": False,
     }
 
 
@@ -255,6 +257,12 @@ def upload(org, user, content=b"hello file", name="notes.txt", field=None):
     return org.flask_client.post("/api/v1/user_uploads", headers=client.headers,
                                  data={field or f"/home/someone/{name}": (io.BytesIO(content), name)},
                                  content_type="multipart/form-data")
+
+
+def download(org, user, url):
+    """GET an upload's URL as `user` (None: without credentials)."""
+    headers = org.client(user).headers if user is not None else {}
+    return org.flask_client.get(url, headers=headers)
 
 
 ZULIP_REALM_ID = 7

@@ -19,10 +19,11 @@ def free_port():
 class ServeProcess:
     """`python -m chat_appliance serve` on a fresh instance; parses the printed owner credentials."""
 
-    def __init__(self, instance_path, *extra_args, port=None):
+    def __init__(self, instance_path, *extra_args, port=None, rate_limiting=False):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Load and client tests run without rate limits, as `CHAT_APPLIANCE_RATE_LIMITING=false` allows.
+        env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="true" if rate_limiting else "false")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
              "--port", str(self.port), "--quiet", *extra_args],

@@ -190,8 +190,8 @@ def test_deactivate_requires_admin(org):
 
 
 def test_cannot_deactivate_only_owner(org):
-    """Is deactivating the only owner BAD_REQUEST?"""
-    err(org.client(org.admin).delete(f"users/{org.owner.id}"), 400, "BAD_REQUEST",
+    """Is deactivating the only owner BAD_REQUEST, even for that owner?"""
+    err(org.client(org.owner).delete(f"users/{org.owner.id}"), 400, "BAD_REQUEST",
         "Cannot deactivate the only organization owner")
 
 

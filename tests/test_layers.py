@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # authentication, the envelope): they read Flask's request, so they belong to it.
 HTTP_LAYER = ("chat_appliance.app", "chat_appliance.api", "chat_appliance.cli", "chat_appliance.cli_transfer",
               "chat_appliance.pytest_plugin",
-              "chat_appliance.lib.params", "chat_appliance.lib.auth", "chat_appliance.lib.response")
+              "chat_appliance.lib.params", "chat_appliance.lib.auth", "chat_appliance.lib.response",
+              "chat_appliance.lib.rate_limit")
 FLASK = ("flask", "flask_httpauth")
 # Function-local imports of the package's own modules are allowed only where they are the point:
 # the command line loads only what a command needs, and backends/__init__ loads only the engine in

@@ -4,12 +4,7 @@ import io
 
 import pytest
 
-from .helpers import err, ok, upload
-
-
-def download(org, user, url):
-    headers = org.client(user).headers if user is not None else {}
-    return org.flask_client.get(url, headers=headers)
+from .helpers import download, err, ok, upload
 
 
 def test_upload_returns_a_url_the_uploader_can_download(org):

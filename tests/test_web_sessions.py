@@ -63,8 +63,9 @@ def test_deactivated_user_cannot_sign_in_and_loses_the_session(org, flask_client
     ok(org.client(org.owner).delete(f"users/{org.othello.id}"))
     response = web.get("users/me")
     assert response.status_code == 401 and response.get_json()["code"] == "USER_DEACTIVATED"
+    # The same answer as a wrong password (answers do not tell accounts apart).
     response = sign_in(flask_client, "othello@zulip.example", PASSWORD)
-    assert response.status_code == 401 and response.get_json()["code"] == "USER_DEACTIVATED"
+    assert response.status_code == 401 and response.get_json()["code"] == "AUTHENTICATION_FAILED"
 
 
 def test_json_api_needs_the_session(org, flask_client):

@@ -5,7 +5,7 @@ from pathlib import Path
 from .. import runtime
 from ..db import write_transaction
 from ..lib.errors import JsonableError
-from ..lib.login_throttle import record_login_attempt
+from ..lib.rate_limit import check_login_allowed, record_failed_login
 from ..lib.passwords import check_password, hash_password
 from ..lib.serializers import gravatar_url, uploaded_avatar_url
 from ..lib.sessions import delete_other_sessions
@@ -27,8 +27,10 @@ def do_change_password(user, old_password, new_password, *, keep_session=None):
     other browser session of the account ends (the one making the change stays)."""
     if not old_password:
         raise JsonableError("Please fill out all fields.")
-    record_login_attempt(user.delivery_email)
+    # A wrong old password is a failed login: the same per-account throttle as signing in.
+    check_login_allowed(user.delivery_email)
     if not check_password(user.password, old_password):
+        record_failed_login(user.delivery_email)
         raise JsonableError("Wrong password!")
     if len(new_password) < PASSWORD_MIN_LENGTH:
         raise JsonableError("New password is too weak!")

@@ -1,6 +1,7 @@
 """Linkifiers (Zulip's realm filters): patterns whose matches the renderer turns into links."""
 
 import re
+from urllib.parse import urlsplit
 
 from peewee import fn
 
@@ -27,6 +28,12 @@ def check_linkifier(pattern, url_template):
         variables = set(template_variables(url_template))
     except InvalidTemplate:
         raise JsonableError("Invalid URL template.") from None
+    # An absolute web URL, as Zulip's validator requires: a `javascript:` or `data:` template would
+    # put script into every message and topic link the pattern matches.
+    example = re.sub(r"\{[^}]*\}", "x", url_template).strip()
+    parts = urlsplit(example)
+    if parts.scheme.lower() not in ("http", "https", "ftp", "ftps") or not parts.netloc:
+        raise JsonableError("Invalid URL template.")
     for name in sorted(variables - groups):
         raise JsonableError(f"Group '{name}' in URL template is not present in linkifier pattern.")
     for name in sorted(groups - variables):

@@ -12,7 +12,7 @@ from peewee import fn
 
 from ..db import backend, write_transaction
 from ..events.bus import publish
-from ..models import Message, Stream, UserMessage
+from ..models import AttachmentMessage, Message, Stream, UserMessage
 from .channels import stream_audience_ids, subscriber_ids
 
 # delete_topic deletes this many messages per transaction, so one request never holds the write
@@ -29,6 +29,7 @@ def delete_message_rows(messages):
     holders = {mid: [] for mid in ids}
     for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(UserMessage.message.in_(ids)):
         holders[row.message_id].append(row.user_profile_id)
+    AttachmentMessage.delete().where(AttachmentMessage.message_id.in_(ids)).execute()
     Message.delete().where(Message.id.in_(ids)).execute()
     backend().unindex_messages(Message._meta.database, ids)
     return holders, refresh_first_message_ids({m.stream_id for m in messages if m.stream_id is not None})
@@ -84,11 +85,15 @@ def do_delete_messages(messages):
     notify_messages_deleted(messages, holders, first_ids)
 
 
-def do_delete_topic(stream, topic_key, *, time_budget_seconds):
+def do_delete_topic(stream, topic_key, *, time_budget_seconds, received_by=None):
     """Delete a topic's messages newest first, a batch per transaction, until none are left
-    (True) or the time budget is spent with messages left (False). Returns whether it finished."""
+    (True) or the time budget is spent with messages left (False). Returns whether it finished.
+    With received_by, only the messages that user received."""
     deadline = time.monotonic() + time_budget_seconds
     in_topic = Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic_key))
+    if received_by is not None:
+        in_topic = in_topic.where(Message.id.in_(UserMessage.select(UserMessage.message).where(
+            UserMessage.user_profile == received_by)))
     while True:
         batch = list(in_topic.order_by(Message.id.desc()).limit(DELETE_TOPIC_BATCH_SIZE))
         if not batch:

@@ -27,6 +27,7 @@ from ..rendering import render_message, render_topic_links
 from .alert_words import users_with_alert_word_in
 from .channels import subscriber_ids
 from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
+from .uploads import relink_attachments
 from .messages import (
     access_stream_for_send,
     check_content,
@@ -247,6 +248,7 @@ def do_update_message(user, plan):
                 target.is_me_message = plan.rendered.is_me_message
                 target.has_link, target.has_image, target.has_attachment = has_link, has_image, has_attachment
                 target.last_edit_time = timestamp
+                relink_attachments(user, target.id, plan.content)
             if plan.topic is not None:
                 entry.update(prev_topic=target.topic, topic=plan.topic)
                 target.topic, target.topic_key = plan.topic, plan.topic.casefold()

@@ -4,7 +4,7 @@ import re
 
 from ..db import backend, bulk_insert, write_transaction
 from ..events.bus import publish
-from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
+from ..lib.access import can_access_stream_metadata, find_user_by_email, get_stream_by_name, is_subscribed
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from ..lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
 from ..lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
@@ -26,6 +26,7 @@ from ..models import (
 from ..models.base import query_rows, raw_select
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
+from .uploads import claim_attachments
 from .personal_flags import apply_personal_flags
 from .user_topics import set_topic_visibility
 
@@ -125,8 +126,8 @@ def resolve_direct_recipients(sender, to):
             if user is None:
                 raise JsonableError(f"Invalid user ID {item}")
         elif isinstance(item, str):
-            user = UserProfile.get_by_login_email(item)
-            if user is None or user.realm_id != sender.realm_id:
+            user = find_user_by_email(sender, item)
+            if user is None:
                 raise JsonableError(f"Invalid email '{item}'")
         else:
             raise JsonableError("Invalid recipient")
@@ -300,6 +301,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
                     [(uid, message.id, bits) for uid, bits in flags.items()])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
+        claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:
             stream.first_message_id = message.id
             stream.save(only=[stream.__class__.first_message_id])

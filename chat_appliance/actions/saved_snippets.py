@@ -16,10 +16,14 @@ def check_title(title):
     return title
 
 
-def check_snippet_content(content):
-    """Kept as sent, but not blank (Zulip's text)."""
+def check_snippet_content(content, limits):
+    """Kept as sent, but not blank (Zulip's text), and no longer than a message
+    (limits.max_message_length)."""
     if not content.strip():
         raise JsonableError("Content cannot be empty.")
+    limit = limits.max_message_length
+    if len(content) > limit:
+        raise JsonableError(f"content is too long (limit: {limit} characters)")
     return content
 
 

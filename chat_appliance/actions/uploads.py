@@ -4,16 +4,20 @@ Files live under the instance folder, `{INSTANCE_PATH}/uploads/{path_id}`, where
 `{realm_id}/{random}/{safe file name}`: the URL the client gets is `/user_uploads/{path_id}`,
 which is also what makes a message that links the file count as having an attachment.
 
-Who may download a file (our decision; Zulip's rule is alike): its uploader, and anyone who may
-read a message whose content links it. Everybody else gets the same 404 as for a missing file,
-so that nobody learns a file exists by guessing its path.
+Who may download a file (Zulip's rule): its uploader, and anyone who may read a message that
+shares it. A message shares a file when its sender could open the file at the time of sending (or
+editing); a URL pasted by someone else shares nothing, so a user who lost access cannot regain it
+by sending the URL to themselves. Everybody else gets the same 404 as for a missing file, so that
+nobody learns a file exists by guessing its path.
 """
 
 import mimetypes
 import os
+import re
 import secrets
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.utils import secure_filename
@@ -21,7 +25,7 @@ from werkzeug.utils import secure_filename
 from ..db import write_transaction
 from ..lib.access import user_can_access_message
 from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..models import Attachment, Message
+from ..models import Attachment, AttachmentMessage, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
@@ -88,20 +92,48 @@ def remove_file(store, path_id):
 
 
 def messages_linking(attachment):
-    """Messages of the organization whose content links the file."""
+    """Messages that share the file, oldest first."""
     return (Message.select()
-            .where((Message.realm == attachment.realm_id)
-                   & Message.content.contains(UPLOAD_URL_PREFIX + attachment.path_id))
+            .join(AttachmentMessage, on=(AttachmentMessage.message_id == Message.id))
+            .where(AttachmentMessage.attachment_id == attachment.id)
             .order_by(Message.id))
+
+
+def can_access_attachment(user, attachment):
+    """The uploader, or a reader of a message that shares the file."""
+    return attachment.owner_id == user.id or any(
+        user_can_access_message(user, message) for message in messages_linking(attachment))
 
 
 def access_upload(user, path_id):
     """The Attachment at path_id if the user may download it, else 404 'File not found'."""
     attachment = Attachment.get_or_none((Attachment.path_id == path_id) & (Attachment.realm == user.realm_id))
-    if attachment is None or not (attachment.owner_id == user.id or any(
-            user_can_access_message(user, message) for message in messages_linking(attachment))):
+    if attachment is None or not can_access_attachment(user, attachment):
         raise ResourceNotFoundError("File not found")
     return attachment
+
+
+_UPLOAD_LINK = re.compile(r"/user_uploads/(\d+/[^?#\s)\]>\"']+)")
+
+
+def relink_attachments(editor, message_id, content):
+    """After an edit of the content: the message shares the files it still links, plus new ones
+    the editor may open."""
+    AttachmentMessage.delete().where(AttachmentMessage.message_id == message_id).execute()
+    claim_attachments(editor, message_id, content)
+
+
+def claim_attachments(sender, message_id, content):
+    """Record that message `message_id` shares the files its content links (`/user_uploads/...`,
+    bare or in Markdown), those the sender may open now. Runs inside the transaction that sends or
+    edits the message."""
+    if UPLOAD_URL_PREFIX not in content:
+        return
+    path_ids = {unquote(match.group(1)).rstrip(".,;:!") for match in _UPLOAD_LINK.finditer(content)}
+    for attachment in Attachment.select().where((Attachment.realm == sender.realm_id)
+                                                & Attachment.path_id.in_(sorted(path_ids))):
+        if can_access_attachment(sender, attachment):
+            AttachmentMessage.insert(attachment_id=attachment.id, message_id=message_id).on_conflict_ignore().execute()
 
 
 def do_delete_attachment(store, attachment):

@@ -35,6 +35,16 @@ def check_email(email):
     return email
 
 
+def check_not_placeholder(realm, email):
+    """Addresses of the form user{N}@{organization host} are the placeholders of hidden real
+    addresses; an account holding one as its real address would take over user N's placeholder
+    once N hides their address."""
+    local, _, host = email.strip().lower().rpartition("@")
+    if host == realm.host.lower() and re.fullmatch(r"user[0-9]+", local):
+        raise JsonableError(f"Email '{email}' is reserved for placeholder addresses")
+    return email
+
+
 def check_full_name(full_name):
     """Zulip's name rules: not empty, not too long, no control characters."""
     full_name = full_name.strip()
@@ -102,7 +112,7 @@ def apply_user_settings_defaults(user, realm):
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
                    acting_user=None):
     """Create a human account, subscribed to the organization's default channels, and greet it."""
-    email = check_email(email)
+    email = check_not_placeholder(realm, check_email(email))
     full_name = check_full_name(full_name)
     if role not in ROLES:
         raise JsonableError("Invalid role")
@@ -188,6 +198,14 @@ def do_regenerate_api_key(user):
     return key
 
 
+def do_change_password(user, password, method):
+    """Set the account's password (chat-appliance set-password)."""
+    hashed = hash_password(password, method)
+    with write_transaction():
+        UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
+    user.password = hashed
+
+
 def do_change_settings(user, changes):
     """Apply personal settings (already validated); returns the changed names."""
     settings = dict(user.settings or {})
@@ -242,7 +260,7 @@ def do_set_permission(user, permission, granted):
 
 def do_change_delivery_email(user, new_email):
     """Change an account's real address; the API email follows its visibility setting."""
-    new_email = check_email(new_email)
+    new_email = check_not_placeholder(user.realm, check_email(new_email))
     with write_transaction():
         if email_in_use(user.realm_id, new_email):
             raise JsonableError("Email is already in use.")

@@ -10,6 +10,7 @@ from . import (
     drafts,
     events,
     export,
+    health,
     invites,
     linkifiers,
     message_activity,
@@ -52,4 +53,4 @@ BLUEPRINTS = [
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp, thumbnail.bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp, thumbnail.bp, health.bp]

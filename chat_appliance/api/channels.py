@@ -18,6 +18,7 @@ from ..lib.access import (
     access_stream_by_name,
     active_subscription,
     can_access_stream_metadata,
+    find_user_by_email,
     get_stream_by_name,
     group_in_realm,
     is_subscribed,
@@ -80,9 +81,7 @@ def principals_to_users(requester, principals):
         if isinstance(principal, int):
             target = user_in_realm(requester.realm_id, principal)
         else:
-            target = UserProfile.get_by_login_email(principal)
-            if target is not None and target.realm_id != requester.realm_id:
-                target = None
+            target = find_user_by_email(requester, principal)
         if target is None or not target.is_active:
             raise PrincipalError(principal)
         users.append(target)

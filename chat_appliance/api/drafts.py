@@ -34,7 +34,7 @@ def get_drafts(user):
 
 
 @bp.post("/drafts")
-@endpoint(drafts=Param(list_of(draft_object), default=[]))
+@endpoint(drafts=Param(list_of(draft_object), default=[], checks_nul=True))
 def create_drafts(user, drafts):
     """Store several drafts at once: every one is checked before any is stored."""
     check_drafts_enabled(user)
@@ -43,7 +43,7 @@ def create_drafts(user, drafts):
 
 
 @bp.patch("/drafts/<int:draft_id>")
-@endpoint(draft=Param(check_dict))
+@endpoint(draft=Param(check_dict, checks_nul=True))
 def edit_draft(user, draft_id, draft):
     """Replace one of the requester's drafts."""
     check_drafts_enabled(user)

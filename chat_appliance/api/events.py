@@ -16,6 +16,7 @@ from ..lib.params import (
     check_json_list,
     check_string,
     endpoint,
+    is_id_string,
     list_of,
 )
 from .channels import parse_include_subscribers
@@ -40,8 +41,22 @@ def check_legacy_narrow(var_name, value):
             item = [item["operator"], item["operand"]]
         if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
             raise ParamError(f"{var_name}[{index}] is not a list of two strings")
-        pairs.append((item[0], item[1]))
+        pairs.append((item[0], check_queue_narrow_operand(f"{var_name}[{index}]", item[0], item[1])))
     return pairs
+
+
+def check_queue_narrow_operand(var_name, operator, operand):
+    """Refuse at /register what the queue's filter could not evaluate: it runs for every message
+    sent, so a bad operand must never reach it. Ids are 64-bit integers or ASCII digits (not "²")."""
+    if isinstance(operand, bool) or not isinstance(operand, (str, int, list)):
+        raise ParamError(f"{var_name} has an invalid operand")
+    if isinstance(operand, str) and operand.isdigit() and not is_id_string(operand):
+        raise ParamError(f"{var_name} has an invalid operand")
+    if isinstance(operand, list):
+        if operator not in ("dm", "pm-with", "pm_with") or not all(
+                isinstance(x, int) and not isinstance(x, bool) for x in operand):
+            raise ParamError(f"{var_name} has an invalid operand")
+    return operand
 
 
 @bp.post("/register")
@@ -128,7 +143,7 @@ def cached_events_user(headers, *, session=False):
 
 
 @bp.get("/events")
-@endpoint(auth="cached", **GET_EVENTS_PARAMS)
+@endpoint(auth="cached", rate_limit="report", **GET_EVENTS_PARAMS)
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
     queue = queue_manager().access(queue_id, user.id)

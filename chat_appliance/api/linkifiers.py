@@ -11,8 +11,11 @@ from ..actions.linkifiers import (
 )
 from ..lib.access import require_realm_admin
 from ..lib.linkifiers import realm_linkifiers
-from ..lib.params import Param, check_int, endpoint, list_of
+from ..lib.params import Param, check_int, endpoint, list_of, string_max
 from ..lib.serializers import linkifier_dict
+
+# Every message render runs every pattern: a bound of our choosing keeps them reasonable.
+MAX_PATTERN_LENGTH = 1000
 
 bp = Blueprint("linkifiers", __name__)
 
@@ -25,7 +28,7 @@ def get_linkifiers(user):
 
 
 @bp.post("/realm/filters")
-@endpoint(pattern=Param(), url_template=Param())
+@endpoint(pattern=Param(string_max(MAX_PATTERN_LENGTH)), url_template=Param(string_max(MAX_PATTERN_LENGTH)))
 def add_linkifier(user, pattern, url_template):
     """Administrators add linkifiers."""
     require_realm_admin(user)
@@ -33,7 +36,7 @@ def add_linkifier(user, pattern, url_template):
 
 
 @bp.patch("/realm/filters/<int:filter_id>")
-@endpoint(pattern=Param(), url_template=Param())
+@endpoint(pattern=Param(string_max(MAX_PATTERN_LENGTH)), url_template=Param(string_max(MAX_PATTERN_LENGTH)))
 def update_linkifier(user, filter_id, pattern, url_template):
     """Administrators replace a linkifier's pattern and template (both required)."""
     require_realm_admin(user)

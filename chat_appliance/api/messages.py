@@ -7,7 +7,7 @@ from ..actions.messages import check_content, check_send_message, client_name_fr
 from ..lib.access import access_message
 from ..lib.errors import JsonableError
 from ..lib.messages import display_topic, load_messages, message_dicts
-from ..lib.narrow import Narrow, RangeQuery, highlight, parse_narrow, resolve_anchor
+from ..lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
 from ..lib.params import (
     Param,
     check_bool,
@@ -63,7 +63,7 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
         stored = {m.id: m for m in records}
         for data in messages:
             data["match_content"] = highlight(stored[data["id"]].rendered_content, narrow.search_terms)
-            data["match_subject"] = highlight(
+            data["match_subject"] = highlight_topic(
                 display_topic(stored[data["id"]].topic, allow_empty_topic_name), narrow.search_terms)
     return messages
 
@@ -142,8 +142,8 @@ def messages_match_narrow(user, msg_ids, narrow):
     rows = RangeQuery(user, narrow).with_ids(msg_ids)
     stored = {m.id: m for m in load_messages([mid for mid, _ in rows])}
     return {"messages": {str(mid): {"match_content": highlight(stored[mid].rendered_content, narrow.search_terms),
-                                    "match_subject": highlight(display_topic(stored[mid].topic, False),
-                                                               narrow.search_terms)}
+                                    "match_subject": highlight_topic(display_topic(stored[mid].topic, False),
+                                                                     narrow.search_terms)}
                          for mid, _ in rows}}
 
 

@@ -15,8 +15,12 @@ from ..actions.navigation_views import (
     user_views,
 )
 from ..lib.errors import JsonableError
-from ..lib.params import Param, check_bool, endpoint
+from ..lib.params import Param, check_bool, endpoint, string_max
 from ..lib.serializers import view_dict
+
+# Bounds of our choosing: a view is a URL fragment and a label in a sidebar.
+MAX_FRAGMENT_LENGTH = 1000
+MAX_NAME_LENGTH = 100
 
 bp = Blueprint("navigation_views", __name__)
 
@@ -29,14 +33,15 @@ def get_views(user):
 
 
 @bp.post("/navigation_views")
-@endpoint(fragment=Param(), is_pinned=Param(check_bool), name=Param(default=None))
+@endpoint(fragment=Param(string_max(MAX_FRAGMENT_LENGTH)), is_pinned=Param(check_bool),
+          name=Param(string_max(MAX_NAME_LENGTH), default=None))
 def add_view(user, fragment, is_pinned, name):
     """Pin or hide a built-in view, or add a named custom one."""
     do_add_view(user, check_new_view(user, fragment, name), is_pinned, name)
 
 
 @bp.patch("/navigation_views/<path:fragment>")
-@endpoint(is_pinned=Param(check_bool, default=None), name=Param(default=None))
+@endpoint(is_pinned=Param(check_bool, default=None), name=Param(string_max(MAX_NAME_LENGTH), default=None))
 def update_view(user, fragment, is_pinned, name):
     """Change whether a view is pinned, and a custom view's name."""
     view = access_view_for_update(user, fragment)

@@ -13,7 +13,7 @@ from ..actions.presence import (
 )
 from ..lib.access import access_user_by_email, access_user_by_id
 from ..lib.errors import JsonableError
-from ..lib.params import Param, check_bool, check_int, endpoint, int_range, one_of
+from ..lib.params import Param, check_bool, check_int, endpoint, int_range, is_id_string, one_of
 from ..lib.user_settings import user_setting
 
 bp = Blueprint("presence", __name__)
@@ -53,7 +53,7 @@ def get_realm_presence(user):
 @endpoint()
 def get_user_presence(user, user_id_or_email):
     """One user's presence, by id or email."""
-    if user_id_or_email.isdigit():
+    if is_id_string(user_id_or_email):
         target = access_user_by_id(user, int(user_id_or_email))
     else:
         target = access_user_by_email(user, user_id_or_email)

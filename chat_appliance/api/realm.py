@@ -13,7 +13,7 @@ from ..lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
 from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
-from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
+from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
 from ..lib.sessions import SESSION_COOKIE
 from ..lib.user_settings import USER_SETTING_DEFAULTS
 from ..models import EDIT_HISTORY_POLICIES
@@ -21,6 +21,7 @@ from ..models import EDIT_HISTORY_POLICIES
 bp = Blueprint("realm", __name__)
 
 MAX_REALM_NAME_LENGTH = 40
+MAX_REALM_DESCRIPTION_LENGTH = 1000
 
 
 def check_edit_limit(var_name, value):
@@ -44,7 +45,7 @@ MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=())
 @bp.patch("/realm")
 @endpoint(**MESSAGE_SETTING_PARAMS, **realm_setting_params(),
     name=Param(default=None),
-    description=Param(default=None),
+    description=Param(string_max(MAX_REALM_DESCRIPTION_LENGTH), default=None),
     moderation_request_channel_id=Param(check_int, default=None),
     message_edit_history_visibility_policy=Param(one_of(*EDIT_HISTORY_POLICIES), default=None),
     can_mention_many_users_group=Param(check_group_id, default=None),

@@ -11,8 +11,11 @@ from ..actions.saved_snippets import (
     do_edit_saved_snippet,
     user_saved_snippets,
 )
-from ..lib.params import Param, endpoint
+from ..lib.params import Param, endpoint, string_max
 from ..lib.serializers import saved_snippet_dict
+from .context import limits
+
+MAX_TITLE_LENGTH = 60  # Zulip's SavedSnippet title limit
 
 bp = Blueprint("saved_snippets", __name__)
 
@@ -25,15 +28,15 @@ def get_saved_snippets(user):
 
 
 @bp.post("/saved_snippets")
-@endpoint(title=Param(), content=Param())
+@endpoint(title=Param(string_max(MAX_TITLE_LENGTH)), content=Param())
 def create_saved_snippet(user, title, content):
     """Save a snippet; its id is returned."""
-    snippet = do_create_saved_snippet(user, check_title(title), check_snippet_content(content))
+    snippet = do_create_saved_snippet(user, check_title(title), check_snippet_content(content, limits()))
     return {"saved_snippet_id": snippet.id}
 
 
 @bp.patch("/saved_snippets/<int:saved_snippet_id>")
-@endpoint(title=Param(default=None), content=Param(default=None))
+@endpoint(title=Param(string_max(MAX_TITLE_LENGTH), default=None), content=Param(default=None))
 def edit_saved_snippet(user, saved_snippet_id, title, content):
     """Change a snippet's title and/or content."""
     snippet = access_saved_snippet(user, saved_snippet_id)
@@ -41,7 +44,7 @@ def edit_saved_snippet(user, saved_snippet_id, title, content):
     if title is not None:
         changes["title"] = check_title(title)
     if content is not None:
-        changes["content"] = check_snippet_content(content)
+        changes["content"] = check_snippet_content(content, limits())
     do_edit_saved_snippet(snippet, changes)
 
 

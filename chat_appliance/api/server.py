@@ -4,10 +4,8 @@ from flask import Blueprint, current_app
 
 from .. import __version__
 from ..lib.access import instance_realm
-from ..lib.errors import JsonableError, UserDeactivatedError
+from ..lib.auth import authenticate_by_password
 from ..lib.params import Param, endpoint
-from ..lib.passwords import check_password
-from ..models import UserProfile
 
 bp = Blueprint("server", __name__)
 
@@ -46,11 +44,7 @@ def server_settings():
 @bp.post("/fetch_api_key")
 @endpoint(auth=False, username=Param(), password=Param())
 def fetch_api_key(username, password):
-    """Exchange an email and password for the account's API key (zulip-terminal's login)."""
-    user = UserProfile.get_by_login_email(username)
-    if user is None or user.is_bot or not check_password(user.password, password):
-        raise JsonableError("Your username or password is incorrect", code="AUTHENTICATION_FAILED",
-                            http_status=401)
-    if not user.is_active:
-        raise UserDeactivatedError()
+    """Exchange an email and password for the account's API key (zulip-terminal's login);
+    throttled per account (lib/auth.authenticate_by_password)."""
+    user = authenticate_by_password(username, password)
     return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

@@ -25,7 +25,10 @@ from ..actions.user_groups import (
 )
 from ..lib.errors import JsonableError
 from ..lib.groups import recursive_member_ids, subgroup_closure
-from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of
+from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of, string_max
+
+# Every /register carries every group's description, so one member's must not weigh megabytes.
+MAX_GROUP_DESCRIPTION_LENGTH = 1024
 
 bp = Blueprint("user_groups", __name__)
 
@@ -70,7 +73,7 @@ def checked_settings(user, values):
 
 
 @bp.post("/user_groups/create")
-@endpoint(name=Param(), description=Param(), members=Param(list_of(check_int)),
+@endpoint(name=Param(), description=Param(string_max(MAX_GROUP_DESCRIPTION_LENGTH)), members=Param(list_of(check_int)),
           subgroups=Param(list_of(check_int), default=[]), **SETTING_PARAMS)
 def create_group(user, name, description, members, subgroups, **settings):
     """Members (not guests) create groups."""
@@ -91,7 +94,8 @@ def get_groups(user, include_deactivated_groups):
 
 
 @bp.patch("/user_groups/<int:group_id>")
-@endpoint(name=Param(default=None), description=Param(default=None), **SETTING_PARAMS)
+@endpoint(name=Param(default=None), description=Param(string_max(MAX_GROUP_DESCRIPTION_LENGTH), default=None),
+          **SETTING_PARAMS)
 def update_group(user, group_id, name, description, **settings):
     """Managers rename and describe groups and change their settings."""
     group = access_group_for_update(user, group_id)

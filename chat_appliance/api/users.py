@@ -16,12 +16,13 @@ from ..actions.users import (
     do_create_user,
     do_deactivate_user,
     do_reactivate_user,
+    do_regenerate_api_key,
     has_permission,
 )
 from ..lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
 from ..lib.messages import max_message_id
-from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
+from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of, string_max
 from ..lib.serializers import own_user_dict, user_dict
 from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 
@@ -162,12 +163,14 @@ def check_deactivation_actions(var_name, value):
 
 @bp.delete("/users/<int:user_id>")
 @endpoint(actions=Param(check_deactivation_actions, default=None),
-          deactivation_notification_comment=Param(default=None))
+          deactivation_notification_comment=Param(string_max(2000), default=None))
 def deactivate_user(user, user_id, actions, deactivation_notification_comment):
     """Administrators deactivate accounts (bots through DELETE /bots). The comment is accepted;
     with no email delivery here it is not sent anywhere."""
     require_realm_admin(user)
     target = access_user_by_id(user, user_id, allow_deactivated=False, allow_bots=False)
+    if target.is_owner and not user.is_owner:
+        raise OrganizationOwnerRequiredError()
     if target.is_owner and only_owner(target):
         raise JsonableError("Cannot deactivate the only organization owner")
     do_deactivate_user(target, acting_user=user, actions=actions)
@@ -179,18 +182,59 @@ def reactivate_user(user, user_id):
     """Administrators reactivate deactivated accounts."""
     require_realm_admin(user)
     target = access_user_by_id(user, user_id, allow_bots=False)
+    if target.is_owner and not user.is_owner:
+        raise OrganizationOwnerRequiredError()
     if target.is_active:
         raise JsonableError("User is already active")
     do_reactivate_user(target)
 
 
+def access_bot(user, bot_id):
+    """A bot the user owns, or any bot for an administrator; Zulip's errors otherwise."""
+    bot = access_user_by_id(user, bot_id)
+    if not bot.is_bot or bot.is_system_bot:
+        raise JsonableError("No such bot")
+    if not (user.is_realm_admin or bot.bot_owner_id == user.id):
+        raise JsonableError("Insufficient permission")
+    return bot
+
+
+@bp.delete("/bots/<int:bot_id>")
+@endpoint()
+def deactivate_bot(user, bot_id):
+    """The bot's owner (or an administrator) deactivates it; its key stops working at once."""
+    bot = access_bot(user, bot_id)
+    if not bot.is_active:
+        raise JsonableError("No such bot")
+    do_deactivate_user(bot, acting_user=user)
+
+
+@bp.post("/bots/<int:bot_id>/api_key/regenerate")
+@endpoint()
+def regenerate_bot_api_key(user, bot_id):
+    """A new key for a bot, from its owner or an administrator; the old one stops working at once."""
+    return {"api_key": do_regenerate_api_key(access_bot(user, bot_id))}
+
+
+@bp.post("/users/me/api_key/regenerate")
+@endpoint()
+def regenerate_own_api_key(user):
+    """A new key for the requester (human accounts; a bot's owner regenerates the bot's)."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+    return {"api_key": do_regenerate_api_key(user), "email": user.email}
+
+
 @bp.post("/bots")
-@endpoint(full_name=Param(), short_name=Param(), bot_type=Param(one_of(1, 2, 3, 4, parser=check_int), default=1),
+@endpoint(full_name=Param(), short_name=Param(string_max(100)),
+          bot_type=Param(one_of(1, 2, 3, 4, parser=check_int), default=1),
           payload_url=Param(default=None), interface_type=Param(one_of(1, 2, parser=check_int), default=1),
           service_name=Param(default=None), config_data=Param(check_dict, default=None))
 def create_bot(user, full_name, short_name, bot_type, payload_url, interface_type, service_name, config_data):
     """Any member creates a bot it then owns; guests and bots cannot. Outgoing webhook bots name
     their payload_url (and interface_type); embedded bots a zulip_bots service_name."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
     if user.is_guest:
         raise JsonableError("Not allowed for guest users")
     service = check_service_settings(

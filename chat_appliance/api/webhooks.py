@@ -12,6 +12,7 @@ from ..actions.webhooks import do_send_webhook_message, user_for_webhook_key
 from ..integrations import INTEGRATIONS, UnsupportedEvent
 from ..lib.auth import authenticate_request
 from ..lib.errors import JsonableError
+from ..lib.rate_limit import check_api_request
 from ..lib.response import json_success
 from .context import limits
 
@@ -36,7 +37,12 @@ def incoming_webhook(integration):
     if module is None:
         raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
     api_key = request.args.get("api_key") or request.form.get("api_key")
-    user = user_for_webhook_key(api_key) if api_key else authenticate_request()
+    try:
+        user = user_for_webhook_key(api_key) if api_key else authenticate_request()
+    except JsonableError:
+        check_api_request(None)  # failed credentials count against the address
+        raise
+    check_api_request(user)
     payload = webhook_payload()
     try:
         topic, content = module.format_message(payload, request.headers)

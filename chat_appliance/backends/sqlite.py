@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 from playhouse.pool import PooledSqliteDatabase
 
 from ..lib.text import html_to_text
+from ..models.base import MAX_DATABASE_INT
 
 NAME = "sqlite"
 
@@ -32,6 +33,29 @@ def path_from_url(database_url):
     return parsed.path if parsed.scheme else database_url
 
 
+# SQLite integers are 64-bit and its driver raises OverflowError on a larger Python int. Ids from
+# paths reach queries as sent (so that each endpoint answers its own "no such ..." error, as Zulip
+# does for any id that matches no row), so bound parameters are clamped into range: a clamped id
+# matches no row, and a clamped bound keeps its comparison's meaning.
+_INT64_MAX = MAX_DATABASE_INT
+_INT64_MIN = -MAX_DATABASE_INT - 1
+
+
+def _clamp(value):
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        return _INT64_MAX if value > 0 else _INT64_MIN
+    return value
+
+
+class BoundedSqliteDatabase(PooledSqliteDatabase):
+    """The pooled SQLite database, whose integer parameters never overflow the driver."""
+
+    def execute_sql(self, sql, params=None):
+        if params:
+            params = [_clamp(value) for value in params]
+        return super().execute_sql(sql, params)
+
+
 def open_database(database_url):
     """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
     after each request; one more connection (`db.keeper`) stays open until close_database,
@@ -42,8 +66,8 @@ def open_database(database_url):
     # a request does not pay for opening a connection and setting its pragmas (measured: most of
     # a trivial request's database time). The pool has no upper bound of its own; the worker
     # pool's size bounds it.
-    db = PooledSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
-                              check_same_thread=False)
+    db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
+                               check_same_thread=False)
     db.keeper = _keep_open(path)
     db.writer_lock = threading.RLock()
     return db

@@ -26,6 +26,7 @@ import os
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 
 from ..lib.errors import JsonableError
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
@@ -212,6 +213,16 @@ def narrow_matches(queue, message, flags):
     return message_matches_narrow(queue.narrow, message, flags, user_id=queue.user_id, user_email=queue.user_email)
 
 
+@contextmanager
+def delivery_isolated(queue, event):
+    """One queue's failure (a bug, or a narrow that slipped past /register's checks) is logged
+    and costs that queue this event; it never stops delivery to the queues after it."""
+    try:
+        yield
+    except Exception:  # noqa: BLE001 - isolation is the point
+        log.exception("delivery of a %s event to queue %s failed", event.get("type"), queue.id)
+
+
 class QueueManager:
     """All queues of the process. Registered on the bus by create_app."""
 
@@ -396,16 +407,17 @@ class QueueManager:
             self.deliver(event, user_ids)
 
     def deliver(self, event, user_ids):
-        """The fan-out of one event."""
+        """The fan-out of one event; a failure for one queue costs only that queue the event."""
         try:
             with self.lock:
                 if event.get("type") == "message":
                     self.deliver_message(event, user_ids)
                 else:
                     for queue in self.user_queues(user_ids):
-                        if queue.wants(event["type"]) and self.accepts(queue, event):
-                            for shaped in self.shape_for(queue, event):
-                                queue.push(shaped)
+                        with delivery_isolated(queue, event):
+                            if queue.wants(event["type"]) and self.accepts(queue, event):
+                                for shaped in self.shape_for(queue, event):
+                                    queue.push(shaped)
         except Exception:  # one bad event must not stop the delivery of the next ones
             log.exception("event fan-out failed for %s", event.get("type"))
         if event.get("type") == "realm_user" and (
@@ -473,18 +485,19 @@ class QueueManager:
         shapes = {}
         seen = set()
         for queue in targets:
-            if queue.id in seen or not queue.wants("message"):
-                continue
-            seen.add(queue.id)
-            flags = list(flags_by_user.get(queue.user_id, []))
-            if not narrow_matches(queue, event["message"], flags):
-                continue
-            local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
-            key = (bool(queue.apply_markdown), bool(queue.client_gravatar), tuple(flags), local)
-            shaped = shapes.get(key)
-            if shaped is None:
-                shaped = shapes[key] = self.message_event_for(queue, event, flags)
-            queue.push(shaped)
+            with delivery_isolated(queue, event):
+                if queue.id in seen or not queue.wants("message"):
+                    continue
+                seen.add(queue.id)
+                flags = list(flags_by_user.get(queue.user_id, []))
+                if not narrow_matches(queue, event["message"], flags):
+                    continue
+                local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
+                key = (bool(queue.apply_markdown), bool(queue.client_gravatar), tuple(flags), local)
+                shaped = shapes.get(key)
+                if shaped is None:
+                    shaped = shapes[key] = self.message_event_for(queue, event, flags)
+                queue.push(shaped)
 
     @staticmethod
     def message_event_for(queue, event, flags):

@@ -16,6 +16,7 @@ from ..models.users import (
     ROLE_OWNER,
 )
 from .errors import JsonableError, OrganizationAdministratorRequiredError
+from .params import is_id_string
 
 
 def require_realm_admin(user):
@@ -52,13 +53,26 @@ def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=
     return target
 
 
+def find_user_by_email(requester, email):
+    """The organization's account an address names, as the requester may name it: its API email
+    (the placeholder user{id}@{host} when its real address is hidden), or its real address only
+    when the requester may see that. None otherwise, so that nobody confirms a hidden address or
+    ties it to a user id by trying it in a narrow, a recipient list or a principal."""
+    target = UserProfile.get_by_login_email(email)
+    if target is None or target.realm_id != requester.realm_id:
+        return None
+    if target.email.lower() != email.strip().lower() and not can_see_real_email(requester, target):
+        return None
+    return target
+
+
 def access_user_by_email(requester, email):
     """A user by the placeholder `user{id}@{realm host}` (any user), or by real address when the
     target's email visibility lets the requester see it; else BAD_REQUEST 'No such user'."""
     from peewee import fn
 
     local, _, host = email.strip().lower().rpartition("@")
-    if host == requester.realm.host.lower() and local.startswith("user") and local[4:].isdigit():
+    if host == requester.realm.host.lower() and local.startswith("user") and is_id_string(local[4:]):
         return access_user_by_id(requester, int(local[4:]))
     target = UserProfile.get_or_none((UserProfile.realm == requester.realm_id)
                                      & (fn.LOWER(UserProfile.delivery_email) == email.strip().lower()))
@@ -103,6 +117,20 @@ def access_stream_by_id(user, stream_id):
     if stream is None or not can_access_stream_metadata(user, stream):
         raise JsonableError("Invalid channel ID")
     return stream
+
+
+def access_stream_for_topic_deletion(user, stream_id):
+    """(channel, received_by) for an administrator deleting a topic: administrators see that
+    private channels exist, but only subscribers reach their content (Zulip's access_stream_by_id
+    without allow_realm_admin), so a private channel they are not in is 'Invalid channel ID';
+    where history is protected, only the messages the administrator received are theirs to delete
+    (received_by is their id, else None for every message)."""
+    stream = access_stream_by_id(user, stream_id)
+    subscribed = is_subscribed(user, stream)
+    if stream.invite_only and not subscribed:
+        raise JsonableError("Invalid channel ID")
+    received_by = None if can_read_stream_history(user, stream, subscribed) else user.id
+    return stream, received_by
 
 
 def get_stream_by_name(realm_id, name):

@@ -1,17 +1,19 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
+import os
 import time
 from dataclasses import dataclass
 
-from flask import g, request
+from flask import current_app, g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
 from .. import runtime
 from ..models import UserProfile
-from . import sessions
-from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
+from . import passwords, sessions
+from .errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
+from .rate_limit import check_login_allowed, record_failed_login
 from .sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
 basic_auth = HTTPBasicAuth(realm="zulip")
@@ -76,6 +78,43 @@ def authenticate_request():
 
 AUTH_CACHE_SECONDS = 60
 
+# Admin commands (`chat-appliance reset-api-key`, deactivation) run in another process. They touch
+# this file when credentials change, and the server drops its whole cache when the file's time
+# moves: one stat() per long poll, no database query.
+CREDENTIALS_MARKER = "credentials.changed"
+_marker = {"path": None, "seen": None}
+
+
+def set_credentials_marker(path):
+    """Where this process signals and watches credential changes (the instance folder)."""
+    _marker["path"] = path
+    _marker["seen"] = _marker_time()
+
+
+def _marker_time():
+    try:
+        return os.stat(_marker["path"]).st_mtime_ns if _marker["path"] else None
+    except OSError:
+        return None
+
+
+def _drop_cache_if_credentials_changed(cache):
+    """Called with the cache's lock held, before every cache lookup."""
+    marker = _marker_time()
+    if marker != _marker["seen"]:
+        cache.clear()
+        _marker["seen"] = marker
+
+
+def _touch_marker():
+    if _marker["path"]:
+        try:
+            with open(_marker["path"], "a"):
+                os.utime(_marker["path"])
+        except OSError:
+            pass
+        _marker["seen"] = _marker_time()
+
 
 @dataclass(frozen=True)
 class CachedUser:
@@ -106,6 +145,7 @@ def cached_basic_user(authorization):
     email, api_key = basic_credentials(authorization)
     cache, lock = _credentials()
     with lock:
+        _drop_cache_if_credentials_changed(cache)
         entry = cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         return entry[1]
@@ -138,14 +178,16 @@ def authenticate_request_cached():
 
 
 def forget_cached_credentials(user_id):
-    """Drop a user's cached credentials (new key, deactivation, new email), sessions included."""
+    """Drop a user's cached credentials (new key, deactivation, new email), in this process and,
+    through the marker file, in a server running beside an admin command (which has no app, and
+    so no cache of its own, but must still touch the marker). Browser sessions end too."""
     sessions.forget_user_sessions(user_id)
-    if runtime.current() is None:
-        return
-    cache, lock = _credentials()
-    with lock:
-        for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
-            del cache[email]
+    if runtime.current() is not None:
+        cache, lock = _credentials()
+        with lock:
+            for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
+                del cache[email]
+    _touch_marker()
 
 
 # --- the web client's session on a request (lib.sessions checks it) ------------------------------
@@ -177,3 +219,37 @@ def set_session_cookie(response, token, lifetime_seconds):
 
 def clear_session_cookie(response):
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax", secure=request.is_secure)
+
+
+# --- password sign-in ---------------------------------------------------------------------------
+
+
+class AuthenticationFailedError(JsonableError):
+    """Zulip's answer to a wrong email or password (401)."""
+
+    code = "AUTHENTICATION_FAILED"
+    http_status = 401
+
+    def __init__(self):
+        super().__init__("Your username or password is incorrect")
+
+
+def authenticate_by_password(email, password):
+    """The active human account `email` if `password` is its password; every sign-in path
+    (POST /fetch_api_key, the web client's login form) goes through here.
+
+    Failed attempts count toward the account's authenticate_by_username limit; once it is used
+    up, even the right password is refused until the window ends. An unknown email costs the same
+    hashing work as a known one, and a deactivated account gives the same answer whether or not
+    the password was right, so neither timing nor the error tells an attacker anything."""
+    check_login_allowed(email)
+    user = UserProfile.get_by_login_email(email) if email else None
+    if user is None or user.is_bot or not user.password:
+        passwords.check_password_against_dummy(password, current_app.config["PASSWORD_HASH_METHOD"])
+        matches = False
+    else:
+        matches = passwords.check_password(user.password, password)
+    if not matches or not user.is_active:
+        record_failed_login(email)
+        raise AuthenticationFailedError()
+    return user

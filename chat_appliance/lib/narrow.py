@@ -25,13 +25,19 @@ from ..models import (
     in_ids,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
-from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name, user_can_access_message
+from .access import (
+    can_access_stream_metadata,
+    can_read_stream_history,
+    find_user_by_email,
+    get_stream_by_name,
+    user_can_access_message,
+)
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
-from .params import ParamError, check_json_list
+# Zulip's anchor for "no such message", larger than any message id, lives with parse_anchor
+# (lib/params.py), which clamps anchors to it.
+from .params import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
 
-# Zulip's anchor for "no such message": larger than any message id.
-LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
 RESOLVED_TOPIC_PREFIX = "✔ "
 
 # Older names of operators, for the SQL builder and the in-memory predicate alike.
@@ -39,6 +45,10 @@ OPERATOR_ALIASES = {
     "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm", "pm_with": "dm",
     "group-pm-with": "dm-including",
 }
+
+
+# No client builds narrows this long; longer ones only grow the SQL until the engine refuses it.
+MAX_NARROW_TERMS = 100
 
 
 def canonical_operator(operator):
@@ -58,6 +68,8 @@ class BadNarrowError(JsonableError):
 def parse_narrow(var_name, value):
     """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
     value = check_json_list(var_name, value)
+    if len(value) > MAX_NARROW_TERMS:
+        raise ParamError(f"{var_name} has too many terms (limit: {MAX_NARROW_TERMS})")
     terms = []
     for index, term in enumerate(value):
         if isinstance(term, dict):
@@ -78,6 +90,13 @@ def _never():
     return SQL("0 = 1")
 
 
+def operand_id(operand):
+    """An id operand (an integer or a string of ASCII digits) as an int within 64 bits, else None."""
+    if isinstance(operand, int) and not isinstance(operand, bool):
+        return operand if 0 <= operand <= MAX_INT else None
+    return int(operand) if is_id_string(operand) else None
+
+
 class Narrow:
     """A parsed narrow for one user: conditions, history mode, search terms."""
     def __init__(self, user, terms):
@@ -90,9 +109,9 @@ class Narrow:
     # --- operand resolution ---
 
     def _stream(self, operand):
-        if isinstance(operand, int) or (isinstance(operand, str) and operand.isdigit()):
-            stream = Stream.get_or_none((Stream.id == int(operand)) & (Stream.realm == self.user.realm_id))
-        elif isinstance(operand, str):
+        if operand_id(operand) is not None:
+            stream = Stream.get_or_none((Stream.id == operand_id(operand)) & (Stream.realm == self.user.realm_id))
+        elif isinstance(operand, str) and not operand.isdigit():
             stream = get_stream_by_name(self.user.realm_id, operand)
         else:
             stream = None
@@ -103,10 +122,11 @@ class Narrow:
     def _user(self, operand):
         if operand == "me":
             return self.user
-        if isinstance(operand, int) or (isinstance(operand, str) and operand.isdigit()):
-            user = UserProfile.get_or_none((UserProfile.id == int(operand)) & (UserProfile.realm == self.user.realm_id))
-        elif isinstance(operand, str):
-            user = UserProfile.get_by_login_email(operand)
+        if operand_id(operand) is not None:
+            user = UserProfile.get_or_none((UserProfile.id == operand_id(operand))
+                                           & (UserProfile.realm == self.user.realm_id))
+        elif isinstance(operand, str) and not operand.isdigit():
+            user = find_user_by_email(self.user, operand)
         else:
             user = None
         if user is None or user.realm_id != self.user.realm_id:
@@ -119,6 +139,8 @@ class Narrow:
             operand = [part.strip() for part in operand.split(",") if part.strip()]
         elif isinstance(operand, int):
             operand = [operand]
+        if not operand:
+            raise BadNarrowError("no users")
         return [self._user(item) for item in operand]
 
     # --- operators ---
@@ -236,17 +258,15 @@ class Narrow:
         return SQL("1 = 1")
 
     def op_id(self, operand, negated):
-        try:
-            return Message.id == int(operand)
-        except (TypeError, ValueError):
-            raise BadNarrowError("invalid message id") from None
+        if operand_id(operand) is None:
+            raise BadNarrowError("invalid message id")
+        return Message.id == operand_id(operand)
 
     def op_with(self, operand, negated):
         """The conversation (channel and topic, or direct-message group) of a message."""
-        try:
-            message = Message.get_or_none(Message.id == int(operand))
-        except (TypeError, ValueError):
-            raise BadNarrowError("invalid message id") from None
+        if operand_id(operand) is None:
+            raise BadNarrowError("invalid message id")
+        message = Message.get_or_none(Message.id == operand_id(operand))
         if message is None or not user_can_access_message(self.user, message):
             return _never()
         if message.stream_id is None:
@@ -313,6 +333,12 @@ class RangeQuery:
         return rows, (found_anchor and include_anchor, found_oldest, found_newest)
 
 
+def highlight_topic(topic, terms):
+    """match_subject: the topic is plain text and clients insert the field as HTML, so it is
+    escaped before the highlights are added (a topic can hold any markup)."""
+    return highlight(html.escape(topic), terms)
+
+
 def highlight(text_html, terms):
     """Wrap matches of the search terms in <span class="highlight"> outside of tags."""
     if not terms:
@@ -364,7 +390,8 @@ def _dm_matches(message, operand, user_id, user_email):
 
 
 def _id_or_name_matches(operand, message_id, message_name):
-    if isinstance(operand, int) or str(operand).isdigit():
+    # is_id_string, not str.isdigit(): "²" is a digit to Python and no int to int().
+    if (isinstance(operand, int) and not isinstance(operand, bool)) or is_id_string(operand):
         return message_id == int(operand)
     return str(message_name or "").lower() == str(operand).lower()
 

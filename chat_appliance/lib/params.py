@@ -16,14 +16,27 @@ import re
 from datetime import datetime, timezone
 
 from flask import request
+from werkzeug.routing import IntegerConverter, ValidationError
 
+from ..models.base import MAX_DATABASE_INT
 from .auth import authenticate_request, authenticate_request_cached
 from .errors import JsonableError, MissingArgumentError
+from .rate_limit import check_api_request
 from .response import json_success
 
 REQUIRED = object()
-# What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces).
-_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+# Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).
+LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
+# What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces), of at most
+# 19 digits: longer numbers take the JSON decoder's path and its range check.
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})\Z")
+
+# Ids and counts are 64-bit signed integers in both engines; a larger number in a JSON value can
+# only be hostile, and is refused here before any query.
+MAX_INT = MAX_DATABASE_INT
+MIN_INT = -MAX_DATABASE_INT - 1
+# JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
+MAX_JSON_DEPTH = 32
 
 
 class ParamError(JsonableError):
@@ -34,9 +47,44 @@ class ParamError(JsonableError):
 
 def _decode_json(var_name, raw):
     try:
-        return json.loads(raw)
-    except (TypeError, ValueError):
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
         raise ParamError(f"{var_name} is not valid JSON") from None
+    check_json_value(var_name, value)
+    return value
+
+
+def check_json_value(var_name, value, depth=0):
+    """Refuse what no client sends and what would break further down: nesting deeper than
+    MAX_JSON_DEPTH (Python's parser and ours recurse) and integers beyond 64 bits. Errors name
+    the place, as drafts[0]['to'][0]."""
+    if depth > MAX_JSON_DEPTH:
+        raise ParamError(f"{var_name} is nested too deeply")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not MIN_INT <= value <= MAX_INT:
+            raise ParamError(f"{var_name} is out of range")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_json_value(f"{var_name}[{index}]", item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_json_value(f"{var_name}[{key!r}]", item, depth + 1)
+
+
+def check_no_nul(var_name, value):
+    """NUL characters anywhere in a parsed value (they arrive JSON-escaped as \\u0000, past the
+    check on raw parameters): PostgreSQL cannot store them in text, so no endpoint accepts them.
+    Runs after the parameter's own parser, whose more specific error, if any, wins."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ParamError(f"{var_name} contains NULL (0x00) characters")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_no_nul(var_name, item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_no_nul(var_name, key)
+            check_no_nul(var_name, item)
 
 
 def check_string(var_name, value):
@@ -48,7 +96,7 @@ def check_string(var_name, value):
 
 def check_int(var_name, value):
     """An integer, JSON-encoded on the wire (`30`), never a boolean."""
-    if isinstance(value, str) and _JSON_INTEGER.match(value):
+    if isinstance(value, str) and _JSON_INTEGER.match(value) and MIN_INT <= int(value) <= MAX_INT:
         return int(value)  # the common case without the JSON decoder (every long poll sends one)
     if isinstance(value, str):
         value = _decode_json(var_name, value) if value.strip() else value
@@ -104,9 +152,11 @@ def json_or_string(var_name, value):
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except ValueError:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
         return value
+    check_json_value(var_name, decoded)
+    return decoded
 
 
 def check_group_id(var_name, value):
@@ -154,15 +204,36 @@ def string_max(limit):
     return check_length
 
 
+def is_id_string(value):
+    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and int(value) <= MAX_INT
+
+
+class BoundedIntConverter(IntegerConverter):
+    """The `int` URL converter, bounded in length: an id of any size up to MAX_ID_DIGITS reaches
+    its view, which answers its own "no such ..." error for it (the database layer keeps such
+    numbers from overflowing); a longer one matches no route (404) without being converted."""
+
+    MAX_ID_DIGITS = 100
+
+    def to_python(self, value):
+        if len(value) > self.MAX_ID_DIGITS:
+            raise ValidationError()
+        return super().to_python(value)
+
+
 # --- declaration -----------------------------------------------------------------------
 
 
 class Param:
     """One declared parameter: parser, default, aliases."""
-    def __init__(self, parser=check_string, default=REQUIRED, aliases=()):
+
+    def __init__(self, parser=check_string, default=REQUIRED, aliases=(), checks_nul=False):
         self.parser = parser
         self.default = default
         self.aliases = tuple(aliases)
+        # True when the view refuses NUL characters itself, with texts of its own (drafts).
+        self.checks_nul = checks_nul
 
     def extract(self, name, values):
         """Return (value, names seen) from the request's merged values."""
@@ -171,7 +242,10 @@ class Param:
                 raw = values[key]
                 if "\x00" in raw:
                     raise ParamError(f"{key} contains NULL (0x00) characters")
-                return self.parser(key, raw), {key}
+                value = self.parser(key, raw)
+                if not self.checks_nul:
+                    check_no_nul(key, value)
+                return value, {key}
         if self.default is REQUIRED:
             raise MissingArgumentError(name)
         return self.default, set()
@@ -199,12 +273,15 @@ def parse_values(specs, values):
     return kwargs, set(values) - used
 
 
-def endpoint(*, auth=True, **specs):
-    """Declare a view's parameters; authenticate; wrap its dict result in the envelope.
+def endpoint(*, auth=True, rate_limit=True, **specs):
+    """Declare a view's parameters; authenticate; count the request against its rate limit;
+    wrap its dict result in the envelope.
 
     The view is called as view(user, **path_args, **params) (without `user` when
     auth=False) and returns a dict of fields, or a ready Response. auth="cached" gives the
     view a lib.auth.CachedUser (id, realm_id, email) checked without the database.
+    rate_limit="report" (the long poll) reports the budget without using it: Zulip clients
+    poll /events without pause, and that alone must never exhaust their budget.
     """
 
     authenticate = authenticate_request_cached if auth == "cached" else authenticate_request
@@ -212,7 +289,18 @@ def endpoint(*, auth=True, **specs):
     def decorate(view):
         @functools.wraps(view)
         def wrapper(**path_args):
-            args = (authenticate(),) if auth else ()
+            if auth:
+                try:
+                    user = authenticate()
+                except JsonableError:
+                    # Failed credentials count against the address, like any unauthenticated request.
+                    check_api_request(None)
+                    raise
+                check_api_request(user, consume=rate_limit is True)
+                args = (user,)
+            else:
+                check_api_request(None, consume=rate_limit is True)
+                args = ()
             kwargs, ignored = parse_params(specs)
             result = view(*args, **path_args, **kwargs)
             if result is None or isinstance(result, dict):
@@ -235,7 +323,8 @@ def parse_anchor(var_name, value):
         raise ParamError("Invalid anchor") from None
     if anchor < 0:
         raise ParamError("Invalid anchor")
-    return anchor
+    # As Zulip: any anchor past the newest message means "newest" (and stays in 64 bits).
+    return min(anchor, LARGER_THAN_MAX_MESSAGE_ID)
 
 
 def parse_anchor_date(var_name, value):

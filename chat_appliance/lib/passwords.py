@@ -29,6 +29,18 @@ def check_password(stored_hash, password):
     return check_password_hash(stored_hash, password)
 
 
+_dummy_hashes = {}
+
+
+def check_password_against_dummy(password, method):
+    """Spend the work of one password check for a login that has no account behind it, so that
+    answering "no such account" takes as long as "wrong password" (no timing oracle)."""
+    if method not in _dummy_hashes:
+        _dummy_hashes[method] = generate_password_hash(secrets.token_urlsafe(16), method=method)
+    check_password_hash(_dummy_hashes[method], password)
+    return False
+
+
 def api_key_matches(stored_key, offered_key):
     """Constant-time comparison of API keys."""
     return hmac.compare_digest(stored_key.encode(), offered_key.encode())

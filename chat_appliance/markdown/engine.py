@@ -33,7 +33,7 @@ from .blocks import (
 from .context import RenderContext, RenderResult
 from .previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
 from .sanitize import restore_code_blocks, sanitize_html
-from .urls import find_bare_urls, autolink_href
+from .urls import autolink_href, find_bare_urls, sanitize_url
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
 
@@ -254,6 +254,9 @@ def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dic
     last_end = -1
     for start, end, text, url in found:
         if start < last_end:
+            continue
+        # Linkifiers stored before templates were checked may still expand to any scheme.
+        if sanitize_url(url) is None:
             continue
         out.append({"text": text, "url": url})
         last_end = end

@@ -26,7 +26,7 @@ from .customization import RealmEmoji, RealmExport, RealmPlayground
 from .people import AlertWord, MutedUser, PushDeviceToken, UserStatus
 from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
-from .uploads import Attachment, UserPresence
+from .uploads import Attachment, AttachmentMessage, UserPresence
 from .users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -52,7 +52,7 @@ __all__ = [
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
-    "Attachment", "UserPresence",
+    "Attachment", "AttachmentMessage", "UserPresence",
     "WebSession",
     "Invitation",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",

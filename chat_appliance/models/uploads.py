@@ -20,6 +20,20 @@ class Attachment(BaseModel):
     create_time = IntegerField(default=now)
 
 
+class AttachmentMessage(BaseModel):
+    """A message that links a file and thereby shares it with its readers. Made when the message is
+    sent or edited, and only if the sender could then open the file: knowing a file's URL is not
+    access (Zulip links an attachment to a message under the same condition). Plain integer
+    columns: the rows go with their message in the one deletion path."""
+
+    attachment_id = IntegerField()
+    message_id = IntegerField(index=True)
+
+    class Meta:
+        table_name = "attachment_message"
+        indexes = ((("attachment_id", "message_id"), True),)
+
+
 class UserPresence(BaseModel):
     """The last presence a user's clients reported. Zulip keeps two times: when a client was last
     connected (idle or active) and when the user was last active; `last_update_id` orders changes

@@ -35,6 +35,7 @@ from ..models import (
     RECIPIENT_STREAM,
     AlertWord,
     Attachment,
+    AttachmentMessage,
     BaseModel,
     BotStorageData,
     ChannelFolder,
@@ -676,6 +677,13 @@ class Writer:
                          "size": a.get("size") or self.a.upload_sources[a["id"]].stat().st_size,
                          "create_time": _int(a.get("create_time")) or 0})
         self.insert(Attachment, rows, "uploads")
+        # The messages that share each file (Zulip exports Attachment.messages): only they give
+        # access to it here, as a URL alone does not (actions/uploads.py).
+        imported = {m["id"] for m in self.a.messages}
+        self.insert(AttachmentMessage, [{"attachment_id": a["id"], "message_id": message_id}
+                                        for a in self.a.attachments
+                                        for message_id in sorted(set(a.get("messages") or ())) if message_id in imported],
+                    "shared files")
         self.insert(RealmEmoji, [{
             "id": e["id"], "realm": self.realm.id, "name": e["name"],
             "author": e.get("author") if e.get("author") in self.user_ids else None, "file_name": e["file_name"],
