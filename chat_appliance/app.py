@@ -35,7 +35,8 @@ def create_app(config=None):
     app.json.sort_keys = False
     app.json.compact = True
 
-    init_database(app.config["DATABASE_URL"])
+    init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
+                  pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
     migrate()
     register_event_queues(app)
 

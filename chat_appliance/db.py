@@ -18,10 +18,11 @@ log = logging.getLogger(__name__)
 _state = {"backend": None}
 
 
-def init_database(database_url):
-    """Open the configured database and bind the models to it."""
+def init_database(database_url, pool_size=20, pool_timeout=30):
+    """Open the configured database and bind the models to it. The pool options size the
+    PostgreSQL connection pool (SQLite opens a connection per thread and ignores them)."""
     backend = backends.backend_for(database_url)
-    database.initialize(backend.open_database(database_url))
+    database.initialize(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout))
     _state["backend"] = backend
     return database
 

@@ -17,6 +17,7 @@ from chat_appliance.models import (
     database,
 )
 
+from . import pg
 from .helpers import ApiClient
 
 # Cheap hashing keeps fixtures fast; production uses scrypt.
@@ -25,11 +26,38 @@ PASSWORD = "correct horse battery staple"
 REALM_HOST = "zulip.example"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_session():
+    """On PostgreSQL, drop every database the session made, at its end."""
+    yield
+    if pg.ENABLED:
+        pg.drop_all()
+
+
+@pytest.fixture(autouse=True)
+def database_url(monkeypatch):
+    """The database of this test: None on SQLite (each app makes its own file in tmp_path); on
+    PostgreSQL a fresh migrated clone of the session's template, also given to commands run in
+    the test through $CHAT_APPLIANCE_DATABASE_URL, and dropped after it."""
+    if not pg.ENABLED:
+        yield None
+        return
+    name, url = pg.clone_for_test()
+    monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", url)
+    yield url
+    from chat_appliance.models import database
+
+    if database.obj is not None and hasattr(database.obj, "close_all"):
+        database.close_all()
+    pg.drop(name)
+
+
 @pytest.fixture
-def app(tmp_path):
-    """A Flask app on a fresh SQLite database."""
+def app(tmp_path, database_url):
+    """A Flask app on a fresh database (SQLite in tmp_path, or this test's PostgreSQL one)."""
     application = create_app({
         "INSTANCE_PATH": str(tmp_path),
+        "DATABASE_URL": database_url,
         "PASSWORD_HASH_METHOD": FAST_HASH,
         "LOG_REQUESTS": False,
         "TESTING": True,

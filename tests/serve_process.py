@@ -9,6 +9,8 @@ import time
 
 import requests
 
+from . import pg
+
 
 def free_port():
     with socket.socket() as sock:
@@ -23,6 +25,9 @@ class ServeProcess:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if pg.ENABLED:
+            # A database per instance folder: a restart on the same folder finds its data.
+            env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance_path)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
              "--port", str(self.port), "--quiet", *extra_args],

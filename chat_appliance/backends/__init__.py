@@ -4,7 +4,8 @@ search, upsert spelling) lives in one module per engine behind the same small in
     open_database(url_or_path, **options) -> peewee.Database
     write_transaction(db) -> context manager for a transaction that will write
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
-    search_condition(query) -> (SQL fragment, params) matching message ids
+    search_condition(message_id_column, terms) -> peewee expression matching message ids
+    indexed_message_ids(db) -> set of the ids in the search index
 
 The rest of the code never writes engine-specific SQL.
 """

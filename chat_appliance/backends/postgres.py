@@ -1,35 +1,138 @@
-"""PostgreSQL, for teams that outgrow one machine. Same interface as backends.sqlite."""
+"""PostgreSQL, for teams that outgrow one machine. Same interface as backends.sqlite.
+
+Connections come from a pool (playhouse.pool) sized by DATABASE_POOL_SIZE: a request takes one
+and gives it back at teardown; a long poll gives its back before it waits.
+"""
 
 from contextlib import contextmanager
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlparse
 
-from peewee import PostgresqlDatabase
+from playhouse.pool import PooledPostgresqlDatabase
+
+from .text import words as _words
 
 NAME = "postgres"
 
+# Text search configuration: 'english' stemming (the Snowball stemmer, Porter's successor) with no
+# stop-word list, created by migration 50. SQLite's FTS5 porter tokenizer keeps stop words, so a
+# search for "the" or "to be" finds the same messages on both engines.
+SEARCH_CONFIG = "chat_english"
 
-def open_database(database_url):
-    """A PostgresqlDatabase from a postgresql://user@host:port/dbname URL."""
+# Key of the transaction-level advisory lock taken by write_transaction (any constant: the
+# ASCII of "chat").
+WRITER_LOCK_KEY = 0x63686174
+
+
+def open_database(database_url, pool_size=20, pool_timeout=30):
+    """A pooled PostgresqlDatabase from a postgresql://user:password@host:port/dbname URL
+    (query parameters, e.g. ?sslmode=require, are passed to the driver)."""
     parsed = urlparse(database_url)
-    return PostgresqlDatabase(
+    options = dict(parse_qsl(parsed.query))
+    return PooledPostgresqlDatabase(
         parsed.path.lstrip("/"),
         user=parsed.username,
         password=parsed.password,
         host=parsed.hostname,
         port=parsed.port or 5432,
+        max_connections=pool_size,
+        # A request waits this long for a free connection, then fails (instead of at once).
+        timeout=pool_timeout,
+        # Connections idle for 5 minutes are closed rather than reused.
+        stale_timeout=300,
+        **options,
     )
 
 
 @contextmanager
 def write_transaction(db):
-    """A plain transaction; row locks are taken by the statements themselves."""
+    """A transaction that writes. SQLite has one writer at a time (BEGIN IMMEDIATE), and the
+    actions rely on it: check-then-insert for unique names, "largest order + 1", the send path's
+    reads of subscriptions before its inserts. PostgreSQL allows many writers, so the outermost
+    write transaction takes one transaction-level ADVISORY lock (pg_advisory_xact_lock, released
+    at commit or rollback): writers queue on that one lock as they do on SQLite's, which cannot
+    deadlock (a single lock has no ordering to get wrong), while readers never wait. Nested
+    write_transactions are savepoints and take nothing more."""
+    outermost = db.transaction_depth() == 0
     with db.atomic() as txn:
+        if outermost:
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK_KEY,))
         yield txn
 
 
-def _not_yet(*_args, **_kwargs):
-    raise NotImplementedError("Full-text search is not implemented on PostgreSQL yet; use SQLite.")
+# --- full-text search (tsvector + GIN) ---------------------------------------------------------
+# One row per message in message_search(message_id, document), maintained by the send, edit and
+# delete actions through index_messages / unindex_messages, as on SQLite. Text is split into
+# words the way FTS5's unicode61 tokenizer does (backends/text.py), so that both engines see the
+# same words; PostgreSQL then stems them.
 
 
-# Full-text search on PostgreSQL (a tsvector table) is not written yet: these say so loudly.
-create_search_index = index_messages = unindex_messages = search_condition = _not_yet
+def create_search_index(db):
+    """The text search configuration, the index table and its GIN index."""
+    db.execute_sql(f"CREATE TEXT SEARCH DICTIONARY {SEARCH_CONFIG}_stem (TEMPLATE = snowball, LANGUAGE = english)")
+    db.execute_sql(f"CREATE TEXT SEARCH CONFIGURATION {SEARCH_CONFIG} (COPY = english)")
+    db.execute_sql(
+        f"ALTER TEXT SEARCH CONFIGURATION {SEARCH_CONFIG} ALTER MAPPING FOR asciiword, asciihword,"
+        f" hword_asciipart, word, hword, hword_part WITH {SEARCH_CONFIG}_stem"
+    )
+    db.execute_sql(
+        "CREATE TABLE message_search (message_id INTEGER PRIMARY KEY REFERENCES message (id) ON DELETE CASCADE,"
+        " document TSVECTOR NOT NULL)"
+    )
+    db.execute_sql("CREATE INDEX message_search_document ON message_search USING GIN (document)")
+
+
+def index_messages(db, rows, new=False):
+    """(Re)index messages given as (id, topic, rendered_html); an upsert, so `new` changes nothing."""
+    from ..lib.text import html_to_text
+
+    rows = list(rows)
+    for start in range(0, len(rows), 500):
+        chunk = rows[start:start + 500]
+        values = ",".join(
+            [f"(%s, setweight(to_tsvector('{SEARCH_CONFIG}', %s), 'A') || to_tsvector('{SEARCH_CONFIG}', %s))"]
+            * len(chunk))
+        params = [value for mid, topic, html in chunk
+                  for value in (mid, " ".join(_words(topic)), " ".join(_words(html_to_text(html))))]
+        db.execute_sql(
+            f"INSERT INTO message_search (message_id, document) VALUES {values}"
+            " ON CONFLICT (message_id) DO UPDATE SET document = EXCLUDED.document",
+            params,
+        )
+
+
+def unindex_messages(db, message_ids):
+    """Remove messages from the index (the foreign key's cascade does it too on delete)."""
+    ids = list(message_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        db.execute_sql(f"DELETE FROM message_search WHERE message_id IN ({','.join(['%s'] * len(chunk))})", chunk)
+
+
+def indexed_message_ids(db):
+    """The ids of the messages in the search index (checks and tests)."""
+    return {row[0] for row in db.execute_sql("SELECT message_id FROM message_search")}
+
+
+def ts_query(terms):
+    """A to_tsquery expression: every term must appear; a word is a prefix (as FTS5's "word"*),
+    a quoted phrase is its words in order. Built only from words (letters and digits, each quoted)
+    so that no user input can be a syntax error. None when no term has a word in it."""
+    parts = []
+    for term in terms:
+        words = _words(term)
+        if not words:
+            continue
+        phrase = " <-> ".join(f"'{word}'" for word in words)
+        parts.append(f"({phrase}:*)" if " " not in term else f"({phrase})")
+    return " & ".join(parts) or None
+
+
+def search_condition(message_id_column, terms):
+    """A peewee expression true for messages matching every search term."""
+    from peewee import SQL
+
+    query = ts_query(terms)
+    if query is None:
+        return SQL("1 = 0")
+    return message_id_column.in_(SQL(
+        f"(SELECT message_id FROM message_search WHERE document @@ to_tsquery('{SEARCH_CONFIG}', %s))", (query,)))

@@ -5,6 +5,8 @@ from urllib.parse import urlparse
 
 from peewee import SqliteDatabase
 
+from .text import words
+
 NAME = "sqlite"
 
 # WAL lets readers run beside the one writer. synchronous=NORMAL in WAL mode keeps every
@@ -25,7 +27,7 @@ def path_from_url(database_url):
     return parsed.path if parsed.scheme else database_url
 
 
-def open_database(database_url):
+def open_database(database_url, **_pool_options):
     """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
     after each request; one more connection stays open for the life of the process, because in
     WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
@@ -94,10 +96,17 @@ def unindex_messages(db, message_ids):
         db.execute_sql(f"DELETE FROM message_search WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
 
 
+def indexed_message_ids(db):
+    """The ids of the messages in the search index (checks and tests)."""
+    return {row[0] for row in db.execute_sql("SELECT rowid FROM message_search")}
+
+
 def fts_query(terms):
     """An FTS5 MATCH expression: every term must appear (prefix match), phrases kept together."""
     parts = []
     for term in terms:
+        if not words(term):
+            continue  # nothing FTS5 would index (punctuation only): as on PostgreSQL, no condition
         escaped = term.replace('"', '""')
         parts.append(f'"{escaped}"' if " " in term else f'"{escaped}"*')
     return " AND ".join(parts)
@@ -107,5 +116,8 @@ def search_condition(message_id_column, terms):
     """A peewee expression true for messages matching every search term."""
     from peewee import SQL
 
+    query = fts_query(terms)
+    if not query:
+        return SQL("1 = 0")
     return message_id_column.in_(SQL("(SELECT rowid FROM message_search WHERE message_search MATCH ?)",
-                                     (fts_query(terms),)))
+                                     (query,)))

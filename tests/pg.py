@@ -1,0 +1,130 @@
+"""The test suite on PostgreSQL: with CHAT_APPLIANCE_DATABASE_URL=postgresql://.../NAME set, every
+test gets a database of its own, named NAME_<pid>_<n>, cloned (CREATE DATABASE ... TEMPLATE) from
+one migrated template built once per session, and dropped after the test. Real `serve`
+processes get a database per instance folder. Every database made here starts with NAME_ and is
+dropped at the end of the session, whatever happened.
+"""
+
+import hashlib
+import itertools
+import os
+from urllib.parse import urlparse, urlunparse
+
+BASE_URL = os.environ.get("CHAT_APPLIANCE_DATABASE_URL") or ""
+ENABLED = urlparse(BASE_URL).scheme in ("postgres", "postgresql")
+
+_counter = itertools.count(1)
+_made = set()
+_state = {"template": None}
+
+
+def engine():
+    """'postgres' when the suite runs on PostgreSQL, else 'sqlite'."""
+    return "postgres" if ENABLED else "sqlite"
+
+
+def _prefix():
+    return urlparse(BASE_URL).path.lstrip("/") or "chat_appliance_test"
+
+
+def url_for(name):
+    """The base URL with another database name."""
+    return urlunparse(urlparse(BASE_URL)._replace(path="/" + name))
+
+
+def _admin():
+    """An autocommit connection to the server's maintenance database."""
+    import psycopg2
+
+    parsed = urlparse(BASE_URL)
+    conn = psycopg2.connect(dbname="postgres", user=parsed.username, password=parsed.password,
+                            host=parsed.hostname, port=parsed.port or 5432)
+    conn.autocommit = True
+    return conn
+
+
+def _execute(sql):
+    conn = _admin()
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(sql)
+    finally:
+        conn.close()
+
+
+def new_name(tag="t"):
+    """A fresh database name under the URL's name (never created yet)."""
+    return f"{_prefix()}_{os.getpid()}_{tag}{next(_counter)}"
+
+
+def create(name, template=None):
+    """CREATE DATABASE name [TEMPLATE template]; returns its URL."""
+    _made.add(name)
+    _execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    return url_for(name)
+
+
+def drop(name):
+    """DROP DATABASE, closing whatever connections are still open to it."""
+    _execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _made.discard(name)
+
+
+def template():
+    """The migrated template database, built on first use (the rest of the session clones it)."""
+    if _state["template"] is None:
+        from chat_appliance.db import init_database, migrate
+        from chat_appliance.models import database
+
+        name = new_name("template")
+        url = create(name)
+        init_database(url, pool_size=2)
+        migrate()
+        database.close_all()
+        _state["template"] = name
+    return _state["template"]
+
+
+def clone_for_test():
+    """(name, url) of a fresh migrated database for one test."""
+    name = new_name()
+    return name, create(name, template=template())
+
+
+def database_for_instance(instance_path):
+    """The URL of the database of a `serve` instance folder: the same folder gets the same
+    database (a restarted server finds its data); created empty on first use."""
+    digest = hashlib.sha1(str(instance_path).encode()).hexdigest()[:10]
+    name = f"{_prefix()}_{os.getpid()}_i{digest}"
+    if name not in _made:
+        create(name)
+    return url_for(name)
+
+
+def drop_all():
+    """Drop every database this session made (end of session)."""
+    for name in list(_made):
+        try:
+            drop(name)
+        except Exception:  # noqa: BLE001 (best effort at exit; the next names differ by pid anyway)
+            pass
+
+
+def snapshot(url):
+    """Every row of every table of a PostgreSQL database, sorted (to compare before and after)."""
+    import psycopg2
+
+    parsed = urlparse(url)
+    conn = psycopg2.connect(dbname=parsed.path.lstrip("/"), user=parsed.username, password=parsed.password,
+                            host=parsed.hostname, port=parsed.port or 5432)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+            tables = [row[0] for row in cursor.fetchall()]
+            result = {}
+            for table in tables:
+                cursor.execute(f'SELECT * FROM "{table}"')
+                result[table] = sorted(map(repr, cursor.fetchall()))
+            return result
+    finally:
+        conn.close()
