@@ -71,17 +71,26 @@ def schema_version():
     return newest.version if newest else 0
 
 
-def migrate(progress=False):
-    """Apply every migration newer than the database, each in its own transaction.
+def applied_versions():
+    """The versions of the migrations applied to this database."""
+    if not database.table_exists(SchemaMigration._meta.table_name):
+        return set()
+    return {row.version for row in SchemaMigration.select(SchemaMigration.version)}
 
-    Returns the versions applied. With progress=True, prints a line per step to stderr.
+
+def migrate(progress=False):
+    """Apply every migration the database lacks, in version order, each in its own transaction.
+
+    Every missing version, not only those above the newest applied: helpers' migrations land
+    out of order (a database may hold 40 before a later-merged 30 exists). Returns the versions
+    applied. With progress=True, prints a line per step to stderr.
     """
     from .migrations import MIGRATIONS
 
     with database.connection_context():
         database.create_tables([SchemaMigration], safe=True)
-        current = schema_version()
-        pending = [(v, doc, fn) for v, doc, fn in MIGRATIONS if v > current]
+        done = applied_versions()
+        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in done]
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)

@@ -49,7 +49,7 @@ def database_url(monkeypatch):
 
     if database.obj is not None and hasattr(database.obj, "close_all"):
         database.close_all()
-    pg.drop(name)
+    pg.drop_later(name)
 
 
 @pytest.fixture

@@ -86,9 +86,32 @@ def template():
 
 
 def clone_for_test():
-    """(name, url) of a fresh migrated database for one test."""
-    name = new_name()
-    return name, create(name, template=template())
+    """(name, url) of a fresh migrated database for one test. A background thread clones the
+    next test's database while this test runs, and drops finished ones, so that a test waits
+    for neither (the first call clones in the foreground)."""
+    import concurrent.futures
+
+    if "worker" not in _state:
+        _state["worker"] = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clone")
+        _state["next"] = None
+    worker = _state["worker"]
+    ready = _state["next"]
+    if ready is None:
+        name = new_name()
+        url = create(name, template=template())
+    else:
+        name, url = ready.result()
+    upcoming = new_name()
+    _state["next"] = worker.submit(lambda: (upcoming, create(upcoming, template=template())))
+    return name, url
+
+
+def drop_later(name):
+    """Drop a test's database in the background (drop_all waits for it at the end)."""
+    if "worker" in _state:
+        _state["worker"].submit(drop, name)
+    else:
+        drop(name)
 
 
 def database_for_instance(instance_path):
@@ -103,6 +126,9 @@ def database_for_instance(instance_path):
 
 def drop_all():
     """Drop every database this session made (end of session)."""
+    if "worker" in _state:
+        _state["worker"].shutdown(wait=True)
+        del _state["worker"]
     for name in list(_made):
         try:
             drop(name)
