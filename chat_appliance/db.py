@@ -94,7 +94,7 @@ def migrate(progress=False):
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
-            with database.atomic():
+            with backend().migration_transaction(database):
                 step(database, backend())
                 SchemaMigration.create(version=version)
             log.info("applied migration %04d: %s", version, doc)

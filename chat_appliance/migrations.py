@@ -410,10 +410,17 @@ def _uploads_and_presence(database, backend):
     database.create_tables([Attachment, UserPresence])
 
 
+def _message_ids_never_reused(database, backend):
+    """A deleted newest message's id never comes back (issue 17): SQLite AUTOINCREMENT; on
+    PostgreSQL the id sequence already never goes back."""
+    backend.never_reuse_ids(database, "message")
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (50, "message ids never reused", _message_ids_never_reused),
 ]

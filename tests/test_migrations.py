@@ -60,7 +60,7 @@ def test_migrations_make_the_live_models_schema(new_database):
     migrated, backend = new_database("migrated")
     with migrated.connection_context():
         for _version, _doc, step in MIGRATIONS:
-            with migrated.atomic():
+            with backend.migration_transaction(migrated):
                 step(migrated, backend)
     live, _ = new_database("live")
     with live.connection_context(), live.bind_ctx(LIVE_MODELS):
@@ -107,7 +107,7 @@ def test_frozen_models_ignore_live_model_changes(new_database):
         db, backend = new_database("frozen")
         with db.connection_context():
             for _version, _doc, step in MIGRATIONS:
-                with db.atomic():
+                with backend.migration_transaction(db):
                     step(db, backend)
             assert "added_later" not in {c.name for c in db.get_columns("draft")}
     finally:

@@ -59,6 +59,18 @@ def write_transaction(db):
         yield txn
 
 
+@contextmanager
+def migration_transaction(db):
+    """One migration's transaction (PostgreSQL's DDL is transactional as it is)."""
+    with db.atomic():
+        yield
+
+
+def never_reuse_ids(db, table):
+    """Nothing to do: a SERIAL column's sequence never hands out a number twice, even after the
+    newest row is deleted (migrate-database advances it past every id the source gave out)."""
+
+
 # --- full-text search (tsvector + GIN) ---------------------------------------------------------
 # One row per message in message_search(message_id, document), maintained by the send, edit and
 # delete actions through index_messages / unindex_messages, as on SQLite. Text is split into

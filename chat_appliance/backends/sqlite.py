@@ -61,6 +61,49 @@ def write_transaction(db):
         yield txn
 
 
+@contextmanager
+def migration_transaction(db):
+    """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a
+    table requires (the pragma cannot change inside a transaction): dropping a parent table would
+    otherwise cascade to its children. The keys are checked before commit."""
+    import sqlite3
+
+    db.execute_sql("PRAGMA foreign_keys = OFF")
+    try:
+        with db.atomic():
+            yield
+            problems = db.execute_sql("PRAGMA foreign_key_check").fetchall()
+            if problems:
+                raise sqlite3.IntegrityError(f"migration left broken foreign keys: {problems[:5]}")
+    finally:
+        db.execute_sql("PRAGMA foreign_keys = ON")
+
+
+def never_reuse_ids(db, table):
+    """Make `table`'s ids AUTOINCREMENT: SQLite otherwise gives the next row max(id) + 1, so the id
+    of a deleted newest row would come back (and clients holding it would see another message
+    under it). Rebuilds the table, as SQLite cannot add AUTOINCREMENT in place; its indexes are
+    made again from their own SQL. Run inside migration_transaction."""
+    import re
+
+    (create_sql,) = db.execute_sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                   (table,)).fetchone()
+    if "AUTOINCREMENT" in create_sql.upper():
+        return
+    new_sql, count = re.subn(r'("id" INTEGER NOT NULL PRIMARY KEY)', r"\1 AUTOINCREMENT", create_sql, count=1)
+    if count != 1:
+        raise RuntimeError(f"unexpected schema of {table}: {create_sql}")
+    index_sqls = [row[0] for row in db.execute_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
+    new_sql = re.sub(rf'^CREATE TABLE (IF NOT EXISTS )?"?{table}"?', f'CREATE TABLE "{table}_rebuilt"', new_sql)
+    db.execute_sql(new_sql)
+    db.execute_sql(f'INSERT INTO "{table}_rebuilt" SELECT * FROM "{table}"')
+    db.execute_sql(f'DROP TABLE "{table}"')
+    db.execute_sql(f'ALTER TABLE "{table}_rebuilt" RENAME TO "{table}"')
+    for sql in index_sqls:
+        db.execute_sql(sql)
+
+
 # --- full-text search (FTS5) -------------------------------------------------------------------
 # One row per message, rowid = message id; the body is the rendered HTML's text, as Zulip
 # searches what readers see. Porter stemming finds "sending" for "send".
