@@ -7,6 +7,7 @@ import traceback
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
+from .actions.service_dispatch import ServiceDispatcher
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .config import DEFAULTS, database_url_for
 from .db import close_connection, init_database, migrate
@@ -21,11 +22,14 @@ request_log = logging.getLogger("chat_appliance.requests")
 API_PREFIX = "/api/v1"
 
 
-def create_app(config=None):
-    """A Flask app for one instance. `config` overrides the documented defaults (config.py)."""
+def create_app(config=None, *, dev_mode=False):
+    """A Flask app for one instance. `config` overrides the documented defaults (config.py).
+    `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
+    POST /dev_fetch_api_key."""
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config.update(config or {})
+    app.config["DEV_MODE"] = bool(dev_mode)
     if not app.config["DATABASE_URL"]:
         app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
     if app.config["MAX_CONTENT_LENGTH"] is not None:
@@ -39,6 +43,7 @@ def create_app(config=None):
                   pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
     migrate()
     register_event_queues(app)
+    register_service_bots(app)
 
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
@@ -56,6 +61,18 @@ def register_event_queues(app):
                             heartbeat_seconds=app.config["EVENT_HEARTBEAT_SECONDS"])
     bus.remove_listener(queue_manager)
     bus.add_listener(queue_manager)
+
+
+def register_service_bots(app):
+    """Outgoing webhook and embedded bots are called by a listener on committed message events.
+    The bus is process-wide: a newer app's dispatcher replaces an older one's."""
+    for listener in list(bus.listeners()):
+        if isinstance(listener, ServiceDispatcher):
+            bus.remove_listener(listener)
+            listener.close()
+    dispatcher = ServiceDispatcher(app.config)
+    app.extensions["service_dispatcher"] = dispatcher
+    bus.add_listener(dispatcher)
 
 
 def register_error_handlers(app):

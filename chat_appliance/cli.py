@@ -5,6 +5,7 @@ import logging
 import secrets
 import signal
 import sys
+from pathlib import Path
 from urllib.parse import urlparse
 
 from .config import instance_path_from_env, load_config
@@ -116,10 +117,9 @@ def configure_logging(verbose=True):
 
 
 def cmd_serve(args):
-    """Serve the API with waitress until SIGINT or SIGTERM."""
-    import waitress
-
+    """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
+    from .events.queues import manager as queue_manager
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -127,12 +127,21 @@ def cmd_serve(args):
     _instance, config = open_instance(args)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
-    app = create_app(config)
+    return run_server(create_app(config), args, instance)
+
+
+def run_server(app, args, instance):
+    """Serve `app` with waitress on --host/--port until SIGINT or SIGTERM."""
+    import waitress
+
     server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
                                     connection_limit=max(100, args.threads * 2), channel_timeout=120,
                                     ident="chat-appliance")
 
     def stop(_signum, _frame):
+        # Answer the waiting long polls first: on KeyboardInterrupt waitress closes itself,
+        # waiting up to 5 s for busy threads, which a parked long poll would use up.
+        queue_manager.clear()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
@@ -145,6 +154,76 @@ def cmd_serve(args):
         server.close()
         print("Shut down cleanly.", flush=True)
     return 0
+
+
+DEV_MARKER = ".chat-appliance-dev"
+DEV_SETTINGS = {"RATE_LIMITING": False, "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": True}
+
+
+def cmd_dev(args):
+    """A development server on the sample organization: rate limits off, /dev_fetch_api_key on,
+    a zuliprc for every account and a botserverrc written into DIR/zuliprc/."""
+    import json
+    import shutil
+    import time
+
+    from .app import create_app
+    from .models import UserProfile, database
+    from .sample_data import Account, build_sample_organization, write_client_files
+
+    started = time.perf_counter()
+    configure_logging(not args.quiet)
+    instance = Path(args.instance or "dev-instance").resolve()
+    marker = instance / DEV_MARKER
+    if args.reset and instance.exists() and any(instance.iterdir()):
+        if not marker.exists():
+            raise CommandError(f"{instance} was not created by `chat-appliance dev`; --reset leaves it alone.")
+        shutil.rmtree(instance)
+    if instance.exists() and any(instance.iterdir()) and not marker.exists():
+        raise CommandError(f"{instance} holds something `chat-appliance dev` did not create. "
+                           "Name another folder with --instance.")
+    instance.mkdir(parents=True, exist_ok=True)
+    site_url = f"http://{args.host}:{args.port}"
+    config = load_config(instance, DEV_SETTINGS)
+    from .db import init_database, migrate
+
+    init_database(config["DATABASE_URL"])
+    migrate()
+    accounts_file = instance / "accounts.json"
+    if not marker.exists():
+        limits = {"max_message_length": config["MAX_MESSAGE_LENGTH"], "max_topic_length": config["MAX_TOPIC_LENGTH"]}
+        print(f"Creating the sample organization in {instance} ...", file=sys.stderr)
+        accounts, sections = build_sample_organization(
+            site_url, password_method=config["PASSWORD_HASH_METHOD"], limits=limits,
+            progress=lambda text: print(f"  {text}", file=sys.stderr))
+        accounts_file.write_text(json.dumps({"accounts": [vars(a) for a in accounts],
+                                             "botserver": sections}, indent=1))
+        marker.write_text("Created by `chat-appliance dev`; `chat-appliance dev --reset` may delete this folder.\n")
+    saved = json.loads(accounts_file.read_text())
+    with database.connection_context():
+        accounts = []
+        for entry in saved["accounts"]:
+            user = UserProfile.get_or_none(UserProfile.email == entry["email"])
+            if user is not None:
+                accounts.append(Account(**dict(entry, api_key=user.api_key)))
+        keys = {a.email: a.api_key for a in accounts}
+        sections = [(name, email, keys.get(email, key), token) for name, email, key, token in saved["botserver"]]
+    paths, botserverrc = write_client_files(instance / "zuliprc", site_url, accounts, sections)
+    print_accounts_table(accounts, paths, botserverrc)
+    print(f"Ready in {time.perf_counter() - started:.1f} s. Web and API at {site_url} "
+          "(rate limits off; POST /api/v1/dev_fetch_api_key works here only).", flush=True)
+    return run_server(create_app(config, dev_mode=True), args, instance)
+
+
+def print_accounts_table(accounts, paths, botserverrc):
+    """Who, password, key, file: everything a bot author needs to start."""
+    rows = [(f"{a.full_name} ({a.kind})", a.email, a.password or "-", a.api_key, str(paths[a.short_name]))
+            for a in accounts]
+    headers = ("who", "email", "password", "API key", "zuliprc")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    for row in [headers] + rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print(f"zulip-botserver: zulip-botserver --config-file {botserverrc} (runs helloworld on port 5002)")
 
 
 def cmd_create_user(args):
@@ -260,6 +339,15 @@ def build_parser():
                        help="worker threads; each open long poll holds one (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
     serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+
+    dev = add("dev", cmd_dev, "A development server on a ready sample organization (people, bots, channels, "
+              "messages), rate limits off, a zuliprc per account in DIR/zuliprc/. DIR defaults to ./dev-instance.")
+    dev.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    dev.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="worker threads (default: %(default)s)")
+    dev.add_argument("--reset", action="store_true", help="rebuild the sample organization from scratch "
+                     "(only in a folder `dev` created)")
+    dev.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
 
     create = add("create-user", cmd_create_user, "Create an account.")
     create.add_argument("--email", required=True)

@@ -43,6 +43,14 @@ DEFAULTS = {
     # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
     # then answers complete=false and the client repeats the request (Zulip's behaviour).
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
+    # Outgoing webhook bots: a payload_url on a loopback or private address is refused unless this
+    # is true (a guard against requests into the server's own network; `chat-appliance dev` and
+    # the pytest fixture allow them, since the bots under test run on the same machine).
+    "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": False,
+    # Seconds to wait for an outgoing webhook's answer, and how many attempts a failing call gets
+    # (timeouts and refused connections are retried) before the bot's owner is told.
+    "OUTGOING_WEBHOOK_TIMEOUT_SECONDS": 10,
+    "OUTGOING_WEBHOOK_ATTEMPTS": 3,
     # Log one line per request with its timing.
     "LOG_REQUESTS": True,
 }

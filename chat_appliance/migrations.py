@@ -416,6 +416,30 @@ def _message_ids_never_reused(database, backend):
     backend.never_reuse_ids(database, "message")
 
 
+def _bot_services(database, backend):
+    """Outgoing webhook and embedded bot services (issue 20). The table is stated here as it is
+    at this version, independent of the live model."""
+    from peewee import CharField, ForeignKeyField, IntegerField, Model, TextField
+
+    class FrozenUserProfile(Model):
+        class Meta:
+            table_name = "user_profile"
+
+    class FrozenBotService(Model):
+        bot = ForeignKeyField(FrozenUserProfile, on_delete="CASCADE", unique=True, column_name="bot_id")
+        name = CharField(max_length=100)
+        base_url = TextField(default="")
+        interface = IntegerField(default=1)
+        token = CharField(max_length=64)
+        config_data = TextField(default="{}")
+
+        class Meta:
+            table_name = "bot_service"
+
+    with database.bind_ctx([FrozenUserProfile, FrozenBotService]):
+        database.create_tables([FrozenBotService])
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
@@ -423,4 +447,5 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (50, "message ids never reused", _message_ids_never_reused),
+    (100, "bot services", _bot_services),
 ]

@@ -3,8 +3,14 @@ check Zulip's envelope and validate success bodies against Zulip's OpenAPI descr
 
 import base64
 import json
+import time
+
+from chat_appliance.models import Message, UserProfile, database
 
 from .openapi import validate_error, validate_response
+
+# Real Zulip sends it in /register; this copy of the OpenAPI description does not list it.
+UNDOCUMENTED_REGISTER_KEYS = ("server_report_message_types",)
 
 
 def encode_params(params):
@@ -70,3 +76,35 @@ def err(response, status, code, msg=None):
         assert body["msg"] == msg, body
     validate_error(response.request.method, response.request.path, status, body)
     return body
+
+
+def register(client, **params):
+    """POST /register, asserted successful; the body."""
+    return ok(client.post("register", **params), undocumented=UNDOCUMENTED_REGISTER_KEYS)
+
+
+def get_events(client, queue_id, last_event_id=-1, dont_block=True, validate=True):
+    """The events of a poll (validated against the OpenAPI description unless validate=False)."""
+    response = client.get("events", queue_id=queue_id, last_event_id=last_event_id, dont_block=dont_block)
+    if not validate:
+        body = response.get_json()
+        assert response.status_code == 200 and body["result"] == "success", body
+        return body["events"]
+    return ok(response)["events"]
+
+
+def send(client, to="Denmark", topic="castle", content="hello"):
+    """POST /messages to a channel, asserted successful; the new message's id."""
+    return ok(client.post("messages", type="stream", to=to, topic=topic, content=content))["id"]
+
+
+def set_date_sent(message_id, seconds_ago):
+    """Backdate a message (edit and delete time limits)."""
+    with database.connection_context():
+        Message.update(date_sent=int(time.time()) - seconds_ago).where(Message.id == message_id).execute()
+
+
+def active_ids(org):
+    """Ids of every active user of the example organization (system bots included)."""
+    with database.connection_context():
+        return {u.id for u in UserProfile.select().where((UserProfile.realm == org.realm.id) & UserProfile.is_active)}

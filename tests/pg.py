@@ -1,6 +1,6 @@
 """The test suite on PostgreSQL: with CHAT_APPLIANCE_DATABASE_URL=postgresql://.../NAME set, every
-test gets a database of its own, named NAME_<pid>_<n>, cloned (CREATE DATABASE ... TEMPLATE) from
-one migrated template built once per session, and dropped after the test. Real `serve`
+test gets a database of its own, named NAME_<pid>_<n>, copied (CREATE DATABASE ... TEMPLATE) from
+the templates conftest builds once per session, and dropped after the test. Real `serve`
 processes get a database per instance folder. Every database made here starts with NAME_ and is
 dropped at the end of the session, whatever happened.
 """
@@ -15,7 +15,7 @@ ENABLED = urlparse(BASE_URL).scheme in ("postgres", "postgresql")
 
 _counter = itertools.count(1)
 _made = set()
-_state = {"template": None}
+_state = {}
 
 
 def engine():
@@ -70,39 +70,29 @@ def drop(name):
     _made.discard(name)
 
 
-def template():
-    """The migrated template database, built on first use (the rest of the session clones it)."""
-    if _state["template"] is None:
-        from chat_appliance.db import init_database, migrate
-        from chat_appliance.models import database
-
-        name = new_name("template")
-        url = create(name)
-        init_database(url, pool_size=2)
-        migrate()
-        database.close_all()
-        _state["template"] = name
-    return _state["template"]
+def register(url):
+    """Count a database made elsewhere (by a backend's clone) as one to drop at the end."""
+    _made.add(urlparse(url).path.lstrip("/"))
 
 
-def clone_for_test():
-    """(name, url) of a fresh migrated database for one test. A background thread clones the
-    next test's database while this test runs, and drops finished ones, so that a test waits
-    for neither (the first call clones in the foreground)."""
+def clone_for_test(template_url):
+    """(name, url) of a fresh copy of a template database for one test. A background thread
+    copies the next test's database while this test runs, and drops finished ones, so that a
+    test waits for neither (the first call of each template copies in the foreground)."""
     import concurrent.futures
 
+    template = urlparse(template_url).path.lstrip("/")
     if "worker" not in _state:
         _state["worker"] = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clone")
-        _state["next"] = None
-    worker = _state["worker"]
-    ready = _state["next"]
+        _state["next"] = {}
+    ready = _state["next"].pop(template, None)
     if ready is None:
         name = new_name()
-        url = create(name, template=template())
+        url = create(name, template=template)
     else:
         name, url = ready.result()
     upcoming = new_name()
-    _state["next"] = worker.submit(lambda: (upcoming, create(upcoming, template=template())))
+    _state["next"][template] = _state["worker"].submit(lambda: (upcoming, create(upcoming, template=template)))
     return name, url
 
 

@@ -13,8 +13,7 @@ from chat_appliance.models import (
 )
 from chat_appliance.models.users import EMAIL_VISIBLE_ADMINS
 
-from .event_recorder import active_ids, events  # noqa: F401
-from .helpers import err, ok
+from .helpers import active_ids, err, ok
 
 
 def hide_email(user):

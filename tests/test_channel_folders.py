@@ -1,7 +1,6 @@
 """Channel folders: create, list, update, archive; PATCH /streams/{id} folder_id."""
 
-from .event_recorder import active_ids, events  # noqa: F401
-from .helpers import err, ok
+from .helpers import active_ids, err, ok
 
 
 def create(org, name="Work", description="Work things"):

@@ -4,8 +4,7 @@ import time
 
 from chat_appliance.models import Draft, database
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 DISABLED = "User has disabled synchronizing drafts."
 NOT_FOUND = "Draft does not exist"

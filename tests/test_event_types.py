@@ -1,8 +1,7 @@
 """Every kind of change reaches real event queues (POST /register + GET /events), validated
 against Zulip's event schemas, and only the users who may see it."""
 
-from .helpers import ok
-from .test_events import get_events, register
+from .helpers import get_events, ok, register
 
 
 def queues(org, *users, **params):

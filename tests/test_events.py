@@ -5,20 +5,16 @@ import time
 
 import pytest
 
-from chat_appliance.events import bus
 from chat_appliance.events.queues import manager
 
-from .helpers import err, ok
+from .helpers import UNDOCUMENTED_REGISTER_KEYS as UNDOCUMENTED
+from .helpers import ApiClient, err, get_events, ok, register, send
 
 ZT_EVENT_TYPES = ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags",
                   "update_global_notifications", "update_display_settings", "user_settings", "realm_emoji"]
 ZT_FETCH_TYPES = ["realm", "presence", "subscription", "message", "starred_messages", "update_message_flags",
                   "muted_topics", "realm_user", "realm_user_groups", "update_global_notifications",
                   "update_display_settings", "user_settings", "realm_emoji", "zulip_version"]
-# Real Zulip sends it; this copy of the OpenAPI description does not list it.
-UNDOCUMENTED = ("server_report_message_types",)
-
-
 @pytest.fixture
 def fast_events(app):
     """One-second heartbeats and half-second queue expiry."""
@@ -26,43 +22,6 @@ def fast_events(app):
     manager.configure(idle_seconds=0.5, heartbeat_seconds=1)
     yield app
     manager.configure(idle_seconds=app.config["EVENT_QUEUE_IDLE_SECONDS"], heartbeat_seconds=55)
-
-
-def register(client, **params):
-    return ok(client.post("register", **params), undocumented=UNDOCUMENTED)
-
-
-def get_events(client, queue_id, last_event_id=-1, dont_block=True, validate=True):
-    """The events of a poll. validate=False for polls carrying the stand-in message dicts below,
-    which are not full message objects (their shape belongs to the messaging code)."""
-    response = client.get("events", queue_id=queue_id, last_event_id=last_event_id, dont_block=dont_block)
-    if not validate:
-        body = response.get_json()
-        assert response.status_code == 200 and body["result"] == "success", body
-        return body["events"]
-    return ok(response)["events"]
-
-
-def message_event(org, *, stream=None, sender=None, recipients=(), local_id=None, sender_queue_id=None, flags=None,
-                  topic="castle"):
-    """A message event in the bus contract the messaging code publishes."""
-    sender = sender or org.hamlet
-    message = {
-        "id": 42, "sender_id": sender.id, "sender_email": sender.email, "sender_full_name": sender.full_name,
-        "content": "<p><strong>hi</strong></p>", "timestamp": 1700000000, "client": "test",
-        "avatar_url": "https://secure.gravatar.com/avatar/x", "reactions": [], "is_me_message": False,
-        "submessages": [], "topic_links": [], "recipient_id": 1,
-    }
-    if stream is not None:
-        message.update(type="stream", display_recipient=stream.name, stream_id=stream.id, subject=topic)
-    else:
-        people = [sender, *recipients]
-        message.update(type="private", subject="", display_recipient=[
-            {"id": u.id, "email": u.email, "full_name": u.full_name, "is_mirror_dummy": False} for u in people])
-    return {"type": "message", "message": message, "raw_content": "**hi**", "flags": flags or {},
-            "sender_queue_id": sender_queue_id, "local_id": local_id,
-            "invite_only": bool(stream is not None and stream.invite_only),
-            "stream_id": stream.id if stream is not None else None, "realm_id": org.realm.id}
 
 
 def test_register_returns_every_key_zulip_terminal_reads(org):
@@ -200,13 +159,14 @@ def test_idle_queues_are_garbage_collected(org, fast_events):
 
 
 def test_long_poll_woken_by_event_from_another_thread(org):
-    """Does a waiting poll return as soon as another thread publishes an event for its user?"""
+    """Does a waiting poll return as soon as another thread's request publishes an event for its user?"""
     client = org.client(org.hamlet)
     queue_id = register(client, event_types=["typing"])["queue_id"]
+    othello = ApiClient(org.flask_client.application.test_client(), org.othello.email, org.othello.api_key)
 
     def publish_soon():
         time.sleep(0.3)
-        bus.publish({"type": "typing", "op": "start", "sender": {"user_id": org.othello.id}}, [org.hamlet.id])
+        ok(othello.post("typing", op="start", to=[org.hamlet.id]))
 
     thread = threading.Thread(target=publish_soon)
     started = time.monotonic()
@@ -221,29 +181,29 @@ def test_event_types_filter(org):
     """Does a queue registered for some event types receive only those?"""
     client = org.client(org.hamlet)
     queue_id = register(client, event_types=["message"])["queue_id"]
-    bus.publish({"type": "typing", "op": "start", "sender": {"user_id": 1}}, [org.hamlet.id])
-    bus.publish(message_event(org, stream=org.denmark), [org.hamlet.id])
-    assert [e["type"] for e in get_events(client, queue_id, validate=False)] == ["message"]
+    ok(org.client(org.othello).post("typing", op="start", to=[org.hamlet.id]))
+    send(org.client(org.othello))
+    assert [e["type"] for e in get_events(client, queue_id)] == ["message"]
 
 
 def test_message_event_shaped_per_queue(org):
     """Does each queue get its user's flags, markdown or HTML per apply_markdown, avatar_url
     nulled for client_gravatar, and local_message_id only on the sender's queue?"""
     hamlet, othello = org.client(org.hamlet), org.client(org.othello)
-    sender_queue = register(hamlet, apply_markdown=True, client_gravatar=False)["queue_id"]
-    other_hamlet_queue = register(hamlet)["queue_id"]
-    othello_queue = register(othello, apply_markdown=True)["queue_id"]
-    bus.publish(message_event(org, stream=org.denmark, local_id="1.5", sender_queue_id=sender_queue,
-                              flags={org.hamlet.id: ["read"], org.othello.id: ["mentioned"]}),
-                [org.hamlet.id, org.othello.id])
+    sender_queue = register(hamlet, event_types=["message"], apply_markdown=True, client_gravatar=False)["queue_id"]
+    other_hamlet_queue = register(hamlet, event_types=["message"])["queue_id"]
+    othello_queue = register(othello, event_types=["message"], apply_markdown=True)["queue_id"]
+    content = "**hi** @**Othello, the Moor of Venice**"
+    ok(hamlet.post("messages", type="stream", to="Denmark", topic="castle", content=content,
+                   queue_id=sender_queue, local_id="1.5", read_by_sender=True))
     [own] = get_events(hamlet, sender_queue, validate=False)
     assert own["local_message_id"] == "1.5" and own["flags"] == ["read"]
-    assert own["message"]["content"] == "<p><strong>hi</strong></p>"
+    assert own["message"]["content"].startswith("<p><strong>hi</strong> <span class=\"user-mention\"")
     assert own["message"]["content_type"] == "text/html"
     assert own["message"]["avatar_url"].startswith("https://")
     [raw] = get_events(hamlet, other_hamlet_queue, validate=False)
     assert "local_message_id" not in raw
-    assert raw["message"]["content"] == "**hi**" and raw["message"]["content_type"] == "text/x-markdown"
+    assert raw["message"]["content"] == content and raw["message"]["content_type"] == "text/x-markdown"
     assert raw["message"]["avatar_url"] is None
     [theirs] = get_events(othello, othello_queue, validate=False)
     assert theirs["flags"] == ["mentioned"] and "local_message_id" not in theirs
@@ -253,17 +213,17 @@ def test_narrowed_queues_get_only_matching_messages(org):
     """Do stream, topic, sender, is:dm and dm narrows (legacy pairs) filter message events?"""
     hamlet = org.client(org.hamlet)
     queues = {
-        "stream": register(hamlet, narrow=[["stream", "denmark"]])["queue_id"],
-        "topic": register(hamlet, narrow=[["channel", "Denmark"], ["topic", "Ghost"]])["queue_id"],
-        "sender": register(hamlet, narrow=[["sender", org.othello.email]])["queue_id"],
-        "dm": register(hamlet, narrow=[["is", "private"]])["queue_id"],
-        "pm_with": register(hamlet, narrow=[["pm-with", f"{org.cordelia.email}, "]])["queue_id"],
+        "stream": register(hamlet, event_types=["message"], narrow=[["stream", "denmark"]])["queue_id"],
+        "topic": register(hamlet, event_types=["message"], narrow=[["channel", "Denmark"], ["topic", "Ghost"]])["queue_id"],
+        "sender": register(hamlet, event_types=["message"], narrow=[["sender", org.othello.email]])["queue_id"],
+        "dm": register(hamlet, event_types=["message"], narrow=[["is", "private"]])["queue_id"],
+        "pm_with": register(hamlet, event_types=["message"], narrow=[["pm-with", f"{org.cordelia.email}, "]])["queue_id"],
     }
-    bus.publish(message_event(org, stream=org.denmark, topic="ghost", sender=org.othello), [org.hamlet.id])
-    bus.publish(message_event(org, stream=org.verona), [org.hamlet.id])
-    bus.publish(message_event(org, sender=org.cordelia, recipients=[org.hamlet]), [org.hamlet.id])
-    bus.publish(message_event(org, sender=org.othello, recipients=[org.hamlet, org.cordelia]), [org.hamlet.id])
-    got = {name: [(e["message"]["type"], e["message"]["sender_id"]) for e in get_events(hamlet, qid, validate=False)]
+    send(org.client(org.othello), to="Denmark", topic="ghost")
+    send(hamlet, to="Verona")
+    ok(org.client(org.cordelia).post("messages", type="private", to=[org.hamlet.id], content="psst"))
+    ok(org.client(org.othello).post("messages", type="private", to=[org.hamlet.id, org.cordelia.id], content="all"))
+    got = {name: [(e["message"]["type"], e["message"]["sender_id"]) for e in get_events(hamlet, qid)]
            for name, qid in queues.items()}
     assert got == {
         "stream": [("stream", org.othello.id)],
@@ -278,11 +238,12 @@ def test_all_public_streams(org):
     """Does an all_public_streams queue receive public-channel messages its user was not sent,
     with no flags, but not private-channel messages or direct messages; and may a guest not ask?"""
     cordelia = org.client(org.cordelia)
-    queue_id = register(cordelia, all_public_streams=True)["queue_id"]
-    bus.publish(message_event(org, stream=org.denmark), [org.hamlet.id])
-    bus.publish(message_event(org, stream=org.secret), [org.hamlet.id])
-    bus.publish(message_event(org, recipients=[org.othello]), [org.hamlet.id, org.othello.id])
-    events = get_events(cordelia, queue_id, validate=False)
+    queue_id = register(cordelia, event_types=["message"], all_public_streams=True)["queue_id"]
+    hamlet = org.client(org.hamlet)
+    send(hamlet, to="Denmark")
+    send(hamlet, to="secret")
+    ok(hamlet.post("messages", type="private", to=[org.othello.id], content="psst"))
+    events = get_events(cordelia, queue_id)
     assert [(e["message"].get("stream_id"), e["flags"]) for e in events] == [(org.denmark.id, [])]
     err(org.client(org.guest).post("register", all_public_streams=True), 400, "BAD_REQUEST",
         "User not authorized for this query")
@@ -333,10 +294,9 @@ def test_settings_and_realm_update_events(org):
 
 
 def test_deactivated_user_queues_dropped(org):
-    """Are a user's queues removed when an event says the account is no longer active?"""
+    """Are a user's queues removed when the account is deactivated?"""
     queue_id = register(org.client(org.othello))["queue_id"]
-    bus.publish({"type": "realm_user", "op": "update", "person": {"user_id": org.othello.id, "is_active": False}},
-                [org.hamlet.id])
+    ok(org.client(org.admin).delete(f"users/{org.othello.id}"))
     assert queue_id not in manager.queues
 
 

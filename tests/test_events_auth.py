@@ -3,8 +3,7 @@ database connections); the cache never accepts what the database would refuse.""
 
 from chat_appliance.lib import auth
 
-from .helpers import ApiClient, err, ok
-from .test_events import register
+from .helpers import ApiClient, err, ok, register
 
 
 def poll(client, queue_id):

@@ -4,9 +4,7 @@ from chat_appliance.actions import message_delete
 from chat_appliance.db import backend
 from chat_appliance.models import Message, Reaction, Stream, UserMessage, database
 
-from .helpers import err, ok
-from .test_events import get_events, register
-from .test_message_edit import send, set_date_sent
+from .helpers import err, get_events, ok, register, send, set_date_sent
 
 
 def exists(message_id):

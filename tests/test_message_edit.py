@@ -5,23 +5,11 @@ import pytest
 
 from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, database
 
-from .helpers import err, ok
-from .test_events import get_events, register
-
-
-def send(client, to="Denmark", topic="castle", content="hello"):
-    return ok(client.post("messages", type="stream", to=to, topic=topic, content=content))["id"]
+from .helpers import err, get_events, ok, register, send, set_date_sent
 
 
 def fetch(client, message_id, **params):
     return ok(client.get(f"messages/{message_id}", **params))["message"]
-
-
-def set_date_sent(message_id, seconds_ago):
-    import time
-
-    with database.connection_context():
-        Message.update(date_sent=int(time.time()) - seconds_ago).where(Message.id == message_id).execute()
 
 
 def set_realm(**fields):

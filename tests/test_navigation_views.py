@@ -1,6 +1,5 @@
 """Navigation views: GET/POST /navigation_views, PATCH/DELETE /navigation_views/{fragment}."""
 
-from .event_recorder import events  # noqa: F401
 from .helpers import err, ok
 
 

@@ -3,8 +3,7 @@
 
 from chat_appliance.models import UserPresence
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 
 def test_update_presence_returns_legacy_presences_by_email(org):

@@ -1,7 +1,6 @@
 """POST and DELETE /messages/{id}/reactions, and reaction events."""
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 
 def fetch(client, message_id):

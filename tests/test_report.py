@@ -2,8 +2,7 @@
 
 from chat_appliance.models import Realm, database
 
-from .helpers import err, ok
-from .test_message_edit import send
+from .helpers import err, ok, send
 
 
 def set_moderation_channel(stream_id):

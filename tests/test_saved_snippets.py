@@ -2,8 +2,7 @@
 
 import time
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 NOT_FOUND = "Saved snippet does not exist."
 

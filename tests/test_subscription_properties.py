@@ -1,7 +1,6 @@
 """POST /users/me/subscriptions/properties and its subscription update events."""
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 
 def my_sub(org, user, stream):

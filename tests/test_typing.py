@@ -1,7 +1,6 @@
 """POST /typing: validation, and typing events to the right queues."""
 
-from .helpers import err, ok
-from .test_events import get_events, register
+from .helpers import err, get_events, ok, register
 
 STREAM_TYPING = {"stream_typing_notifications": True}
 

@@ -3,8 +3,7 @@
 from chat_appliance.lib.groups import is_user_in_group, system_group
 from chat_appliance.models import Realm, UserProfile, database
 
-from .event_recorder import active_ids, events  # noqa: F401
-from .helpers import err, ok
+from .helpers import active_ids, err, ok
 
 
 def create(org, name="Poets", members=None, subgroups=None, user=None):

@@ -10,8 +10,10 @@ from ..lib.errors import JsonableError
 from ..lib.auth import forget_cached_credentials
 from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
+from ..lib.serializers import bot_dict
 from ..models import ROLE_MEMBER, ROLES, UserProfile
 from ..models.users import EMAIL_VISIBLE_EVERYONE
+from .bot_services import bot_administrator_ids, create_bot_service, service_dicts
 from .drafts import delete_all_drafts
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
@@ -100,8 +102,9 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
     return user
 
 
-def do_create_bot(owner, full_name, short_name, bot_type):
-    """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST."""
+def do_create_bot(owner, full_name, short_name, bot_type, service=None):
+    """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST. `service` holds the
+    checked fields of an outgoing webhook or embedded bot (bot_services.check_service_settings)."""
     from .channels import default_streams, subscribe_users_to_streams
 
     full_name = check_full_name(full_name)
@@ -116,8 +119,11 @@ def do_create_bot(owner, full_name, short_name, bot_type):
             raise JsonableError("Username already in use")
         bot = create_user_row(owner.realm, email, full_name, password=None, role=ROLE_MEMBER,
                               password_method=None, bot_type=bot_type, bot_owner=owner)
+        service_row = create_bot_service(bot, service) if service is not None else None
         subscribe_users_to_streams(default_streams(owner.realm), [bot], acting_user=owner, notify=False)
     notify_user_added(bot)
+    publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_row))},
+            bot_administrator_ids(bot))
     return bot
 
 

@@ -4,6 +4,7 @@ from . import (
     bot_storage,
     channel_folders,
     channels,
+    dev,
     drafts,
     events,
     linkifiers,
@@ -24,13 +25,14 @@ from . import (
     uploads,
     user_groups,
     users,
+    webhooks,
 )
 
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
-    topics.bp, uploads.bp, bot_storage.bp, presence.bp,
+    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

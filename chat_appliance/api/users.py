@@ -5,6 +5,7 @@ from flask import current_app
 from flask import Blueprint
 from peewee import fn
 
+from ..actions.bot_services import check_service_settings
 from ..actions.profile_fields import check_profile_data, do_update_profile_data
 from ..actions.users import (
     CAN_CHANGE_USER_EMAILS,
@@ -202,10 +203,16 @@ def reactivate_user(user, user_id):
 
 
 @bp.post("/bots")
-@endpoint(full_name=Param(), short_name=Param(), bot_type=Param(one_of(1, 2, 3, 4, parser=check_int), default=1))
-def create_bot(user, full_name, short_name, bot_type):
-    """Any member creates a bot it then owns; guests cannot."""
+@endpoint(full_name=Param(), short_name=Param(), bot_type=Param(one_of(1, 2, 3, 4, parser=check_int), default=1),
+          payload_url=Param(default=None), interface_type=Param(one_of(1, 2, parser=check_int), default=1),
+          service_name=Param(default=None), config_data=Param(check_dict, default=None))
+def create_bot(user, full_name, short_name, bot_type, payload_url, interface_type, service_name, config_data):
+    """Any member creates a bot it then owns; guests and bots cannot. Outgoing webhook bots name
+    their payload_url (and interface_type); embedded bots a zulip_bots service_name."""
     if user.is_guest:
         raise JsonableError("Not allowed for guest users")
-    bot = do_create_bot(user, full_name, short_name, bot_type)
+    service = check_service_settings(
+        bot_type, payload_url=payload_url, interface_type=interface_type, service_name=service_name,
+        config_data=config_data, allow_private=current_app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"])
+    bot = do_create_bot(user, full_name, short_name, bot_type, service=service)
     return {"user_id": bot.id, "api_key": bot.api_key}

@@ -6,6 +6,8 @@ search, upsert spelling) lives in one module per engine behind the same small in
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
     search_condition(message_id_column, terms) -> peewee expression matching message ids
     indexed_message_ids(db) -> set of the ids in the search index
+    migration_transaction(db) -> context manager for one migration; never_reuse_ids(db, table)
+    clone_database(source_url, target_url): make target a copy of source (test templates)
 
 The rest of the code never writes engine-specific SQL.
 """

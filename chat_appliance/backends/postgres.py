@@ -43,6 +43,34 @@ def open_database(database_url, pool_size=20, pool_timeout=30):
     )
 
 
+def _maintenance_connection(database_url):
+    """An autocommit psycopg2 connection to the server's `postgres` database, with the URL's
+    credentials (CREATE and DROP DATABASE cannot run inside the database they name)."""
+    import psycopg2
+
+    parsed = urlparse(database_url)
+    conn = psycopg2.connect(dbname="postgres", user=parsed.username, password=parsed.password,
+                            host=parsed.hostname, port=parsed.port or 5432)
+    conn.autocommit = True
+    return conn
+
+
+def _quoted_name(database_url):
+    name = urlparse(database_url).path.lstrip("/")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def clone_database(source_url, target_url):
+    """Make the database at target_url a copy of the one at source_url (CREATE DATABASE ...
+    TEMPLATE: a file-level copy; the source must have no open session)."""
+    conn = _maintenance_connection(source_url)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(f"CREATE DATABASE {_quoted_name(target_url)} TEMPLATE {_quoted_name(source_url)}")
+    finally:
+        conn.close()
+
+
 @contextmanager
 def write_transaction(db):
     """A transaction that writes. SQLite has one writer at a time (BEGIN IMMEDIATE), and the

@@ -1,5 +1,6 @@
 """SQLite: WAL mode, foreign keys, a busy timeout; FTS5 for search. The only SQLite-only SQL."""
 
+import sqlite3
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
@@ -43,14 +44,25 @@ _keepers = {}
 
 def _keep_open(path):
     """Hold one idle connection to `path` (no transaction, so it blocks nobody)."""
-    import sqlite3
-
     if path != ":memory:" and path not in _keepers:
         keeper = sqlite3.connect(path, check_same_thread=False)
         # A read maps the WAL index; only then does this connection count as open to the WAL.
         keeper.execute("PRAGMA journal_mode=wal").fetchall()
         keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
         _keepers[path] = keeper
+
+
+def clone_database(source_url, target_url):
+    """Make the database at target_url a copy of the one at source_url (tests build their
+    database once per session and copy it per test). SQLite's online backup copies a consistent
+    snapshot, the write-ahead log included, while other connections stay open."""
+    source = sqlite3.connect(path_from_url(source_url))
+    target = sqlite3.connect(path_from_url(target_url))
+    try:
+        source.backup(target)
+    finally:
+        target.close()
+        source.close()
 
 
 @contextmanager

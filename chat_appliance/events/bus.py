@@ -18,6 +18,11 @@ def add_listener(listener):
     return listener
 
 
+def listeners():
+    """The registered listeners, in order."""
+    return tuple(_listeners)
+
+
 def remove_listener(listener):
     """Unregister a listener added with add_listener."""
     if listener in _listeners:

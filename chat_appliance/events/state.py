@@ -8,10 +8,12 @@ import time
 
 from flask import current_app
 
+from ..actions.bot_services import administered_bots, service_dicts
 from ..actions.drafts import user_drafts
 from ..actions.saved_snippets import user_saved_snippets
 from ..lib.access import can_access_stream_metadata
 from ..lib.serializers import (
+    bot_dict,
     cross_realm_bot_dict,
     draft_dict,
     saved_snippet_dict,
@@ -274,6 +276,11 @@ def fetch_saved_snippets(user, state, options):
     state["saved_snippets"] = [saved_snippet_dict(s) for s in user_saved_snippets(user)]
 
 
+def fetch_realm_bots(user, state, options):
+    """realm_bots: the bots the requester administers (every bot, for administrators)."""
+    state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot)) for bot in administered_bots(user)]
+
+
 def fetch_empty_lists(*keys):
     """Fetch types whose state this server does not keep yet."""
 
@@ -308,6 +315,7 @@ FETCHERS = {
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,
+    "realm_bot": fetch_realm_bots,
     "saved_snippets": fetch_saved_snippets,
 }
 

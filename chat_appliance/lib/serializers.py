@@ -135,6 +135,24 @@ def subscription_dict(subscription, stream, *, subscriber_count, subscribers=Non
 
 
 
+def bot_dict(bot, *, services):
+    """A bot as its administrators see it (/register's realm_bots, realm_bot events)."""
+    return {
+        "email": bot.email,
+        "user_id": bot.id,
+        "full_name": bot.full_name,
+        "bot_type": bot.bot_type,
+        "is_active": bot.is_active,
+        "api_key": bot.api_key,
+        "default_sending_stream": None,
+        "default_events_register_stream": None,
+        "default_all_public_streams": False,
+        "avatar_url": gravatar_url(bot.delivery_email, bot.avatar_version),
+        "services": services,
+        "owner_id": bot.bot_owner_id,
+    }
+
+
 def cross_realm_bot_dict(bot, requester, *, client_gravatar=True):
     """A system bot as /register's cross_realm_bots lists it."""
     return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)

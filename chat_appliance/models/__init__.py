@@ -1,6 +1,7 @@
 """Peewee models, split by domain. Import them from here."""
 
 from .base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
+from .bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
 from .channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -48,4 +49,5 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]

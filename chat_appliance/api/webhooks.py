@@ -1,0 +1,53 @@
+"""Incoming webhooks: POST /api/v1/external/{integration}?api_key=KEY&stream=NAME&topic=TOPIC.
+
+Third-party services cannot send HTTP Basic credentials, so the key travels in the query
+string (Basic auth works too). The body is the service's own JSON (or a form with a JSON
+`payload` field, as Slack-style senders post)."""
+
+import json
+
+from flask import Blueprint, current_app, request
+
+from ..actions.webhooks import do_send_webhook_message, user_for_webhook_key
+from ..integrations import INTEGRATIONS, UnsupportedEvent
+from ..lib.auth import authenticate_request
+from ..lib.errors import JsonableError
+from ..lib.response import json_success
+
+bp = Blueprint("webhooks", __name__)
+
+
+def webhook_payload():
+    """The request's JSON body, or the JSON of a form's `payload` field."""
+    raw = request.form.get("payload") if request.form else request.get_data(as_text=True)
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise JsonableError("Malformed JSON") from None
+
+
+@bp.post("/external/<integration>")
+def incoming_webhook(integration):
+    """Format the service's request with the integration and send it as the calling bot."""
+    module = INTEGRATIONS.get(integration)
+    if module is None:
+        raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    api_key = request.args.get("api_key") or request.form.get("api_key")
+    user = user_for_webhook_key(api_key) if api_key else authenticate_request()
+    payload = webhook_payload()
+    try:
+        topic, content = module.format_message(payload, request.headers)
+    except UnsupportedEvent as error:
+        raise JsonableError(str(error), code="UNSUPPORTED_WEBHOOK_EVENT_TYPE") from None
+    if content is None:
+        return json_success()
+    stream = request.args.get("stream")
+    topic = request.args.get("topic") or topic or module.DEFAULT_TOPIC
+    limits = {"max_message_length": current_app.config["MAX_MESSAGE_LENGTH"],
+              "max_topic_length": current_app.config["MAX_TOPIC_LENGTH"]}
+    do_send_webhook_message(user, stream=stream, topic=topic[: limits["max_topic_length"]], content=content,
+                            client_name=f"Zulip{module.__name__.rsplit('.', 1)[1].title().replace('_', '')}Webhook",
+                            limits=limits)
+    return json_success()
