@@ -28,7 +28,8 @@ def open_instance(args, *, must_exist=True):
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance)
-    init_database(config["DATABASE_URL"])
+    init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
+                  pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"])
     applied = migrate(progress=True)
     if applied:
         print(f"Applied {len(applied)} migration(s).", file=sys.stderr)
@@ -310,6 +311,28 @@ def cmd_list_users(args):
     return 0
 
 
+def cmd_migrate_database(args):
+    """Copy the instance's SQLite database into an empty PostgreSQL database, then point the
+    instance at it (chat_appliance/transfer.py)."""
+    from .transfer import TransferError, migrate_database, point_instance_at
+
+    instance = instance_path_from_env(args.instance)
+    if not instance.exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    if config["DATABASE_URL"] == args.to:
+        raise CommandError("The instance already uses that database.")
+    print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
+    try:
+        migrate_database(config["DATABASE_URL"], args.to)
+    except TransferError as error:
+        raise CommandError(str(error)) from None
+    point_instance_at(instance, args.to)
+    print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
+          "uploaded files stay in the instance folder.")
+    return 0
+
+
 def build_parser():
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
@@ -371,6 +394,11 @@ def build_parser():
     perm.add_argument("--revoke", action="store_true")
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
+
+    move = add("migrate-database", cmd_migrate_database,
+               "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
+               "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
+    move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
     return parser
 
 

@@ -47,7 +47,8 @@ def describe(db, tables):
     result = {}
     for table in sorted(tables):
         columns = sorted((c.name, c.data_type.lower(), c.null, c.primary_key) for c in db.get_columns(table))
-        indexes = sorted((i.name, tuple(i.columns), i.unique) for i in db.get_indexes(table)
+        # By columns and uniqueness: a name is peewee's choice (a frozen class's name can show in it).
+        indexes = sorted((tuple(i.columns), i.unique) for i in db.get_indexes(table)
                          if i.name not in SQL_ONLY_INDEXES)
         foreign_keys = sorted((f.column, f.dest_table, f.dest_column) for f in db.get_foreign_keys(table))
         result[table] = {"columns": columns, "indexes": indexes, "foreign_keys": foreign_keys}

@@ -99,6 +99,43 @@ def never_reuse_ids(db, table):
     newest row is deleted (migrate-database advances it past every id the source gave out)."""
 
 
+# --- copying an instance in (chat-appliance migrate-database) ------------------------------------
+
+
+def existing_tables(db):
+    """The tables of the database's public schema (a copy goes only into a database with none)."""
+    cursor = db.execute_sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")
+    return [row[0] for row in cursor.fetchall()]
+
+
+def insert_rows(db, table, columns, rows):
+    """Insert rows read from another engine, ids included: SQLite's 0/1 become booleans where the
+    column is boolean (the only type the two engines store differently here)."""
+    from psycopg2.extras import execute_values
+
+    types = dict(db.execute_sql(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'"
+        " AND table_name = %s", (table,)).fetchall())
+    booleans = [i for i, column in enumerate(columns) if types.get(column) == "boolean"]
+    if booleans:
+        rows = [tuple(bool(v) if i in booleans and v is not None else v for i, v in enumerate(row)) for row in rows]
+    quoted = ", ".join(f'"{column}"' for column in columns)
+    execute_values(db.cursor(), f'INSERT INTO "{table}" ({quoted}) VALUES %s', rows, page_size=1000)
+
+
+def advance_sequences(db, floors):
+    """Move each table's id sequence past its largest id, and past `floors[table]` (the highest id
+    the source ever gave out, deleted rows included), so that no id is handed out twice."""
+    for table, column in db.execute_sql(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+            " AND column_default LIKE %s", ("nextval(%",)).fetchall():
+        (largest,) = db.execute_sql(f'SELECT COALESCE(MAX("{column}"), 0) FROM "{table}"').fetchone()
+        value = max(largest, floors.get(table, 0))
+        if value > 0:
+            db.execute_sql("SELECT setval(pg_get_serial_sequence(%s, %s), %s)", (f'"{table}"', column, value))
+
+
 # --- full-text search (tsvector + GIN) ---------------------------------------------------------
 # One row per message in message_search(message_id, document), maintained by the send, edit and
 # delete actions through index_messages / unindex_messages, as on SQLite. Text is split into

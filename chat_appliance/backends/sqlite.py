@@ -73,6 +73,27 @@ def write_transaction(db):
         yield txn
 
 
+# --- reading an instance out (chat-appliance migrate-database) -----------------------------------
+
+
+def open_read_only(database_url):
+    """A sqlite3 connection that cannot write (the source of a copy stays as it was)."""
+    import os
+    import sqlite3
+    from urllib.parse import quote
+
+    path = os.path.abspath(path_from_url(database_url))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no SQLite database at {path}")
+    return sqlite3.connect(f"file:{quote('/' + path.lstrip('/'))}?mode=ro", uri=True)
+
+
+def id_high_water_marks(conn):
+    """{table: the largest id ever given out}, from AUTOINCREMENT's bookkeeping (deleted rows too)."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
+    return dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()) if exists else {}
+
+
 @contextmanager
 def migration_transaction(db):
     """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a
