@@ -100,6 +100,11 @@ def register_error_handlers(app):
 
     @app.errorhandler(Exception)
     def handle_unexpected(error):
+        from .db import backend
+
+        refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
+        if refused is not None:
+            return handle_jsonable(refused)
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 

@@ -43,6 +43,35 @@ def open_database(database_url, pool_size=20, pool_timeout=30):
     )
 
 
+# SQLSTATEs of values PostgreSQL refuses where SQLite stores them: a number too large for its
+# column (INTEGER is 32-bit here, 64-bit on SQLite), text longer than a VARCHAR's limit (SQLite
+# ignores the limit), a character the encoding cannot hold.
+_REFUSED_VALUES = {
+    "22003": "Number out of range",
+    "22001": "Value too long",
+    "22P05": "Request contains characters that cannot be stored",
+    "22021": "Request contains characters that cannot be stored",
+}
+
+
+def client_error(error):
+    """The 400 answer for an error that only PostgreSQL raises because of what a request sent,
+    or None. The parameter layer refuses NUL characters and out-of-range numbers it knows of;
+    this is the net under it, so that a value reaching the database by another path (a header,
+    a URL path, a JSON value) is a clear 400 and never a 500. The failed statement's transaction
+    has been rolled back, so nothing changed."""
+    from ..lib.errors import JsonableError
+
+    if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
+        return JsonableError("Request contains NULL (0x00) characters")
+    code = getattr(getattr(error, "orig", None), "pgcode", None) or getattr(error, "pgcode", None)
+    if code is None and error.__cause__ is not None:
+        code = getattr(error.__cause__, "pgcode", None)
+    if code in _REFUSED_VALUES:
+        return JsonableError(_REFUSED_VALUES[code])
+    return None
+
+
 def _maintenance_connection(database_url):
     """An autocommit psycopg2 connection to the server's `postgres` database, with the URL's
     credentials (CREATE and DROP DATABASE cannot run inside the database they name)."""

@@ -94,6 +94,12 @@ def id_high_water_marks(conn):
     return dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()) if exists else {}
 
 
+def client_error(error):
+    """The 400 answer for an engine error caused by what a request sent, or None (SQLite stores
+    what PostgreSQL refuses; see backends.postgres)."""
+    return None
+
+
 @contextmanager
 def migration_transaction(db):
     """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a
@@ -183,7 +189,7 @@ def fts_query(terms):
     for term in terms:
         if not words(term):
             continue  # nothing FTS5 would index (punctuation only): as on PostgreSQL, no condition
-        escaped = term.replace('"', '""')
+        escaped = term.replace("\x00", " ").replace('"', '""')
         parts.append(f'"{escaped}"' if " " in term else f'"{escaped}"*')
     return " AND ".join(parts)
 
