@@ -120,7 +120,6 @@ def configure_logging(verbose=True):
 def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
-    from .events.queues import manager as queue_manager
 
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
@@ -134,6 +133,8 @@ def cmd_serve(args):
 def run_server(app, args, instance):
     """Serve `app` with waitress on --host/--port until SIGINT or SIGTERM."""
     import waitress
+
+    from .events.queues import manager as queue_manager
 
     server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
                                     connection_limit=max(100, args.threads * 2), channel_timeout=120,
