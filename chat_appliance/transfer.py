@@ -45,7 +45,7 @@ class Progress:
         self.stream.flush()
 
 
-def tables_in_order(source):
+def tables_in_order(source, source_backend):
     """The source's tables to copy, parents before children (foreign keys hold at every insert):
     the live models' order, then any other table, leaving out the schema bookkeeping and the
     search index (the target builds its own)."""
@@ -56,9 +56,7 @@ def tables_in_order(source):
     live = [obj for name in models.__all__ for obj in [getattr(models, name)]
             if isinstance(obj, type) and issubclass(obj, models.BaseModel) and obj is not models.BaseModel]
     ordered = [model._meta.table_name for model in sort_models(live)]
-    present = [row[0] for row in source.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        " AND name NOT LIKE 'message_search%' AND name != 'schema_migration' ORDER BY name")]
+    present = [t for t in source_backend.source_tables(source) if t != "schema_migration"]
     return [t for t in ordered if t in present] + [t for t in present if t not in ordered]
 
 
@@ -84,7 +82,7 @@ def migrate_database(source_url, target_url, out=sys.stderr):
                 raise TransferError(
                     f"The target database is not empty ({len(existing)} tables, e.g. {existing[0]!r}): "
                     "migrate-database copies into an empty database only. Nothing was changed.")
-            tables = tables_in_order(source)
+            tables = tables_in_order(source, source_backend)
             counts = {t: source.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
             progress = Progress(sum(counts.values()) + counts.get("message", 0), out)
             with target.atomic():
@@ -106,25 +104,15 @@ def _copy(source, target, source_backend, target_backend, tables, progress):
     with target.bind_ctx([SchemaMigration]):
         target.create_tables([SchemaMigration])
     for version, applied_at in source.execute("SELECT version, applied_at FROM schema_migration"):
-        target.execute_sql("INSERT INTO schema_migration (version, applied_at) VALUES (%s, %s)", (version, applied_at))
-    target_columns = {}
+        p = target.param
+        target.execute_sql(f"INSERT INTO schema_migration (version, applied_at) VALUES ({p}, {p})", (version, applied_at))
     for table in tables:
-        columns = [row[1] for row in source.execute(f'PRAGMA table_info("{table}")')]
-        target_columns[table] = columns
-        cursor = source.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in columns)} FROM "{table}"'
-                                " ORDER BY rowid")
-        while True:
-            rows = cursor.fetchmany(BATCH)
-            if not rows:
-                break
+        columns = source_backend.source_columns(source, table)
+        for rows in source_backend.read_rows(source, table, columns, BATCH):
             target_backend.insert_rows(target, table, columns, rows)
-            progress.advance(len(rows), f"{table}")
+            progress.advance(len(rows), table)
     target_backend.advance_sequences(target, source_backend.id_high_water_marks(source))
-    cursor = source.execute("SELECT id, topic, rendered_content FROM message ORDER BY id")
-    while True:
-        rows = cursor.fetchmany(BATCH)
-        if not rows:
-            break
+    for rows in source_backend.read_rows(source, "message", ["id", "topic", "rendered_content"], BATCH):
         target_backend.index_messages(target, rows, new=True)
         progress.advance(len(rows), "search index")
 

@@ -88,6 +88,29 @@ def open_read_only(database_url):
     return sqlite3.connect(f"file:{quote('/' + path.lstrip('/'))}?mode=ro", uri=True)
 
 
+def source_tables(conn):
+    """The tables of a read-only connection's database, without SQLite's own and FTS5's."""
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " AND name NOT LIKE 'message_search%' ORDER BY name")]
+
+
+def source_columns(conn, table):
+    """A table's column names, in order."""
+    return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def read_rows(conn, table, columns, batch):
+    """A table's rows in insertion order, `batch` at a time."""
+    quoted = ", ".join(f'"{column}"' for column in columns)
+    cursor = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY rowid')
+    while True:
+        rows = cursor.fetchmany(batch)
+        if not rows:
+            return
+        yield rows
+
+
 def id_high_water_marks(conn):
     """{table: the largest id ever given out}, from AUTOINCREMENT's bookkeeping (deleted rows too)."""
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
