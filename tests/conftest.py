@@ -61,15 +61,21 @@ def database_templates(tmp_path_factory):
     empty_path.mkdir()
     org_path.mkdir()
     if pg.ENABLED:
-        urls = {"empty": pg.create(pg.new_name("tpl_empty")), "org": pg.url_for(pg.new_name("tpl_org"))}
-    else:
-        urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
-    create_app(test_config(empty_path, urls["empty"] if pg.ENABLED else None))
+        # One working database, reset to a saved state before each test (tests/pg.py).
+        url = pg.work_database()
+        create_app(test_config(empty_path, url))
+        close_app()
+        pg.save_snapshot("empty")
+        create_app(test_config(org_path, url))
+        Org.populate()
+        close_app()
+        pg.save_snapshot("org")
+        return {"empty": url, "org": url}
+    urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
+    create_app(test_config(empty_path))
     close_app()
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
-    if pg.ENABLED:
-        pg.register(urls["org"])
-    create_app(test_config(org_path, urls["org"] if pg.ENABLED else None))
+    create_app(test_config(org_path))
     Org.populate()
     close_app()
     return urls
@@ -86,19 +92,17 @@ def _postgres_session():
 @pytest.fixture(autouse=True)
 def database_url(request, monkeypatch):
     """The database of this test: None on SQLite (the app copies its template into tmp_path);
-    on PostgreSQL a fresh copy of the session's template (with the example organization when
-    the test uses `org`), also given to commands run in the test through
-    $CHAT_APPLIANCE_DATABASE_URL, and dropped after the test."""
+    on PostgreSQL the session's working database reset to the saved state (with the example
+    organization when the test uses `org`), also given to commands run in the test through
+    $CHAT_APPLIANCE_DATABASE_URL."""
     if not pg.ENABLED:
         yield None
         return
-    templates = request.getfixturevalue("database_templates")
-    template = templates["org" if "org" in request.fixturenames else "empty"]
-    name, url = pg.clone_for_test(template)
+    url = request.getfixturevalue("database_templates")["empty"]
+    pg.restore_snapshot("org" if "org" in request.fixturenames else "empty")
     monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", url)
     yield url
     close_app()
-    pg.drop_later(name)
 
 
 @pytest.fixture

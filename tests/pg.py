@@ -1,6 +1,7 @@
-"""The test suite on PostgreSQL: with CHAT_APPLIANCE_DATABASE_URL=postgresql://.../NAME set, every
-test gets a database of its own, named NAME_<pid>_<n>, copied (CREATE DATABASE ... TEMPLATE) from
-the templates conftest builds once per session, and dropped after the test. Real `serve`
+"""The test suite on PostgreSQL: with CHAT_APPLIANCE_DATABASE_URL=postgresql://.../NAME set, the
+session makes one working database, NAME_<pid>_work<n>, migrates it and saves its tables' rows
+(the empty state, then with the example organization) in snapshot schemas; before each test the
+working database is reset to one of them, so every test starts from a fresh database's state. Real `serve`
 processes get a database per instance folder. Every database made here starts with NAME_ and is
 dropped at the end of the session, whatever happened.
 """
@@ -70,38 +71,70 @@ def drop(name):
     _made.discard(name)
 
 
-def register(url):
-    """Count a database made elsewhere (by a backend's clone) as one to drop at the end."""
-    _made.add(urlparse(url).path.lstrip("/"))
+def _connect(url):
+    import psycopg2
+
+    parsed = urlparse(url)
+    return psycopg2.connect(dbname=parsed.path.lstrip("/"), user=parsed.username, password=parsed.password,
+                            host=parsed.hostname, port=parsed.port or 5432)
 
 
-def clone_for_test(template_url):
-    """(name, url) of a fresh copy of a template database for one test. A background thread
-    copies the next test's database while this test runs, and drops finished ones, so that a
-    test waits for neither (the first call of each template copies in the foreground)."""
-    import concurrent.futures
-
-    template = urlparse(template_url).path.lstrip("/")
-    if "worker" not in _state:
-        _state["worker"] = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-clone")
-        _state["next"] = {}
-    ready = _state["next"].pop(template, None)
-    if ready is None:
-        name = new_name()
-        url = create(name, template=template)
-    else:
-        name, url = ready.result()
-    upcoming = new_name()
-    _state["next"][template] = _state["worker"].submit(lambda: (upcoming, create(upcoming, template=template)))
-    return name, url
+def work_database():
+    """The session's one working database (created empty on first use): every test runs in it,
+    reset to a saved state first (restore). Copying a whole database per test (CREATE DATABASE
+    ... TEMPLATE) costs a WAL copy of its catalogs each time, seconds on a busy disk; resetting
+    a few dozen small tables inside one transaction costs one commit."""
+    if "work" not in _state:
+        name = new_name("work")
+        _state["work"] = create(name)
+    return _state["work"]
 
 
-def drop_later(name):
-    """Drop a test's database in the background (drop_all waits for it at the end)."""
-    if "worker" in _state:
-        _state["worker"].submit(drop, name)
-    else:
-        drop(name)
+def save_snapshot(kind):
+    """Keep a copy of every table's rows and every sequence's position of the working database
+    under the schema snapshot_<kind>, to restore before each test."""
+    conn = _connect(work_database())
+    try:
+        with conn, conn.cursor() as cursor:
+            cursor.execute(f"DROP SCHEMA IF EXISTS snapshot_{kind} CASCADE")
+            cursor.execute(f"CREATE SCHEMA snapshot_{kind}")
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+            tables = [row[0] for row in cursor.fetchall()]
+            for table in tables:
+                cursor.execute(f'CREATE TABLE snapshot_{kind}."{table}" AS SELECT * FROM public."{table}"')
+            cursor.execute("SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'")
+            sequences = cursor.fetchall()
+        _state[f"snapshot_{kind}"] = (tables, sequences)
+    finally:
+        conn.close()
+
+
+def restore_snapshot(kind):
+    """Put the working database back to a saved state, in one transaction. Foreign-key triggers
+    are off for it (session_replication_role = replica: the rows restored were consistent when
+    saved), so the order of tables does not matter."""
+    tables, sequences = _state[f"snapshot_{kind}"]
+    if "admin" not in _state or _state["admin"].closed:
+        _state["admin"] = _connect(work_database())
+    conn = _state["admin"]
+    try:
+        with conn, conn.cursor() as cursor:
+            cursor.execute("SET LOCAL session_replication_role = replica")
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            for (extra,) in cursor.fetchall():
+                if extra not in tables:
+                    cursor.execute(f'DROP TABLE public."{extra}" CASCADE')
+            for table in tables:
+                cursor.execute(f'DELETE FROM public."{table}"')
+                cursor.execute(f'INSERT INTO public."{table}" SELECT * FROM snapshot_{kind}."{table}"')
+            for sequence, last_value in sequences:
+                if last_value is None:
+                    cursor.execute(f"SELECT setval('public.\"{sequence}\"', 1, false)")
+                else:
+                    cursor.execute(f"SELECT setval('public.\"{sequence}\"', %s, true)", (last_value,))
+    except Exception:
+        conn.close()
+        raise
 
 
 def database_for_instance(instance_path):
@@ -116,9 +149,8 @@ def database_for_instance(instance_path):
 
 def drop_all():
     """Drop every database this session made (end of session)."""
-    if "worker" in _state:
-        _state["worker"].shutdown(wait=True)
-        del _state["worker"]
+    if "admin" in _state:
+        _state.pop("admin").close()
     for name in list(_made):
         try:
             drop(name)
