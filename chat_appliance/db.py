@@ -88,14 +88,21 @@ def migrate(progress=False):
     from .migrations import MIGRATIONS
 
     with database.connection_context():
-        database.create_tables([SchemaMigration], safe=True)
+        with backend().migration_transaction(database):  # under the writer lock: two may start at once
+            database.create_tables([SchemaMigration], safe=True)
         done = applied_versions()
         pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in done]
+        applied = []
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
             with backend().migration_transaction(database):
+                # Another process starting at the same time may have applied it meanwhile: the
+                # migration transaction holds the writer lock, so this check is final.
+                if SchemaMigration.get_or_none(SchemaMigration.version == version) is not None:
+                    continue
                 step(database, backend())
                 SchemaMigration.create(version=version)
+            applied.append(version)
             log.info("applied migration %04d: %s", version, doc)
-        return [v for v, _doc, _fn in pending]
+        return applied

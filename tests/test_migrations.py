@@ -113,3 +113,28 @@ def test_frozen_models_ignore_live_model_changes(new_database):
             assert "added_later" not in {c.name for c in db.get_columns("draft")}
     finally:
         models.Draft._meta.remove_field("added_later")
+
+
+def test_two_processes_migrating_at_once_apply_each_version_once(tmp_path):
+    """When two servers start on the same new database at the same moment, does each migration
+    run exactly once, with neither failing?"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = None
+    if pg.ENABLED:
+        name = pg.new_name("race")
+        url = pg.create(name)
+    else:
+        url = f"sqlite:///{tmp_path / 'race.sqlite3'}"
+    init_database(url, pool_size=4)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda _n: migrate(), range(2)))
+        versions = [version for version, _doc, _step in MIGRATIONS]
+        assert sorted(results[0] + results[1]) == sorted(versions)
+        assert applied_versions_now() == set(versions)
+    finally:
+        if hasattr(database.obj, "close_all"):
+            database.close_all()
+        if name:
+            pg.drop(name)

@@ -118,8 +118,10 @@ def write_transaction(db):
 
 @contextmanager
 def migration_transaction(db):
-    """One migration's transaction (PostgreSQL's DDL is transactional as it is)."""
+    """One migration's transaction (PostgreSQL's DDL is transactional as it is), holding the
+    writer lock, so that two processes starting at once apply each migration once."""
     with db.atomic():
+        db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK_KEY,))
         yield
 
 

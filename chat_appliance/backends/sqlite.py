@@ -132,7 +132,7 @@ def migration_transaction(db):
 
     db.execute_sql("PRAGMA foreign_keys = OFF")
     try:
-        with db.atomic():
+        with db.atomic("IMMEDIATE"):  # the write lock first: another process may be migrating too
             yield
             problems = db.execute_sql("PRAGMA foreign_key_check").fetchall()
             if problems:
