@@ -7,14 +7,16 @@ user's messages unread. Then prints, each beside a baseline measured in the same
 
   fetch   GET /messages newest 100 in a channel, a topic, is:unread and a search narrow
           (in-process Flask client) vs the same rows by raw SQL
-  send    POST /messages to the 50-subscriber channel at concurrency 1 and 16 over real HTTP
-          against `chat-appliance serve`, vs a trivial endpoint on the same Flask + waitress +
-          peewee stack that does one INSERT and COMMIT
+  send    POST /messages (200-byte messages) to the 50-subscriber channel with 1 and 16 wrk
+          connections against a default `chat-appliance serve` (rate limits off), and GET
+          /users/me, each vs the pinned baseline: Flask + waitress + HTTP Basic + one peewee
+          INSERT and COMMIT per request (WAL, synchronous=NORMAL), driven by the same wrk
   flags   POST /messages/flags/narrow over 1000 messages vs a raw SQL UPDATE of the same rows
 
-Targets: channel-narrow fetch p50 under 15 ms and within 3x of raw SQL; send throughput at
-concurrency 16 at least half the one-INSERT baseline; no figure that grows with total history
-(compare runs with --messages 100000 and 1000000).
+Targets (issue 15): sends at 16 clients >= 0.3x the baseline with p99 <= 150 ms, at 1 client
+>= 0.2x; channel fetch <= 5x raw SQL (+ json.dumps) at 5,000 and 1,000,000 messages; GET
+/users/me <= 2x... in time, i.e. >= 0.5x the baseline's rate; no figure that grows with total
+history (compare runs with --messages 5000 --compare 1000000). Needs `wrk` (apt-get install wrk).
 """
 
 import argparse
@@ -27,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -166,7 +167,8 @@ def fetch_setup(instance):
 
 
 def bench_fetch(instances, repeat):
-    """p50 of GET /messages for four narrows beside the same rows by raw SQL, for each instance.
+    """p50 of GET /messages for four narrows beside the same rows by raw SQL turned into JSON
+    (json.dumps of the rows as dicts, the issue's pinned baseline), for each instance.
     Rounds alternate between instances, so every size sees the same machine load."""
     import json
 
@@ -189,7 +191,9 @@ def bench_fetch(instances, repeat):
                 sql, args = raw[name]
                 started = time.perf_counter()
                 with database.connection_context():
-                    database.execute_sql(sql, args).fetchall()
+                    cursor = database.execute_sql(sql, args)
+                    names = [column[0] for column in cursor.description]
+                    json.dumps([dict(zip(names, row)) for row in cursor.fetchall()])
                 raw_time = time.perf_counter() - started
                 if round_number:  # the first round warms caches
                     samples[(instance, name, "a")].append(api_time)
@@ -231,22 +235,67 @@ def bench_flags(app, user, repeat):
 
 
 BASELINE_APP = textwrap.dedent("""
+    # The pinned send baseline: Flask + waitress + HTTP Basic + one peewee INSERT and COMMIT per
+    # request, on SQLite in WAL mode with synchronous=NORMAL.
     import sys
     from flask import Flask, jsonify
+    from flask_httpauth import HTTPBasicAuth
     from peewee import SqliteDatabase
     import waitress
     db = SqliteDatabase(sys.argv[2], pragmas={"journal_mode": "wal", "synchronous": "normal",
                                               "foreign_keys": 1, "busy_timeout": 10000})
     db.execute_sql("CREATE TABLE IF NOT EXISTS row (id INTEGER PRIMARY KEY, body TEXT)")
     app = Flask(__name__)
+    auth = HTTPBasicAuth()
+    @auth.verify_password
+    def verify(email, key):
+        return email == "bench@example.com" and key == "bench-key"
     @app.post("/api/v1/messages")
+    @auth.login_required
     def insert():
         with db.connection_context():
             with db.atomic("IMMEDIATE"):
                 cursor = db.execute_sql("INSERT INTO row (body) VALUES (?)", ("hello",))
         return jsonify(result="success", msg="", id=cursor.lastrowid)
+    @app.get("/api/v1/users/me")
+    @auth.login_required
+    def me():
+        return jsonify(result="success", msg="", email=auth.current_user())
     waitress.serve(app, host="127.0.0.1", port=int(sys.argv[1]), threads=16, _quiet=True)
 """)
+
+WRK_SCRIPT = """
+wrk.method = "{method}"
+wrk.body = "{body}"
+wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
+wrk.headers["Authorization"] = "Basic {token}"
+"""
+
+
+def run_wrk(url, *, method, body, email, key, connections, seconds, workdir):
+    """(requests per second, p50 ms, p99 ms) from wrk; errors abort the benchmark."""
+    import re
+    import shutil
+    from urllib.parse import urlencode
+
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed for the send figures: apt-get install wrk")
+    script = Path(workdir) / f"wrk-{method.lower()}.lua"
+    token = base64.b64encode(f"{email}:{key}".encode()).decode()
+    script.write_text(WRK_SCRIPT.format(method=method, body=urlencode(body), token=token))
+    result = subprocess.run(["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds}s",
+                             "--latency", "-s", str(script), url], capture_output=True, text=True, check=True)
+    out = result.stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise SystemExit(f"wrk saw errors against {url}:\n{out}")
+
+    def percentile(name):
+        match = re.search(rf"^\s+{name}%\s+([\d.]+)(us|ms|s)", out, re.M)
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return rate, percentile("50"), percentile("99")
 
 
 def free_port():
@@ -268,57 +317,41 @@ def wait_for(url, proc):
             time.sleep(0.05)
 
 
-def throughput(url, auth, data, concurrency, count):
-    """Messages per second for `count` POSTs spread over `concurrency` threads."""
-    import requests
-
-    per_thread = count // concurrency
-    errors = []
-
-    def worker():
-        with requests.Session() as session:
-            for _ in range(per_thread):
-                response = session.post(url, data=data, auth=auth, timeout=30)
-                if response.status_code != 200:
-                    errors.append(response.text)
-
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if errors:
-        raise SystemExit(f"send errors: {errors[:3]}")
-    return per_thread * concurrency / elapsed
-
-
-def bench_send(instance, workdir, count):
-    """POST /messages throughput at concurrency 1 and 16, beside the one-INSERT baseline."""
+def bench_send(instance, workdir, seconds):
+    """POST /messages at 1 and 16 connections (wrk), then GET /users/me, each beside the pinned
+    baseline measured right after it; returns {figure: ((rate, p50, p99), (rate, p50, p99))}."""
     from chat_appliance.models import UserProfile, database
 
     with database.connection_context():
         user = UserProfile.get(UserProfile.email == "user2@bench.example")
-    results = {}
     port = free_port()
+    env = dict(os.environ, CHAT_APPLIANCE_RATE_LIMITING="false")
     serve = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
-                              "--port", str(port), "--quiet", "--threads", "24"],
+                              "--port", str(port), "--quiet"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     baseline_script = Path(workdir) / "baseline_insert.py"
     baseline_script.write_text(BASELINE_APP)
     base_port = free_port()
-    baseline = subprocess.Popen([sys.executable, str(baseline_script), str(base_port),
-                                 str(Path(workdir) / "baseline.sqlite3")])
+    baseline_db = Path(workdir) / "baseline.sqlite3"
+    baseline = subprocess.Popen([sys.executable, str(baseline_script), str(base_port), str(baseline_db)])
+    results = {}
     try:
         wait_for(f"http://127.0.0.1:{port}/api/v1/server_settings", serve)
         wait_for(f"http://127.0.0.1:{base_port}/", baseline)
-        data = {"type": "stream", "to": "channel-0", "topic": "bench", "content": "a benchmark message"}
-        for concurrency in (1, 16):
-            ours = throughput(f"http://127.0.0.1:{port}/api/v1/messages", (user.email, user.api_key), data,
-                              concurrency, count)
-            base = throughput(f"http://127.0.0.1:{base_port}/api/v1/messages", None, {}, concurrency, count)
-            results[concurrency] = (ours, base)
+        message = {"type": "stream", "to": "channel-0", "topic": "bench", "content": "x" * 200}
+        ours_auth = dict(email=user.email, key=user.api_key)
+        base_auth = dict(email="bench@example.com", key="bench-key")
+        for connections in (1, 16):
+            ours = run_wrk(f"http://127.0.0.1:{port}/api/v1/messages", method="POST", body=message,
+                           connections=connections, seconds=seconds, workdir=workdir, **ours_auth)
+            base = run_wrk(f"http://127.0.0.1:{base_port}/api/v1/messages", method="POST", body={},
+                           connections=connections, seconds=seconds, workdir=workdir, **base_auth)
+            results[f"POST /messages, {connections} client(s)"] = (ours, base)
+        ours = run_wrk(f"http://127.0.0.1:{port}/api/v1/users/me", method="GET", body={}, connections=1,
+                       seconds=seconds, workdir=workdir, **ours_auth)
+        base = run_wrk(f"http://127.0.0.1:{base_port}/api/v1/users/me", method="GET", body={}, connections=1,
+                       seconds=seconds, workdir=workdir, **base_auth)
+        results["GET /users/me, 1 client"] = (ours, base)
     finally:
         for proc in (serve, baseline):
             proc.terminate()
@@ -332,7 +365,7 @@ def main():
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "chat-appliance-bench"),
                         help="where the generated instance is cached (default: %(default)s)")
     parser.add_argument("--repeat", type=int, default=30, help="samples per fetch figure (default 30)")
-    parser.add_argument("--sends", type=int, default=480, help="messages sent per throughput figure (default 480)")
+    parser.add_argument("--seconds", type=int, default=10, help="duration of each wrk run (default 10)")
     parser.add_argument("--compare", type=int, default=None, metavar="N",
                         help="also fetch from an N-message history, interleaved, to show figures do not grow "
                              "with history (e.g. --compare 100000)")
@@ -354,7 +387,7 @@ def main():
     fetch_by_size, app, user = bench_fetch(instances, args.repeat)
     fetch = fetch_by_size[instance]
     flags = bench_flags(app, user, max(5, args.repeat // 3))
-    send = bench_send(instance, args.workdir, args.sends)
+    send = bench_send(instance, args.workdir, args.seconds)
 
     print(f"\nHistory: {args.messages:,} messages")
     print(f"{'GET /messages newest 100':30}{'p50':>10}{'raw SQL':>10}{'ratio':>8}")
@@ -366,9 +399,10 @@ def main():
         for name, (ours, _raw) in small.items():
             print(f"  {name:28}{ours:>8.1f}ms{fetch[name][0] / ours:>9.2f}x")
     print(f"{'flags/narrow, 1000 messages':30}{flags[0]:>8.1f}ms{flags[1]:>8.1f}ms{flags[0] / flags[1]:>7.1f}x")
-    print(f"{'POST /messages (50 subscribers)':30}{'msg/s':>10}{'1-INSERT':>10}{'ratio':>8}")
-    for concurrency, (ours, base) in send.items():
-        print(f"  concurrency {concurrency:<16}{ours:>10.0f}{base:>10.0f}{ours / base:>7.2f}x")
+    print(f"{'over HTTP (wrk)':30}{'req/s':>8}{'p50':>9}{'p99':>9}  {'baseline req/s, p50, p99':>26}{'ratio':>7}")
+    for name, ((rate, p50, p99), (b_rate, b_p50, b_p99)) in send.items():
+        print(f"  {name:28}{rate:>8.0f}{p50:>7.1f}ms{p99:>7.1f}ms  {b_rate:>10.0f}{b_p50:>7.1f}ms{b_p99:>7.1f}ms"
+              f"{rate / b_rate:>7.2f}x")
 
 
 if __name__ == "__main__":

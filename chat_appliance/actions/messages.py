@@ -17,10 +17,11 @@ from ..models import (
     Message,
     Recipient,
     Reaction,
-    Subscription,
+    Stream,
     UserProfile,
     UserTopic,
 )
+from ..models.base import query_rows, raw_select
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
 
@@ -83,9 +84,7 @@ def access_stream_for_send(sender, to):
     if isinstance(to, bool) or not isinstance(to, (int, str)):
         raise JsonableError("Invalid channel")
     if isinstance(to, int):
-        from ..models import Stream
-
-        stream = Stream.get_or_none((Stream.id == to) & (Stream.realm == sender.realm_id))
+        stream = next(iter(raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', to, sender.realm_id)), None)
         missing = StreamIdDoesNotExistError(to)
     else:
         stream = get_stream_by_name(sender.realm_id, to)
@@ -210,9 +209,9 @@ def recipient_flags(rendered, recipient_ids, *, sender_id, read_by_sender, is_di
 
 def topic_visibility(user, stream, topic_key):
     """The user's visibility policy for a topic (TOPIC_INHERIT when none is set)."""
-    row = UserTopic.get_or_none((UserTopic.user_profile == user) & (UserTopic.stream == stream)
-                                & (UserTopic.topic_key == topic_key))
-    return row.visibility_policy if row else TOPIC_INHERIT
+    rows = query_rows('SELECT "visibility_policy" FROM "user_topic" WHERE "user_profile_id" = {p}'
+                      ' AND "stream_id" = {p} AND "topic_key" = {p}', user.id, stream.id, topic_key)
+    return rows[0][0] if rows else TOPIC_INHERIT
 
 
 def set_topic_visibility(user, stream, topic, policy):
@@ -241,8 +240,9 @@ def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):
                                       or (follow == AUTO_ON_INITIATION and topic_is_new)):
         return TOPIC_FOLLOWED
     unmute = user_setting(sender, "automatically_unmute_topics_in_muted_streams_policy")
-    sub = Subscription.get_or_none((Subscription.user_profile == sender) & (Subscription.stream == stream))
-    if (sub is not None and sub.is_muted and current in (TOPIC_INHERIT, TOPIC_MUTED)
+    muted = query_rows('SELECT "is_muted" FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}',
+                       sender.id, stream.id)
+    if (muted and muted[0][0] and current in (TOPIC_INHERIT, TOPIC_MUTED)
             and (unmute in (AUTO_ON_PARTICIPATION, AUTO_ON_SEND)
                  or (unmute == AUTO_ON_INITIATION and topic_is_new))):
         return TOPIC_UNMUTED
@@ -292,14 +292,13 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
             participants = set()
         else:
             recipient_id = stream.recipient_id
-            recipient_ids = {
-                row.user_profile_id for row in Subscription.select(Subscription.user_profile).join(UserProfile)
-                .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
-            }
+            recipient_ids = {user_id for (user_id,) in query_rows(
+                'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
+                ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream.id)}
             participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
             check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
-            topic_is_new = not Message.select().where((Message.recipient == recipient_id)
-                                                      & (Message.topic_key == topic_key)).exists()
+            topic_is_new = not query_rows('SELECT 1 FROM "message" WHERE "recipient_id" = {p} AND "topic_key" = {p}'
+                                          ' LIMIT 1', recipient_id, topic_key)
             if sender.id in recipient_ids:
                 automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
         # The sender always keeps a copy of what they sent, even in a channel they are not in.

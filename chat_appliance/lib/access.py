@@ -6,7 +6,8 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Stream, Subscription, UserProfile
+from ..models import Stream, UserProfile
+from ..models.base import query_rows, raw_select
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
@@ -67,11 +68,8 @@ def access_user_by_email(requester, email):
 
 def is_subscribed(user, stream):
     """Whether the user has an active subscription to the channel."""
-    return (
-        Subscription.select()
-        .where((Subscription.user_profile == user) & (Subscription.stream == stream) & Subscription.active)
-        .exists()
-    )
+    return bool(query_rows('SELECT 1 FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}'
+                           ' AND "active" LIMIT 1', getattr(user, "id", user), getattr(stream, "id", stream)))
 
 
 def can_access_stream_metadata(user, stream, subscribed=None):
@@ -100,7 +98,7 @@ def can_read_stream_history(user, stream, subscribed=None):
 
 def access_stream_by_id(user, stream_id):
     """A channel the user may see, or BAD_REQUEST 'Invalid channel ID'."""
-    stream = Stream.get_or_none((Stream.id == stream_id) & (Stream.realm == user.realm_id))
+    stream = next(iter(raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, user.realm_id)), None)
     if stream is None or not can_access_stream_metadata(user, stream):
         raise JsonableError("Invalid channel ID")
     return stream
@@ -108,7 +106,8 @@ def access_stream_by_id(user, stream_id):
 
 def get_stream_by_name(realm_id, name):
     """A channel by name, without regard to case; None if there is none."""
-    return Stream.get_or_none((Stream.realm == realm_id) & (Stream.name_key == name.strip().lower()))
+    rows = raw_select(Stream, '"realm_id" = {p} AND "name_key" = {p}', realm_id, name.strip().lower())
+    return rows[0] if rows else None
 
 
 def access_stream_by_name(user, name):

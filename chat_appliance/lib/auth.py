@@ -19,11 +19,35 @@ def verify_api_key(email, api_key):
     """Find the account by email (API or real address) and compare keys in constant time."""
     if not email and not api_key:
         raise UnauthorizedError()
-    user = UserProfile.get_by_login_email(email) if email else None
+    user = user_for_login_email(email) if email else None
     if user is None or not api_key or not api_key_matches(user.api_key, api_key):
         raise InvalidAPIKeyError()
     if not user.is_active:
         raise UserDeactivatedError()
+    return user
+
+
+# Login email -> account id, so that most requests find their account by primary key instead of
+# matching both email columns case-insensitively (no index serves that). The row itself is
+# always read fresh, and used only while it still answers to that email: the map never
+# decides who someone is, it only says where to look first.
+_login_ids = {}
+LOGIN_ID_CACHE_SIZE = 10_000
+
+
+def user_for_login_email(email):
+    """The account a Basic user name names (API email or real address), or None."""
+    lowered = email.strip().lower()
+    user_id = _login_ids.get(lowered)
+    if user_id is not None:
+        user = UserProfile.fetch_by_id(user_id)
+        if user is not None and lowered in (user.email.lower(), user.delivery_email.lower()):
+            return user
+    user = UserProfile.get_by_login_email(email)
+    if user is not None:
+        if len(_login_ids) >= LOGIN_ID_CACHE_SIZE:
+            _login_ids.clear()
+        _login_ids[lowered] = user.id
     return user
 
 

@@ -10,6 +10,7 @@ from ..models import (
     Reaction,
     UserProfile,
 )
+from ..models.base import raw_select
 from .access import can_see_real_email
 from .serializers import avatar_url
 
@@ -195,9 +196,9 @@ def load_messages(message_ids):
     from ..models import Stream
 
     rows = list(Message.select(*_RECORD_COLUMNS).where(in_ids(Message.id, message_ids)).dicts())
-    senders = {u.id: u for u in UserProfile.select().where(in_ids(UserProfile.id, {r["sender"] for r in rows}))}
-    stream_ids = {r["stream"] for r in rows if r["stream"] is not None}
-    streams = {s.id: s for s in Stream.select().where(Stream.id.in_(stream_ids))} if stream_ids else {}
+    senders = {u.id: u for u in raw_select(UserProfile, '"id" IN {ids}', ids=sorted({r["sender"] for r in rows}))}
+    stream_ids = sorted({r["stream"] for r in rows if r["stream"] is not None})
+    streams = {s.id: s for s in raw_select(Stream, '"id" IN {ids}', ids=stream_ids)} if stream_ids else {}
     by_id = {}
     for row in rows:
         row = {("sender_id" if k == "sender" else "recipient_id" if k == "recipient" else

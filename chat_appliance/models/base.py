@@ -42,3 +42,40 @@ def in_ids(column, ids):
     if not ids:
         return SQL("0 = 1")
     return column.in_(SQL("(" + ",".join([database.param] * len(ids)) + ")", ids))
+
+
+# SQL text of raw_select, by (model, condition, placeholder, list length).
+_RAW_SELECT_SQL = {}
+
+
+def raw_select(model, condition, *params, ids=None):
+    """Rows of `model` (all columns, as model instances) WHERE `condition`, a SQL fragment with
+    `{p}` for each parameter and `{ids}` for an optional list of ids. The SQL is built once per
+    shape: on the hot paths (a send, a fetch) peewee's query building costs more than the
+    lookups themselves."""
+    param = model._meta.database.param
+    key = (model, condition, param, None if ids is None else len(ids))
+    sql = _RAW_SELECT_SQL.get(key)
+    if sql is None:
+        columns = ", ".join(f'"{field.column_name}"' for field in model._meta.sorted_fields)
+        id_list = "" if ids is None else "(" + ",".join([param] * len(ids)) + ")"
+        sql = _RAW_SELECT_SQL[key] = (f'SELECT {columns} FROM "{model._meta.table_name}" WHERE '
+                                      + condition.format(p=param, ids=id_list))
+    return list(model.raw(sql, *params, *(ids or ())))
+
+
+# SQL text of query_rows, by (template, placeholder, list length).
+_QUERY_ROWS_SQL = {}
+
+
+def query_rows(template, *params, ids=None):
+    """Tuples from a hand-written query whose text is formatted once per shape: `{p}` stands for
+    each parameter and `{ids}` for an optional list of ids. For hot queries only; the SQL must run
+    on SQLite and PostgreSQL alike (quoted names; booleans tested bare, as `AND "active"`)."""
+    param = database.param
+    key = (template, param, None if ids is None else len(ids))
+    sql = _QUERY_ROWS_SQL.get(key)
+    if sql is None:
+        id_list = "" if ids is None else "(" + ",".join([param] * len(ids)) + ")"
+        sql = _QUERY_ROWS_SQL[key] = template.format(p=param, ids=id_list)
+    return database.execute_sql(sql, (*params, *(ids or ()))).fetchall()
