@@ -46,8 +46,8 @@ def test_config(instance_path, database_url=None):
 
 def close_app():
     close_connection()
-    if hasattr(database.obj, "close_all"):
-        database.close_all()  # PostgreSQL's pool: a database to copy or drop must have no session
+    if pg.ENABLED:
+        database.close_idle()  # PostgreSQL's pool: no idle session left on the working database
     queue_manager.clear()
 
 
