@@ -396,10 +396,16 @@ def build_parser():
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
 
+<<<<<<< HEAD
     move = add("migrate-database", cmd_migrate_database,
                "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
                "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
     move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
+=======
+    from .cli_transfer import add_transfer_commands
+
+    add_transfer_commands(add)
+>>>>>>> main
     return parser
 
 

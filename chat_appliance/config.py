@@ -23,6 +23,8 @@ DEFAULTS = {
     # Largest request body accepted (uploads included): Zulip's default upload limit is 25 MiB.
     "MAX_CONTENT_LENGTH": 26 * 1024 * 1024,
     "MAX_FILE_UPLOAD_SIZE_MIB": 25,
+    # Largest custom emoji image accepted by POST /realm/emoji/{name} (Zulip's default).
+    "MAX_EMOJI_FILE_SIZE_MIB": 5,
     # Zulip's limits, reported by /register; clients read them from there.
     "MAX_MESSAGE_LENGTH": 10000,
     "MAX_TOPIC_LENGTH": 60,

@@ -416,6 +416,14 @@ def _message_ids_never_reused(database, backend):
     backend.never_reuse_ids(database, "message")
 
 
+def _people_and_customization(database, backend):
+    """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
+    exports (issue 19, part B)."""
+    from .migration_people_and_customization import create_tables
+
+    create_tables(database)
+
+
 def _bot_services(database, backend):
     """Outgoing webhook and embedded bot services (issue 20). The table is stated here as it is
     at this version, independent of the live model."""
@@ -447,5 +455,6 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (50, "message ids never reused", _message_ids_never_reused),
+    (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

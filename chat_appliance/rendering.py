@@ -7,6 +7,7 @@ Messages are rendered once, at send and edit time, and the HTML is stored.
 from peewee import fn
 
 from .actions.linkifiers import linkifiers_for_realm
+from .lib.custom_emoji import realm_emoji_for_render
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile
@@ -48,6 +49,7 @@ def render_context(realm, sender=None):
         find_user=find_user,
         find_group=find_group,
         find_channel=find_channel,
+        realm_emoji=realm_emoji_for_render(realm.id),
     )
 
 

@@ -172,15 +172,18 @@ def bench_fetch(instances, repeat):
     Rounds alternate between instances, so every size sees the same machine load."""
     import json
 
-    from chat_appliance.db import init_database
     from chat_appliance.models import database
 
-    setups = {instance: fetch_setup(instance) for instance in instances}
+    setups = {}
+    handles = {}
+    for instance in instances:
+        setups[instance] = fetch_setup(instance)
+        handles[instance] = database.obj  # each app's own (pooled) handle, switched to per round
     samples = {(instance, name, kind): [] for instance in instances for name in ("channel", "topic", "is:unread",
                                                                                  "search") for kind in "ar"}
     for round_number in range(repeat + 1):
         for instance, (app, _user, auth, narrows, raw) in setups.items():
-            init_database(app.config["DATABASE_URL"])
+            database.initialize(handles[instance])
             client = app.test_client()
             for name, narrow in narrows.items():
                 params = {"anchor": "newest", "num_before": "100", "num_after": "0", "narrow": json.dumps(narrow)}
@@ -201,7 +204,7 @@ def bench_fetch(instances, repeat):
     results = {instance: {name: (median_ms(samples[(instance, name, "a")]), median_ms(samples[(instance, name, "r")]))
                           for name in ("channel", "topic", "is:unread", "search")} for instance in instances}
     last = instances[-1]
-    init_database(setups[last][0].config["DATABASE_URL"])
+    database.initialize(handles[last])
     return results, setups[last][0], setups[last][1]
 
 

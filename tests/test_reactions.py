@@ -52,7 +52,7 @@ def test_duplicate_remove_and_missing(org):
 
 
 def test_invalid_emoji(org):
-    """Are unknown names, mismatched codes, and custom emoji (none exist) refused with Zulip's texts?"""
+    """Are unknown names, mismatched codes, and a custom emoji id that does not exist refused with Zulip's texts?"""
     hamlet = org.client(org.hamlet)
     mid = send(hamlet)
     err(hamlet.post(f"messages/{mid}/reactions", emoji_name="no_such_emoji"), 400, "BAD_REQUEST",
@@ -60,7 +60,7 @@ def test_invalid_emoji(org):
     err(hamlet.post(f"messages/{mid}/reactions", emoji_name="wave", emoji_code="1f389"), 400, "BAD_REQUEST",
         "Invalid emoji code.")
     err(hamlet.post(f"messages/{mid}/reactions", emoji_name="party", reaction_type="realm_emoji",
-                    emoji_code="1"), 400, "BAD_REQUEST", "Invalid emoji name.")
+                    emoji_code="1"), 400, "BAD_REQUEST", "Invalid custom emoji.")
     err(hamlet.post(f"messages/{mid}/reactions", emoji_name="wave", reaction_type="bogus"), 400, "BAD_REQUEST")
 
 

@@ -147,17 +147,22 @@ def messages_to_move(user, message, propagate_mode):
 
 
 def refresh_mention_flags(message, rendered):
-    """Recompute the mention flags of everyone who has the message from its new rendering
-    (adding and removing, as Zulip does); returns {user_id: flag bits}."""
+    """Recompute the mention and alert-word flags of everyone who has the message from its new
+    content (adding and removing, as Zulip does); returns {user_id: flag bits}."""
     rows = {row.user_profile_id: row.flags for row in
             UserMessage.select().where(UserMessage.message == message.id)}
     participants = (topic_participant_ids(message.stream, message.topic_key)
                     if rendered.topic_wildcard and message.stream_id else set())
     computed = recipient_flags(rendered, set(rows), sender_id=message.sender_id, read_by_sender=False,
                                is_direct=message.stream_id is None, topic_participants=participants)
+    from .alert_words import users_with_alert_word_in
+
+    alerted = users_with_alert_word_in(message.content, set(rows) - {message.sender_id})
+    alert_bit = FLAG_BITS["has_alert_word"]
     result = {}
     for uid, bits in rows.items():
-        new_bits = (bits & ~MENTION_BITS) | (computed[uid] & MENTION_BITS)
+        new_bits = (bits & ~MENTION_BITS & ~alert_bit) | (computed[uid] & MENTION_BITS) \
+            | (alert_bit if uid in alerted else 0)
         if new_bits != bits:
             UserMessage.update(flags=new_bits).where(
                 (UserMessage.message == message.id) & (UserMessage.user_profile == uid)).execute()

@@ -24,6 +24,7 @@ from ..models import (
 from ..models.base import query_rows, raw_select
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
+from .personal_flags import apply_personal_flags
 
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).
@@ -311,6 +312,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         )
         flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
                                 is_direct=is_direct, topic_participants=participants)
+        apply_personal_flags(flags, sender.id, content)
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
                     [(uid, message.id, bits) for uid, bits in flags.items()])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)

@@ -8,6 +8,7 @@ from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..models import CustomProfileField, CustomProfileFieldValue
+from ..models.base import query_rows
 from ..rendering import render_plain
 from .users import active_user_ids, notify_user_updated
 
@@ -43,14 +44,15 @@ def realm_fields(realm_id):
 
 def profile_data_for(user):
     """{field id as string: {value, rendered_value?}}, as the user object's profile_data."""
-    rows = (CustomProfileFieldValue.select(CustomProfileFieldValue, CustomProfileField)
-            .join(CustomProfileField).where(CustomProfileFieldValue.user_profile == user))
+    rows = query_rows('SELECT v."field_id", v."value", v."rendered_value", f."field_type"'
+                      ' FROM "custom_profile_field_value" v JOIN "custom_profile_field" f ON f."id" = v."field_id"'
+                      ' WHERE v."user_profile_id" = {p}', user.id)
     data = {}
-    for row in rows:
-        entry = {"value": row.value}
-        if row.field.field_type in RENDERED_TYPES:
-            entry["rendered_value"] = row.rendered_value
-        data[str(row.field_id)] = entry
+    for field_id, value, rendered_value, field_type in rows:
+        entry = {"value": value}
+        if field_type in RENDERED_TYPES:
+            entry["rendered_value"] = rendered_value
+        data[str(field_id)] = entry
     return data
 
 

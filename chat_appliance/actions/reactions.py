@@ -12,9 +12,15 @@ from ..models import FLAG_BITS, Reaction, Stream, UserMessage
 REACTION_TYPES = ("unicode_emoji", "realm_emoji", "service_extra_emoji")
 
 
-def check_emoji(emoji_name, emoji_code, reaction_type):
+def check_emoji(emoji_name, emoji_code, reaction_type, realm_id=None):
     """(name, code, type) of a valid emoji; the code is looked up from the name when omitted
-    (bots send only emoji_name=wave). There are no custom emoji here, so realm_emoji is never valid."""
+    (bots send only emoji_name=wave), an active custom emoji winning over a Unicode one of the
+    same name, as in Zulip. A custom emoji is named by its id as emoji_code."""
+    if reaction_type == "realm_emoji" or (reaction_type == "unicode_emoji" and emoji_code is None
+                                          and realm_id is not None):
+        custom = check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type)
+        if custom is not None:
+            return custom
     if reaction_type == "unicode_emoji":
         code = NAME_TO_CODE.get(emoji_name)
         if code is None:
@@ -27,6 +33,27 @@ def check_emoji(emoji_name, emoji_code, reaction_type):
             raise JsonableError("Invalid emoji code.")
         return emoji_name, emoji_name, reaction_type
     raise JsonableError("Invalid emoji name.")
+
+
+def check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type):
+    """(name, id, "realm_emoji") for a custom emoji, Zulip's errors for a wrong id, name or a
+    deactivated emoji; None when a unicode_emoji request without a code names no custom emoji."""
+    from ..lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
+
+    if reaction_type == "unicode_emoji":
+        emoji = active_realm_emoji(realm_id, emoji_name)
+        return (emoji_name, str(emoji.id), "realm_emoji") if emoji is not None else None
+    if emoji_code is None:
+        emoji = active_realm_emoji(realm_id, emoji_name)
+    else:
+        emoji = realm_emoji_by_code(realm_id, emoji_code)
+    if emoji is None:
+        raise JsonableError("Invalid custom emoji.")
+    if emoji.name != emoji_name:
+        raise JsonableError("Invalid custom emoji name.")
+    if emoji.deactivated:
+        raise JsonableError("This custom emoji has been deactivated.")
+    return emoji_name, str(emoji.id), "realm_emoji"
 
 
 def reaction_event(op, user, message_id, emoji_name, emoji_code, reaction_type):

@@ -77,8 +77,21 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
         api_key=generate_api_key(),
         password=hash_password(password, password_method) if password else None,
     )
+    if bot_type is None and not isinstance(realm, int):
+        apply_user_settings_defaults(user, realm)
     set_role_group_membership(user, role)
     return user
+
+
+def apply_user_settings_defaults(user, realm):
+    """A new person starts with the organization's defaults (PATCH /realm/user_settings_defaults)."""
+    from .user_settings_defaults import new_user_settings
+
+    settings, visibility = new_user_settings(realm)
+    if settings or visibility != user.email_address_visibility:
+        user.settings, user.email_address_visibility = settings, visibility
+        user.email = api_email_for(user)
+        user.save()
 
 
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
@@ -199,6 +212,11 @@ def do_change_settings(user, changes):
             delete_all_drafts(user)
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
+    if "allow_private_data_export" in changes:
+        from .realm_export import admin_ids
+
+        publish({"type": "realm_export_consent", "user_id": user.id,
+                 "consented": changes["allow_private_data_export"]}, admin_ids(user.realm_id))
     return list(changes)
 
 

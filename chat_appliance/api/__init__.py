@@ -7,16 +7,21 @@ from . import (
     dev,
     drafts,
     events,
+    export,
     linkifiers,
     message_delete,
     message_edits,
     message_reports,
     messages,
     navigation_views,
+    org_settings,
+    people,
     presence,
     profile_fields,
     push,
+    push_legacy,
     reactions,
+    realm_emoji,
     realm,
     saved_snippets,
     server,
@@ -33,7 +38,8 @@ BLUEPRINTS = [
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
+    people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp]

@@ -17,7 +17,7 @@ REACTION_PARAMS = dict(emoji_name=Param(), emoji_code=Param(default=None),
 def add_reaction(user, message_id, emoji_name, emoji_code, reaction_type):
     """React to a message with an emoji."""
     message, _flags = access_message(user, message_id)
-    do_add_reaction(user, message, *check_emoji(emoji_name, emoji_code, reaction_type))
+    do_add_reaction(user, message, *check_emoji(emoji_name, emoji_code, reaction_type, user.realm_id))
 
 
 @bp.delete("/messages/<int:message_id>/reactions")
@@ -25,5 +25,9 @@ def add_reaction(user, message_id, emoji_name, emoji_code, reaction_type):
 def remove_reaction(user, message_id, emoji_name, emoji_code, reaction_type):
     """Take back one's emoji reaction."""
     message, _flags = access_message(user, message_id)
-    _name, code, reaction_type = check_emoji(emoji_name, emoji_code, reaction_type)
+    if reaction_type == "realm_emoji" and emoji_code is not None:
+        # A deactivated custom emoji's reactions can still be taken back.
+        code = emoji_code
+    else:
+        _name, code, reaction_type = check_emoji(emoji_name, emoji_code, reaction_type, user.realm_id)
     do_remove_reaction(user, message, code, reaction_type)

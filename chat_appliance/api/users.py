@@ -3,7 +3,6 @@ POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 
 from flask import current_app
 from flask import Blueprint
-from peewee import fn
 
 from ..actions.bot_services import check_service_settings
 from ..actions.profile_fields import check_profile_data, do_update_profile_data
@@ -24,14 +23,15 @@ from ..lib.access import access_user_by_email, access_user_by_id, require_realm_
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
 from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
 from ..lib.serializers import own_user_dict, user_dict
-from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES, UserMessage, UserProfile
+from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES, UserProfile
+from ..models.base import query_rows
 
 bp = Blueprint("users", __name__)
 
 
 def max_message_id(user):
     """The newest message id in the user's history; -1 when there is none (Zulip)."""
-    newest = UserMessage.select(fn.MAX(UserMessage.message)).where(UserMessage.user_profile == user).scalar()
+    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
     return newest if newest is not None else -1
 
 

@@ -298,6 +298,43 @@ def fetch_linkifiers(user, state, options):
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
+def fetch_people_state(user, state, options):
+    """alert_words, muted_users: the requester's own lists."""
+    from ..actions.alert_words import user_alert_words
+    from ..actions.muted_users import muted_users_list
+
+    state["alert_words"] = user_alert_words(user)
+    state["muted_users"] = muted_users_list(user)
+
+
+def fetch_user_status(user, state, options):
+    """user_status: {user id: status} for those who set one."""
+    from ..actions.user_status import realm_user_statuses
+
+    state["user_status"] = realm_user_statuses(user.realm_id)
+
+
+def fetch_realm_emoji(user, state, options):
+    """realm_emoji: every custom emoji, deactivated ones included."""
+    from ..lib.custom_emoji import realm_emoji_state
+
+    state["realm_emoji"] = realm_emoji_state(user.realm_id)
+
+
+def fetch_realm_playgrounds(user, state, options):
+    """realm_playgrounds."""
+    from ..actions.playgrounds import realm_playgrounds
+
+    state["realm_playgrounds"] = realm_playgrounds(user.realm_id)
+
+
+def fetch_realm_user_settings_defaults(user, state, options):
+    """realm_user_settings_defaults: what new users start with."""
+    from ..actions.user_settings_defaults import realm_user_settings_defaults
+
+    state["realm_user_settings_defaults"] = realm_user_settings_defaults(user.realm)
+
+
 # fetch type -> how to fill it. A fetcher listed under several types runs once.
 FETCHERS = {
     "realm": fetch_realm,
@@ -311,7 +348,12 @@ FETCHERS = {
     "user_settings": fetch_user_settings,
     "update_display_settings": fetch_user_settings,
     "update_global_notifications": fetch_user_settings,
-    "realm_emoji": fetch_empty_lists(("realm_emoji", {})),
+    "realm_emoji": fetch_realm_emoji,
+    "alert_words": fetch_people_state,
+    "muted_users": fetch_people_state,
+    "user_status": fetch_user_status,
+    "realm_playgrounds": fetch_realm_playgrounds,
+    "realm_user_settings_defaults": fetch_realm_user_settings_defaults,
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,

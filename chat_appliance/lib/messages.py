@@ -1,16 +1,16 @@
 """Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
 and message events."""
 
+import json
+
 from ..models import (
     FLAG_BITS,
-    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
-    Message,
-    Reaction,
+    Stream,
     UserProfile,
 )
-from ..models.base import raw_select
+from ..models.base import query_rows, raw_select
 from .access import can_see_real_email
 from .serializers import avatar_url
 
@@ -69,20 +69,18 @@ def reactions_by_message(message_ids):
     result = {mid: [] for mid in message_ids}
     if not message_ids:
         return result
-    rows = (
-        Reaction.select(Reaction, UserProfile)
-        .join(UserProfile)
-        .where(in_ids(Reaction.message, message_ids))
-        .order_by(Reaction.id)
-    )
-    for row in rows:
-        result[row.message_id].append({
-            "emoji_name": row.emoji_name,
-            "emoji_code": row.emoji_code,
-            "reaction_type": row.reaction_type,
-            "user_id": row.user_profile_id,
+    rows = query_rows(
+        'SELECT r."message_id", r."emoji_name", r."emoji_code", r."reaction_type", u."id", u."email", u."full_name"'
+        ' FROM "reaction" r JOIN "user_profile" u ON u."id" = r."user_profile_id"'
+        ' WHERE r."message_id" IN {ids} ORDER BY r."id"', ids=list(message_ids))
+    for message_id, emoji_name, emoji_code, reaction_type, user_id, email, full_name in rows:
+        result[message_id].append({
+            "emoji_name": emoji_name,
+            "emoji_code": emoji_code,
+            "reaction_type": reaction_type,
+            "user_id": user_id,
             # Deprecated, but zulip-terminal 0.7.0 reads it.
-            "user": user_brief(row.user_profile),
+            "user": {"id": user_id, "email": email, "full_name": full_name, "is_mirror_dummy": False},
         })
     return result
 
@@ -179,31 +177,30 @@ class MessageRecord:
                  "edit_history", "is_me_message", "realm_id", "sender", "stream")
 
     def __init__(self, row, sender, stream):
-        # Peewee's .dicts() applies field conversions: edit_history arrives decoded.
-        for name, value in row.items():
+        for name, value in zip(_RECORD_FIELDS, row):
             setattr(self, name, value)
+        # The row is raw SQL: decode what peewee's fields would have.
+        self.edit_history = None if self.edit_history is None else json.loads(self.edit_history)
+        self.is_me_message = bool(self.is_me_message)
         self.sender = sender
         self.stream = stream
 
 
-_RECORD_COLUMNS = [getattr(Message, name) for name in MessageRecord.__slots__[:-2]]
+_RECORD_FIELDS = MessageRecord.__slots__[:-2]
+# Field names to column names: the foreign keys' attributes (sender_id ...) are their columns.
+_RECORD_SELECT = ("SELECT " + ", ".join(f'"{name}"' for name in _RECORD_FIELDS)
+                  + ' FROM "message" WHERE "id" IN {ids}')
 
 
 def load_messages(message_ids):
     """Message records with their sender and channel, in the order of the ids given."""
     if not message_ids:
         return []
-    from ..models import Stream
-
-    rows = list(Message.select(*_RECORD_COLUMNS).where(in_ids(Message.id, message_ids)).dicts())
-    senders = {u.id: u for u in raw_select(UserProfile, '"id" IN {ids}', ids=sorted({r["sender"] for r in rows}))}
-    stream_ids = sorted({r["stream"] for r in rows if r["stream"] is not None})
+    rows = query_rows(_RECORD_SELECT, ids=list(message_ids))
+    senders = {u.id: u for u in raw_select(UserProfile, '"id" IN {ids}', ids=sorted({r[1] for r in rows}))}
+    stream_ids = sorted({r[3] for r in rows if r[3] is not None})
     streams = {s.id: s for s in raw_select(Stream, '"id" IN {ids}', ids=stream_ids)} if stream_ids else {}
-    by_id = {}
-    for row in rows:
-        row = {("sender_id" if k == "sender" else "recipient_id" if k == "recipient" else
-                "stream_id" if k == "stream" else "realm_id" if k == "realm" else k): v for k, v in row.items()}
-        by_id[row["id"]] = MessageRecord(row, senders[row["sender_id"]], streams.get(row["stream_id"]))
+    by_id = {row[0]: MessageRecord(row, senders[row[1]], streams.get(row[3])) for row in rows}
     return [by_id[mid] for mid in message_ids if mid in by_id]
 
 

@@ -21,6 +21,8 @@ from .org import (
     PushDevice,
     UserPermission,
 )
+from .customization import RealmEmoji, RealmExport, RealmPlayground
+from .people import AlertWord, MutedUser, PushDeviceToken, UserStatus
 from .personal import DRAFT_TYPES, Draft, SavedSnippet
 from .realm import EDIT_HISTORY_POLICIES, Realm
 from .uploads import Attachment, UserPresence
@@ -49,5 +51,6 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
     "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]

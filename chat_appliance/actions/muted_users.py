@@ -1,0 +1,57 @@
+"""Muted users (Zulip's rules): the muter's copies of a muted user's messages are marked read,
+at once for what was sent before and on arrival for what comes after, so they count in no unread
+total and trigger no notification. Clients hide them; the server still delivers them."""
+
+from peewee import IntegrityError
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..models import FLAG_BITS, Message, MutedUser, UserMessage, now
+
+
+def muted_users_list(user):
+    """[{id, timestamp}] in the order the users were muted."""
+    rows = MutedUser.select().where(MutedUser.user_profile == user).order_by(MutedUser.date_muted, MutedUser.id)
+    return [{"id": row.muted_user_id, "timestamp": row.date_muted} for row in rows]
+
+
+def muter_ids(sender_id, user_ids):
+    """Which of these users muted the sender."""
+    if not user_ids:
+        return set()
+    return {row.user_profile_id for row in MutedUser.select(MutedUser.user_profile)
+            .where((MutedUser.muted_user == sender_id) & MutedUser.user_profile.in_(list(user_ids)))}
+
+
+def check_mute_target(user, target):
+    """Zulip's refusals for muting."""
+    if target.id == user.id:
+        raise JsonableError("Cannot mute self")
+
+
+def do_mute_user(user, target):
+    """Mute, then mark everything the target sent as read for the muter."""
+    from .flags import do_update_message_flags
+
+    try:
+        with write_transaction():
+            MutedUser.create(user_profile=user, muted_user=target, date_muted=now())
+    except IntegrityError:
+        raise JsonableError("User already muted") from None
+    publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])
+    unread = [row.message_id for row in UserMessage.select(UserMessage.message).join(Message)
+              .where((UserMessage.user_profile == user) & (Message.sender == target)
+                     & (UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0))]
+    if unread:
+        do_update_message_flags(user, "add", "read", unread)
+
+
+def do_unmute_user(user, target):
+    """Unmute; messages already marked read stay read (as in Zulip)."""
+    with write_transaction():
+        deleted = MutedUser.delete().where((MutedUser.user_profile == user)
+                                           & (MutedUser.muted_user == target)).execute()
+    if not deleted:
+        raise JsonableError("User is not muted")
+    publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])

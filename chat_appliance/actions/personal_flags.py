@@ -1,0 +1,16 @@
+"""Flags a new message gets from its recipients' own choices: read for those who muted the
+sender, has_alert_word for those whose alert words it contains. The sender is left alone."""
+
+from ..models import FLAG_BITS
+from .alert_words import users_with_alert_word_in
+from .muted_users import muter_ids
+
+
+def apply_personal_flags(flags, sender_id, content):
+    """Add the bits to `flags` ({user id: bits}) in place."""
+    others = [uid for uid in flags if uid != sender_id]
+    for uid in muter_ids(sender_id, others):
+        flags[uid] |= FLAG_BITS["read"]
+    for uid in users_with_alert_word_in(content, others):
+        flags[uid] |= FLAG_BITS["has_alert_word"]
+    return flags

@@ -1,0 +1,85 @@
+"""Code playgrounds: code blocks in a language get a link that opens the code elsewhere.
+Administrators manage them; every change sends the whole list to the organization."""
+
+import re
+
+from peewee import IntegrityError
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.uri_template import InvalidTemplate, template_variables
+from ..models import RealmPlayground
+
+PYGMENTS_LANGUAGE_MAX_LENGTH = 40
+NAME_MAX_LENGTH = 100
+# Zulip keeps the language open (custom "languages" unknown to Pygments) but limits its characters.
+PYGMENTS_LANGUAGE_RE = re.compile(r"^[ a-zA-Z0-9_+\-./#]*$")
+
+
+def playground_dict(playground):
+    """Zulip's RealmPlayground object."""
+    return {"id": playground.id, "name": playground.name, "pygments_language": playground.pygments_language,
+            "url_template": playground.url_template}
+
+
+def realm_playgrounds(realm_id):
+    """The organization's playgrounds, oldest first."""
+    return [playground_dict(p) for p in RealmPlayground.select().where(RealmPlayground.realm == realm_id)
+            .order_by(RealmPlayground.id)]
+
+
+def check_playground(name, pygments_language, url_template):
+    """Stripped, validated (name, language, template); Zulip's texts."""
+    name, pygments_language, url_template = name.strip(), pygments_language.strip(), url_template.strip()
+    if not name:
+        raise JsonableError("Name cannot be blank.")
+    if len(name) > NAME_MAX_LENGTH:
+        raise JsonableError(f"name is too long (limit: {NAME_MAX_LENGTH} characters)")
+    if len(pygments_language) > PYGMENTS_LANGUAGE_MAX_LENGTH:
+        raise JsonableError(f"pygments_language is too long (limit: {PYGMENTS_LANGUAGE_MAX_LENGTH} characters)")
+    if not pygments_language or not PYGMENTS_LANGUAGE_RE.match(pygments_language):
+        raise JsonableError("Invalid characters in pygments language")
+    try:
+        variables = template_variables(url_template)
+    except InvalidTemplate:
+        raise JsonableError("Invalid URL template.") from None
+    if variables != ["code"]:
+        raise JsonableError('"code" should be the only variable present in the URL template')
+    return name, pygments_language, url_template
+
+
+def access_playground(realm_id, playground_id):
+    """A playground of the organization, or Zulip's 'Invalid playground'."""
+    playground = RealmPlayground.get_or_none((RealmPlayground.id == playground_id)
+                                             & (RealmPlayground.realm == realm_id))
+    if playground is None:
+        raise JsonableError("Invalid playground")
+    return playground
+
+
+def _announce(realm_id):
+    from .users import active_user_ids
+
+    publish({"type": "realm_playgrounds", "realm_playgrounds": realm_playgrounds(realm_id)},
+            active_user_ids(realm_id))
+
+
+def do_add_playground(realm_id, name, pygments_language, url_template):
+    """Store a checked playground; return its id."""
+    try:
+        with write_transaction():
+            playground = RealmPlayground.create(realm=realm_id, name=name, pygments_language=pygments_language,
+                                                url_template=url_template)
+    except IntegrityError:
+        raise JsonableError("Realm playground with this Realm, Pygments language and Name already exists.") \
+            from None
+    _announce(realm_id)
+    return playground.id
+
+
+def do_remove_playground(playground):
+    """Delete a playground."""
+    with write_transaction():
+        playground.delete_instance()
+    _announce(playground.realm_id)

@@ -1,0 +1,94 @@
+"""Organization exports requested through the API (POST /export/realm): written synchronously to
+the instance folder in Zulip's layout, as a folder and a .tar.gz served at an unguessable URL
+like Zulip's (/user_avatars/exports/{realm_id}/{token}/{name}.tar.gz)."""
+
+import secrets
+import time
+from pathlib import Path
+
+from flask import current_app
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..models import RealmExport, UserProfile
+
+EXPORT_URL_PREFIX = "/user_avatars/exports/"
+
+
+def export_dict(export, realm_url):
+    """Zulip's RealmExport object."""
+    url = None
+    if export.date_succeeded is not None and export.date_deleted is None and export.path:
+        url = realm_url.rstrip("/") + EXPORT_URL_PREFIX + export.path[len("exports/"):] + ".tar.gz"
+    return {"id": export.id, "acting_user_id": export.acting_user_id, "export_time": export.date_requested,
+            "deleted_timestamp": export.date_deleted, "failed_timestamp": export.date_failed, "export_url": url,
+            "pending": export.date_succeeded is None and export.date_failed is None,
+            "export_type": export.export_type}
+
+
+def realm_exports(realm):
+    return [export_dict(e, realm.url) for e in RealmExport.select().where(RealmExport.realm == realm.id)
+            .order_by(RealmExport.id)]
+
+
+def admin_ids(realm_id):
+    return [u.id for u in UserProfile.select(UserProfile.id).where(
+        (UserProfile.realm == realm_id) & UserProfile.is_active & UserProfile.role.in_([100, 200]))]
+
+
+def notify_exports(realm):
+    publish({"type": "realm_export", "exports": realm_exports(realm)}, admin_ids(realm.id))
+
+
+def do_export_realm(user, export_type):
+    """Record the request, write the export, record the outcome; events at each step."""
+    from ..transfer.exporter import export_realm, make_tarball
+
+    realm = user.realm
+    token = secrets.token_urlsafe(18)
+    relative = f"exports/{realm.id}/{token}/zulip-export-{secrets.token_hex(4)}"
+    with write_transaction():
+        export = RealmExport.create(realm=realm.id, acting_user=user, export_type=export_type,
+                                    date_requested=time.time(), path=relative)
+    notify_exports(realm)
+    instance = Path(current_app.config["INSTANCE_PATH"])
+    try:
+        make_tarball(export_realm(realm, instance, instance / relative, export_type=export_type))
+        export.date_succeeded = time.time()
+    except Exception:
+        current_app.logger.exception("export %s failed", export.id)
+        export.date_failed = time.time()
+    with write_transaction():
+        export.save()
+    notify_exports(realm)
+    return export
+
+
+def export_consents(realm_id):
+    """[{user_id, consented}] for the organization's active people (Zulip lists humans only)."""
+    from ..lib.user_settings import user_setting
+
+    users = UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active
+                                       & ~UserProfile.is_bot).order_by(UserProfile.id)
+    return [{"user_id": u.id, "consented": bool(user_setting(u, "allow_private_data_export"))} for u in users]
+
+
+def access_export_file(realm_id, token, name):
+    """The tarball of a finished export named by its URL, or 404."""
+    from ..lib.errors import ResourceNotFoundError
+
+    if not name.endswith(".tar.gz") or "/" in token or token.startswith("."):
+        raise ResourceNotFoundError("File not found")
+    relative = f"exports/{realm_id}/{token}/{name[:-len('.tar.gz')]}"
+    export = RealmExport.get_or_none((RealmExport.realm == realm_id) & (RealmExport.path == relative))
+    path = Path(current_app.config["INSTANCE_PATH"]) / (relative + ".tar.gz")
+    if export is None or export.date_deleted is not None or not path.is_file():
+        raise ResourceNotFoundError("File not found")
+    return path
+
+
+def check_export_type(export_type):
+    if export_type not in (1, 2):
+        raise JsonableError("Invalid export type.")
+    return export_type

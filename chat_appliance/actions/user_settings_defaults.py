@@ -1,0 +1,50 @@
+"""The organization's defaults for new users' personal settings (Zulip's RealmUserDefault).
+
+Stored in realm.settings["user_settings_defaults"] over Zulip's defaults (lib/user_settings.py);
+a new account starts with them (actions.users.create_user_row)."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.user_settings import USER_SETTING_DEFAULTS
+from ..models.users import EMAIL_VISIBLE_EVERYONE
+
+STORAGE_KEY = "user_settings_defaults"
+
+
+def realm_user_settings_defaults(realm):
+    """Every default, as /register's realm_user_settings_defaults gives them."""
+    values = dict(USER_SETTING_DEFAULTS)
+    values["email_address_visibility"] = EMAIL_VISIBLE_EVERYONE
+    values.update((realm.settings or {}).get(STORAGE_KEY, {}))
+    return values
+
+
+def new_user_settings(realm):
+    """(settings dict, email_address_visibility) for an account created now (read afresh: the
+    caller's realm object may predate a change of the defaults)."""
+    from ..models import Realm
+
+    fresh = Realm.get_by_id(realm.id)
+    stored = dict((fresh.settings or {}).get(STORAGE_KEY, {}))
+    visibility = stored.pop("email_address_visibility", EMAIL_VISIBLE_EVERYONE)
+    return stored, visibility
+
+
+def do_update_user_settings_defaults(realm, changes):
+    """Store validated defaults; announce each changed one to the organization."""
+    from ..models import Realm
+    from .users import active_user_ids
+
+    with write_transaction():
+        realm = Realm.get_by_id(realm.id)
+        settings = dict(realm.settings or {})
+        current = dict(settings.get(STORAGE_KEY, {}))
+        changed = {k: v for k, v in changes.items() if realm_user_settings_defaults(realm)[k] != v}
+        current.update(changes)
+        settings[STORAGE_KEY] = current
+        realm.settings = settings
+        realm.save()
+    audience = active_user_ids(realm.id)
+    for name, value in changed.items():
+        publish({"type": "realm_user_settings_defaults", "op": "update", "property": name, "value": value},
+                audience)

@@ -1,0 +1,117 @@
+"""User status: a short text and an emoji per user, announced to everyone in the organization.
+
+The deprecated `away` is Zulip's legacy view of the presence_enabled setting (away = not
+presence_enabled): setting it changes that setting.
+"""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.user_settings import user_setting
+from ..markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from ..models import UserProfile, UserStatus, now
+
+STATUS_TEXT_MAX_LENGTH = 60
+
+
+def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
+    """(name, code, type) for a status emoji; ("", "", "") clears it; None leaves it unchanged."""
+    from ..lib.custom_emoji import active_realm_emoji
+    from .reactions import check_custom_emoji
+
+    if emoji_name is None:
+        if emoji_code is not None or reaction_type is not None:
+            raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")
+        return None
+    if emoji_name == "":
+        return "", "", ""
+    if emoji_code is None or reaction_type is None:
+        # Zulip looks the name up: active custom emoji first, then Unicode, then Zulip's own.
+        custom = active_realm_emoji(realm_id, emoji_name)
+        if custom is not None:
+            looked_up = (str(custom.id), "realm_emoji")
+        elif emoji_name in NAME_TO_CODE:
+            looked_up = (NAME_TO_CODE[emoji_name], "unicode_emoji")
+        elif emoji_name in ZULIP_EXTRA_EMOJI:
+            looked_up = (emoji_name, "zulip_extra_emoji")
+        else:
+            raise JsonableError(f"Emoji '{emoji_name}' does not exist")
+        emoji_code = emoji_code if emoji_code is not None else looked_up[0]
+        reaction_type = reaction_type if reaction_type is not None else looked_up[1]
+    if reaction_type == "realm_emoji":
+        check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type)
+    elif reaction_type == "zulip_extra_emoji":
+        if emoji_name not in ZULIP_EXTRA_EMOJI or emoji_code != emoji_name:
+            raise JsonableError("Invalid emoji name.")
+    elif reaction_type == "unicode_emoji":
+        if emoji_code not in CODE_TO_NAME or NAME_TO_CODE.get(emoji_name) != emoji_code:
+            raise JsonableError("Invalid emoji name.")
+    else:
+        raise JsonableError("Invalid emoji type.")
+    return emoji_name, emoji_code, reaction_type
+
+
+def check_status_text(status_text):
+    """Stripped, at most 60 characters (Zulip's limit and text)."""
+    if status_text is None:
+        return None
+    status_text = status_text.strip()
+    if len(status_text) > STATUS_TEXT_MAX_LENGTH:
+        raise JsonableError(f"status_text is too long (limit: {STATUS_TEXT_MAX_LENGTH} characters)")
+    return status_text
+
+
+def user_status_dict(status, *, away=False):
+    """The status as GET /users/{id}/status and /register give it: only what is set."""
+    result = {}
+    if away:
+        result["away"] = True
+    if status is not None and status.status_text:
+        result["status_text"] = status.status_text
+    if status is not None and status.emoji_name:
+        result.update(emoji_name=status.emoji_name, emoji_code=status.emoji_code,
+                      reaction_type=status.reaction_type)
+    return result
+
+
+def get_user_status(user):
+    """The user's status dict (empty when none is set)."""
+    status = UserStatus.get_or_none(UserStatus.user_profile == user)
+    return user_status_dict(status, away=not user_setting(user, "presence_enabled"))
+
+
+def realm_user_statuses(realm_id):
+    """{str(user id): status} for the users of the organization who have one (/register)."""
+    users = {u.id: u for u in UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active)}
+    statuses = {s.user_profile_id: s for s in UserStatus.select().where(UserStatus.user_profile.in_(list(users)))}
+    result = {}
+    for user_id, user in users.items():
+        entry = user_status_dict(statuses.get(user_id), away=not user_setting(user, "presence_enabled"))
+        if entry:
+            result[str(user_id)] = entry
+    return result
+
+
+def do_update_user_status(user, *, away, status_text, emoji):
+    """Store the changed parts of a validated status; tell the organization what changed."""
+    from .users import active_user_ids, do_change_settings
+
+    if away is not None:
+        do_change_settings(user, {"presence_enabled": not away})
+    if status_text is not None or emoji is not None:
+        with write_transaction():
+            status = UserStatus.get_or_none(UserStatus.user_profile == user) or UserStatus(user_profile=user)
+            if status_text is not None:
+                status.status_text = status_text
+            if emoji is not None:
+                status.emoji_name, status.emoji_code, status.reaction_type = emoji
+            status.timestamp = now()
+            status.save()
+    event = {"type": "user_status", "user_id": user.id}
+    if away is not None:
+        event["away"] = away
+    if status_text is not None:
+        event["status_text"] = status_text
+    if emoji is not None:
+        event.update(emoji_name=emoji[0], emoji_code=emoji[1], reaction_type=emoji[2])
+    publish(event, active_user_ids(user.realm_id))

@@ -1,0 +1,62 @@
+"""`chat-appliance export` and `chat-appliance import-zulip`: moving an organization between
+servers in Zulip's export layout (see transfer/)."""
+
+import sys
+import time
+from pathlib import Path
+
+
+def cmd_export(args):
+    """Write the organization to a folder in Zulip's export layout, and a .tar.gz of it."""
+    from .cli import CommandError, open_instance, require_realm
+    from .models import database
+    from .transfer.exporter import export_realm, make_tarball
+    from .transfer.progress import ProgressBar
+
+    instance, config = open_instance(args)
+    output = Path(args.output) if args.output else instance / "exports" / f"zulip-export-{int(time.time())}"
+    if output.exists():
+        raise CommandError(f"{output} already exists: choose another --output")
+    bar = ProgressBar()
+    with database.connection_context():
+        folder = export_realm(require_realm(), config["INSTANCE_PATH"], output, progress=bar)
+    bar.close()
+    tarball = make_tarball(folder)
+    print(f"Exported to {folder}\nArchive: {tarball}")
+    return 0
+
+
+def cmd_import_zulip(args):
+    """Create a new instance from an export (this server's or a Zulip server's `manage.py export`)."""
+    from .cli import CommandError
+    from .config import instance_path_from_env
+    from .transfer.importer import ArchiveError, import_export
+    from .transfer.progress import ProgressBar
+
+    instance = instance_path_from_env(args.instance)
+    bar = ProgressBar()
+    try:
+        summary = import_export(args.export, instance, realm_url=args.realm_url, progress=bar)
+    except ArchiveError as error:
+        bar.close()
+        raise CommandError(str(error)) from None
+    bar.close()
+    print(f"Imported {summary['users']} users, {summary['channels']} channels, {summary['messages']} messages, "
+          f"{summary['reactions']} reactions, {summary['uploads']} uploads and {summary['custom_emoji']} custom "
+          f"emoji into {instance}.")
+    print("Accounts have no passwords or API keys from the old server: give each user a key with "
+          f"`chat-appliance reset-api-key --instance {instance} --email EMAIL`.", file=sys.stderr)
+    return 0
+
+
+def add_transfer_commands(add):
+    """Register the commands on the CLI's parser (`add` is cli.build_parser's helper)."""
+    export = add("export", cmd_export, "Export the organization in Zulip's export layout (folder and .tar.gz).")
+    export.add_argument("--output", help="folder to create (default: INSTANCE/exports/zulip-export-TIME)")
+    imp = add("import-zulip", cmd_import_zulip,
+              "Create a new instance from a Zulip export (`manage.py export`) or a chat-appliance export. "
+              "The whole archive is checked before anything is written.")
+    imp.add_argument("export", help="the export folder or its .tar.gz")
+    imp.add_argument("--realm-url", default="http://localhost:9991",
+                     help="the URL users will reach the server at, for exports that do not carry one "
+                          "(default: %(default)s)")

@@ -1,0 +1,851 @@
+"""Read an export in Zulip's layout (layout.py) into a new, empty instance.
+
+Sources: this server's exports and a Zulip server's `manage.py export` (a folder, or the .tar.gz
+Zulip writes). The whole archive is read and checked first, every file and every reference
+between rows; only then is anything written. The rows go in with their exported ids, in one
+transaction; the organization keeps its id, so upload and emoji URLs inside messages stay valid.
+
+Decisions where Zulip's format and this server differ:
+- One-to-one conversations (Zulip's personal recipients) and group conversations (huddles)
+  both become direct-message groups; a group's recipient keeps its id.
+- Cross-realm system bots keep their ids as this organization's system bots.
+- Passwords and API keys are not in exports: every account gets a new API key and no password.
+- Anonymous groups used as settings become the setting's inline {direct_members, direct_subgroups}.
+"""
+
+import json
+import mimetypes
+import re
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
+from ..lib.passwords import generate_api_key
+from ..lib.user_settings import USER_SETTING_DEFAULTS
+from . import layout
+
+
+class ArchiveError(Exception):
+    """The archive cannot be imported; the message says why (nothing has been written)."""
+
+
+def _major(version):
+    match = re.match(r"(\d+)", str(version or ""))
+    return int(match.group(1)) if match else None
+
+
+def _int(value):
+    return None if value is None else int(value)
+
+
+class Archive:
+    """An export read into memory and checked: realm tables, message files, attachments, file records."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.problems = []
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def read_json(self, relative, expected_type, *, required=True, default=None):
+        path = self.folder / relative
+        if not path.is_file():
+            if required:
+                self.problems.append(f"{relative} is missing")
+            return default
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as error:
+            self.problems.append(f"{relative} is not valid JSON ({error})")
+            return default
+        if not isinstance(data, expected_type):
+            self.problems.append(f"{relative} does not hold a JSON {expected_type.__name__}")
+            return default
+        return data
+
+    def check_version(self):
+        status = self.read_json("migration_status.json", dict, required=False)
+        if status is None:
+            if (self.folder / "migration_status.json").exists():
+                raise ArchiveError("migration_status.json is unreadable: " + "; ".join(self.problems))
+            if not (self.folder / "realm.json").is_file():
+                raise ArchiveError(f"{self.folder} is not an export in Zulip's layout: it has no realm.json "
+                                   "and no migration_status.json.")
+            # Zulip wrote migration_status.json from version 10 on; an export without one comes
+            # from an earlier Zulip, whose layout of the tables read here is the same.
+            self.flavor, self.version = "zulip", "before 10.0"
+            return
+        if layout.FORMAT_KEY in status:
+            version = status[layout.FORMAT_KEY]
+            if version not in layout.SUPPORTED_FORMAT_VERSIONS:
+                raise ArchiveError(
+                    f"Unknown export format version {version!r}: this chat-appliance reads format version(s) "
+                    f"{', '.join(map(str, sorted(layout.SUPPORTED_FORMAT_VERSIONS)))}. "
+                    "Import it with the chat-appliance version that wrote it, or a newer one.")
+            self.flavor = "chat-appliance"
+        else:
+            major = _major(status.get("zulip_version"))
+            if major not in layout.SUPPORTED_ZULIP_MAJORS:
+                raise ArchiveError(
+                    f"Unknown export format: zulip_version {status.get('zulip_version')!r} in "
+                    f"migration_status.json; this importer reads exports of Zulip "
+                    f"{layout.SUPPORTED_ZULIP_MAJORS.start}.x to {layout.SUPPORTED_ZULIP_MAJORS.stop - 1}.x.")
+            self.flavor = "zulip"
+        self.version = status.get("zulip_version")
+
+    def load(self):
+        """Read and check everything; raise ArchiveError listing the problems found."""
+        self.check_version()
+        self.realm_data = self.read_json("realm.json", dict) or {}
+        for table in layout.REQUIRED_REALM_TABLES:
+            if not isinstance(self.realm_data.get(table), list):
+                self.problems.append(f"realm.json has no {table} table")
+        self.messages, self.usermessages = [], []
+        number = 1
+        while (self.folder / layout.MESSAGE_FILE_TEMPLATE.format(number)).exists():
+            name = layout.MESSAGE_FILE_TEMPLATE.format(number)
+            data = self.read_json(name, dict) or {}
+            if not isinstance(data.get("zerver_message"), list) or not isinstance(data.get("zerver_usermessage"),
+                                                                                   list):
+                self.problems.append(f"{name} lacks zerver_message or zerver_usermessage")
+            else:
+                self.messages += data["zerver_message"]
+                self.usermessages += data["zerver_usermessage"]
+            number += 1
+        self.attachments = (self.read_json("attachment.json", dict, required=False, default={})
+                            .get("zerver_attachment", []))
+        self.upload_records = self.read_json("uploads/records.json", list, required=False, default=[])
+        self.emoji_records = self.read_json("emoji/records.json", list, required=False, default=[])
+        if self.problems:
+            raise ArchiveError(self.summary())
+        self.check_references()
+        if self.problems:
+            raise ArchiveError(self.summary())
+        return self
+
+    def summary(self):
+        shown = self.problems[:10]
+        more = f" (and {len(self.problems) - 10} more)" if len(self.problems) > 10 else ""
+        return "The export cannot be imported: " + "; ".join(shown) + more
+
+    def table(self, name):
+        rows = self.realm_data.get(name, [])
+        return rows if isinstance(rows, list) else []
+
+    # --- checking -----------------------------------------------------------------------------
+
+    def rows_with(self, table, rows, *fields):
+        """Rows that are objects with these fields; a problem for each that is not."""
+        good = []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict) or any(field not in row for field in fields):
+                missing = [f for f in fields if not isinstance(row, dict) or f not in row]
+                self.problems.append(f"{table}[{index}] lacks {', '.join(missing) or 'an object'}")
+            else:
+                good.append(row)
+        return good
+
+    def check_references(self):
+        realms = self.rows_with("zerver_realm", self.table("zerver_realm"), "id", "name")
+        if len(realms) != 1:
+            self.problems.append(f"zerver_realm must hold exactly one organization, not {len(realms)}")
+            return
+        self.realm_row = realms[0]
+        self.users = self.rows_with("zerver_userprofile", self.table("zerver_userprofile")
+                                    + self.table("zerver_userprofile_mirrordummy"), "id", "full_name")
+        self.crossrealm = self.rows_with("zerver_userprofile_crossrealm",
+                                         self.table("zerver_userprofile_crossrealm"), "id", "email")
+        user_ids = {u["id"] for u in self.users}
+        all_user_ids = user_ids | {b["id"] for b in self.crossrealm}
+        if len(user_ids) != len(self.users):
+            self.problems.append("zerver_userprofile has repeated ids")
+        self.streams = self.rows_with("zerver_stream", self.table("zerver_stream"), "id", "name")
+        stream_ids = {s["id"] for s in self.streams}
+        self.recipients = self.rows_with("zerver_recipient", self.table("zerver_recipient"), "id", "type", "type_id")
+        self.recipient_by_id = {r["id"]: r for r in self.recipients}
+        # Zulip renamed Huddle to DirectMessageGroup; accept the table under either name.
+        self.huddles = self.rows_with("zerver_huddle", self.table("zerver_huddle")
+                                      + self.table("zerver_directmessagegroup"), "id")
+        huddle_ids = {h["id"] for h in self.huddles}
+        for r in self.recipients:
+            known = {layout.RECIPIENT_PERSONAL: all_user_ids, layout.RECIPIENT_STREAM: stream_ids,
+                     layout.RECIPIENT_HUDDLE: huddle_ids}.get(r["type"])
+            if known is None:
+                self.problems.append(f"recipient {r['id']} has unknown type {r['type']!r}")
+            elif r["type_id"] not in known and r["type"] != layout.RECIPIENT_PERSONAL:
+                self.problems.append(f"recipient {r['id']} names missing {r['type_id']}")
+        self.subscriptions = self.rows_with("zerver_subscription", self.table("zerver_subscription"),
+                                            "id", "user_profile", "recipient")
+        for sub in self.subscriptions:
+            if sub["recipient"] not in self.recipient_by_id:
+                self.problems.append(f"subscription {sub['id']} names missing recipient {sub['recipient']}")
+            if sub["user_profile"] not in all_user_ids:
+                self.problems.append(f"subscription {sub['id']} names missing user {sub['user_profile']}")
+        self.messages = self.rows_with("zerver_message", self.messages, "id", "sender", "recipient", "content")
+        message_ids = set()
+        for m in self.messages:
+            if m["id"] in message_ids:
+                self.problems.append(f"message {m['id']} appears twice")
+            message_ids.add(m["id"])
+            if m["sender"] not in all_user_ids:
+                self.problems.append(f"message {m['id']} has missing sender {m['sender']}")
+            if m["recipient"] not in self.recipient_by_id:
+                self.problems.append(f"message {m['id']} has missing recipient {m['recipient']}")
+            if "date_sent" not in m and "pub_date" not in m:
+                self.problems.append(f"message {m['id']} has no date_sent")
+        self.usermessages = self.rows_with("zerver_usermessage", self.usermessages, "user_profile", "message")
+        for um in self.usermessages:
+            if um["message"] not in message_ids or um["user_profile"] not in all_user_ids:
+                self.problems.append(f"usermessage of message {um['message']} / user {um['user_profile']} "
+                                     "names a missing message or user")
+            elif not isinstance(um.get("flags_mask", 0), int):
+                self.problems.append(f"usermessage of message {um['message']} has a non-integer flags_mask")
+        self.reactions = self.rows_with("zerver_reaction", self.table("zerver_reaction"), "id", "user_profile",
+                                        "message", "emoji_name", "emoji_code")
+        for r in self.reactions:
+            if r["message"] not in message_ids or r["user_profile"] not in all_user_ids:
+                self.problems.append(f"reaction {r['id']} names a missing message or user")
+        self.check_files(all_user_ids)
+
+    def check_files(self, user_ids):
+        self.attachments = self.rows_with("zerver_attachment", self.attachments, "id", "path_id", "owner")
+        records = {r.get("path"): r for r in self.upload_records if isinstance(r, dict)}
+        self.upload_sources = {}
+        for a in self.attachments:
+            if ".." in Path(a["path_id"]).parts or Path(a["path_id"]).is_absolute():
+                self.problems.append(f"attachment {a['id']} has an unsafe path {a['path_id']!r}")
+                continue
+            record = records.get(a["path_id"]) or records.get(a.get("path_id"))
+            source = self.folder / "uploads" / (record["path"] if record else a["path_id"])
+            if not source.is_file():
+                self.problems.append(f"uploads/{a['path_id']} (attachment {a['id']}) is missing")
+            if a["owner"] not in user_ids:
+                self.problems.append(f"attachment {a['id']} has missing owner {a['owner']}")
+            self.upload_sources[a["id"]] = source
+        self.emoji = self.rows_with("zerver_realmemoji", self.table("zerver_realmemoji"), "id", "name", "file_name")
+        emoji_records = {(r.get("file_name"), r.get("name")): r for r in self.emoji_records if isinstance(r, dict)}
+        self.emoji_sources = {}
+        for e in self.emoji:
+            if not e["file_name"] or "/" in e["file_name"] or e["file_name"].startswith("."):
+                self.problems.append(f"custom emoji {e['name']!r} has an unsafe file name")
+                continue
+            record = emoji_records.get((e["file_name"], e["name"]))
+            relative = record["path"] if record else f"{self.realm_data['zerver_realm'][0]['id']}/emoji/images/" \
+                                                       f"{e['file_name']}"
+            source = self.folder / "emoji" / relative
+            if not source.is_file():
+                self.problems.append(f"emoji/{relative} (custom emoji {e['name']!r}) is missing")
+            self.emoji_sources[e["id"]] = source
+
+
+def open_archive(path):
+    """(folder, temporary dir or None) for an export folder or a .tar.gz of one."""
+    path = Path(path)
+    if path.is_dir():
+        return _export_root(path), None
+    if not path.is_file():
+        raise ArchiveError(f"No export at {path}")
+    if not tarfile.is_tarfile(path):
+        raise ArchiveError(f"{path} is neither an export folder nor a .tar.gz of one")
+    temporary = Path(tempfile.mkdtemp(prefix="chat-appliance-import-"))
+    with tarfile.open(path) as tar:
+        for member in tar.getmembers():
+            target = (temporary / member.name).resolve()
+            if not str(target).startswith(str(temporary.resolve())) or member.issym() or member.islnk():
+                shutil.rmtree(temporary, ignore_errors=True)
+                raise ArchiveError(f"{path} holds an unsafe entry: {member.name}")
+        tar.extractall(temporary)
+    return _export_root(temporary), temporary
+
+
+def _export_root(folder):
+    """The folder holding realm.json: the given one, or its one subfolder (Zulip's tarball shape)."""
+    if (folder / "realm.json").exists() or (folder / "migration_status.json").exists():
+        return folder
+    children = [c for c in folder.iterdir() if c.is_dir()]
+    if len(children) == 1 and ((children[0] / "realm.json").exists()
+                               or (children[0] / "migration_status.json").exists()):
+        return children[0]
+    return folder
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+SYSTEM_BOT_NAMES = {"welcome-bot": "Welcome Bot", "notification-bot": "Notification Bot",
+                    "emailgateway": "Email Gateway"}
+# Zulip wrote system group names with a leading "@" before version 8.
+LEGACY_SYSTEM_GROUP_PREFIX = "@role:"
+INSERT_BATCH = 300
+
+
+def _chunks(rows, size=INSERT_BATCH):
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]
+
+
+class Writer:
+    """Writes a checked Archive into the (empty, migrated) database bound to models.database."""
+
+    def __init__(self, archive, instance_path, realm_url, progress):
+        self.a = archive
+        self.instance = Path(instance_path)
+        self.realm_url = realm_url
+        self.progress = progress
+
+    def insert(self, model, rows, label=None):
+        """Insert dict rows (field name -> value) with one executemany per batch: peewee's
+        insert_many builds a node per value, which costs more than the insert itself."""
+        from ..db import bulk_insert
+
+        rows = list(rows)
+        meta = model._meta
+        for done, chunk in enumerate(_chunks(rows, 2000), 1):
+            by_shape = {}
+            for row in chunk:
+                by_shape.setdefault(tuple(row), []).append(row)
+            for names, same in by_shape.items():
+                # Fields the rows leave out take the model's defaults, as peewee would give them.
+                defaults = {f.name: f.default for f in meta.sorted_fields
+                            if f.name not in names and f.default is not None and not f.primary_key}
+                fields = [meta.fields[name] for name in (*names, *defaults)]
+                # Quoted: some column names ("order") are SQL keywords.
+                bulk_insert(f'"{meta.table_name}"', [f'"{f.column_name}"' for f in fields],
+                            [tuple(f.db_value(row[f.name] if f.name in row else
+                                              defaults[f.name]() if callable(defaults[f.name]) else defaults[f.name])
+                                   for f in fields) for row in same])
+            if label:
+                self.progress(label, min(done * 2000, len(rows)), len(rows))
+        if label and not rows:
+            self.progress(label, 0, 0)
+
+    # --- organization, users, groups ------------------------------------------------------------
+
+    def write_realm(self):
+        from urllib.parse import urlparse
+
+        from ..models import Realm
+
+        row, extra = self.a.realm_row, (self.a.table("chat_appliance_realm") or [{}])[0]
+        url = extra.get("url") or self.realm_url
+        host = extra.get("host") or urlparse(url).hostname or "localhost"
+        self.host = host
+        settings = dict(extra.get("settings") or {})
+        if "settings" not in extra:
+            from ..lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
+
+            for key in REALM_MESSAGE_SETTING_DEFAULTS:
+                if key in row and row[key] is not None:
+                    settings[key] = row[key]
+            if row.get("mandatory_topics"):
+                settings["mandatory_topics"] = True
+        policy = row.get("message_edit_history_visibility_policy")
+        Realm.insert(
+            id=row["id"], name=str(row["name"])[:40], host=host, url=url,
+            date_created=_int(row.get("date_created")) or 0, description=row.get("description") or "",
+            moderation_request_channel_id=row.get("moderation_request_channel"),
+            message_edit_history_visibility_policy=policy if policy in (1, 2, 3) else 1,
+            allow_message_editing=row.get("allow_message_editing", True),
+            message_content_edit_limit_seconds=row.get("message_content_edit_limit_seconds") or 0,
+            settings=settings,
+        ).execute()
+        self.realm = Realm.get_by_id(row["id"])
+
+    def user_row(self, row):
+        from ..models.users import EMAIL_VISIBLE_EVERYONE
+
+        visibility = row.get("email_address_visibility") or EMAIL_VISIBLE_EVERYONE
+        delivery = row.get("delivery_email") or row.get("email") or f"user{row['id']}@{self.host}"
+        is_bot = bool(row.get("is_bot"))
+        role = row.get("role") or (200 if row.get("is_realm_admin") else 600 if row.get("is_guest") else 400)
+        return {
+            "id": row["id"], "realm": self.realm.id,
+            "email": delivery if is_bot or visibility == EMAIL_VISIBLE_EVERYONE else f"user{row['id']}@{self.host}",
+            "delivery_email": delivery, "full_name": row["full_name"][:100], "role": role,
+            "is_active": bool(row.get("is_active", True)) and not row.get("is_mirror_dummy"),
+            "is_bot": is_bot, "bot_type": row.get("bot_type") if is_bot else None, "bot_owner": None,
+            "is_system_bot": False, "api_key": generate_api_key(), "password": None,
+            "date_joined": _int(row.get("date_joined")) or 0, "timezone": row.get("timezone") or "",
+            "email_address_visibility": visibility, "avatar_version": row.get("avatar_version") or 1,
+            "settings": {k: row[k] for k in USER_SETTING_DEFAULTS if k in row and row[k] is not None},
+        }
+
+    def write_users(self):
+        from ..models import UserProfile
+
+        rows = [self.user_row(u) for u in self.a.users]
+        taken = {r["id"] for r in rows}
+        bots = {}
+        for bot in self.a.crossrealm:
+            short = bot["email"].split("@")[0]
+            bots[short] = bot["id"]
+        for short in ("welcome-bot", "notification-bot"):
+            if short not in bots:
+                bots[short] = max(taken | set(bots.values()) | {0}) + 1
+        for short, bot_id in bots.items():
+            rows.append({"id": bot_id, "realm": self.realm.id, "email": f"{short}@{self.host}",
+                         "delivery_email": f"{short}@{self.host}",
+                         "full_name": SYSTEM_BOT_NAMES.get(short, short), "role": 400, "is_active": True,
+                         "is_bot": True, "bot_type": 1, "bot_owner": None, "is_system_bot": True,
+                         "api_key": generate_api_key(), "password": None, "date_joined": 0, "timezone": "",
+                         "email_address_visibility": 1, "avatar_version": 1, "settings": {}})
+        self.insert(UserProfile, rows, "users")
+        for u in self.a.users:
+            if u.get("bot_owner") in taken:
+                UserProfile.update(bot_owner=u["bot_owner"]).where(UserProfile.id == u["id"]).execute()
+        self.user_ids = {r["id"] for r in rows}
+
+    def write_groups(self):
+        from ..lib.groups import set_role_group_membership
+        from ..models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
+
+        named = {row.get("usergroup_ptr", row.get("id")): row for row in self.a.table("zerver_namedusergroup")}
+        for row in self.a.table("zerver_usergroup"):
+            if "name" in row:  # before Zulip 10, every group row was named
+                named.setdefault(row["id"], row)
+        members, subgroups = {}, {}
+        for m in self.a.table("zerver_usergroupmembership"):
+            members.setdefault(m["user_group"], []).append(m["user_profile"])
+        for m in self.a.table("zerver_groupgroupmembership"):
+            subgroups.setdefault(m["supergroup"], []).append(m["subgroup"])
+        self.anonymous = {gid: {"direct_members": sorted(members.get(gid, [])),
+                                "direct_subgroups": sorted(s for s in subgroups.get(gid, []) if s in named)}
+                          for gid in {r["id"] for r in self.a.table("zerver_usergroup")} - set(named)}
+        self.group_ids = set(named)
+        rows = []
+        for gid, row in named.items():
+            name = row["name"]
+            if name.startswith(LEGACY_SYSTEM_GROUP_PREFIX):
+                name = name[1:]
+            rows.append({"id": gid, "realm": self.realm.id, "name": name[:100],
+                         "description": row.get("description") or "", "is_system_group": bool(row.get("is_system_group")),
+                         "deactivated": bool(row.get("deactivated")), "date_created": _int(row.get("date_created")) or 0,
+                         "creator": row.get("creator") if row.get("creator") in self.user_ids else None,
+                         "settings": {}})
+        self.insert(UserGroup, rows, "groups")
+        existing = {r["name"]: r["id"] for r in rows if r["is_system_group"]}
+        next_id = max(self.group_ids | {0}) + 1
+        for name, doc in [(n, d) for n, d, _r in SYSTEM_GROUPS] + [NOBODY_GROUP]:
+            if name not in existing:
+                UserGroup.insert(id=next_id, realm=self.realm.id, name=name, description=doc, is_system_group=True,
+                                 settings={}).execute()
+                existing[name] = next_id
+                self.group_ids.add(next_id)
+                next_id += 1
+        self.system = existing
+        self.insert(UserGroupMembership, [
+            {"user_group": gid, "user_profile": uid} for gid, uids in members.items() if gid in named
+            for uid in sorted(set(uids)) if uid in self.user_ids])
+        links = {(sup, sub) for sup, subs in subgroups.items() for sub in subs
+                 if sup in self.group_ids and sub in self.group_ids and sup in named}
+        chain = [existing[n] for n, _d, _r in SYSTEM_GROUPS]
+        links |= set(zip(chain, chain[1:]))
+        self.insert(GroupGroupMembership, [{"supergroup": a, "subgroup": b} for a, b in sorted(links)])
+        for user in UserProfile.select().where(UserProfile.realm == self.realm.id):
+            set_role_group_membership(user, user.role)
+        from ..lib.serializers import USER_GROUP_SETTINGS
+
+        for gid, row in named.items():
+            values = {k: self.group_setting(row[k]) for k in USER_GROUP_SETTINGS if row.get(k) is not None}
+            values = {k: v for k, v in values.items() if v is not None}
+            if values:
+                UserGroup.update(settings=values).where(UserGroup.id == gid).execute()
+
+    def group_setting(self, value):
+        """A group-setting value: a named group's id, an anonymous group inline, else None."""
+        if isinstance(value, dict):
+            return value
+        if value in self.group_ids:
+            return value
+        return self.anonymous.get(value)
+
+    # --- channels, conversations, messages ------------------------------------------------------
+
+    def write_channels(self):
+        from ..lib.serializers import STREAM_GROUP_SETTINGS
+        from ..models import RECIPIENT_STREAM, ChannelFolder, Recipient, Stream, Subscription
+
+        folders = [r for r in self.a.table("zerver_channelfolder") if "id" in r and "name" in r]
+        self.insert(ChannelFolder, [{
+            "id": r["id"], "realm": self.realm.id, "name": r["name"][:60], "description": r.get("description") or "",
+            "rendered_description": r.get("rendered_description") or "",
+            "date_created": _int(r.get("date_created")) or 0,
+            "creator": r.get("creator") if r.get("creator") in self.user_ids else None,
+            "order": r.get("order") or 0, "is_archived": bool(r.get("is_archived")),
+        } for r in folders])
+        self.folder_ids = {r["id"] for r in folders}
+
+        stream_recipient = {r["type_id"]: r["id"] for r in self.a.recipients if r["type"] == layout.RECIPIENT_STREAM}
+        self.insert(Recipient, [{"id": rid, "type": RECIPIENT_STREAM} for rid in sorted(stream_recipient.values())])
+        rows = []
+        for s in self.a.streams:
+            settings = {key: self.system[group] for key, group in STREAM_GROUP_SETTINGS.items()}
+            for key in STREAM_GROUP_SETTINGS:
+                value = self.group_setting(s.get(key))
+                if value is not None:
+                    settings[key] = value
+            rows.append({
+                "id": s["id"], "realm": self.realm.id, "name": s["name"][:60], "name_key": s["name"][:60].lower(),
+                "description": (s.get("description") or "")[:1024],
+                "rendered_description": s.get("rendered_description") or "",
+                "invite_only": bool(s.get("invite_only")),
+                "history_public_to_subscribers": bool(s.get("history_public_to_subscribers", True)),
+                "is_web_public": bool(s.get("is_web_public")), "date_created": _int(s.get("date_created")) or 0,
+                "creator": s.get("creator") if s.get("creator") in self.user_ids else None,
+                "recipient": stream_recipient[s["id"]], "first_message_id": None,
+                "message_retention_days": s.get("message_retention_days"),
+                "folder_id": s.get("folder") if s.get("folder") in self.folder_ids else None,
+                "deactivated": bool(s.get("deactivated")), "settings": settings,
+            })
+        self.insert(Stream, rows, "channels")
+        self.stream_by_recipient = {rid: sid for sid, rid in stream_recipient.items()}
+        subs = []
+        for sub in self.a.subscriptions:
+            stream_id = self.stream_by_recipient.get(sub["recipient"])
+            if stream_id is None or sub["user_profile"] not in self.user_ids:
+                continue
+            subs.append({"id": sub["id"], "user_profile": sub["user_profile"], "stream": stream_id,
+                         "active": bool(sub.get("active", True)), "color": (sub.get("color") or "#c2c2c2")[:10],
+                         "is_muted": bool(sub.get("is_muted", sub.get("in_home_view") is False)),
+                         "pin_to_top": bool(sub.get("pin_to_top")),
+                         **{k: sub.get(k) for k in ("desktop_notifications", "audible_notifications",
+                                                    "push_notifications", "email_notifications",
+                                                    "wildcard_mentions_notify")}})
+        self.insert(Subscription, subs, "subscriptions")
+
+    def conversation_members(self):
+        """{recipient id: member ids} for huddle recipients (from their subscriptions)."""
+        members = {}
+        for sub in self.a.subscriptions:
+            recipient = self.a.recipient_by_id.get(sub["recipient"])
+            if recipient and recipient["type"] == layout.RECIPIENT_HUDDLE:
+                members.setdefault(sub["recipient"], set()).add(sub["user_profile"])
+        return members
+
+    def write_direct_conversations(self):
+        """A direct-message group per distinct set of members; {archive recipient: (our recipient, key)}."""
+        from ..models import RECIPIENT_DIRECT_MESSAGE_GROUP, DirectMessageGroup, DirectMessageGroupMember, Recipient
+
+        huddle_members = self.conversation_members()
+        next_recipient = max([r["id"] for r in self.a.recipients] + [0]) + 1
+        groups = {}  # member key -> recipient id
+        self.dm_recipient = {}
+        for m in self.a.messages:
+            recipient = self.a.recipient_by_id[m["recipient"]]
+            if recipient["type"] == layout.RECIPIENT_STREAM or m["recipient"] in self.dm_recipient:
+                continue
+            if recipient["type"] == layout.RECIPIENT_HUDDLE:
+                ids = huddle_members.get(m["recipient"], set()) | {m["sender"]}
+                preferred = m["recipient"]
+            else:
+                ids = {m["sender"], recipient["type_id"]}
+                preferred = None
+            ids = {i for i in ids if i in self.user_ids}
+            key = ",".join(str(i) for i in sorted(ids))
+            if key not in groups:
+                if preferred is None or preferred in groups.values():
+                    preferred, next_recipient = next_recipient, next_recipient + 1
+                groups[key] = preferred
+            if recipient["type"] == layout.RECIPIENT_PERSONAL:
+                self.dm_recipient.setdefault(("personal", m["sender"], recipient["type_id"]), groups[key])
+            else:
+                self.dm_recipient[m["recipient"]] = groups[key]
+        self.insert(Recipient, [{"id": rid, "type": RECIPIENT_DIRECT_MESSAGE_GROUP} for rid in groups.values()])
+        for key, rid in groups.items():
+            ids = [int(i) for i in key.split(",")]
+            group = DirectMessageGroup.create(member_key=key, recipient=rid, group_size=len(ids))
+            DirectMessageGroupMember.insert_many([{"group": group.id, "user_profile": i} for i in ids]).execute()
+
+    def message_recipient(self, m):
+        recipient = self.a.recipient_by_id[m["recipient"]]
+        if recipient["type"] == layout.RECIPIENT_STREAM:
+            return m["recipient"], self.stream_by_recipient[m["recipient"]]
+        if recipient["type"] == layout.RECIPIENT_PERSONAL:
+            return self.dm_recipient[("personal", m["sender"], recipient["type_id"])], None
+        return self.dm_recipient[m["recipient"]], None
+
+    def write_messages(self):
+        from ..db import backend
+        from ..models import FLAG_BITS, Message, Reaction, Stream, UserMessage
+        from ..rendering import render_message
+
+        rows, to_render = [], []
+        for m in sorted(self.a.messages, key=lambda m: m["id"]):
+            recipient_id, stream_id = self.message_recipient(m)
+            topic = (m.get("subject") if m.get("subject") is not None else m.get("topic_name")) or ""
+            history = m.get("edit_history")
+            if isinstance(history, str):
+                history = json.loads(history) if history else None
+            moved = [e.get("timestamp") for e in history or [] if isinstance(e, dict)
+                     and ("prev_topic" in e or "prev_stream" in e)]
+            rows.append({
+                "id": m["id"], "realm": self.realm.id, "sender": m["sender"], "recipient": recipient_id,
+                "stream": stream_id, "topic": topic[:60], "topic_key": topic[:60].casefold(),
+                "content": m["content"], "rendered_content": m.get("rendered_content") or "",
+                "date_sent": _int(m.get("date_sent", m.get("pub_date"))), "sending_client": "",
+                "last_edit_time": _int(m.get("last_edit_time")), "last_moved_time": _int(max(moved)) if moved else None,
+                "edit_history": history, "is_me_message": (m["content"] or "").startswith("/me "),
+                "has_link": bool(m.get("has_link")), "has_image": bool(m.get("has_image")),
+                "has_attachment": bool(m.get("has_attachment")),
+            })
+            if not m.get("rendered_content"):
+                to_render.append(rows[-1])
+        clients = {c["id"]: c["name"] for c in self.a.table("zerver_client") if "id" in c}
+        for row, m in zip(rows, sorted(self.a.messages, key=lambda m: m["id"])):
+            row["sending_client"] = str(clients.get(m.get("sending_client"), ""))[:60]
+        self.insert(Message, rows, "messages")
+        senders = {}
+        for row in to_render:
+            from ..models import UserProfile
+
+            sender = senders.get(row["sender"]) or senders.setdefault(row["sender"],
+                                                                       UserProfile.get_by_id(row["sender"]))
+            html = render_message(row["content"], realm=self.realm, sender=sender).html
+            Message.update(rendered_content=html).where(Message.id == row["id"]).execute()
+            row["rendered_content"] = html
+        for chunk in _chunks(rows, 200):
+            backend().index_messages(Message._meta.database,
+                                     [(r["id"], r["topic"], r["rendered_content"]) for r in chunk], new=True)
+        firsts = {}
+        for row in rows:
+            if row["stream"] is not None:
+                firsts.setdefault(row["stream"], row["id"])
+        for stream_id, first in firsts.items():
+            Stream.update(first_message_id=first).where(Stream.id == stream_id).execute()
+        seen, user_messages = set(), []
+        for um in self.a.usermessages:
+            key = (um["user_profile"], um["message"])
+            if key in seen or um["user_profile"] not in self.user_ids:
+                continue
+            seen.add(key)
+            mask = um.get("flags_mask")
+            if mask is None:
+                mask = sum(1 << layout.FLAG_ORDER.index(f) for f in um.get("flags", []) if f in layout.FLAG_ORDER)
+            user_messages.append({"user_profile": um["user_profile"], "message": um["message"],
+                                  "flags": layout.our_flag_bits(mask, FLAG_BITS)})
+        self.insert(UserMessage, user_messages, "message flags")
+        reactions, seen = [], set()
+        for r in self.a.reactions:
+            reaction_type = r.get("reaction_type") or "unicode_emoji"
+            if reaction_type == "zulip_extra_emoji":
+                reaction_type = "service_extra_emoji"
+            key = (r["message"], r["user_profile"], r["emoji_code"], reaction_type)
+            if key in seen or r["user_profile"] not in self.user_ids:
+                continue
+            seen.add(key)
+            reactions.append({"id": r["id"], "message": r["message"], "user_profile": r["user_profile"],
+                              "emoji_name": r["emoji_name"], "emoji_code": str(r["emoji_code"]),
+                              "reaction_type": reaction_type})
+        self.insert(Reaction, reactions, "reactions")
+
+    # --- files and the rest ---------------------------------------------------------------------
+
+    def write_files(self):
+        """Attachment and emoji rows; their files are copied by copy_files."""
+        from ..models import Attachment, RealmEmoji
+
+        rows = []
+        for a in self.a.attachments:
+            name = a.get("file_name") or Path(a["path_id"]).name
+            rows.append({"id": a["id"], "realm": self.realm.id, "owner": a["owner"], "path_id": a["path_id"],
+                         "file_name": name[:255],
+                         "content_type": a.get("content_type") or mimetypes.guess_type(name)[0]
+                         or "application/octet-stream",
+                         "size": a.get("size") or self.a.upload_sources[a["id"]].stat().st_size,
+                         "create_time": _int(a.get("create_time")) or 0})
+        self.insert(Attachment, rows, "uploads")
+        self.insert(RealmEmoji, [{
+            "id": e["id"], "realm": self.realm.id, "name": e["name"],
+            "author": e.get("author") if e.get("author") in self.user_ids else None, "file_name": e["file_name"],
+            "is_animated": bool(e.get("is_animated")), "deactivated": bool(e.get("deactivated")),
+        } for e in self.a.emoji], "custom emoji")
+
+    def copy_files(self):
+        """Copy uploads and emoji images into the instance; returns the files written."""
+        written = []
+        for a in self.a.attachments:
+            target = self.instance / "uploads" / a["path_id"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.a.upload_sources[a["id"]], target)
+            written.append(target)
+        for e in self.a.emoji:
+            target = self.instance / "avatars" / str(self.a.realm_row["id"]) / "emoji" / "images" / e["file_name"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.a.emoji_sources[e["id"]], target)
+            written.append(target)
+        return written
+
+    def write_personal_tables(self):
+        from ..models import (
+            AlertWord,
+            BotStorageData,
+            CustomProfileField,
+            CustomProfileFieldValue,
+            Linkifier,
+            MutedUser,
+            NavigationView,
+            RealmPlayground,
+            SavedSnippet,
+            UserPresence,
+            UserStatus,
+            UserTopic,
+        )
+
+        users, t = self.user_ids, self.a.table
+        streams = {s["id"] for s in self.a.streams}
+        self.insert(UserTopic, [{
+            "user_profile": r["user_profile"], "stream": r["stream"], "topic": (r.get("topic_name") or "")[:60],
+            "topic_key": (r.get("topic_name") or "")[:60].casefold(), "visibility_policy": r.get("visibility_policy", 1),
+            "last_updated": _int(r.get("last_updated")) or 0,
+        } for r in t("zerver_usertopic") if r.get("user_profile") in users and r.get("stream") in streams])
+        words, seen = [], set()
+        for r in t("zerver_alertword"):
+            key = (r.get("user_profile"), str(r.get("word", "")).lower()[:100])
+            if key[0] in users and key[1] and key not in seen:
+                seen.add(key)
+                words.append({"user_profile": key[0], "word": r["word"], "word_key": key[1]})
+        self.insert(AlertWord, words)
+        self.insert(MutedUser, [{"user_profile": r["user_profile"], "muted_user": r["muted_user"],
+                                 "date_muted": _int(r.get("date_muted")) or 0}
+                                for r in t("zerver_muteduser")
+                                if r.get("user_profile") in users and r.get("muted_user") in users])
+        self.insert(UserStatus, [{"user_profile": r["user_profile"], "status_text": r.get("status_text") or "",
+                                  "emoji_name": r.get("emoji_name") or "", "emoji_code": r.get("emoji_code") or "",
+                                  "reaction_type": (r.get("reaction_type") or "") if r.get("emoji_name") else "",
+                                  "timestamp": _int(r.get("timestamp")) or 0}
+                                 for r in {r.get("user_profile"): r for r in t("zerver_userstatus")}.values()
+                                 if r.get("user_profile") in users])
+        self.insert(UserPresence, [{"user_profile": r["user_profile"],
+                                    "last_connected_time": _int(r.get("last_connected_time")) or 0,
+                                    "last_active_time": _int(r.get("last_active_time")),
+                                    "last_update_id": r.get("last_update_id") or 0}
+                                   for r in {r.get("user_profile"): r for r in t("zerver_userpresence")}.values()
+                                   if r.get("user_profile") in users and "last_connected_time" in r])
+        self.insert(BotStorageData, [{"bot_profile": r["bot_profile"], "key": r["key"], "value": r["value"]}
+                                     for r in t("zerver_botstoragedata") if r.get("bot_profile") in users])
+        self.insert(Linkifier, [{"realm": self.realm.id, "pattern": r["pattern"],
+                                 "url_template": r.get("url_template")
+                                 or re.sub(r"%\((\w+)\)s", r"{\1}", r.get("url_format_string", "")),
+                                 "order": r.get("order") or 0} for r in t("zerver_realmfilter") if "pattern" in r])
+        self.insert(RealmPlayground, [{"realm": self.realm.id, "name": r["name"],
+                                       "pygments_language": r["pygments_language"],
+                                       "url_template": r.get("url_template") or r.get("url_prefix", "") + "{code}"}
+                                      for r in t("zerver_realmplayground") if "name" in r])
+        self.insert(SavedSnippet, [{"user_profile": r["user_profile"], "title": r.get("title") or "",
+                                    "content": r.get("content") or "", "date_created": _int(r.get("date_created")) or 0}
+                                   for r in t("zerver_savedsnippet") if r.get("user_profile") in users])
+        views = {(r.get("user"), r.get("fragment")): r for r in t("zerver_navigationview")}
+        self.insert(NavigationView, [{"user_profile": user, "fragment": fragment, "is_pinned": bool(r.get("is_pinned")),
+                                      "name": r.get("name")}
+                                     for (user, fragment), r in views.items() if user in users and fragment])
+        fields = [r for r in t("zerver_customprofilefield") if "id" in r and "name" in r]
+        self.insert(CustomProfileField, [{
+            "id": r["id"], "realm": self.realm.id, "name": r["name"][:40], "hint": (r.get("hint") or "")[:80],
+            "field_type": r.get("field_type", 1), "field_data": r.get("field_data") or "", "order": r.get("order") or 0,
+            "display_in_profile_summary": bool(r.get("display_in_profile_summary")),
+            "required": bool(r.get("required")), "editable_by_user": r.get("editable_by_user", True),
+        } for r in fields])
+        field_ids = {r["id"] for r in fields}
+        self.insert(CustomProfileFieldValue, [{
+            "user_profile": r["user_profile"], "field": r["field"], "value": r["value"],
+            "rendered_value": r.get("rendered_value"),
+        } for r in t("zerver_customprofilefieldvalue")
+            if r.get("user_profile") in users and r.get("field") in field_ids])
+
+    def finish_realm(self):
+        """Settings that name other rows: default channels, new-user defaults, group settings."""
+        from ..actions.user_settings_defaults import STORAGE_KEY
+        from ..models import Realm
+
+        streams = {s["id"] for s in self.a.streams}
+        settings = dict(self.realm.settings or {})
+        settings["default_stream_ids"] = [r["stream"] for r in self.a.table("zerver_defaultstream")
+                                          if r.get("stream") in streams]
+        defaults = (self.a.table("zerver_realmuserdefault") or [{}])[0]
+        known = set(USER_SETTING_DEFAULTS) | {"email_address_visibility"}
+        stored = {k: v for k, v in defaults.items() if k in known and v is not None}
+        if stored:
+            settings[STORAGE_KEY] = stored
+        mention = self.group_setting(self.a.realm_row.get("can_mention_many_users_group"))
+        Realm.update(settings=settings,
+                     can_mention_many_users_group_id=mention if isinstance(mention, int)
+                     else self.system["role:administrators"]).where(Realm.id == self.realm.id).execute()
+
+    def run(self):
+        from ..db import write_transaction
+
+        written = self.copy_files()
+        try:
+            with write_transaction():
+                self.write_realm()
+                self.write_users()
+                self.write_groups()
+                self.write_channels()
+                self.write_direct_conversations()
+                self.write_messages()
+                self.write_files()
+                self.write_personal_tables()
+                self.finish_realm()
+        except BaseException:
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise
+        reset_sequences()
+
+
+def reset_sequences():
+    """On PostgreSQL, rows inserted with explicit ids leave the id sequences behind: move them on."""
+    from peewee import PostgresqlDatabase
+
+    from ..models import BaseModel, database
+
+    if not isinstance(database.obj, PostgresqlDatabase):
+        return
+    for model in _all_models(BaseModel):
+        table = model._meta.table_name
+        if model._meta.primary_key is not None and model._meta.primary_key.name == "id":
+            database.execute_sql(f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "
+                                 f"COALESCE((SELECT MAX(id) FROM \"{table}\"), 1))")
+
+
+def _all_models(base):
+    for sub in base.__subclasses__():
+        yield sub
+        yield from _all_models(sub)
+
+
+def import_export(path, instance_path, *, realm_url="http://localhost:9991", progress=None):
+    """Check the export at `path`, then write it into a new instance at `instance_path`.
+
+    Raises ArchiveError (nothing written) when the archive is unusable or the instance is not new.
+    Returns a summary dict of what was imported.
+    """
+    from ..config import load_config
+    from ..db import init_database, migrate
+    from ..models import Realm, database
+
+    progress = progress or (lambda label, done, total: None)
+    instance = Path(instance_path)
+    folder, temporary = open_archive(path)
+    try:
+        archive = Archive(folder).load()
+        config = load_config(instance) if instance.exists() else None
+        if config is None or config["DATABASE_URL"].startswith("sqlite:"):
+            database_file = instance / "chat.sqlite3"
+            if database_file.exists():
+                raise ArchiveError(f"{instance} already holds a database: import into a new instance folder.")
+        instance.mkdir(parents=True, exist_ok=True)
+        config = load_config(instance)
+        init_database(config["DATABASE_URL"])
+        migrate()
+        with database.connection_context():
+            if Realm.select().exists():
+                raise ArchiveError(f"The database of {instance} already holds an organization.")
+            Writer(archive, instance, realm_url, progress).run()
+        return {"users": len(archive.users), "channels": len(archive.streams), "messages": len(archive.messages),
+                "reactions": len(archive.reactions), "uploads": len(archive.attachments),
+                "custom_emoji": len(archive.emoji), "source": archive.flavor, "version": archive.version}
+    finally:
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
