@@ -314,8 +314,8 @@ def cmd_list_users(args):
 
 def cmd_migrate_database(args):
     """Copy the instance's SQLite database into an empty PostgreSQL database, then point the
-    instance at it (chat_appliance/transfer.py)."""
-    from .transfer import TransferError, migrate_database, point_instance_at
+    instance at it (chat_appliance/migrate_database.py)."""
+    from .migrate_database import TransferError, migrate_database, point_instance_at
 
     instance = instance_path_from_env(args.instance)
     if not instance.exists():
@@ -396,16 +396,14 @@ def build_parser():
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
 
-<<<<<<< HEAD
     move = add("migrate-database", cmd_migrate_database,
                "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
                "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
     move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
-=======
+
     from .cli_transfer import add_transfer_commands
 
     add_transfer_commands(add)
->>>>>>> main
     return parser
 
 

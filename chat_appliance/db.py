@@ -71,7 +71,6 @@ def schema_version():
     return newest.version if newest else 0
 
 
-<<<<<<< HEAD
 def applied_versions():
     """The versions of the migrations applied to this database."""
     if not database.table_exists(SchemaMigration._meta.table_name):
@@ -85,29 +84,15 @@ def migrate(progress=False):
     Every missing version, not only those above the newest applied: helpers' migrations land
     out of order (a database may hold 40 before a later-merged 30 exists). Returns the versions
     applied. With progress=True, prints a line per step to stderr.
-=======
-def migrate(progress=False):
-    """Apply every migration the database has not had, in version order, each in its own transaction.
-
-    Not only those newer than the newest applied: branches own version ranges and merge in any
-    order, so a database may already have 100 when 90 arrives. Returns the versions applied.
-    With progress=True, prints a line per step to stderr.
->>>>>>> main
     """
     from .migrations import MIGRATIONS
 
     with database.connection_context():
-<<<<<<< HEAD
         with backend().migration_transaction(database):  # under the writer lock: two may start at once
             database.create_tables([SchemaMigration], safe=True)
         done = applied_versions()
         pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in done]
         applied = []
-=======
-        database.create_tables([SchemaMigration], safe=True)
-        applied = {row.version for row in SchemaMigration.select(SchemaMigration.version)}
-        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda m: m[0]) if v not in applied]
->>>>>>> main
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
