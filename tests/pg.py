@@ -176,3 +176,11 @@ def snapshot(url):
             return result
     finally:
         conn.close()
+
+
+def use_fresh_database(monkeypatch):
+    """On PostgreSQL, point $CHAT_APPLIANCE_DATABASE_URL at a new empty database, for a test that
+    makes a second instance (an import into a new folder): on SQLite the new folder brings its own
+    file. Dropped at the end of the session. No-op on SQLite."""
+    if ENABLED:
+        monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", create(new_name("fresh")))
