@@ -3,7 +3,6 @@
 import argparse
 import logging
 import secrets
-import signal
 import sys
 from pathlib import Path
 from urllib.parse import urlparse
@@ -11,8 +10,8 @@ from urllib.parse import urlparse
 from .config import instance_path_from_env, load_config
 
 DEFAULT_PORT = 9991
-# Each waiting long poll (GET /events) occupies one waitress thread until an event or a
-# heartbeat; size this above the number of clients that stay connected. Raise with --threads.
+# Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
+# event loop and hold no thread). Change with --threads.
 DEFAULT_THREADS = 64
 
 
@@ -117,6 +116,24 @@ def configure_logging(verbose=True):
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
+def raise_open_file_limit():
+    """Raise the soft limit on open files to the hard limit: every waiting long poll is an open
+    connection, and the usual soft limit (1,024) would refuse clients long before memory runs
+    out. Returns the soft limit in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    for target in (hard, 1_048_576, 65_536):
+        if target == resource.RLIM_INFINITY or (hard != resource.RLIM_INFINITY and target > hard) or target <= soft:
+            continue
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return target
+        except (ValueError, OSError):
+            continue
+    return soft
+
+
 def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
@@ -131,30 +148,27 @@ def cmd_serve(args):
 
 
 def run_server(app, args, instance):
-    """Serve `app` with waitress on --host/--port until SIGINT or SIGTERM."""
-    import waitress
+    """Serve `app` on --host/--port on an event loop (chat_appliance/asgi.py) until SIGINT or
+    SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
+    restored first, and saved again after this one."""
+    from . import asgi
+    from .events.queues import DUMP_FILENAME, manager
 
-    from .events.queues import manager as queue_manager
+    open_files = raise_open_file_limit()
+    queue_file = Path(instance) / DUMP_FILENAME
+    restored = manager.restore(queue_file)
+    if restored:
+        print(f"Restored {restored} event queue(s).", flush=True)
 
-    server = waitress.create_server(app, host=args.host, port=args.port, threads=args.threads,
-                                    connection_limit=max(100, args.threads * 2), channel_timeout=120,
-                                    ident="chat-appliance")
+    def started():
+        print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads, "
+              f"open-file limit {open_files})", flush=True)
 
-    def stop(_signum, _frame):
-        # Answer the waiting long polls first: on KeyboardInterrupt waitress closes itself,
-        # waiting up to 5 s for busy threads, which a parked long poll would use up.
-        queue_manager.clear()
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads)", flush=True)
-    try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-        print("Shut down cleanly.", flush=True)
+    server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
+    if not server.started:
+        raise CommandError(f"could not listen on {args.host}:{args.port}")
+    saved = manager.dump(queue_file)
+    print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
 
 
@@ -360,7 +374,7 @@ def build_parser():
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
     serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
-                       help="worker threads; each open long poll holds one (default: %(default)s)")
+                       help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
     serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
 

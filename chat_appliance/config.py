@@ -27,6 +27,10 @@ DEFAULTS = {
     "MAX_EMOJI_FILE_SIZE_MIB": 5,
     # Zulip's limits, reported by /register; clients read them from there.
     "MAX_MESSAGE_LENGTH": 10000,
+    # Zulip's organization setting of that name: a link to an image on another server gets a
+    # preview below it, pointing at /thumbnail?url=...&size=... as on Zulip. False renders the
+    # link alone (for a deployment where nothing serves /thumbnail).
+    "INLINE_IMAGE_PREVIEW": True,
     "MAX_TOPIC_LENGTH": 60,
     "MAX_STREAM_NAME_LENGTH": 60,
     "MAX_STREAM_DESCRIPTION_LENGTH": 1024,

@@ -2,15 +2,115 @@
 the database (users, groups, channels, linkifiers, the sender's settings).
 
 Messages are rendered once, at send and edit time, and the HTML is stored.
+
+The organization's part of the context is loaded once and cached (per database handle,
+per organization); `invalidate_render_context(realm_id)` drops it. Actions need not call
+it themselves for the usual changes: every change that publishes a `realm_user`,
+`user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all of them do,
+after commit) invalidates the cache through the event bus. An action that changes what
+mentions, channel links or linkifiers resolve to without publishing such an event must
+call `invalidate_render_context` after its commit.
 """
 
-from peewee import fn
+import threading
+
+from flask import current_app, has_app_context
 
 from .actions.linkifiers import linkifiers_for_realm
+from .events.bus import add_listener
 from .lib.custom_emoji import realm_emoji_for_render
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
-from .models import Stream, UserGroup, UserProfile
+from .models import Stream, UserGroup, UserProfile, database
+
+# Event types after which mentions, channel links or linkifiers may resolve differently.
+INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})
+
+_lock = threading.Lock()
+
+
+class _RealmRenderData:
+    """What rendering needs to know about one organization, as plain lookups."""
+
+    def __init__(self, realm):
+        self.realm_url = realm.url
+        self.linkifiers = tuple(linkifiers_for_realm(realm.id))
+        users = (UserProfile.select(UserProfile.id, UserProfile.full_name)
+                 .where((UserProfile.realm == realm.id) & UserProfile.is_active).tuples())
+        self.users_by_id = {}
+        self.users_by_name = {}
+        for user_id, full_name in users:
+            target = MentionTarget(user_id, full_name)
+            self.users_by_id[user_id] = target
+            self.users_by_name.setdefault(full_name.lower(), []).append(target)
+        groups = (UserGroup.select(UserGroup.id, UserGroup.name)
+                  .where((UserGroup.realm == realm.id) & ~UserGroup.deactivated).tuples())
+        self.groups_by_name = {name: MentionTarget(group_id, name) for group_id, name in groups}
+        # Channel links render only for public channels: nobody may learn of a private one here.
+        streams = (Stream.select(Stream.id, Stream.name, Stream.name_key)
+                   .where((Stream.realm == realm.id) & ~Stream.invite_only).tuples())
+        self.channels_by_key = {key: MentionTarget(stream_id, name) for stream_id, name, key in streams}
+        self.realm_emoji = realm_emoji_for_render(realm.id)
+
+    def find_user(self, name, user_id):
+        if user_id is not None:
+            return self.users_by_id.get(user_id)
+        matches = self.users_by_name.get(name.lower(), [])
+        # An ambiguous name mentions nobody: the sender must use @**Name|id**.
+        return matches[0] if len(matches) == 1 else None
+
+    def find_group(self, name):
+        return self.groups_by_name.get(name)
+
+    def find_channel(self, name):
+        return self.channels_by_key.get(name.lower())
+
+
+def _cache():
+    """The cache of the database handle in use: {realm_id: data} plus a generation
+    counter (a fresh handle, as each test's database is, starts empty)."""
+    handle = database.obj
+    if handle is None:  # no database yet: nothing can be cached
+        return {"generation": 0, "realms": {}}
+    cache = getattr(handle, "_chat_render_cache", None)
+    if cache is None:
+        cache = handle._chat_render_cache = {"generation": 0, "realms": {}}
+    return cache
+
+
+def _realm_data(realm):
+    cache = _cache()
+    data = cache["realms"].get(realm.id)
+    if data is not None:
+        return data
+    generation = cache["generation"]
+    data = _RealmRenderData(realm)
+    with _lock:
+        # A change committed while we were reading would be missing from `data`:
+        # keep it only if no invalidation happened in between.
+        if cache["generation"] == generation:
+            cache["realms"][realm.id] = data
+    return data
+
+
+def invalidate_render_context(realm_id=None):
+    """Forget the cached render context of one organization (all of them with None).
+    Call after the commit of a change to users, groups, channels, linkifiers or emoji."""
+    cache = _cache()
+    with _lock:
+        cache["generation"] += 1
+        if realm_id is None:
+            cache["realms"].clear()
+        else:
+            cache["realms"].pop(realm_id, None)
+
+
+def _on_event(event, user_ids):
+    if event.get("type") in INVALIDATING_EVENTS:
+        invalidate_render_context()
+
+
+add_listener(_on_event)
 
 
 def realm_linkifiers(realm_id):
@@ -19,38 +119,23 @@ def realm_linkifiers(realm_id):
 
 
 def render_context(realm, sender=None):
-    """A RenderContext whose lookups read this organization's users, groups and channels."""
-
-    def find_user(name, user_id):
-        query = UserProfile.select().where((UserProfile.realm == realm.id) & UserProfile.is_active)
-        if user_id is not None:
-            user = query.where(UserProfile.id == user_id).first()
-            return MentionTarget(user.id, user.full_name) if user else None
-        matches = list(query.where(fn.LOWER(UserProfile.full_name) == name.lower()).limit(2))
-        # An ambiguous name mentions nobody: the sender must use @**Name|id**.
-        return MentionTarget(matches[0].id, matches[0].full_name) if len(matches) == 1 else None
-
-    def find_group(name):
-        group = UserGroup.get_or_none((UserGroup.realm == realm.id) & (UserGroup.name == name)
-                                      & ~UserGroup.deactivated)
-        return MentionTarget(group.id, group.name) if group else None
-
-    def find_channel(name):
-        stream = Stream.get_or_none((Stream.realm == realm.id) & (Stream.name_key == name.lower()))
-        # Channel links to private channels render only for... nobody may learn of them here.
-        if stream is None or stream.invite_only:
-            return None
-        return MentionTarget(stream.id, stream.name)
-
+    """A RenderContext whose lookups read this organization's cached users, groups,
+    channels and linkifiers."""
+    data = _realm_data(realm)
     return RenderContext(
-        realm_url=realm.url,
+        realm_url=data.realm_url,
+        inline_image_preview=_image_previews(),
         translate_emoticons=bool(sender is not None and user_setting(sender, "translate_emoticons")),
-        linkifiers=tuple(realm_linkifiers(realm.id)),
-        find_user=find_user,
-        find_group=find_group,
-        find_channel=find_channel,
-        realm_emoji=realm_emoji_for_render(realm.id),
+        linkifiers=data.linkifiers,
+        find_user=data.find_user,
+        find_group=data.find_group,
+        find_channel=data.find_channel,
+        realm_emoji=data.realm_emoji,
     )
+
+
+def _image_previews():
+    return bool(current_app.config.get("INLINE_IMAGE_PREVIEW", True)) if has_app_context() else True
 
 
 def render_message(content, *, realm, sender):
@@ -64,10 +149,12 @@ def render_topic_links(topic, realm):
 
 
 def topic_links_context(realm):
-    """The context `topic_links` needs: the organization's URL and linkifiers (one query)."""
-    return RenderContext(realm_url=realm.url, linkifiers=tuple(realm_linkifiers(realm.id)))
+    """The context `topic_links` needs: the organization's URL and linkifiers."""
+    data = _realm_data(realm)
+    return RenderContext(realm_url=data.realm_url, linkifiers=data.linkifiers)
 
 
 def render_plain(content):
-    """Markdown without an organization's context (channel descriptions at creation)."""
-    return render(content).html
+    """Markdown without an organization's context (channel descriptions, profile fields):
+    no image previews there, as on Zulip."""
+    return render(content, RenderContext(inline_image_preview=False)).html

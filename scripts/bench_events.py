@@ -1,19 +1,30 @@
 #!/usr/bin/env python3
-"""Event delivery benchmark: long-poll fan-out latency and memory per queue of `chat-appliance serve`.
+"""Event delivery benchmark: message fan-out to N waiting long polls of a default `chat-appliance serve`.
 
-Starts `serve` on a fresh instance with threads sized for the pollers, opens N long-polling
-queues over real HTTP (all of the owner, registered for subscription events), then repeatedly
-subscribes and unsubscribes a second user to #general: each change fans a peer_add or
-peer_remove event out to every queue. Latency is from just before the change request is sent to
-each poller receiving the event. Then it registers idle queues and reports resident memory per
-queue. The baseline is the same server's mean GET /server_settings time, measured in the same run.
-Targets (issue 5): p99 under 200 ms at N=500; 1,000 idle queues under 300 MB resident.
+Starts `serve` with no options on a fresh instance (rate limits off:
+CHAT_APPLIANCE_RATE_LIMITING=false), creates 10 users in #general (people run several clients),
+and for each N registers N message queues spread evenly over them (half with apply_markdown, as
+zulip-terminal asks, half without, as the zulip library's defaults). One asyncio loop holds the N
+long polls as raw keep-alive HTTP/1.1 connections. Each round one user sends a message to
+#general, which fans out to all N queues; latency runs from just before the send until each
+poller has the message. Pollers re-poll only once the round is over, so a figure is one fan-out,
+not a fan-out competing with N re-polls. While the polls wait, a user with no queue also sends
+messages to a channel of their own: those sends show whether the REST API still answers promptly.
+Server RSS is read after each size. The baseline is the same server's mean GET /server_settings
+time, measured in the same run, before any poll.
+
+Targets (issue 13): N=500 fan-out p99 <= 200 ms and sends p99 <= 150 ms while polls wait;
+N=1,000 fan-out p99 <= 500 ms and no send over 1 s; N=2,000 every poller gets every message and
+RSS under 150 MB.
 """
 
 import argparse
+import asyncio
 import base64
+import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -22,6 +33,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlencode, urlparse
 
 import psutil
 import requests
@@ -29,14 +41,17 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.serve_process import free_port  # noqa: E402
 
+USERS = 10
 
-def start_server(instance, threads):
-    """serve on a fresh instance; returns (process, url, auth header)."""
+
+def start_server(instance):
+    """A default `serve` on a fresh instance; returns (process, API URL, owner credentials)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--host", "127.0.0.1",
-         "--port", str(port), "--quiet", "--threads", str(threads)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+         "--port", str(port), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="false"),
         cwd=Path(__file__).resolve().parents[1])
     output = ""
     while "Serving on" not in output:
@@ -44,9 +59,9 @@ def start_server(instance, threads):
         if not line:
             raise SystemExit("serve exited:\n" + output)
         output += line
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
     email = re.search(r"email:\s+(\S+)", output).group(1)
     key = re.search(r"API key:\s+(\S+)", output).group(1)
-    token = base64.b64encode(f"{email}:{key}".encode()).decode()
     url = f"http://127.0.0.1:{port}/api/v1"
     for _ in range(100):
         try:
@@ -54,7 +69,16 @@ def start_server(instance, threads):
             break
         except requests.ConnectionError:
             time.sleep(0.05)
-    return proc, url, {"Authorization": f"Basic {token}"}
+    return proc, url, (email, key)
+
+
+def create_user(url, owner, email):
+    """A new member (in #general, a default channel); returns (email, api key)."""
+    created = requests.post(url + "/users", auth=owner, data={
+        "email": email, "password": "bench-password", "full_name": email.split("@")[0]}).json()
+    assert created["result"] == "success", created
+    key = requests.post(url + "/fetch_api_key", data={"username": email, "password": "bench-password"}).json()
+    return email, key["api_key"]
 
 
 def baseline_request_ms(url, seconds=2.0, workers=4):
@@ -78,149 +102,101 @@ def baseline_request_ms(url, seconds=2.0, workers=4):
     return 1000.0 / rate, rate
 
 
-def register(session, url, headers, event_types):
-    body = session.post(url + "/register", headers=headers,
-                        data={"event_types": event_types, "fetch_event_types": "[]"}).json()
+def register(url, user, apply_markdown):
+    body = requests.post(url + "/register", auth=user, data={
+        "event_types": '["message"]', "fetch_event_types": "[]",
+        "apply_markdown": json.dumps(apply_markdown)}).json()
     assert body["result"] == "success", body
     return body["queue_id"]
 
 
-def fanout_latencies(url, headers, n, rounds, immediate=False):
-    """Latencies (ms) of `rounds` fan-outs to n long-polling queues."""
-    with ThreadPoolExecutor(32) as pool:
-        queue_ids = list(pool.map(lambda _: register(requests.Session(), url, headers, '["subscription"]'),
-                                  range(n)))
-    target = requests.post(url + "/users", headers=headers, data={
-        "email": f"bench{n}@example.com", "password": "bench-password", "full_name": f"Bench {n}"}).json()
-    assert target["result"] == "success", target
-    latencies, lock = [], threading.Lock()
-    sent_at = {}
-    # A poller re-polls only once its round is over: the figure is the delivery of one fan-out,
-    # not that delivery competing with hundreds of re-polls (which --immediate measures).
-    gates = [threading.Event() for _ in range(rounds)]
-    stop = threading.Event()
-    ready = threading.Barrier(n + 1)
-
-    def poller(queue_id):
-        session = requests.Session()
-        last = -1
-        ready.wait()
-        while not stop.is_set():
-            body = session.get(url + "/events", headers=headers,
-                               params={"queue_id": queue_id, "last_event_id": last}, timeout=90).json()
-            now = time.perf_counter()
-            for event in body.get("events", []):
-                last = max(last, event["id"])
-                if event["type"] == "subscription":
-                    with lock:
-                        latencies.append((now - sent_at[event["id"]]) * 1000)
-                    if not immediate:
-                        gates[event["id"]].wait()
-
-    threads = [threading.Thread(target=poller, args=(q,), daemon=True) for q in queue_ids]
-    for t in threads:
-        t.start()
-    ready.wait()
-    time.sleep(1.0 + n / 500)  # let every poll reach the server and block
-    session = requests.Session()
-    for event_id in range(rounds):
-        expected = n * (event_id + 1)
-        # The new user starts in #general (a default channel): unsubscribe first, then alternate.
-        subscribe = event_id % 2 == 1
-        method = session.post if subscribe else session.delete
-        sent_at[event_id] = time.perf_counter()
-        params = {"subscriptions": '[{"name": "general"}]' if subscribe else '["general"]',
-                  "principals": f'[{target["user_id"]}]'}
-        assert method(url + "/users/me/subscriptions", headers=headers, data=params).json()["result"] == "success"
-        deadline = time.monotonic() + 10
-        while len(latencies) < expected and time.monotonic() < deadline:
-            time.sleep(0.005)
-        gates[event_id].set()
-        time.sleep(0.5 + n / 500)  # let every poll reach the server and block again
-    stop.set()
-    for queue_id in queue_ids:
-        session.delete(url + "/events", headers=headers, data={"queue_id": queue_id})
-    return latencies, n * rounds
+def basic(user):
+    return "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
 
 
-def fanout_latencies_asyncio(url, headers, n, rounds):
-    """As fanout_latencies, with one asyncio loop holding n raw keep-alive HTTP/1.1 connections
-    instead of n `requests` threads, so the client's own cost (500 threads parsing responses
-    under one GIL, on the server's cores) does not dominate what is measured."""
-    import asyncio
-    import json
-    from urllib.parse import urlencode, urlparse
-
-    with ThreadPoolExecutor(32) as pool:
-        queue_ids = list(pool.map(lambda _: register(requests.Session(), url, headers, '["subscription"]'),
-                                  range(n)))
-    target = requests.post(url + "/users", headers=headers, data={
-        "email": f"bench-async{n}@example.com", "password": "bench-password", "full_name": f"Bench async {n}"}).json()
-    assert target["result"] == "success", target
+def run_size(url, users, quiet, n, rounds):
+    """One size: returns a dict of figures."""
+    with ThreadPoolExecutor(16) as pool:
+        queues = list(pool.map(lambda i: (users[i % len(users)], register(url, users[i % len(users)], i % 2 == 0)),
+                               range(n)))
     parsed = urlparse(url)
-    latencies, sent_at = [], {}
+    latencies, received, by_round = [], {}, {}
+    sent_at = {}
 
     async def read_response(reader):
         head = await reader.readuntil(b"\r\n\r\n")
         length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
         return json.loads(await reader.readexactly(length))
 
-    async def poller(queue_id, gates, ready, stop):
+    async def poller(index, user, queue_id, gates, ready, stop):
         reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
         last = -1
+        got = received.setdefault(index, set())
         ready.release()
         while not stop.is_set():
             query = urlencode({"queue_id": queue_id, "last_event_id": last})
             writer.write(f"GET {parsed.path}/events?{query} HTTP/1.1\r\nHost: {parsed.netloc}\r\n"
-                         f"Authorization: {headers['Authorization']}\r\n\r\n".encode())
+                         f"Authorization: {basic(user)}\r\n\r\n".encode())
             body = await read_response(reader)
             now = time.perf_counter()
             for event in body.get("events", []):
                 last = max(last, event["id"])
-                if event["type"] == "subscription":
-                    latencies.append((now - sent_at[event["id"]]) * 1000)
-                    await gates[event["id"]].wait()
+                if event["type"] == "message":
+                    round_no = int(re.search(r"round (\d+)", event["message"]["content"]).group(1))
+                    latencies.append((now - sent_at[round_no]) * 1000)
+                    by_round.setdefault(round_no, []).append(latencies[-1])
+                    got.add(round_no)
+                    await gates[round_no].wait()
         writer.close()
 
+    def timed_send(session, user, to, content):
+        started = time.perf_counter()
+        body = session.post(url + "/messages", auth=user, data={
+            "type": "stream", "to": to, "topic": "bench", "content": content}).json()
+        assert body["result"] == "success", body
+        return (time.perf_counter() - started) * 1000
+
     async def run():
+        loop = asyncio.get_running_loop()
         gates = [asyncio.Event() for _ in range(rounds)]
         stop, ready = asyncio.Event(), asyncio.Semaphore(0)
-        tasks = [asyncio.create_task(poller(q, gates, ready, stop)) for q in queue_ids]
-        for _ in queue_ids:
+        tasks = [asyncio.create_task(poller(i, user, q, gates, ready, stop)) for i, (user, q) in enumerate(queues)]
+        for _ in queues:
             await ready.acquire()
         await asyncio.sleep(1.0 + n / 500)
-        session = requests.Session()
-        loop = asyncio.get_running_loop()
-        for event_id in range(rounds):
-            subscribe = event_id % 2 == 1
-            method = session.post if subscribe else session.delete
-            params = {"subscriptions": '[{"name": "general"}]' if subscribe else '["general"]',
-                      "principals": f'[{target["user_id"]}]'}
-            sent_at[event_id] = time.perf_counter()
-            await loop.run_in_executor(None, lambda: method(url + "/users/me/subscriptions", headers=headers,
-                                                            data=params).raise_for_status())
-            deadline = time.monotonic() + 10
-            while len(latencies) < n * (event_id + 1) and time.monotonic() < deadline:
+        rss = [psutil.Process(server_pid).memory_info().rss / 2**20]
+        session, quiet_session = requests.Session(), requests.Session()
+        fanout_sends, quiet_sends, cpu_ms = [], [], []
+        for round_no in range(rounds):
+            # A send by someone with no queue, to a channel nobody polls, while all N polls wait.
+            for k in range(3):
+                quiet_sends.append(await loop.run_in_executor(
+                    None, timed_send, quiet_session, quiet, "bench-quiet", f"quiet {round_no}.{k}"))
+            times = psutil.Process(server_pid).cpu_times()
+            cpu_before = times.user + times.system
+            sent_at[round_no] = time.perf_counter()
+            fanout_sends.append(await loop.run_in_executor(
+                None, timed_send, session, users[round_no % len(users)], "general", f"round {round_no} to everyone"))
+            deadline = time.monotonic() + 15
+            while len(latencies) < n * (round_no + 1) and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
-            gates[event_id].set()
-            await asyncio.sleep(0.5 + n / 500)
+            times = psutil.Process(server_pid).cpu_times()
+            cpu_ms.append((times.user + times.system - cpu_before) * 1000)
+            rss.append(psutil.Process(server_pid).memory_info().rss / 2**20)
+            gates[round_no].set()
+            await asyncio.sleep(0.5 + n / 500)  # every poll reaches the server and waits again
         stop.set()
-        for queue_id in queue_ids:
-            session.delete(url + "/events", headers=headers, data={"queue_id": queue_id})
-        await asyncio.wait(tasks, timeout=5)
+        await loop.run_in_executor(None, lambda: [requests.delete(url + "/events", auth=user, data={"queue_id": q})
+                                                  for user, q in queues])
+        await asyncio.wait(tasks, timeout=10)
+        for task in tasks:
+            task.cancel()
+        return fanout_sends, quiet_sends, max(rss), cpu_ms
 
-    asyncio.run(run())
-    return latencies, n * rounds
-
-
-def idle_queue_memory(proc, url, headers, count):
-    """(RSS before MB, RSS after MB, KB per queue) for `count` registered, unpolled queues."""
-    rss = lambda: psutil.Process(proc.pid).memory_info().rss / 2**20  # noqa: E731
-    before = rss()
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda _: register(requests.Session(), url, headers, '["message"]'), range(count)))
-    after = rss()
-    return before, after, (after - before) * 1024 / count
+    fanout_sends, quiet_sends, rss, cpu_ms = asyncio.run(run())
+    complete = sum(1 for index in range(n) if received.get(index) == set(range(rounds)))
+    return {"by_round": by_round, "latencies": latencies, "expected": n * rounds, "complete": complete, "fanout_sends": fanout_sends,
+            "quiet_sends": quiet_sends, "rss": rss, "cpu_ms": cpu_ms}
 
 
 def percentile(values, fraction):
@@ -228,36 +204,48 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
+server_pid = None
+
+
 def main():
+    global server_pid
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500], help="queue counts (default: 100 500)")
-    parser.add_argument("--rounds", type=int, default=10, help="fan-outs per size (default: 10)")
-    parser.add_argument("--immediate", action="store_true",
-                        help="pollers re-poll at once, so delivery competes with the re-polls")
-    parser.add_argument("--client", choices=("asyncio", "threads"), default="asyncio",
-                        help="asyncio: one loop of raw keep-alive connections (default); threads: one "
-                             "`requests` thread per queue, which mostly measures the client itself")
-    parser.add_argument("--idle-queues", type=int, default=1000, help="idle queues for the memory figure")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000],
+                        help="waiting polls (default: 500 1000 2000)")
+    parser.add_argument("--rounds", type=int, default=10, help="messages fanned out per size (default: 10)")
     args = parser.parse_args()
+    # The client holds one connection per poll too.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url, headers = start_server(Path(tmp) / "instance", threads=max(args.sizes) + 16)
+        proc, url, owner = start_server(Path(tmp) / "instance")
+        server_pid = proc.pid
         try:
+            users = [owner] + [create_user(url, owner, f"poller{i}@example.com") for i in range(1, USERS)]
+            quiet = create_user(url, owner, "quiet@example.com")
+            created = requests.post(url + "/users/me/subscriptions", auth=quiet,
+                                    data={"subscriptions": '[{"name": "bench-quiet"}]'}).json()
+            assert created["result"] == "success", created
             base_ms, rate = baseline_request_ms(url)
-            print(f"baseline: GET /server_settings {rate:.0f} req/s, {base_ms:.2f} ms per request")
+            print(f"baseline: GET /server_settings {rate:.0f} req/s, {base_ms:.2f} ms per request; "
+                  f"idle RSS {psutil.Process(proc.pid).memory_info().rss / 2**20:.1f} MB")
             for n in args.sizes:
-                if args.client == "asyncio":
-                    latencies, expected = fanout_latencies_asyncio(url, headers, n, args.rounds)
-                else:
-                    latencies, expected = fanout_latencies(url, headers, n, args.rounds, args.immediate)
-                p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
-                print(f"N={n}: {len(latencies)}/{expected} events delivered; p50 {p50:.1f} ms "
-                      f"({p50 / base_ms:.1f}x baseline), p99 {p99:.1f} ms ({p99 / base_ms:.1f}x baseline), "
-                      f"max {max(latencies):.1f} ms, mean {statistics.mean(latencies):.1f} ms")
-            # Registered, never polled: the memory of a queue itself (no poll, no waiting thread).
-            before, after, per_queue = idle_queue_memory(proc, url, headers, args.idle_queues)
-            print(f"idle queues: {args.idle_queues} -> RSS {before:.1f} MB before, {after:.1f} MB after, "
-                  f"{per_queue:.1f} KB per queue")
+                r = run_size(url, users, quiet, n, args.rounds)
+                lat = r["latencies"]
+                p50, p99 = percentile(lat, 0.5), percentile(lat, 0.99)
+                quiet_p99, quiet_max = percentile(r["quiet_sends"], 0.99), max(r["quiet_sends"])
+                fan_p99 = percentile(r["fanout_sends"], 0.99)
+                print(f"N={n}: {len(lat)}/{r['expected']} events delivered, {r['complete']}/{n} pollers got every "
+                      f"message; fan-out p50 {p50:.1f} ms ({p50 / base_ms:.1f}x baseline), p99 {p99:.1f} ms "
+                      f"({p99 / base_ms:.1f}x), max {max(lat):.1f} ms; sends while polls wait: p99 {quiet_p99:.1f} ms "
+                      f"({quiet_p99 / base_ms:.1f}x), max {quiet_max:.1f} ms; the fanned-out send itself: p99 "
+                      f"{fan_p99:.1f} ms; server RSS {r['rss']:.1f} MB", flush=True)
+                cpu = statistics.median(r["cpu_ms"])
+                print(f"  server CPU per fan-out (send included), median: {cpu:.0f} ms, "
+                      f"{cpu * 1000 / n:.0f} us per poll answered", flush=True)
+                print("  last delivery of each round (ms): " + " ".join(
+                    f"{max(r['by_round'].get(k, [0])):.0f}" for k in range(args.rounds)), flush=True)
         finally:
             proc.terminate()
             proc.wait(timeout=15)

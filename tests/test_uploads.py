@@ -126,3 +126,15 @@ def test_temporary_url(org, monkeypatch):
     err(org.flask_client.get(temporary.replace("/temporary/", "/temporary/x")), 404, "NOT_FOUND")
     monkeypatch.setattr(uploads, "TEMPORARY_URL_SECONDS", -1)
     err(org.flask_client.get(temporary), 404, "NOT_FOUND", "File not found")
+
+
+def test_thumbnail_redirects_signed_in_users_to_the_image(org, anon):
+    """Does /thumbnail (the src of image previews) send an authenticated client to the image,
+    refuse other schemes, and refuse anonymous requests (no open redirect)?"""
+    hamlet = org.client(org.hamlet)
+    response = hamlet.flask_client.get("/thumbnail", query_string={"url": "https://example.com/a.png",
+                                                                   "size": "thumbnail"}, headers=hamlet.headers)
+    assert response.status_code == 302 and response.headers["Location"] == "https://example.com/a.png"
+    bad = hamlet.flask_client.get("/thumbnail", query_string={"url": "javascript:alert(1)"}, headers=hamlet.headers)
+    assert bad.status_code == 400 and bad.get_json()["result"] == "error"
+    assert anon.flask_client.get("/thumbnail", query_string={"url": "https://example.com/a.png"}).status_code == 401

@@ -21,10 +21,11 @@ from . import (
     push,
     push_legacy,
     reactions,
-    realm_emoji,
     realm,
+    realm_emoji,
     saved_snippets,
     server,
+    thumbnail,
     topics,
     typing,
     uploads,
@@ -42,4 +43,4 @@ BLUEPRINTS = [
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp, thumbnail.bp]

@@ -5,7 +5,8 @@ from flask import Blueprint, current_app
 from ..db import close_connection
 from ..events.queues import manager
 from ..events.state import fetch_initial_state
-from ..lib.errors import JsonableError
+from ..lib.auth import authenticate_basic, cached_basic_user
+from ..lib.errors import JsonableError, UnauthorizedError
 from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
                           list_of)
 from .channels import parse_include_subscribers
@@ -75,12 +76,59 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
     }
 
 
+# --- GET/DELETE /events ----------------------------------------------------------------------
+# `serve` answers these on its event loop (chat_appliance/asgi.py), without a thread per waiting
+# poll; the Flask views below answer them under any other WSGI server and in the test client.
+# Both use the parameter specs and the authentication function defined here.
+
+GET_EVENTS_PARAMS = {"queue_id": Param(), "last_event_id": Param(check_int, default=None),
+                     "dont_block": Param(check_bool, default=False)}
+DELETE_EVENTS_PARAMS = {"queue_id": Param()}
+
+
+def unauthenticated_session(headers):
+    """The /json/events authenticator until session cookies exist: every request is anonymous."""
+    raise UnauthorizedError()
+
+
+# Called with the request's headers (lower-case names: "cookie", ...) for /json/events; returns
+# the user (anything with id, realm_id and email) or raises the Zulip error. The web client's
+# session support replaces it with set_session_authenticator.
+_session_authenticator = unauthenticated_session
+
+
+def set_session_authenticator(authenticator):
+    """Install the session-cookie check used by /json/events (a callable(headers) -> user)."""
+    global _session_authenticator
+    _session_authenticator = authenticator
+
+
+def authenticate_events(headers, *, session=False):
+    """The user of an events request from its headers (a dict with lower-case names): HTTP
+    Basic with the API key for /api/v1 (checked against the credential cache first), the
+    session for /json (session=True). Raises the Zulip 401 errors. May query the database on a
+    cache miss: the event loop calls it in the worker pool unless cached_events_user answered."""
+    if session:
+        return _session_authenticator(headers)
+    return authenticate_basic(headers.get("authorization"))
+
+
+def cached_events_user(headers, *, session=False):
+    """authenticate_events' answer when it needs no database (Basic credentials in the cache), else None."""
+    if session:
+        return None
+    return cached_basic_user(headers.get("authorization"))
+
+
 @bp.get("/events")
-@endpoint(auth="cached", queue_id=Param(), last_event_id=Param(check_int, default=None),
-          dont_block=Param(check_bool, default=False))
+@endpoint(auth="cached", **GET_EVENTS_PARAMS)
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
     queue = manager.access(queue_id, user.id)
+    if manager.loop is not None:
+        # Under `serve` only what the loop does not answer natively reaches this view (HEAD);
+        # it must not park a worker thread.
+        dont_block = True
     heartbeat = current_app.config["EVENT_HEARTBEAT_SECONDS"]
     # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
     close_connection()
@@ -89,7 +137,7 @@ def get_events(user, queue_id, last_event_id, dont_block):
 
 
 @bp.delete("/events")
-@endpoint(auth="cached", queue_id=Param())
+@endpoint(auth="cached", **DELETE_EVENTS_PARAMS)
 def delete_queue(user, queue_id):
     """Remove one of the requester's queues."""
     manager.access(queue_id, user.id)

@@ -33,7 +33,7 @@ def path_from_url(database_url):
 
 
 def open_database(database_url, **_pool_options):
-    """A SqliteDatabase with our pragmas. Connections are per thread (waitress threads) and close
+    """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
     after each request; one more connection stays open for the life of the process, because in
     WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
     every request pay a checkpoint (measured: about 7 ms per request)."""

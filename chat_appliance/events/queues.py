@@ -1,20 +1,42 @@
-"""In-process event queues: register, long-poll get, heartbeat, garbage collection, fan-out.
+"""In-process event queues: register, long-poll get, heartbeat, garbage collection, fan-out,
+and saving them across a graceful restart.
 
-One `QueueManager` per process listens on the bus. Each queue has its own condition
-variable, so a publish wakes only the long polls of the queues it touched; the manager's
-lock guards only the maps from ids to queues. Nothing here touches the database.
+One `QueueManager` per process listens on the bus. One lock guards every queue's state; it is
+held only for list and dict operations, never while waiting. A long poll waits in one of two
+ways: on the event loop of `chat-appliance serve` (`EventQueue.get_async`, a future per waiting
+poll and no thread), or in a thread (`EventQueue.get`, used by the Flask view when the app runs
+under a plain WSGI server or the test client). Nothing here touches the database.
+
+When `serve` attaches its loop (`attach_loop`), the bus listener hands each published event to
+the loop with `call_soon_threadsafe`, which runs callbacks in the order they were handed over:
+publishing from any number of worker threads is thread-safe and keeps its order, and the fan-out
+itself runs on the loop, where it resolves the waiting polls directly. Without a loop the
+fan-out runs in the publishing thread.
 
 Message events arrive on the bus in a compact, queue-independent form (see
 `QueueManager.message_event_for`) and are shaped per queue: markdown or HTML content,
-gravatar nulling, the receiving user's flags, `local_message_id` for the sender's queue.
+gravatar nulling, the receiving user's flags, `local_message_id` for the sender's queue. One
+fan-out builds each distinct shape once and shares it between the queues that want it.
 """
 
+import collections
+import json
+import logging
+import os
 import secrets
 import threading
 import time
 
 from ..lib.errors import JsonableError
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+
+log = logging.getLogger(__name__)
+
+# The file in the instance folder that holds the queues between a graceful stop and the next start.
+DUMP_FILENAME = "event_queues.json"
+DUMP_VERSION = 1
+# Waiting polls woken per turn of the event loop during a fan-out (see QueueManager.schedule_wake).
+WAKE_BATCH = 64
 
 
 class BadEventQueueIdError(JsonableError):
@@ -27,11 +49,20 @@ class BadEventQueueIdError(JsonableError):
         super().__init__(f"Bad event queue id: {queue_id}", queue_id=queue_id)
 
 
+# Registration options, as saved in the dump file.
+QUEUE_OPTIONS = ("user_id", "realm_id", "user_email", "event_types", "narrow", "apply_markdown", "client_gravatar",
+                 "all_public_streams", "client_capabilities")
+
+
 class EventQueue:
-    """One client's queue: its registration options and its undelivered events."""
+    """One client's queue: its registration options, its undelivered events and its waiting polls.
+
+    Every method expects to be called without the lock and takes it itself, except push,
+    acknowledge and heartbeat, which the manager calls with the lock held.
+    """
 
     def __init__(self, *, user_id, realm_id, user_email="", event_types=None, narrow=(), apply_markdown=False,
-                 client_gravatar=True, all_public_streams=False, client_capabilities=None):
+                 client_gravatar=True, all_public_streams=False, client_capabilities=None, lock=None, manager=None):
         self.id = f"{int(time.time())}:{secrets.token_hex(8)}"
         self.user_id = user_id
         self.realm_id = realm_id
@@ -45,54 +76,134 @@ class EventQueue:
         self.events = []
         self.next_event_id = 0
         self.last_access = time.monotonic()
-        self.waiters = 0
+        self.waiters = []  # callables that wake one waiting poll
         self.closed = False
-        self.condition = threading.Condition()
+        self.lock = lock or threading.RLock()
+        self.manager = manager
 
     def wants(self, event_type):
         """Whether the client registered for this event type (None means every type)."""
         return self.event_types is None or event_type in self.event_types
 
     def push(self, event):
-        """Append an event with the next id and wake the waiting long poll."""
-        with self.condition:
-            self.events.append(dict(event, id=self.next_event_id))
-            self.next_event_id += 1
-            self.condition.notify_all()
+        """Append an event with the next id and wake the waiting polls. Lock held."""
+        self.events.append(dict(event, id=self.next_event_id))
+        self.next_event_id += 1
+        self.wake()
+
+    def wake(self):
+        """Wake every waiting poll of this queue. Lock held."""
+        waiters, self.waiters = self.waiters, []
+        for wake in waiters:
+            wake()
 
     def acknowledge(self, last_event_id):
-        """Drop the events the client has seen (ids <= last_event_id). Holds the condition."""
+        """Drop the events the client has seen (ids <= last_event_id). Lock held."""
         if last_event_id is not None and self.events and self.events[0]["id"] <= last_event_id:
             self.events = [e for e in self.events if e["id"] > last_event_id]
 
+    def heartbeat(self):
+        """Heartbeats take an id like any event, so the client's last_event_id acknowledges them. Lock held."""
+        self.events.append({"type": "heartbeat", "id": self.next_event_id})
+        self.next_event_id += 1
+
+    def _closing(self):
+        return self.manager is not None and self.manager.closing
+
     def get(self, last_event_id, *, dont_block, heartbeat_seconds):
         """Events newer than last_event_id: at once if any (or with dont_block), else after the
-        next event arrives, else a heartbeat after heartbeat_seconds."""
-        with self.condition:
+        next event arrives, else a heartbeat after heartbeat_seconds. Waits in this thread."""
+        woken = threading.Event()
+        with self.lock:
             self.acknowledge(last_event_id)
             self.last_access = time.monotonic()
-            if not self.events and not dont_block:
-                self.waiters += 1
-                try:
-                    self.condition.wait_for(lambda: self.events or self.closed, timeout=heartbeat_seconds)
-                finally:
-                    self.waiters -= 1
-                if not self.events and not self.closed:
-                    # Heartbeats take an id like any event, so the client's last_event_id acknowledges them.
-                    self.events.append({"type": "heartbeat", "id": self.next_event_id})
-                    self.next_event_id += 1
+            if self.events or dont_block:
+                return list(self.events)
+            if self._closing():
+                self.heartbeat()
+                return list(self.events)
+            self.waiters.append(woken.set)
+        woken.wait(heartbeat_seconds)
+        with self.lock:
+            if woken.set in self.waiters:
+                self.waiters.remove(woken.set)
+            if not self.events and not self.closed:
+                self.heartbeat()
             self.last_access = time.monotonic()
+            return list(self.events)
+
+    async def get_async(self, last_event_id, *, dont_block, heartbeat_seconds, disconnected=None):
+        """As get, waiting on the running event loop without a thread. `disconnected` gives an
+        awaitable that completes when the client goes away: the poll then ends at once and
+        None is returned (nothing is sent, nothing is lost: the events stay queued). It is a
+        callable returning the awaitable, called only if the poll has to wait."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            self.acknowledge(last_event_id)
+            self.last_access = time.monotonic()
+            if self.events or dont_block:
+                return list(self.events)
+            if self._closing():
+                self.heartbeat()
+                return list(self.events)
+            future = loop.create_future()
+            loop_thread = threading.get_ident()
+
+            def resolve(reason):
+                if not future.done():
+                    future.set_result(reason)
+
+            def wake():
+                if threading.get_ident() != loop_thread:
+                    loop.call_soon_threadsafe(resolve, "event")
+                elif self.manager is not None:
+                    self.manager.schedule_wake(loop, resolve)
+                else:
+                    resolve("event")
+
+            self.waiters.append(wake)
+        timer = loop.call_later(heartbeat_seconds, resolve, "heartbeat")
+        watcher = None
+        if disconnected is not None:
+            watcher = asyncio.ensure_future(disconnected())
+            watcher.add_done_callback(lambda _task: resolve("disconnected"))
+        try:
+            reason = await future
+        finally:
+            timer.cancel()
+            if watcher is not None and not watcher.done():
+                watcher.cancel()
+            with self.lock:
+                if wake in self.waiters:
+                    self.waiters.remove(wake)
+        with self.lock:
+            self.last_access = time.monotonic()
+            if reason == "disconnected" and not self._closing():
+                return None
+            if not self.events and not self.closed:
+                self.heartbeat()
             return list(self.events)
 
     def close(self):
         """Wake any waiting poll of a deleted queue."""
-        with self.condition:
+        with self.lock:
             self.closed = True
-            self.condition.notify_all()
+            self.wake()
 
     def idle_since(self):
         """Monotonic time of the last access, or None while a long poll is waiting."""
         return None if self.waiters else self.last_access
+
+    def to_dump(self, now):
+        """The queue as saved across a restart: options, pending events, next id, idle time."""
+        data = {name: getattr(self, name) for name in QUEUE_OPTIONS}
+        data["event_types"] = sorted(self.event_types) if self.event_types is not None else None
+        data["narrow"] = [list(pair) for pair in self.narrow]
+        data.update(id=self.id, events=self.events, next_event_id=self.next_event_id,
+                    idle_seconds=0.0 if self.waiters else max(0.0, now - self.last_access))
+        return data
 
 
 # --- narrow matching for message events (legacy [[operator, operand]] pairs) ----------------
@@ -162,25 +273,71 @@ class QueueManager:
     def __init__(self, idle_seconds=600, heartbeat_seconds=55):
         self.idle_seconds = idle_seconds
         self.heartbeat_seconds = heartbeat_seconds
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.queues = {}
         self.by_user = {}
         self.last_gc = time.monotonic()
+        self.loop = None
+        self.closing = False
+        self.pending_wakes = collections.deque()
+        self.wake_scheduled = False
+
+    # --- waking polls on the loop in batches ------------------------------------------------
+    # A fan-out to thousands of waiting polls would otherwise queue thousands of answers at
+    # once, ahead of everything else the loop has to do, such as handing the sender the answer
+    # to its POST /messages. Waking WAKE_BATCH polls per loop turn lets other work in between.
+
+    def schedule_wake(self, loop, resolve):
+        """Wake one waiting poll soon (called on the loop's thread)."""
+        self.pending_wakes.append(resolve)
+        if not self.wake_scheduled:
+            self.wake_scheduled = True
+            loop.call_soon(self._wake_batch, loop)
+
+    def _wake_batch(self, loop):
+        for _ in range(min(WAKE_BATCH, len(self.pending_wakes))):
+            self.pending_wakes.popleft()("event")
+        if self.pending_wakes:
+            loop.call_soon(self._wake_batch, loop)
+        else:
+            self.wake_scheduled = False
 
     def configure(self, *, idle_seconds, heartbeat_seconds):
         self.idle_seconds = idle_seconds
         self.heartbeat_seconds = heartbeat_seconds
+
+    # --- the event loop of `serve` ---------------------------------------------------------
+
+    def attach_loop(self, loop):
+        """Run fan-outs on this loop from now on (serve's loop, before it accepts requests)."""
+        self.loop = loop
+        self.closing = False
+
+    def detach_loop(self):
+        """Back to fan-out in the publishing thread (after serve's loop has stopped)."""
+        self.loop = None
+
+    def begin_shutdown(self):
+        """Answer every waiting poll now (with a heartbeat, as when its wait runs out), and any
+        poll that arrives from here on at once: the server is about to stop."""
+        with self.lock:
+            self.closing = True
+            for queue in list(self.queues.values()):
+                queue.wake()
 
     # --- lifecycle ---------------------------------------------------------------------
 
     def register(self, **options):
         """A new queue for options['user_id']."""
         self.collect_garbage()
-        queue = EventQueue(**options)
+        queue = EventQueue(**options, lock=self.lock, manager=self)
+        self._add(queue)
+        return queue
+
+    def _add(self, queue):
         with self.lock:
             self.queues[queue.id] = queue
             self.by_user.setdefault(queue.user_id, set()).add(queue.id)
-        return queue
 
     def access(self, queue_id, user_id):
         """The queue, if it exists and belongs to this user; else BAD_EVENT_QUEUE_ID."""
@@ -231,17 +388,81 @@ class QueueManager:
         for queue_id in list(self.queues):
             self.delete(queue_id)
 
+    # --- surviving a graceful restart ----------------------------------------------------
+
+    def dump(self, path):
+        """Write every queue to `path` (atomically: a temporary file, then a rename)."""
+        now = time.monotonic()
+        with self.lock:
+            data = {"version": DUMP_VERSION, "saved_at": time.time(),
+                    "queues": [queue.to_dump(now) for queue in self.queues.values()]}
+        temporary = f"{path}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"), default=str)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        return len(data["queues"])
+
+    def restore(self, path):
+        """Load the queues a graceful stop wrote, then delete the file, so that a later crash
+        does not bring back queues that missed events in between. Queues idle for longer than
+        idle_seconds (time while the server was down included) are dropped. Returns how many
+        were restored."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            return 0
+        except (OSError, ValueError):
+            log.warning("ignoring unreadable event queue file %s", path)
+            data = {}
+        finally:
+            if os.path.exists(path):
+                os.remove(path)
+        if data.get("version") != DUMP_VERSION:
+            return 0
+        down_for = max(0.0, time.time() - data.get("saved_at", 0))
+        now = time.monotonic()
+        restored = 0
+        for saved in data.get("queues", []):
+            idle = saved["idle_seconds"] + down_for
+            if idle > self.idle_seconds:
+                continue
+            options = {name: saved[name] for name in QUEUE_OPTIONS}
+            queue = EventQueue(**options, lock=self.lock, manager=self)
+            queue.id = saved["id"]
+            queue.events = saved["events"]
+            queue.next_event_id = saved["next_event_id"]
+            queue.last_access = now - idle
+            self._add(queue)
+            restored += 1
+        return restored
+
     # --- fan-out -----------------------------------------------------------------------
 
     def __call__(self, event, user_ids):
-        """The bus listener: deliver an event to the queues of these users."""
-        if event.get("type") == "message":
-            self.deliver_message(event, user_ids)
+        """The bus listener: deliver an event to the queues of these users, on serve's loop
+        when one is attached (in publishing order), else in this thread."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.deliver, event, user_ids)
         else:
-            for queue in self.user_queues(user_ids):
-                if queue.wants(event["type"]) and self.accepts(queue, event):
-                    for shaped in self.shape_for(queue, event):
-                        queue.push(shaped)
+            self.deliver(event, user_ids)
+
+    def deliver(self, event, user_ids):
+        """The fan-out of one event."""
+        try:
+            with self.lock:
+                if event.get("type") == "message":
+                    self.deliver_message(event, user_ids)
+                else:
+                    for queue in self.user_queues(user_ids):
+                        if queue.wants(event["type"]) and self.accepts(queue, event):
+                            for shaped in self.shape_for(queue, event):
+                                queue.push(shaped)
+        except Exception:  # one bad event must not stop the delivery of the next ones
+            log.exception("event fan-out failed for %s", event.get("type"))
         if event.get("type") == "realm_user" and (
             event.get("op") == "remove" or event.get("person", {}).get("is_active") is False
         ):
@@ -296,13 +517,23 @@ class QueueManager:
                             if q.all_public_streams and q.realm_id == event.get("realm_id")
                             and q.user_id not in recipients]
         flags_by_user = {int(k): v for k, v in (event.get("flags") or {}).items()}
+        # One shaped event per distinct (content form, gravatar, flags, local id): a fan-out to
+        # N queues builds a handful of dicts, not N. Queues share them; nothing mutates them.
+        shapes = {}
+        seen = set()
         for queue in targets:
-            if not queue.wants("message"):
+            if queue.id in seen or not queue.wants("message"):
                 continue
+            seen.add(queue.id)
             flags = list(flags_by_user.get(queue.user_id, []))
             if not narrow_matches(queue, event["message"], flags):
                 continue
-            queue.push(self.message_event_for(queue, event, flags))
+            local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
+            key = (bool(queue.apply_markdown), bool(queue.client_gravatar), tuple(flags), local)
+            shaped = shapes.get(key)
+            if shaped is None:
+                shaped = shapes[key] = self.message_event_for(queue, event, flags)
+            queue.push(shaped)
 
     @staticmethod
     def message_event_for(queue, event, flags):

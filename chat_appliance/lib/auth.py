@@ -4,8 +4,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from flask import g
+from flask import g, request
 from flask_httpauth import HTTPBasicAuth
+from werkzeug.datastructures import Authorization
 
 from ..models import UserProfile
 from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
@@ -82,21 +83,44 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
-def authenticate_request_cached():
-    """Like authenticate_request, answering from the cache when the credentials match."""
-    auth = basic_auth.get_auth()
-    email = (auth.username or "").strip().lower() if auth else ""
-    api_key = auth.password if auth else ""
+def basic_credentials(authorization):
+    """(email lower-cased, api key) from an Authorization header; ("", "") when absent or not Basic."""
+    auth = Authorization.from_header(authorization) if authorization else None
+    if auth is None or auth.type != "basic":
+        return "", ""
+    return (auth.username or "").strip().lower(), auth.password or ""
+
+
+def cached_basic_user(authorization):
+    """The CachedUser for these Basic credentials if the cache vouches for them, else None.
+    Never touches the database (the event loop of `serve` calls it)."""
+    email, api_key = basic_credentials(authorization)
     with _cache_lock:
         entry = _cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
-        g.user = entry[1]
         return entry[1]
-    user = authenticate_request()
-    cached = CachedUser(user.id, user.realm_id, user.email)
+    return None
+
+
+def authenticate_basic(authorization):
+    """The CachedUser for an Authorization header: from the cache, else checked against the
+    database (and then cached). Raises the 401 errors of verify_api_key."""
+    user = cached_basic_user(authorization)
+    if user is not None:
+        return user
+    email, api_key = basic_credentials(authorization)
+    full = verify_api_key(email, api_key)
+    cached = CachedUser(full.id, full.realm_id, full.email)
     with _cache_lock:
-        _cache[email] = (user.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+        _cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
     return cached
+
+
+def authenticate_request_cached():
+    """Like authenticate_request, answering from the cache when the credentials match."""
+    user = authenticate_basic(request.headers.get("Authorization"))
+    g.user = user
+    return user
 
 
 def forget_cached_credentials(user_id):

@@ -16,23 +16,27 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 import pygments
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
+from pygments.lexers import find_lexer_class_by_name
 from pygments.lexers.special import TextLexer
+from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
+from .fastlex import speed_up
+
+# An opening fence: three or more backticks or tildes, then optionally a
+# language (which may be written ".py" or "{.py}") and, after spaces, a header
+# (used by spoilers; ignored by code blocks).  Anything with a backtick or
+# tilde after the fence is not a fence at all but text.
 FENCE_OPEN_RE = re.compile(
-    r"^(?P<indent>[ ]*)(?P<fence>~{3,}|`{3,})[ ]*(?P<lang>[\w+#.-]*)[ ]*(?P<header>.*?)[ ]*$"
+    r"^(?P<indent>[ ]*)(?P<fence>~{3,}|`{3,})[ ]*"
+    r"(?:\{?\.?(?P<lang>[a-zA-Z0-9_+\-./#]+)[ ]*(?P<header>[^ ~`][^~`]*)?\}?)?$"
 )
 LIST_ITEM_RE = re.compile(r"^[ ]*(?:[*+-]|\d+\.)[ ]+\S")
-
-# Fence "languages" Zulip treats as alternative spellings.
-LANG_ALIASES = {"latex": "tex"}
-
 
 @functools.lru_cache(maxsize=256)
 def _lexer_class(lang: str):
     try:
-        return type(get_lexer_by_name(lang))
+        return find_lexer_class_by_name(lang)
     except ClassNotFound:
         return None
 
@@ -40,6 +44,12 @@ def _lexer_class(lang: str):
 def _lexer_name(lang: str) -> Optional[str]:
     cls = _lexer_class(lang)
     return cls.name if cls else None
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer(lexer_cls):
+    # Lexers keep only their options: one instance per class serves all threads.
+    return speed_up(lexer_cls(startinline=True, stripnl=False))
 
 
 _formatters = threading.local()
@@ -53,24 +63,32 @@ def _formatter() -> HtmlFormatter:
     return fmt
 
 
-SHEBANG_RE = re.compile(r"^#!(?:/\S*/)?(?:env[ ]+)?(?P<lang>[\w#.+-]+)")
+# Without a fence language, a first line "#!lang", "#!/path/to/lang" or
+# ":::lang" picks the lexer; the line itself stays in the code.
+SHEBANG_RE = re.compile(r"(?:^::+|^#!)(?:(?:/\w+)*[/ ])?(?P<lang>[\w#.+-]*)")
 
 
 @functools.lru_cache(maxsize=512)
 def highlight_code(code: str, lang: str = "") -> str:
     """Pygments-highlight a code block into Zulip's ``div.codehilite`` markup.
 
-    Without a fence language, a ``#!lang`` first line picks the lexer (the
-    line stays in the output and no data-code-language is recorded).
-    Results are memoised: re-renders (edits, previews) repeat code blocks."""
-    lang = LANG_ALIASES.get(lang.lower(), lang.lower()) if lang else ""
+    ``lang`` is the fence's language: a Pygments name or alias (case does
+    not matter) highlights and is recorded, canonicalised, as
+    ``data-code-language``; an unknown one is recorded as written (lower
+    case) and the code is shown plain.  Results are memoised: re-renders
+    (edits, previews) repeat code blocks."""
+    lang = lang.lower()
     lexer_cls = _lexer_class(lang) if lang else None
+    code = code.strip("\n")
     if not lang:
-        m = SHEBANG_RE.match(code.lstrip("\n"))
-        if m:
+        m = SHEBANG_RE.match(code)
+        if m and m.group("lang"):
             lexer_cls = _lexer_class(m.group("lang").lower())
-    lexer = (lexer_cls or TextLexer)(startinline=True)
-    out = pygments.highlight(code.strip("\n"), lexer, _formatter())
+    lexer = _lexer(lexer_cls or TextLexer)
+    # Whitespace tokens are written as plain text (Zulip's markup has no
+    # <span class="w">), the same as formatting them and unwrapping the spans.
+    tokens = ((Text if ttype is Whitespace else ttype, value) for ttype, value in lexer.get_tokens(code))
+    out = pygments.format(tokens, _formatter())
     if lang:
         label = html.escape(lexer_cls.name if lexer_cls else lang, quote=True)
         out = out.replace('<div class="codehilite">', f'<div class="codehilite" data-code-language="{label}">', 1)
@@ -141,24 +159,25 @@ class FencedBlockPreprocessor(Preprocessor):
             return stack[-1].lines if stack else top_out
 
         for line in lines:
-            if stack and line.strip() == stack[-1].fence:
+            if stack and line.rstrip() == stack[-1].indent + stack[-1].fence:
                 done = stack.pop()
                 sink().extend(self._finish(done))
                 continue
             if stack and stack[-1].kind in ("code", "math"):
-                stack[-1].lines.append(_dedent(line, len(stack[-1].indent)))
+                # Trailing whitespace in code only makes lines scroll.
+                stack[-1].lines.append(_dedent(line, len(stack[-1].indent)).rstrip())
                 continue
             m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
-            if m and (not m.group("header") or m.group("lang").lower() == "spoiler"):
-                lang = m.group("lang")
+            if m:
+                lang = m.group("lang") or ""
                 low = lang.lower()
-                if low in ("quote", "spoiler"):
+                if low in ("quote", "quoted"):
+                    kind = "quote"
+                elif low in ("spoiler", "math"):
                     kind = low
-                elif low == "math":
-                    kind = "math"
                 else:
                     kind = "code"
-                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header"), m.group("indent")))
+                stack.append(_Fence(kind, m.group("fence"), lang, m.group("header") or "", m.group("indent")))
                 continue
             if stack and stack[-1].indent:
                 line = _dedent(line, len(stack[-1].indent))
@@ -180,6 +199,8 @@ class FencedBlockPreprocessor(Preprocessor):
         return out
 
     def _render(self, block: _Fence) -> list[str]:
+        if not any(line.strip() for line in block.lines) and block.kind in ("code", "math"):
+            return [""]  # an empty code block renders as nothing
         if block.kind == "code":
             code = "\n".join(block.lines)
             return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
@@ -203,6 +224,24 @@ class FencedBlockPreprocessor(Preprocessor):
         return out
 
 
+# Lists and quotes nested deeper than this are read as text.  Each level
+# re-scans the rest of the message, so unbounded nesting ("1. 1. 1. ...")
+# costs time quadratic in the depth; no real message nests this deep.
+MAX_BLOCK_DEPTH = 24
+
+
+def depth_limited(processor):
+    """Make a list processor decline blocks nested MAX_BLOCK_DEPTH deep
+    (Python-Markdown's parser state grows by one entry per level)."""
+    test = processor.test
+
+    def limited_test(parent, block):
+        return len(processor.parser.state) < MAX_BLOCK_DEPTH and test(parent, block)
+
+    processor.test = limited_test
+    return processor
+
+
 class ZulipHashHeaderProcessor(HashHeaderProcessor):
     """ATX headings, but only with whitespace after the hashes."""
 
@@ -218,7 +257,7 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
     depth = 0  # quotes currently open (per engine instance, which is per thread)
 
     def test(self, parent: etree.Element, block: str) -> bool:
-        if self.depth >= self.MAX_DEPTH:
+        if self.depth >= self.MAX_DEPTH or len(self.parser.state) >= MAX_BLOCK_DEPTH:
             return False
         m = self.RE.search(block)
         if not m:
@@ -248,6 +287,8 @@ class IndentedCodeTreeprocessor(Treeprocessor):
     the same highlighted markup as fenced code."""
 
     def run(self, root: etree.Element) -> None:
+        if root.find(".//pre") is None:
+            return
         for parent in list(root.iter()):
             for i, child in enumerate(list(parent)):
                 if child.tag != "pre" or len(child) != 1 or child[0].tag != "code":

@@ -42,6 +42,8 @@ class RenderContext:
     find_channel: Callable[[str], Optional[MentionTarget]] = _no_match
     # custom emoji name -> (emoji id, image url)
     realm_emoji: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Zulip's realm setting of that name: previews below links to images.
+    inline_image_preview: bool = True
 
 
 @dataclass

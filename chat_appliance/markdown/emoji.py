@@ -6,6 +6,7 @@ name and aliases); we index it both ways once, at import time.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -64,12 +65,19 @@ def _unicode_emoji_regex() -> str:
         start = prev = ch
     glyph = "[" + "".join(ranges) + "]"
     atom = rf"(?:[#*0-9]\ufe0f?\u20e3|{glyph}[\U0001F3FB-\U0001F3FF]?\ufe0f?)"
-    return rf"(?P<unicode_emoji>{atom}(?:\u200d{atom})*)"
+    return rf"{atom}(?:\u200d{atom})*"
 
 
-UNICODE_EMOJI_RE = _unicode_emoji_regex()
+# One emoji: a glyph (or keycap) with optional skin tone and variation
+# selector, or several joined by zero-width joiners.
+UNICODE_EMOJI_SINGLE = _unicode_emoji_regex()
+UNICODE_EMOJI_RE = rf"(?P<unicode_emoji>{UNICODE_EMOJI_SINGLE})"
+UNICODE_EMOJI_SINGLE_RE = re.compile(UNICODE_EMOJI_SINGLE)
+# A run of adjacent emoji, handled in one match.
+UNICODE_EMOJI_RUN_RE = rf"(?:{UNICODE_EMOJI_SINGLE})+"
 
 
+@functools.lru_cache(maxsize=4096)
 def code_for_unicode(text: str) -> Optional[str]:
     code = "-".join(f"{ord(c):04x}" for c in text if c != "\ufe0f")
     return code if code in CODE_TO_NAME else None

@@ -9,6 +9,7 @@ conversion runs.
 from __future__ import annotations
 
 import html as html_module
+import re
 import secrets
 import threading
 import xml.etree.ElementTree as etree
@@ -18,11 +19,19 @@ import markdown
 from markdown.blockprocessors import ListIndentProcessor, OListProcessor, UListProcessor
 from markdown.extensions import Extension
 from markdown.extensions.tables import TableExtension
+from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import Treeprocessor
 
 from . import inline
-from .blocks import FencedBlockPreprocessor, IndentedCodeTreeprocessor, ZulipBlockQuoteProcessor, ZulipHashHeaderProcessor
+from .blocks import (
+    FencedBlockPreprocessor,
+    IndentedCodeTreeprocessor,
+    ZulipBlockQuoteProcessor,
+    ZulipHashHeaderProcessor,
+    depth_limited,
+)
 from .context import RenderContext, RenderResult
+from .previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
 from .sanitize import restore_code_blocks, sanitize_html
 from .urls import find_bare_urls, autolink_href
 
@@ -58,11 +67,11 @@ class ZulipExtension(Extension):
         saved = md.tab_length
         md.tab_length = 2
         try:
-            bp.register(ListIndentProcessor(md.parser), "indent", 90)
-            olist = OListProcessor(md.parser)
+            bp.register(depth_limited(ListIndentProcessor(md.parser)), "indent", 90)
+            olist = depth_limited(OListProcessor(md.parser))
             olist.LAZY_OL = False  # "3. a" starts the list at 3
             bp.register(olist, "olist", 40)
-            bp.register(UListProcessor(md.parser), "ulist", 30)
+            bp.register(depth_limited(UListProcessor(md.parser)), "ulist", 30)
         finally:
             md.tab_length = saved
 
@@ -70,10 +79,12 @@ class ZulipExtension(Extension):
         for name in list(n.name for n in ip._priority):
             if name not in ("escape", "entity"):
                 ip.deregister(name)
+        ip["escape"].TRIGGER = "\\"
+        ip["entity"].TRIGGER = "&"
         ip.register(inline.CodeSpanProcessor(md), "backtick", 190)
         ip.register(inline.TexInlineProcessor(md), "tex", 185)
         ip.register(inline.TimestampProcessor(md), "timestamp", 175)
-        ip.register(inline.ZulipLinkProcessor(inline.LINK_START_RE, md), "link", 160)
+        ip.register(inline.ZulipLinkProcessor(md), "link", 160)
         ip.register(inline.AutoLinkProcessor(md), "autolink", 150)
         ip.register(inline.LinkifierProcessor(md), "linkifiers", 145)
         ip.register(inline.ChannelLinkProcessor(md), "channel_link", 140)
@@ -82,23 +93,95 @@ class ZulipExtension(Extension):
         ip.register(inline.EmojiNameProcessor(md), "emoji", 120)
         ip.register(inline.EmoticonProcessor(md), "emoticon", 115)
         ip.register(inline.UnicodeEmojiProcessor(md), "unicode_emoji", 110)
+        ip.register(inline.TagProcessor(inline.STRONG_EM_RE, "strong,em", md), "strong_em", 75)
         ip.register(inline.TagProcessor(inline.STRONG_RE, "strong", md), "strong", 70)
         ip.register(inline.TagProcessor(inline.EM_RE, "em", md), "em", 65)
         ip.register(inline.TagProcessor(inline.DEL_RE, "del", md), "del", 60)
         ip.register(inline.NewlineProcessor(md), "nl", 5)
 
+        md.treeprocessors.register(inline.FastInlineTreeprocessor(md), "inline", 20)
         md.treeprocessors.register(IndentedCodeTreeprocessor(md), "zulip_indented_code", 30)
-        md.treeprocessors.register(LinkCollector(md), "zulip_links", 1)
+        md.treeprocessors.register(ImagePreviewTreeprocessor(md), "zulip_image_previews", 15)
+        md.treeprocessors.register(LinkCollector(md), "zulip_links", 17)
+        md.treeprocessors.register(HrefStashTreeprocessor(md), "zulip_href_stash", 0.5)
+
+
+_EMPTY_TAGS = frozenset({"br", "img", "hr", "input", "meta", "link", "col", "area", "base", "wbr"})
+
+
+def _html_string(root: etree.Element) -> str:
+    """Python-Markdown's HTML serializer, for the markup this renderer makes
+    (no comments, processing instructions or namespaces), without its
+    per-element overhead: an element-dense message (a table of thousands of
+    rows) spent a third of its time there."""
+    out: list[str] = []
+    write = out.append
+    escape_text = _escape_cdata
+    escape_attr = _escape_attrib_html
+    empty = _EMPTY_TAGS
+
+    def walk(el: etree.Element) -> None:
+        tag = el.tag
+        attrib = el.attrib
+        if attrib:
+            write("<" + tag + "".join(f' {k}="{escape_attr(v)}"' for k, v in sorted(attrib.items())) + ">")
+        else:
+            write("<" + tag + ">")
+        if el.text:
+            write(escape_text(el.text))
+        for child in el:
+            walk(child)
+        if tag not in empty:
+            write("</" + tag + ">")
+        if el.tail:
+            write(escape_text(el.tail))
+
+    walk(root)
+    return "".join(out)
 
 
 def _build() -> markdown.Markdown:
-    return markdown.Markdown(
+    md = markdown.Markdown(
         output_format="html",
         extensions=[
             TableExtension(use_align_attribute=True),
             ZulipExtension(),
         ],
     )
+    # Python-Markdown looks tags up in a list, several times per element.
+    block_level = frozenset(md.block_level_elements)
+    md.is_block_level = lambda tag: isinstance(tag, str) and tag.lower().rstrip("/") in block_level
+    md.serializer = _html_string
+    _fast_list_items(md.parser)
+    return md
+
+
+# One line that no block processor but the paragraph one can claim.
+_PLAIN_ITEM_RE = re.compile(r"[^\W\d_][^\n|]*")
+
+
+def _fast_list_items(parser) -> None:
+    """A tight list item that is one plain line becomes the item's text
+    directly, as the paragraph processor would make it, instead of being
+    offered to every block processor in turn (a list of thousands of short
+    items spent most of its time there)."""
+    parse_blocks = parser.parseBlocks
+
+    def parseBlocks(parent, blocks):
+        if (
+            len(blocks) == 1
+            and parent.tag == "li"
+            and not parent.text
+            and len(parent) == 0
+            and parser.state
+            and parser.state[-1] == "list"
+            and _PLAIN_ITEM_RE.fullmatch(blocks[0])
+        ):
+            parent.text = blocks.pop()
+            return
+        parse_blocks(parent, blocks)
+
+    parser.parseBlocks = parseBlocks
 
 
 _local = threading.local()
@@ -123,6 +206,7 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
     md.zulip_result = result
     md.zulip_code_blocks = []
     md.zulip_nonce = secrets.token_hex(8)
+    md.zulip_hrefs = hrefs = []
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
@@ -135,7 +219,9 @@ def render(content: str, context: Optional[RenderContext] = None) -> RenderResul
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
-    result.html = restore_code_blocks(sanitize_html(html), code_blocks)
+        md.zulip_hrefs = []
+    html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
+    result.html = restore_code_blocks(html, code_blocks)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (

@@ -4,18 +4,269 @@ linkifiers, mentions, channel links, emoji and emphasis."""
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import xml.etree.ElementTree as etree
 from typing import Any, Iterator, Optional
 
 from dateutil import parser as date_parser
 from markdown import util
-from markdown.inlinepatterns import InlineProcessor, LinkInlineProcessor
+from markdown.inlinepatterns import InlineProcessor
+from markdown.serializers import _escape_attrib_html, _escape_cdata
+from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
 from . import emoji as emoji_data
 from .urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
+
+
+def _trigger_test(trigger: Any):
+    """A pattern's ``TRIGGER`` as a test on a text: a substring or compiled
+    regex that every match contains, ``False`` when the pattern cannot match
+    in this render, or ``None`` (always run)."""
+    if trigger is None:
+        return None
+    if trigger is False:
+        return False
+    if isinstance(trigger, str):
+        return lambda data: trigger in data
+    return trigger.search
+
+
+def _strip_leading_lookbehind(pattern: str) -> Optional[str]:
+    """``pattern`` without the lookbehind it starts with, or None if it has none."""
+    if not pattern.startswith(("(?<!", "(?<=")):
+        return None
+    depth = 0
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            # Skip a character class (a "]" right after "[" or "[^" is literal).
+            i += 1
+            if i < len(pattern) and pattern[i] == "^":
+                i += 1
+            if i < len(pattern) and pattern[i] == "]":
+                i += 1
+            while i < len(pattern) and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return pattern[i + 1 :]
+        i += 1
+    return None
+
+
+_GAP_RE = re.compile(r"[ \t]*")
+_NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+_NAME_WITH_ID_RE = re.compile(r"(?P<full>.*)\|(?P<id>\d+)")
+_COMPILED: dict = {}
+
+
+def _compiled(pattern: str, flags: int = 0) -> "re.Pattern[str]":
+    """re.compile with a cache of our own: Pygments compiles hundreds of
+    patterns, which pushes ours out of the re module's cache, and some of
+    ours (the emoji character class) are expensive to compile."""
+    key = (pattern, flags)
+    rx = _COMPILED.get(key)
+    if rx is None:
+        if len(_COMPILED) > 512:
+            _COMPILED.clear()
+        rx = _COMPILED[key] = re.compile(pattern, flags)
+    return rx
+
+
+def _is_leaf(node: Any) -> bool:
+    """An element whose content no later pattern or tree pass looks at."""
+    return (
+        isinstance(node, etree.Element)
+        and len(node) == 0
+        and node.tag != "a"
+        and not node.tail
+        and (node.text is None or isinstance(node.text, util.AtomicString))
+    )
+
+
+_LEAF_HTML_CACHE: dict = {}
+
+
+def _leaf_html(node: etree.Element) -> str:
+    """The element as Python-Markdown's serializer would write it (memoised:
+    runs repeat the same emoji and mentions)."""
+    key = (node.tag, node.text, tuple(node.attrib.items()))
+    cached = _LEAF_HTML_CACHE.get(key)
+    if cached is None:
+        if len(_LEAF_HTML_CACHE) > 4096:
+            _LEAF_HTML_CACHE.clear()
+        cached = _LEAF_HTML_CACHE[key] = _leaf_html_uncached(node)
+    return cached
+
+
+def _leaf_html_uncached(node: etree.Element) -> str:
+    attrs = "".join(f' {k}="{_escape_attrib_html(v)}"' for k, v in sorted(node.attrib.items()))
+    if node.tag == "br":
+        return f"<br{attrs}>\n"  # the line break Python-Markdown's prettifier adds
+    if node.tag == "img":
+        return f"<img{attrs}>"
+    return f"<{node.tag}{attrs}>{_escape_cdata(node.text or '')}</{node.tag}>"
+
+
+def _first(regex: Any, data: str, pos: int):
+    return next(regex.finditer(data, pos), None)
+
+
+class FastInlineTreeprocessor(InlineTreeprocessor):
+    """Python-Markdown's inline pass with the same patterns, order and results,
+    in time linear in the text:
+
+    * each pattern handles all its matches in one pass over the text and the
+      text is rebuilt once, where Python-Markdown rebuilt the whole text after
+      every match (10,000 one-character emoji took seconds);
+    * patterns whose trigger does not occur in the text are skipped, and all
+      of them for a text with no trigger at all (Python-Markdown ran every
+      pattern over every text node: 20 pattern calls per table cell).
+
+    After a replaced match, Python-Markdown's next search sees the
+    placeholder's last character (``\\x03``) before it, which every leading
+    lookbehind here lets through; a search right at the end of a replaced
+    match therefore uses the pattern without its leading lookbehind."""
+
+    def run(self, tree, ancestors=None):
+        self._pattern_list = list(self.inlinePatterns)
+        self._tests = [_trigger_test(getattr(p, "TRIGGER", None)) for p in self._pattern_list]
+        self._heads: dict[int, Any] = {}
+        if any(t is None for t in self._tests):
+            self._plain = None
+        else:
+            # One pass that proves no pattern can match.
+            parts = []
+            for p in self._pattern_list:
+                trig = getattr(p, "TRIGGER", None)
+                if isinstance(trig, str):
+                    parts.append(re.escape(trig))
+                elif trig is not False:
+                    parts.append(trig.pattern)
+            self._plain = _compiled("|".join(parts)) if parts else None
+        return super().run(tree, ancestors)
+
+    def _head(self, regex: Any) -> Any:
+        """``regex`` without its leading lookbehind (memoised), or None."""
+        key = id(regex)
+        if key not in self._heads:
+            head = None
+            if isinstance(regex, re.Pattern):
+                stripped = _strip_leading_lookbehind(regex.pattern)
+                if stripped is not None:
+                    head = _compiled(stripped, regex.flags)
+            elif hasattr(regex, "patterns"):
+                heads = [_strip_leading_lookbehind(r.pattern) for r in regex.patterns]
+                if all(h is not None for h in heads):
+                    head = type(regex)([_compiled(h, r.flags) for h, r in zip(heads, regex.patterns)])
+            self._heads[key] = (regex, head)
+        return self._heads[key][1]
+
+    def _apply_all(self, pattern: Any, data: str, pattern_index: int) -> str:
+        for exclude in pattern.ANCESTOR_EXCLUDES:
+            if exclude.lower() in self.ancestors:
+                return data
+        regex = pattern.getCompiledRegExp()
+        out: list[str] = []
+        run: list = []  # consecutive leaf results: (text before, element)
+        last = 0  # data[last:] is not in out yet
+        pos = 0  # where the next search starts
+        after_replacement = False
+        size = len(data)
+        while pos <= size:
+            m = None
+            if after_replacement:
+                head = self._head(regex)
+                if head is not None:
+                    m = head.match(data, pos) if isinstance(head, re.Pattern) else _first(head, data, pos)
+                    if m is not None and m.start() != pos:
+                        m = None
+            if m is None:
+                m = _first(regex, data, pos)
+                if m is None:
+                    break
+            after_replacement = False
+            node, start, end = pattern.handleMatch(m, data)
+            if start is None or end is None:
+                pos = m.end() if m.end() > m.start() else m.start() + 1
+                continue
+            if node is None:
+                pos = end
+                continue
+            if not isinstance(node, str) and not isinstance(node.text, util.AtomicString):
+                for child in [node] + list(node):
+                    if child.text:
+                        self.ancestors.append(child.tag.lower())
+                        child.text = self._InlineProcessor__handleInline(child.text, pattern_index + 1)
+                        self.ancestors.pop()
+                    if child.tail:
+                        child.tail = self._InlineProcessor__handleInline(child.tail, pattern_index)
+            if _is_leaf(node):
+                if run and (
+                    _GAP_RE.fullmatch(data, last, start)
+                    # After the last pattern nothing looks at the text between.
+                    or (pattern_index == len(self._pattern_list) - 1 and "\x02" not in data[last:start])
+                ):
+                    run.append((data[last:start], node))
+                    last = pos = end
+                    after_replacement = True
+                    continue
+                self._flush_run(run, out, pattern)
+                run = [(data[last:start], node)]
+            else:
+                self._flush_run(run, out, pattern)
+                run = []
+                out.append(data[last:start])
+                out.append(self._InlineProcessor__stashNode(node, pattern.type()))
+            last = pos = end
+            after_replacement = True
+        self._flush_run(run, out, pattern)
+        if not out:
+            return data
+        out.append(data[last:])
+        return "".join(out)
+
+    def _flush_run(self, run: list, out: list[str], pattern: Any) -> None:
+        """Stash a run of leaf results: one alone as itself, several (apart only by
+        spaces) as one piece of HTML, so that a text of thousands of emoji costs
+        a few placeholders rather than thousands."""
+        if not run:
+            return
+        out.append(run[0][0])
+        if len(run) == 1:
+            out.append(self._InlineProcessor__stashNode(run[0][1], pattern.type()))
+        else:
+            html_text = "".join(
+                (_escape_cdata(gap) if i else "") + _leaf_html(node) for i, (gap, node) in enumerate(run)
+            )
+            out.append(self._InlineProcessor__stashNode(self.md.htmlStash.store(html_text), pattern.type()))
+        run.clear()
+
+    # Overrides the name-mangled private method of the base class.
+    def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:
+        if isinstance(data, util.AtomicString):
+            return data
+        plain = self._plain
+        if plain is not None and plain.search(data) is None:
+            return data
+        patterns = self._pattern_list
+        tests = self._tests
+        for index in range(patternIndex, len(patterns)):
+            test = tests[index]
+            if test is False or (test is not None and not test(data)):
+                continue
+            data = self._apply_all(patterns[index], data, index)
+        return data
 
 
 class _Base(InlineProcessor):
@@ -34,6 +285,8 @@ class CodeSpanProcessor(InlineProcessor):
     """Backtick code spans; unlike stock Markdown the content is kept verbatim
     (no trimming)."""
 
+    TRIGGER = "`"
+
     def __init__(self, md: Any):
         super().__init__(r"(?<![\\`])(?P<ticks>`++)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
         self.compiled_re = re.compile(self.pattern, re.DOTALL)
@@ -47,6 +300,8 @@ class CodeSpanProcessor(InlineProcessor):
 class TexInlineProcessor(InlineProcessor):
     """``$$...$$`` on one line.  Without KaTeX we emit Zulip's error markup,
     which shows the source."""
+
+    TRIGGER = "$$"
 
     def __init__(self, md: Any):
         super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
@@ -71,7 +326,7 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
     if not text:
         return None
     try:
-        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        if _NUMBER_RE.fullmatch(text):
             return datetime.datetime.fromtimestamp(float(text), tz=datetime.timezone.utc)
         parsed = date_parser.parse(text, tzinfos=_TZ_OFFSETS)
     except (ValueError, OverflowError, TypeError):
@@ -82,6 +337,8 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
 
 
 class TimestampProcessor(InlineProcessor):
+    TRIGGER = "<time:"
+
     def __init__(self, md: Any):
         # Bounded so that many unclosed "<time:" cannot go quadratic.
         super().__init__(r"<time:(?P<time>[^>]{0,200}?)>", md)
@@ -98,29 +355,47 @@ class TimestampProcessor(InlineProcessor):
         return el, m.start(0), m.end(0)
 
 
-# A "[" only starts a link if a "](" follows, with at most one level of
-# nested brackets in the text (keeps runs of "[" from going quadratic).
-LINK_START_RE = r"\[(?=(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\()"
+# ``[text](url)`` and ``[text](<url> "title")`` in one regex, anchored at
+# the "[".  Every part is bounded by a character it may not contain (the
+# text by brackets, with one level of nesting; the URL by whitespace and
+# parentheses, with two levels of nesting; a title by its own quote), so a
+# failed attempt stops at the next bracket, parenthesis or quote and all
+# attempts together stay linear in the input.  (Python-Markdown's own link
+# parser scans to the end of the text from every "[" that finds no closing
+# parenthesis: "[](" * 3333 took seconds.)
+LINK_RE = (
+    r"\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\([ ]*(?:<(?P<bracketed>[^<>\n]*)>"
+    r"|(?P<url>(?:[^\s()]|\((?:[^\s()]|\([^\s()]*\))*\))*))"
+    r"(?:[ ]+(?:\"[^\"\n]*\"|'[^'\n]*'))?[ ]*\)"
+)
 
 
-class ZulipLinkProcessor(LinkInlineProcessor, _Base):
+class ZulipLinkProcessor(_Base):
     """``[text](url)`` with an allow-list of URL schemes; refused links stay
-    as literal text so the rest of the pipeline still sees it."""
+    as literal text so the rest of the pipeline still sees it.  Link text is
+    inline Markdown (emphasis, emoji...); empty text shows the URL."""
+
+    TRIGGER = "]("
+
+    def __init__(self, md: Any):
+        super().__init__(LINK_RE, md)
 
     def handleMatch(self, m, data):
-        el, start, end = super().handleMatch(m, data)
-        if el is None:
-            return NOT_HANDLED
-        href = sanitize_url(el.get("href", ""))
+        raw = m.group("bracketed")
+        if raw is None:
+            raw = m.group("url")
+        href = sanitize_url(self.unescape(raw))
         if href is None:
             return NOT_HANDLED
         href = relative_to_realm(href, self.ctx.realm_url)
-        attrs = {"href": href}
-        el.attrib.clear()
-        el.attrib.update(attrs)
-        if not (el.text or "").strip() and len(el) == 0:
+        el = etree.Element("a", {"href": href})
+        text = m.group("text")
+        if text.strip():
+            el.text = text
+        else:
             el.text = util.AtomicString(href)
-        return el, start, end
+        return el, m.start(0), m.end(0)
 
 
 def _link(href: str, text: str) -> etree.Element:
@@ -131,6 +406,8 @@ def _link(href: str, text: str) -> etree.Element:
 
 class AutoLinkProcessor(_Base):
     """Bare URLs, www./domain names and e-mail addresses."""
+
+    TRIGGER = re.compile(r"[.@]|://")
 
     ANCESTOR_EXCLUDES = ("a",)
 
@@ -196,6 +473,10 @@ class LinkifierProcessor(_Base):
     def __init__(self, md: Any):
         super().__init__(r"(?!x)x", md)
 
+    @property
+    def TRIGGER(self):
+        return None if self.ctx.linkifiers else False
+
     def getCompiledRegExp(self):
         compiled = compile_linkifiers(self.ctx.linkifiers)
         self._templates = {rx: t for rx, t in compiled}
@@ -216,6 +497,8 @@ WILDCARDS_CHANNEL = {"all", "everyone", "channel", "stream"}
 
 
 class UserMentionProcessor(_Base):
+    TRIGGER = re.compile(r"@_?\*\*")
+
     def __init__(self, md: Any):
         super().__init__(r"@(?P<silent>_?)\*\*(?P<name>[^*\n]+?)\*\*", md)
 
@@ -238,7 +521,7 @@ class UserMentionProcessor(_Base):
             return el, m.start(0), m.end(0)
         full_name: Optional[str] = name
         user_id: Optional[int] = None
-        idm = re.fullmatch(r"(?P<full>.*)\|(?P<id>\d+)", name)
+        idm = _NAME_WITH_ID_RE.fullmatch(name)
         if idm:
             full_name = idm.group("full") or None
             user_id = int(idm.group("id"))
@@ -255,6 +538,8 @@ class UserMentionProcessor(_Base):
 
 
 class GroupMentionProcessor(_Base):
+    TRIGGER = re.compile(r"@_?\*")
+
     def __init__(self, md: Any):
         super().__init__(r"@(?P<silent>_?)\*(?P<name>[^*\n]+?)\*(?!\*)", md)
 
@@ -275,6 +560,8 @@ class GroupMentionProcessor(_Base):
 
 class ChannelLinkProcessor(_Base):
     """``#**channel**`` and ``#**channel>topic**``."""
+
+    TRIGGER = "#**"
 
     ANCESTOR_EXCLUDES = ("a",)
 
@@ -318,6 +605,8 @@ def image_emoji(name: str, url: str) -> etree.Element:
 
 
 class EmojiNameProcessor(_Base):
+    TRIGGER = ":"
+
     def __init__(self, md: Any):
         super().__init__(emoji_data.NAME_SYNTAX_RE, md)
 
@@ -335,6 +624,10 @@ class EmojiNameProcessor(_Base):
 
 
 class EmoticonProcessor(_Base):
+    @property
+    def TRIGGER(self):
+        return None if self.ctx.translate_emoticons else False
+
     def __init__(self, md: Any):
         super().__init__(emoji_data.EMOTICON_RE.pattern, md)
         self.compiled_re = emoji_data.EMOTICON_RE
@@ -348,36 +641,74 @@ class EmoticonProcessor(_Base):
 
 
 class UnicodeEmojiProcessor(InlineProcessor):
+    """Emoji typed as Unicode characters.  A run of adjacent emoji is one
+    match, turned into one piece of HTML: a message of nothing but emoji
+    would otherwise cost one element (and placeholder) per character."""
+
+    TRIGGER = re.compile("[\u2000-\U0010ffff]")
+
     def __init__(self, md: Any):
-        super().__init__(emoji_data.UNICODE_EMOJI_RE, md)
+        super().__init__(emoji_data.UNICODE_EMOJI_RUN_RE, md)
 
     def handleMatch(self, m, data):
-        code = emoji_data.code_for_unicode(m.group(0))
-        if code is None:
-            return NOT_HANDLED
-        name = emoji_data.CODE_TO_NAME[code]
-        return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
+        parts = []
+        end = m.start(0)
+        for part in emoji_data.UNICODE_EMOJI_SINGLE_RE.finditer(data, m.start(0), m.end(0)):
+            code = emoji_data.code_for_unicode(part.group(0))
+            if code is None:
+                break
+            parts.append(code)
+            end = part.end()
+        if not parts:
+            # Not a known emoji: leave the first one as text, go on after it.
+            first = emoji_data.UNICODE_EMOJI_SINGLE_RE.match(data, m.start(0))
+            return None, m.start(0), first.end()
+        if len(parts) == 1:
+            name = emoji_data.CODE_TO_NAME[parts[0]]
+            return unicode_emoji_span(parts[0], name, f":{name}:"), m.start(0), end
+        html_text = "".join(_emoji_span_html(code) for code in parts)
+        return self.md.htmlStash.store(html_text), m.start(0), end
+
+
+@functools.lru_cache(maxsize=4096)
+def _emoji_span_html(code: str) -> str:
+    name = emoji_data.CODE_TO_NAME[code]
+    return _leaf_html(unicode_emoji_span(code, name, f":{name}:"))
 
 
 class TagProcessor(InlineProcessor):
-    """Wrap group ``body`` in ``tag`` (strong, em, del)."""
+    """Wrap group ``body`` in ``tag`` (strong, em, del), or in nested tags
+    for a comma-separated list ("strong,em" gives <strong><em>)."""
 
     def __init__(self, pattern: str, tag: str, md: Any):
         super().__init__(pattern, md)
-        self.tag = tag
+        self.tags = tag.split(",")
+        self.TRIGGER = "~~" if self.tags == ["del"] else "*"
 
     def handleMatch(self, m, data):
-        el = etree.Element(self.tag)
-        el.text = m.group("body")
-        return el, m.start(0), m.end(0)
+        outer = inner = etree.Element(self.tags[0])
+        for tag in self.tags[1:]:
+            inner = etree.SubElement(inner, tag)
+        inner.text = m.group("body")
+        return outer, m.start(0), m.end(0)
 
 
+# Emphasis is written with asterisks only (underscores are left alone, as
+# they are common in identifiers) and never spans lines.  "***x***" is strong
+# and emphasised; "**x**" is strong, with anything but a line break inside
+# (including single asterisks); "*x*" is emphasised when the text neither
+# starts nor ends with whitespace and contains no asterisk, so "char *x =
+# (char *)y" stays as written.  "~~x~~" strikes through when no other
+# tilde touches either pair, so a row of tildes stays text.
+STRONG_EM_RE = r"\*\*\*(?![\s*])(?P<body>[^*\n]+)(?<!\s)\*\*\*"
 STRONG_RE = r"\*\*(?P<body>[^\n]+?)\*\*"
 EM_RE = r"(?<!\*)\*(?![\s*])(?P<body>[^*\n]+?)(?<![\s*])\*(?!\*)"
-DEL_RE = r"~~(?P<body>[^\n~]+?)~~"
+DEL_RE = r"(?<!~)~~(?P<body>[^\n~]+?)~~(?!~)"
 
 
 class NewlineProcessor(InlineProcessor):
+    TRIGGER = "\n"
+
     def __init__(self, md: Any):
         super().__init__(r"\n", md)
 

@@ -54,6 +54,8 @@ AUTOLINK_RE = re.compile(
     re.IGNORECASE | re.UNICODE,
 )
 
+_CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
+
 ALLOWED_SCHEMES = {"http", "https", "ftp", "mailto", "tel", "sms", "news", "irc", "ircs", "xmpp"}
 
 
@@ -81,7 +83,7 @@ def sanitize_url(url: str) -> Optional[str]:
     if not url:
         return None
     # Browsers ignore control characters and whitespace inside schemes.
-    compact = re.sub(r"[\x00-\x20\x7f]", "", url)
+    compact = _CONTROL_RE.sub("", url)
     try:
         parts = urlsplit(compact)
     except ValueError:

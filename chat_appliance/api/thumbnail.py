@@ -1,0 +1,27 @@
+"""GET /thumbnail?url=URL&size=thumbnail|full: where a message's image preview points.
+
+Previews of images on other servers carry Zulip's markup, whose `src` is this URL. Without an
+image proxy (Zulip's camo) configured, Zulip answers it by redirecting a signed-in user to the
+image itself, and so does this server: only http(s) URLs, only for authenticated requests, so
+that it is not an open redirect for anyone on the internet."""
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, redirect
+
+from ..lib.errors import JsonableError
+from ..lib.params import Param, endpoint, one_of
+
+bp = Blueprint("thumbnail", __name__)
+
+
+@bp.get("/thumbnail")
+@endpoint(url=Param(), size=Param(one_of("thumbnail", "full"), default="full"))
+def thumbnail(user, url, size):
+    """Redirect to the image (both sizes are the original: nothing is resized here)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise JsonableError("Invalid URL")
+    response = redirect(url, code=302)
+    response.headers["Cache-Control"] = "private, max-age=3600"
+    return response

@@ -1,0 +1,297 @@
+"""The HTTP server of `chat-appliance serve`: one event loop (uvicorn) in front of the Flask app.
+
+Requests for `/api/v1/events` and `/json/events` (GET and DELETE) are answered here, natively
+on the loop: a waiting long poll is a future, a timer and a small task watching for the
+client's disconnect, and holds no thread. Everything else goes to the Flask WSGI app, run in a
+pool of `--threads` worker threads by a2wsgi. This is the split Zulip itself makes between
+Tornado (events) and Django (the rest), in one process.
+
+On SIGTERM or SIGINT the server stops accepting connections, answers every waiting poll with a
+heartbeat, waits (up to GRACEFUL_SECONDS) for requests in progress, and then the caller writes the
+event queues to the instance folder (see cli.cmd_serve).
+"""
+
+import asyncio
+import contextlib
+import gc
+import io
+import logging
+import signal
+import threading
+import time
+from urllib.parse import parse_qsl
+
+import uvicorn
+from a2wsgi import WSGIMiddleware
+from werkzeug.wrappers import Request
+
+from .api.events import (DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events,
+                         cached_events_user)
+from .db import close_connection
+from .events.queues import manager
+from .lib.errors import JsonableError
+from .lib.params import parse_values
+
+log = logging.getLogger("chat_appliance")
+request_log = logging.getLogger("chat_appliance.requests")
+
+# Paths answered on the loop, and whether they authenticate by session (/json) or API key.
+EVENTS_PATHS = {"/api/v1/events": False, "/json/events": True}
+EVENTS_METHODS = ("GET", "DELETE")
+# A DELETE /events body holds one queue id; anything much larger is not a client of ours.
+MAX_EVENTS_BODY = 64 * 1024
+# How long a stop waits for requests in progress, so that SIGTERM ends the process within 5 s.
+GRACEFUL_SECONDS = 3
+# Idle keep-alive connections are closed after this long (waitress's channel_timeout was 120 s).
+KEEP_ALIVE_SECONDS = 120
+# First-generation threshold of Python's cyclic garbage collector while serving (default 700).
+GC_THRESHOLD = 20_000
+# Message objects whose JSON is kept for the polls still to answer (a fan-out shares a few).
+MESSAGE_JSON_CACHE_SIZE = 256
+# Queue garbage collection runs at least this often even when nobody registers or polls.
+GC_INTERVAL_SECONDS = 10
+
+
+class ChatApplianceASGI:
+    """The ASGI application: native events endpoints, the Flask app for everything else."""
+
+    def __init__(self, flask_app, threads):
+        self.flask_app = flask_app
+        self.wsgi = WSGIMiddleware(flask_app, workers=threads)
+        # One pool for the Flask app and for the rare events request that needs the database.
+        self.executor = self.wsgi.executor
+        # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.
+        self.message_json = {}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            session = EVENTS_PATHS.get(scope["path"])
+            if session is not None and scope["method"] in EVENTS_METHODS:
+                return await self.events(scope, receive, send, session)
+            return await self.wsgi(scope, receive, send)
+        if scope["type"] == "lifespan":
+            return await self.wsgi(scope, receive, send)
+        # No websockets: refuse the upgrade.
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1000})
+
+    # --- GET/DELETE /events ------------------------------------------------------------------
+
+    def authenticate_in_worker(self, headers, session):
+        """authenticate_events in a worker thread; the thread's database connection is closed after."""
+        try:
+            return authenticate_events(headers, session=session)
+        finally:
+            close_connection()
+
+    async def events(self, scope, receive, send, session):
+        """GET /events (the long poll) and DELETE /events, with Zulip's envelope and errors."""
+        started = time.perf_counter()
+        method = scope["method"]
+        headers = {}
+        for name, value in scope["headers"]:
+            name = name.decode("latin-1").lower()
+            # Repeated headers are joined as WSGI servers join them.
+            headers[name] = f"{headers[name]},{value.decode('latin-1')}" if name in headers else value.decode("latin-1")
+        user = None
+        extra_headers = []
+        try:
+            body = await read_body(receive)
+            user = cached_events_user(headers, session=session)
+            if user is None:
+                loop = asyncio.get_running_loop()
+                user = await loop.run_in_executor(self.executor, self.authenticate_in_worker, headers, session)
+            values = request_values(scope, headers, body)
+            if method == "GET":
+                params, ignored = parse_values(GET_EVENTS_PARAMS, values)
+                queue = manager.access(params["queue_id"], user.id)
+                events = await queue.get_async(params["last_event_id"], dont_block=params["dont_block"],
+                                               heartbeat_seconds=manager.heartbeat_seconds,
+                                               disconnected=lambda: wait_for_disconnect(receive))
+                if events is None:
+                    # The client went away while waiting: nothing to send, its events stay queued.
+                    self.log_request(method, scope["path"], 499, started, user)
+                    return
+                payload = EncodedEvents(events, params["queue_id"], ignored)
+            else:
+                params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
+                manager.access(params["queue_id"], user.id)
+                manager.delete(params["queue_id"])
+                payload = success(None, ignored)
+            status = 200
+        except JsonableError as error:
+            status, payload = error.http_status, error.to_dict()
+            if status == 401:
+                extra_headers.append((b"www-authenticate", b'Basic realm="zulip"'))
+        except Exception:
+            log.exception("unhandled exception on %s %s", method, scope["path"])
+            status = 500
+            payload = JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500).to_dict()
+        body = (self.encode(payload) + "\n").encode()
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra_headers]})
+        await send({"type": "http.response.body", "body": body})
+        self.log_request(method, scope["path"], status, started, user)
+
+    def dumps(self, value):
+        """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
+        return self.flask_app.json.dumps(value, separators=(",", ":"))
+
+    def encode(self, payload):
+        """A response body. A poll's events are encoded one by one, and the message object that
+        a fan-out shares between queues (see QueueManager.deliver_message) is encoded once, not
+        once per queue. The result is the text jsonify would produce."""
+        if not isinstance(payload, EncodedEvents):
+            return self.dumps(payload)
+        events = ",".join(self.encode_event(event) for event in payload.events)
+        tail = f',"ignored_parameters_unsupported":{self.dumps(sorted(payload.ignored))}' if payload.ignored else ""
+        return f'{{"result":"success","msg":"","events":[{events}],"queue_id":{self.dumps(payload.queue_id)}{tail}}}'
+
+    def encode_event(self, event):
+        message = event.get("message") if event.get("type") == "message" else None
+        if not isinstance(message, dict):
+            return self.dumps(event)
+        cached = self.message_json.get(id(message))
+        if cached is None or cached[0] is not message:
+            if len(self.message_json) >= MESSAGE_JSON_CACHE_SIZE:
+                self.message_json.clear()
+            cached = self.message_json[id(message)] = (message, self.dumps(message))
+        fields = ",".join(f'{self.dumps(key)}:{cached[1] if key == "message" else self.dumps(value)}'
+                          for key, value in event.items())
+        return f"{{{fields}}}"
+
+    def log_request(self, method, path, status, started, user):
+        """The same request log line the Flask app writes."""
+        if self.flask_app.config["LOG_REQUESTS"]:
+            request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000,
+                             user.email if user is not None else "-")
+
+
+class EncodedEvents:
+    """A GET /events success answer, encoded by ChatApplianceASGI.encode."""
+
+    __slots__ = ("events", "queue_id", "ignored")
+
+    def __init__(self, events, queue_id, ignored):
+        self.events, self.queue_id, self.ignored = events, queue_id, ignored
+
+
+def success(data, ignored):
+    """Zulip's success envelope, as lib.response.json_success builds it."""
+    body = {"result": "success", "msg": ""}
+    if data:
+        body.update(data)
+    if ignored:
+        body["ignored_parameters_unsupported"] = sorted(ignored)
+    return body
+
+
+async def read_body(receive):
+    """The whole request body (small for the events endpoints); 413 past MAX_EVENTS_BODY."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_EVENTS_BODY:
+            raise JsonableError("Request Entity Too Large", http_status=413)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def request_values(scope, headers, body):
+    """Query string and form body merged, the body winning: werkzeug parses both, exactly as
+    the Flask views' lib.params.request_values sees them."""
+    environ = {
+        "REQUEST_METHOD": scope["method"], "QUERY_STRING": scope["query_string"].decode("latin-1"),
+        "CONTENT_TYPE": headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body), "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+        "wsgi.url_scheme": "http",
+    }
+    if not body:
+        # The long poll's common case, without building a werkzeug request: the first value of
+        # each name wins, as in werkzeug's MultiDict.
+        values = {}
+        for name, value in parse_qsl(environ["QUERY_STRING"], keep_blank_values=True):
+            values.setdefault(name, value)
+        return values
+    request = Request(environ)
+    values = dict(request.args.items())
+    values.update(request.form.items())
+    return values
+
+
+async def wait_for_disconnect(receive):
+    """Completes when the client closes its connection (the body has been read already)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, attached to the queue manager: fan-outs run on its loop; a stop
+    answers the waiting polls first; the signal that stopped it is not re-raised (the caller
+    exits cleanly after saving the queues)."""
+
+    def __init__(self, config, on_started=None):
+        super().__init__(config)
+        self.on_started = on_started
+        self.last_gc = time.monotonic()
+
+    async def startup(self, sockets=None):
+        manager.attach_loop(asyncio.get_running_loop())
+        await super().startup(sockets=sockets)
+        if self.started and self.on_started is not None:
+            self.on_started()
+
+    async def on_tick(self, counter):
+        now = time.monotonic()
+        if now - self.last_gc >= GC_INTERVAL_SECONDS:
+            self.last_gc = now
+            manager.collect_garbage(force=True)
+        return await super().on_tick(counter)
+
+    async def shutdown(self, sockets=None):
+        manager.begin_shutdown()
+        await super().shutdown(sockets=sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+def run(flask_app, *, host, port, threads, on_started=None):
+    """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
+    config = uvicorn.Config(
+        ChatApplianceASGI(flask_app, threads), host=host, port=port, loop="asyncio", http="httptools",
+        lifespan="off", access_log=False, log_config=None, server_header=False,
+        headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
+        proxy_headers=False)
+    server = Server(config, on_started=on_started)
+    # Thousands of waiting polls are thousands of live objects (tasks, futures, connections).
+    # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
+    # freezing what start-up made and collecting the young generation less often keeps those
+    # walks short. Memory stays bounded: reference counting frees almost everything here.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 50, 100)
+    try:
+        server.run()
+    finally:
+        manager.detach_loop()
+    return server

@@ -1,0 +1,172 @@
+"""Tree passes after inline parsing: image previews below the links that
+point at images, and setting link targets aside before sanitising."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+from typing import Optional
+from urllib.parse import urlencode, urlsplit
+
+from markdown.treeprocessors import Treeprocessor
+
+from .urls import sanitize_url
+
+_STASH_RE = re.compile("\x02wzxhzdk:([0-9]+)\x03")
+
+# What Zulip previews as an image: the URL's path ends in one of these.
+PREVIEW_IMAGE_SUFFIXES = (".bmp", ".gif", ".jpe", ".jpeg", ".jpg", ".png", ".webp")
+# More distinct previewable URLs than this in one message: no previews at all.
+MAX_PREVIEWS = 24
+PREVIEW_CLASSES = {"message_inline_image", "message_inline_ref", "inline-preview-twitter"}
+
+
+def is_preview_image(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    # Only images on other servers, through the /thumbnail proxy URL.
+    return parts.scheme in ("http", "https") and parts.path.lower().endswith(PREVIEW_IMAGE_SUFFIXES)
+
+
+def thumbnail_url(url: str, size: str) -> str:
+    return "/thumbnail?" + urlencode({"url": url, "size": size})
+
+
+class ImagePreviewTreeprocessor(Treeprocessor):
+    """A link to an image gets a ``div.message_inline_image`` preview:
+
+    * after the paragraph that holds the link (after earlier previews of the
+      same paragraph), or at the end of the list item that holds it, or at
+      the end of the message when the link sits inside other inline markup;
+    * once per URL, and not for links inside quotes;
+    * a paragraph (or list item text) that is nothing but the bare URL is
+      replaced by the preview; a named link keeps its text, which becomes
+      the preview link's title.
+    """
+
+    def run(self, root: etree.Element) -> None:
+        if not self.md.zulip_context.inline_image_preview:
+            return
+        if not any(is_preview_image(a.get("href") or "") for a in root.iter("a")):
+            return
+        found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
+        # (link, parent, grandparent, in_quote), in document order.
+        stack: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = [(root, None, None, False)]
+        while stack:
+            el, parent, grand, quoted = stack.pop()
+            if el.tag == "a" and el.get("href"):
+                found.append((el, parent, grand, quoted))
+            in_quote = quoted or el.tag == "blockquote"
+            for child in reversed(list(el)):
+                stack.append((child, el, parent, in_quote))
+        previewable = {a.get("href") for a, _p, _g, quoted in found if not quoted}
+        if not found or len(previewable) > MAX_PREVIEWS:
+            return
+        done: set[str] = set()
+        for a, parent, grand, _quoted in found:
+            url = a.get("href")
+            if url not in previewable or url in done:
+                continue
+            done.add(url)
+            if not is_preview_image(url):
+                continue
+            self._inline_image(root, a, parent, grand, url)
+
+    def _direct_text(self, a: etree.Element) -> Optional[str]:
+        """The link's own text before any markup inside it (Zulip's ``a.text``):
+        a run of emoji or mentions stashed as one piece of HTML counts as
+        markup, so the text stops there."""
+        text = a.text
+        if not text:
+            return None
+        stash = self.md.htmlStash.rawHtmlBlocks
+        for m in _STASH_RE.finditer(text):
+            index = int(m.group(1))
+            if index < len(stash) and "<" in str(stash[index]):
+                return text[: m.start()] or None
+        return text
+
+    def _inline_image(self, root, a, parent, grand, url) -> None:
+        text = self._direct_text(a)
+        bare = text is None or text == url
+        title = None if bare else text
+        target, index, remove = root, None, None
+        if parent is not None and parent.tag == "li":
+            target = parent
+            if not parent.text and not a.tail and bare:
+                remove = a
+        elif parent is not None and parent.tag == "p" and grand is not None:
+            target = grand
+            if len(parent) == 1 and (not parent.text or parent.text == "\n") and not a.tail and bare:
+                remove = parent
+            index = self._index_after(grand, parent)
+        div = etree.Element("div", {"class": "message_inline_image"})
+        link = etree.SubElement(div, "a", {"href": url})
+        if title:
+            link.set("title", title)
+        etree.SubElement(
+            link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
+        )
+        if index is None:
+            target.append(div)
+        else:
+            target.insert(index, div)
+        if remove is not None:
+            target.remove(remove)
+
+    @staticmethod
+    def _index_after(grand: etree.Element, para: etree.Element) -> int:
+        children = list(grand)
+        index = children.index(para)
+        links = {x.get("href") for x in para.iter("a")}
+        while True:
+            index += 1
+            if index >= len(children):
+                return index
+            sibling = children[index]
+            classes = set((sibling.get("class") or "").split())
+            if sibling.tag != "div" or not classes & PREVIEW_CLASSES:
+                return index
+            inner = sibling.find("a")
+            if inner is None or inner.get("href") not in links:
+                return index
+
+
+class HrefStashTreeprocessor(Treeprocessor):
+    """Replace each link target by an opaque relative token, restored after
+    sanitising.  Every target was checked by ``sanitize_url`` when the link
+    was made (and is checked again here); the sanitiser's own URL parser
+    would drop targets it cannot parse that browsers open fine (such as an
+    odd port), where Zulip keeps them."""
+
+    def run(self, root: etree.Element) -> None:
+        hrefs = self.md.zulip_hrefs
+        nonce = self.md.zulip_nonce
+        for a in root.iter("a"):
+            href = a.get("href")
+            if href is None:
+                continue
+            if sanitize_url(href) is None and not href.startswith(("/", "#")):
+                del a.attrib["href"]
+                continue
+            token = f"#zhref{nonce}n{len(hrefs)}"
+            hrefs.append(href)
+            a.set("href", token)
+
+
+def restore_hrefs(html_text: str, hrefs: list[str], nonce: str) -> str:
+    if not hrefs:
+        return html_text
+    import html as html_module
+
+    def put_back(m: "re.Match[str]") -> str:
+        if m.group(1) != nonce:
+            return m.group(0)
+        return 'href="' + html_module.escape(hrefs[int(m.group(2))], quote=True) + '"'
+
+    return _HREF_TOKEN_RE.sub(put_back, html_text)
+
+
+_HREF_TOKEN_RE = re.compile(r'href="#zhref([0-9a-f]+)n(\d+)"')

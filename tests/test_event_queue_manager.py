@@ -1,0 +1,290 @@
+"""The queue manager as `serve` drives it: fan-out on an event loop fed from worker threads,
+polls waiting on the loop, the per-message shaping cache, and the dump/restore of a graceful restart."""
+
+import asyncio
+import re
+import threading
+import time
+
+from chat_appliance.events.queues import QueueManager
+
+
+def message_event(message_id, user_ids, *, stream_id=7, realm_id=1, flags=None, sender_queue_id=None):
+    return {"type": "message", "raw_content": "**hi**", "sender_queue_id": sender_queue_id, "local_id": "1.0",
+            "invite_only": False, "stream_id": stream_id, "realm_id": realm_id,
+            "flags": flags if flags is not None else {uid: ["read"] if uid == 1 else [] for uid in user_ids},
+            "message": {"id": message_id, "type": "stream", "display_recipient": "general", "stream_id": stream_id,
+                        "subject": "t", "content": "<p><strong>hi</strong></p>", "sender_id": 1,
+                        "sender_email": "a@x", "avatar_url": "https://x/a.png"}}
+
+
+class LoopThread:
+    """An asyncio loop running in a thread, as serve's loop runs beside its worker threads."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine, timeout=10):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def drain(self):
+        """Wait until every callback handed to the loop so far has run."""
+        self.run(asyncio.sleep(0))
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+def test_publishing_from_many_threads_reaches_the_loop_in_order():
+    """With a loop attached, do events published from several worker threads arrive in every
+    queue exactly once each, in each thread's publishing order, with consecutive ids?"""
+    manager, loop = QueueManager(), LoopThread()
+    manager.attach_loop(loop.loop)
+    try:
+        queues = [manager.register(user_id=uid, realm_id=1, event_types=["typing"]) for uid in (1, 2) for _ in range(3)]
+
+        def publisher(thread_no):
+            for n in range(200):
+                manager({"type": "typing", "op": "start", "seq": (thread_no, n)}, [1, 2])
+
+        threads = [threading.Thread(target=publisher, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        loop.drain()
+        for queue in queues:
+            assert [e["id"] for e in queue.events] == list(range(800))
+            for thread_no in range(4):
+                assert [e["seq"][1] for e in queue.events if e["seq"][0] == thread_no] == list(range(200))
+    finally:
+        manager.detach_loop()
+        loop.stop()
+
+
+def test_poll_waiting_on_the_loop_is_woken_by_a_worker_thread_publish():
+    """Does a poll waiting on the loop (no thread of its own) return the event a worker thread
+    publishes, and a heartbeat when nothing comes?"""
+    manager, loop = QueueManager(), LoopThread()
+    manager.attach_loop(loop.loop)
+    try:
+        queue = manager.register(user_id=1, realm_id=1, event_types=["typing"])
+        waiting = asyncio.run_coroutine_threadsafe(
+            queue.get_async(-1, dont_block=False, heartbeat_seconds=30), loop.loop)
+        time.sleep(0.2)
+        assert not waiting.done()
+        threading.Thread(target=manager, args=({"type": "typing", "op": "start"}, [1])).start()
+        assert waiting.result(5) == [{"type": "typing", "op": "start", "id": 0}]
+        assert loop.run(queue.get_async(0, dont_block=False, heartbeat_seconds=0.1)) == [{"type": "heartbeat", "id": 1}]
+    finally:
+        manager.detach_loop()
+        loop.stop()
+
+
+def test_disconnect_ends_the_wait_and_keeps_the_queue_idle_clock():
+    """When the client goes away, does the waiting poll end with None and stop counting as a
+    waiting poll (so the queue can expire), without consuming anything?"""
+    manager, loop = QueueManager(), LoopThread()
+    try:
+        queue = manager.register(user_id=1, realm_id=1)
+        gone = asyncio.Event()
+
+        async def poll():
+            return await queue.get_async(-1, dont_block=False, heartbeat_seconds=30, disconnected=gone.wait)
+
+        waiting = asyncio.run_coroutine_threadsafe(poll(), loop.loop)
+        time.sleep(0.1)
+        assert queue.idle_since() is None
+        loop.loop.call_soon_threadsafe(gone.set)
+        assert waiting.result(5) is None
+        assert queue.idle_since() is not None and queue.events == []
+    finally:
+        loop.stop()
+
+
+def test_fan_out_shapes_each_form_once_and_delivers_once():
+    """Does one message to many queues build one shaped event per distinct (content form,
+    gravatar, flags) and share it, and does a queue that is both a recipient's and an
+    all_public_streams one get the message once?"""
+    manager = QueueManager()
+    plain = [manager.register(user_id=2, realm_id=1) for _ in range(50)]
+    html = [manager.register(user_id=2, realm_id=1, apply_markdown=True) for _ in range(50)]
+    reader = manager.register(user_id=1, realm_id=1, all_public_streams=True)
+    manager(message_event(10, [1, 2, 2]), [1, 2, 2])
+    assert all(len(q.events) == 1 for q in plain + html + [reader])
+    assert len({id(q.events[0]["message"]) for q in plain}) == 1
+    assert len({id(q.events[0]["message"]) for q in html}) == 1
+    assert plain[0].events[0]["message"]["content"] == "**hi**"
+    assert html[0].events[0]["message"]["content"] == "<p><strong>hi</strong></p>"
+    assert reader.events[0]["flags"] == ["read"] and plain[0].events[0]["flags"] == []
+
+
+def test_restore_brings_back_live_queues_only(tmp_path):
+    """Does a dump restored by a new manager keep each live queue's id, options, pending events
+    and next event id, drop queues idle longer than the idle limit, and delete the file?"""
+    path = tmp_path / "queues.json"
+    old = QueueManager(idle_seconds=60)
+    live = old.register(user_id=1, realm_id=1, event_types=["typing"], narrow=[("stream", "general")],
+                        apply_markdown=True, client_capabilities={"empty_topic_name": True})
+    expired = old.register(user_id=2, realm_id=1)
+    old({"type": "typing", "op": "start"}, [1])
+    old({"type": "typing", "op": "stop"}, [1])
+    live.get(0, dont_block=True, heartbeat_seconds=1)
+    expired.last_access -= 61
+    assert old.dump(path) == 2
+
+    new = QueueManager(idle_seconds=60)
+    assert new.restore(path) == 1 and not path.exists()
+    restored = new.access(live.id, 1)
+    assert restored.events == [{"type": "typing", "op": "stop", "id": 1}] and restored.next_event_id == 2
+    assert restored.event_types == {"typing"} and restored.narrow == [("stream", "general")]
+    assert restored.apply_markdown and restored.client_capabilities == {"empty_topic_name": True}
+    assert expired.id not in new.queues
+    new({"type": "typing", "op": "start"}, [1])
+    assert [e["id"] for e in restored.get(1, dont_block=True, heartbeat_seconds=1)] == [2]
+    assert new.restore(path) == 0
+
+
+def test_native_events_body_is_what_jsonify_writes(app):
+    """Is the body `serve` writes for GET /events (message objects encoded once per fan-out)
+    the same text Flask's jsonify writes for the same answer, ignored parameters included?"""
+    from chat_appliance.asgi import ChatApplianceASGI, EncodedEvents
+
+    message = {"id": 3, "content": "<p>caf\u00e9 \u2603</p>", "avatar_url": None, "flags": ["read"]}
+    events = [{"type": "message", "message": message, "flags": [], "id": 0},
+              {"type": "message", "message": message, "flags": ["read"], "local_message_id": "1.0", "id": 1},
+              {"type": "heartbeat", "id": 2}]
+    native = ChatApplianceASGI(app, 1)
+    with app.test_request_context():
+        from chat_appliance.lib.response import json_success
+
+        expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
+    assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
+    assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
+        {"result": "success", "msg": "", "events": events, "queue_id": "q"}, separators=(",", ":")) + "\n"
+    native.executor.shutdown()
+
+
+def call_native(app, method, path, query=b"", headers=(), body=b""):
+    """One request to serve's ASGI application, in process: (status, headers, JSON body)."""
+    import json
+
+    from chat_appliance.asgi import ChatApplianceASGI
+
+    native = ChatApplianceASGI(app, 2)
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": list(headers),
+             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1)}
+    sent = []
+
+    async def run():
+        forever = asyncio.Event()
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive():
+            if messages:
+                return messages.pop(0)
+            await forever.wait()
+
+        async def send(message):
+            sent.append(message)
+
+        await native(scope, receive, send)
+
+    try:
+        asyncio.run(run())
+    finally:
+        native.executor.shutdown()
+    start, body_message = sent
+    return start["status"], dict(start["headers"]), json.loads(body_message["body"])
+
+
+def basic_header(user):
+    import base64
+
+    return (b"authorization", b"Basic " + base64.b64encode(f"{user.email}:{user.api_key}".encode()))
+
+
+def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
+    """Does the loop's GET /events answer what the Flask view answers (events, ignored
+    parameters), DELETE read its form body, and each write the request log line with its timing?"""
+    from .test_events import register
+
+    queue_id = register(org.client(org.hamlet), event_types=["typing"])["queue_id"]
+    caplog.set_level("INFO", logger="chat_appliance.requests")
+    org.flask_client.application.config["LOG_REQUESTS"] = True
+    status, _, body = call_native(app=org.flask_client.application, method="GET", path="/api/v1/events",
+                                  query=f"queue_id={queue_id}&dont_block=true&client=x".encode(),
+                                  headers=[basic_header(org.hamlet)])
+    assert status == 200 and body == {"result": "success", "msg": "", "events": [], "queue_id": queue_id,
+                                      "ignored_parameters_unsupported": ["client"]}
+    status, _, body = call_native(org.flask_client.application, "DELETE", "/api/v1/events",
+                                  headers=[basic_header(org.hamlet),
+                                           (b"content-type", b"application/x-www-form-urlencoded")],
+                                  body=f"queue_id={queue_id}".encode())
+    assert status == 200 and body == {"result": "success", "msg": ""}
+    lines = [r.getMessage() for r in caplog.records if r.name == "chat_appliance.requests"]
+    assert re.fullmatch(rf"GET /api/v1/events 200 [0-9.]+ms {re.escape(org.hamlet.email)}", lines[0]), lines
+    assert lines[1].startswith("DELETE /api/v1/events 200 "), lines
+
+
+def test_json_events_use_the_session_authenticator(org):
+    """Does /json/events answer 401 while no session check is installed, and authenticate
+    through the hook (given the request's headers, Cookie included) once one is?"""
+    from chat_appliance.api import events as events_api
+    from chat_appliance.lib.errors import UnauthorizedError
+
+    from .test_events import register
+
+    queue_id = register(org.client(org.hamlet))["queue_id"]
+    app = org.flask_client.application
+    query = f"queue_id={queue_id}&dont_block=true".encode()
+    status, headers, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+    assert status == 401 and body["code"] == "UNAUTHORIZED"
+
+    def by_cookie(headers):
+        if headers.get("cookie") != "sessionid=s":
+            raise UnauthorizedError()
+        return type("SessionUser", (), {"id": org.hamlet.id, "realm_id": org.realm.id, "email": org.hamlet.email})
+
+    events_api.set_session_authenticator(by_cookie)
+    try:
+        status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+        assert status == 200 and body["queue_id"] == queue_id
+        status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
+        assert status == 401
+    finally:
+        events_api.set_session_authenticator(events_api.unauthenticated_session)
+
+
+def test_fan_out_lets_other_loop_work_in_between():
+    """During a fan-out to many waiting polls, does work that reaches the loop after the fan-out
+    began (such as the answer to the sender's request) run before the last polls are answered,
+    rather than behind all of them?"""
+    from chat_appliance.events.queues import WAKE_BATCH
+
+    manager, loop = QueueManager(), LoopThread()
+    manager.attach_loop(loop.loop)
+    try:
+        queues = [manager.register(user_id=1, realm_id=1, event_types=["typing"]) for _ in range(5 * WAKE_BATCH)]
+        order = []
+
+        async def poll(queue):
+            await queue.get_async(-1, dont_block=False, heartbeat_seconds=30)
+            if not order:  # the first poll answered hands the loop some other work
+                asyncio.get_running_loop().call_soon(order.append, "other work")
+            order.append("poll")
+
+        waiting = [asyncio.run_coroutine_threadsafe(poll(q), loop.loop) for q in queues]
+        time.sleep(0.3)
+        manager({"type": "typing", "op": "start"}, [1])
+        for future in waiting:
+            future.result(10)
+        assert order.count("poll") == len(queues)
+        assert order.index("other work") <= 2 * WAKE_BATCH, order.index("other work")
+    finally:
+        manager.detach_loop()
+        loop.stop()

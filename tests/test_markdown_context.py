@@ -1,0 +1,131 @@
+"""The render context (users, groups, channels, linkifiers) is loaded once per organization
+and follows every change at once: mentions, channel links and linkifiers in messages sent
+right after a change see it."""
+
+import chat_appliance.rendering as rendering
+
+from .conftest import PASSWORD
+from .helpers import ok
+
+
+def send(client, content, stream="Denmark"):
+    return ok(client.post("messages", type="stream", to=stream, topic="ctx", content=content))["id"]
+
+
+def content_of(client, msg_id):
+    return ok(client.get(f"messages/{msg_id}"))["message"]["content"]
+
+
+def test_context_is_loaded_once_for_many_messages(org, monkeypatch):
+    """Do several sends and previews in one organization load its render context only once?"""
+    loads = []
+    original = rendering._RealmRenderData.__init__
+
+    def counting(self, realm):
+        loads.append(realm.id)
+        original(self, realm)
+
+    monkeypatch.setattr(rendering._RealmRenderData, "__init__", counting)
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        rendering.invalidate_render_context()
+    client = org.client(org.hamlet)
+    for i in range(3):
+        send(client, f"@**Othello, the Moor of Venice** number {i} in #**Verona**")
+    ok(client.post("messages/render", content="@**King Hamlet** preview"))
+    assert loads == [org.realm.id]
+
+
+def test_new_user_is_mentionable_at_once(org):
+    """After a user is created, does the next message's @**Name** mention them?"""
+    client = org.client(org.hamlet)
+    before = send(client, "@**Rosencrantz** are you here?")
+    assert "user-mention" not in content_of(client, before)
+    new_id = ok(org.client(org.admin).post("users", email="rosencrantz@zulip.example", password=PASSWORD,
+                                           full_name="Rosencrantz"))["user_id"]
+    after = send(client, "@**Rosencrantz** are you here?")
+    assert f'data-user-id="{new_id}"' in content_of(client, after)
+
+
+def test_renamed_user_is_mentioned_by_new_name(org):
+    """After a rename, does @**New Name** mention the user and the old name nobody?"""
+    client = org.client(org.hamlet)
+    send(client, "@**Othello, the Moor of Venice** warm the cache")
+    ok(org.client(org.admin).patch(f"users/{org.othello.id}", full_name="Othello"))
+    new = content_of(client, send(client, "@**Othello** hi"))
+    old = content_of(client, send(client, "@**Othello, the Moor of Venice** hi"))
+    assert f'data-user-id="{org.othello.id}"' in new and "user-mention" not in old
+
+
+def test_deactivated_user_is_not_mentioned(org):
+    """After deactivation, does @**Name** stop rendering as a mention?"""
+    client = org.client(org.hamlet)
+    assert "user-mention" in content_of(client, send(client, "@**Cordelia, Lear's daughter** hi"))
+    ok(org.client(org.admin).delete(f"users/{org.cordelia.id}"))
+    assert "user-mention" not in content_of(client, send(client, "@**Cordelia, Lear's daughter** hi"))
+
+
+def test_new_group_is_mentionable_at_once(org):
+    """After a group is created, does the next message's @*group* mention it?"""
+    client = org.client(org.hamlet)
+    assert "user-group-mention" not in content_of(client, send(client, "@*players* ready?"))
+    group_id = ok(org.client(org.admin).post("user_groups/create", name="players", description="On stage",
+                                             members=[org.othello.id]))["group_id"]
+    assert f'data-user-group-id="{group_id}"' in content_of(client, send(client, "@*players* ready?"))
+
+
+def test_renamed_channel_links_by_new_name(org):
+    """After a channel is renamed, does #**New name** link to it and the old name not?"""
+    client = org.client(org.hamlet)
+    assert 'class="stream"' in content_of(client, send(client, "see #**Verona**"))
+    ok(org.client(org.admin).patch(f"streams/{org.verona.id}", new_name="Mantua"))
+    assert f'data-stream-id="{org.verona.id}"' in content_of(client, send(client, "see #**Mantua**"))
+    assert 'class="stream"' not in content_of(client, send(client, "see #**Verona**"))
+
+
+def test_new_channel_and_linkifier_apply_at_once(org):
+    """After a channel is created and a linkifier added, does the next message use both?"""
+    client = org.client(org.hamlet)
+    send(client, "warm the cache #42")
+    ok(org.client(org.admin).post("users/me/subscriptions", subscriptions=[{"name": "Elsinore"}]))
+    ok(org.client(org.admin).post("realm/filters", pattern=r"#(?P<id>[0-9]+)",
+                                  url_template="https://tracker.example.com/{id}"))
+    html = content_of(client, send(client, "see #**Elsinore** and #42"))
+    assert 'class="stream"' in html and 'href="https://tracker.example.com/42"' in html
+
+
+def test_invalidate_hook_drops_only_that_organization(org):
+    """Does invalidate_render_context(realm_id) make the next render reload that organization?"""
+    from chat_appliance.models import database
+
+    client = org.client(org.hamlet)
+    send(client, "warm the cache")
+    with database.connection_context():
+        cache = rendering._cache()
+        assert org.realm.id in cache["realms"]
+        rendering.invalidate_render_context(org.realm.id)
+        assert org.realm.id not in cache["realms"]
+    send(client, "reloads")
+    with database.connection_context():
+        assert org.realm.id in rendering._cache()["realms"]
+
+
+def test_channel_description_has_no_image_preview(org):
+    """Is a channel description rendered without image previews (as Zulip renders descriptions)?"""
+    client = org.client(org.admin)
+    ok(client.post("users/me/subscriptions",
+                   subscriptions=[{"name": "Gallery", "description": "Logo: https://img.example/logo.png"}]))
+    streams = ok(client.get("streams"))["streams"]
+    rendered = next(s["rendered_description"] for s in streams if s["name"] == "Gallery")
+    assert 'href="https://img.example/logo.png"' in rendered and "message_inline_image" not in rendered
+
+
+def test_image_previews_follow_the_configuration(org, app):
+    """Does a link to an image get Zulip's preview, and none with INLINE_IMAGE_PREVIEW off?"""
+    client = org.client(org.hamlet)
+    content = "look https://img.example/cat.png"
+    assert 'class="message_inline_image"' in content_of(client, send(client, content))
+    app.config["INLINE_IMAGE_PREVIEW"] = False
+    html = content_of(client, send(client, content))
+    assert "message_inline_image" not in html and 'href="https://img.example/cat.png"' in html
