@@ -15,7 +15,7 @@ DEFAULTS = {
     "DATABASE_URL": None,
     # PostgreSQL only: connections kept in the pool (at most this many open at once), and seconds a
     # request waits for a free one before failing. A long poll holds none while it waits, so the
-    # pool needs about as many connections as requests run at once (serve's --threads at most).
+    # pool needs at most one connection per worker thread (serve's --threads).
     "DATABASE_POOL_SIZE": 20,
     "DATABASE_POOL_TIMEOUT_SECONDS": 30,
     # werkzeug's password hashing method; tests use a cheap one.
