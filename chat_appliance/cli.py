@@ -150,9 +150,11 @@ def cmd_serve(args):
 def run_server(app, args, instance):
     """Serve `app` on --host/--port on an event loop (chat_appliance/asgi.py) until SIGINT or
     SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
-    restored first, and saved again after this one."""
+    restored first, and saved again after this one. The scheduler, which sends scheduled
+    messages and reminders, runs beside the server."""
     from . import asgi
     from .events.queues import DUMP_FILENAME, manager
+    from .scheduler import Scheduler
 
     open_files = raise_open_file_limit()
     queue_file = Path(instance) / DUMP_FILENAME
@@ -164,7 +166,11 @@ def run_server(app, args, instance):
         print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads, "
               f"open-file limit {open_files})", flush=True)
 
-    server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
+    scheduler = Scheduler(app).start()
+    try:
+        server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
+    finally:
+        scheduler.stop()
     if not server.started:
         raise CommandError(f"could not listen on {args.host}:{args.port}")
     saved = manager.dump(queue_file)

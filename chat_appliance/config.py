@@ -49,6 +49,9 @@ DEFAULTS = {
     # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
     # then answers complete=false and the client repeats the request (Zulip's behaviour).
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
+    # Invitations expire after this many minutes unless the inviter chooses otherwise
+    # (Zulip's INVITATION_LINK_VALIDITY_DAYS, 10 days).
+    "INVITATION_LINK_VALIDITY_MINUTES": 10 * 24 * 60,
     # Outgoing webhook bots: a payload_url on a loopback or private address is refused unless this
     # is true (a guard against requests into the server's own network; `chat-appliance dev` and
     # the pytest fixture allow them, since the bots under test run on the same machine).

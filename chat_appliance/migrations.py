@@ -22,6 +22,8 @@ from peewee import (
     TextField,
 )
 
+from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
+
 
 def _base(db):
     """A model base bound to `db` (a class body cannot read a function's `database` argument)."""
@@ -455,6 +457,9 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (50, "message ids never reused", _message_ids_never_reused),
+    (80, "invitations", invitations_schema),
+    (81, "channel email addresses", channel_email_addresses_schema),
+    (82, "scheduled messages and reminders", scheduled_messages_schema),
     (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

@@ -95,7 +95,9 @@ def section():
             bullet(f"**Downloads, outside /api/v1** ({len(downloads)}): {', '.join(downloads)}."),
         ]),
         textwrap.fill(f"Not implemented ({len(missing)} of the OpenAPI's {len(openapi)} operations): "
-                      f"{listing(missing, openapi)}.", WIDTH, break_on_hyphens=False),
+                      f"{listing(missing, openapi)}." if missing else
+                      f"Not implemented: none. All {len(openapi)} operations of the OpenAPI description are served.",
+                      WIDTH, break_on_hyphens=False),
     ]
     return ("\n\n".join(paragraphs) + "\n").replace("\u00a0", " ")
 

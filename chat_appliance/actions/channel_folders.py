@@ -84,3 +84,19 @@ def do_update_folder(folder, changes):
         folder.save()
     publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
             active_user_ids(folder.realm_id))
+
+
+def check_folder_order(realm_id, order):
+    """Every folder of the organization (archived ones included), each once."""
+    ids = {f.id for f in ChannelFolder.select(ChannelFolder.id).where(ChannelFolder.realm == realm_id)}
+    if len(order) != len(set(order)) or set(order) != ids:
+        raise JsonableError("Invalid order mapping")
+    return order
+
+
+def do_reorder_folders(realm_id, order):
+    """Folders take their position in `order`; everyone gets channel_folder reorder."""
+    with write_transaction():
+        for position, folder_id in enumerate(order):
+            ChannelFolder.update(order=position).where(ChannelFolder.id == folder_id).execute()
+    publish({"type": "channel_folder", "op": "reorder", "order": list(order)}, active_user_ids(realm_id))

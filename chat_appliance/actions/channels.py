@@ -258,8 +258,9 @@ def do_update_stream(stream, changes):
         if key == "invite_only":
             event["history_public_to_subscribers"] = stream.history_public_to_subscribers
         if key == "is_default_stream":
-            publish({"type": "default_streams", "default_streams": [
-                stream_dict(s, subscriber_count=0) for s in default_streams(stream.realm)]}, audience_after)
+            from .channel_lifecycle import default_streams_event, non_guest_user_ids
+
+            publish(default_streams_event(stream.realm), non_guest_user_ids(stream.realm_id))
             continue
         publish(event, audience_after)
     lost = audience_before - audience_after

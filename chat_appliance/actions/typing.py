@@ -31,3 +31,20 @@ def do_send_stream_typing(sender, op, stream, topic):
     event = {"type": "typing", "op": op, "message_type": "stream", "sender": _person(sender),
              "stream_id": stream.id, "topic": topic}
     publish(event, _listening(subscriber_ids(stream) | {sender.id}))
+
+
+def do_send_message_edit_typing(sender, op, message, stream):
+    """typing_edit_message to those who would be notified of the edit: the channel's subscribers
+    or the conversation's participants, among those receiving typing notifications."""
+    from ..lib.messages import message_audience_ids
+
+    event = {"type": "typing_edit_message", "op": op, "sender_id": sender.id, "message_id": message.id}
+    if stream is not None:
+        from .channels import subscriber_ids
+
+        event["recipient"] = {"type": "channel", "channel_id": stream.id, "topic": message.topic}
+        audience = subscriber_ids(stream) | {sender.id}
+    else:
+        audience = set(message_audience_ids([message.id]))
+        event["recipient"] = {"type": "direct", "user_ids": sorted(audience)}
+    publish(event, _listening(audience))

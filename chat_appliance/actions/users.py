@@ -276,6 +276,7 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
     The account's API key stops working at once (authentication refuses inactive users); the
     realm_user update with is_active false lets the events layer drop the account's queues.
     """
+    from .invites import notify_invites_changed, revoke_invitations_by
     from .message_delete import notify_messages_deleted
 
     actions = actions or {}
@@ -285,7 +286,10 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
         deleted, holders, first_ids = apply_deactivation_actions(target, actions)
         with write_transaction():
             UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
+            revoked_invitations = revoke_invitations_by(target)
         target.is_active = False
+        if revoked_invitations:
+            notify_invites_changed(target.realm_id, None)
         forget_cached_credentials(target.id)
         notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):

@@ -9,13 +9,35 @@ WELCOME_TEXT = (
 )
 
 
-def send_welcome_message(user):
-    """A direct message from the organization's Welcome Bot to a new human account."""
-    from .messages import internal_send_direct_message
+def welcome_bot(realm):
+    """The organization's Welcome Bot, if it exists."""
     from .realm import WELCOME_BOT
 
-    bot = UserProfile.get_or_none((UserProfile.realm == user.realm_id)
-                                  & (UserProfile.email == f"{WELCOME_BOT[0]}@{user.realm.host}"))
+    return UserProfile.get_or_none((UserProfile.realm == realm.id)
+                                   & (UserProfile.email == f"{WELCOME_BOT[0]}@{realm.host}"))
+
+
+def send_welcome_message(user, custom_text=None):
+    """A direct message from the organization's Welcome Bot to a new human account, then the
+    custom welcome text as a second message (Zulip's welcome_message_custom_text): `custom_text`
+    None takes the organization's, the empty string sends none."""
+    from .messages import internal_send_direct_message
+
+    bot = welcome_bot(user.realm)
     if bot is None or user.is_bot:
         return None
-    return internal_send_direct_message(bot, user, WELCOME_TEXT.format(realm=user.realm.name))
+    sent = internal_send_direct_message(bot, user, WELCOME_TEXT.format(realm=user.realm.name))
+    if custom_text is None:
+        custom_text = (user.realm.settings or {}).get("welcome_message_custom_text", "")
+    if custom_text:
+        internal_send_direct_message(bot, user, custom_text)
+    return sent
+
+
+def do_send_test_welcome_message(admin, text):
+    """POST /realm/test_welcome_bot_custom_message: the Welcome Bot sends this text to the acting
+    administrator, as a new account would receive it; returns the message id."""
+    from .messages import internal_send_direct_message
+
+    message_id, _policy = internal_send_direct_message(welcome_bot(admin.realm), admin, text)
+    return message_id

@@ -3,12 +3,15 @@
 from . import (
     bot_storage,
     channel_folders,
+    channel_lifecycle,
     channels,
     dev,
     drafts,
     events,
     export,
+    invites,
     linkifiers,
+    message_activity,
     message_delete,
     message_edits,
     message_reports,
@@ -24,6 +27,7 @@ from . import (
     realm,
     realm_emoji,
     saved_snippets,
+    scheduled_messages,
     server,
     thumbnail,
     topics,
@@ -40,6 +44,7 @@ BLUEPRINTS = [
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
     people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
+    invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

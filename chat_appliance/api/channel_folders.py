@@ -6,13 +6,15 @@ from flask import Blueprint
 from ..actions.channel_folders import (
     access_folder,
     check_folder_description,
+    check_folder_order,
     check_folder_name,
     do_create_folder,
+    do_reorder_folders,
     do_update_folder,
     folder_dict,
 )
 from ..lib.access import require_realm_admin
-from ..lib.params import Param, check_bool, check_int, endpoint
+from ..lib.params import Param, check_bool, check_int, endpoint, list_of
 from ..models import ChannelFolder
 
 bp = Blueprint("channel_folders", __name__)
@@ -53,6 +55,14 @@ def update_folder(user, folder_id, name, description, is_archived):
         changes["is_archived"] = is_archived
     if changes:
         do_update_folder(folder, changes)
+
+
+@bp.patch("/channel_folders")
+@endpoint(order=Param(list_of(check_int)))
+def reorder_folders(user, order):
+    """Administrators set the order of all the organization's folders."""
+    require_realm_admin(user)
+    do_reorder_folders(user.realm_id, check_folder_order(user.realm_id, order))
 
 
 def check_folder_id(var_name, value):

@@ -14,6 +14,7 @@ from ..actions.channels import (
     subscriber_ids,
     unsubscribe_users,
 )
+from ..actions.channel_lifecycle import check_create_permission
 from ..db import write_transaction
 from ..lib.access import (
     access_stream_by_id,
@@ -23,6 +24,7 @@ from ..lib.access import (
     is_subscribed,
 )
 from ..lib.errors import JsonableError
+from ..lib.onboarding_settings import can_subscribe_other_users
 from ..lib.params import (
     Param,
     ParamError,
@@ -114,7 +116,7 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
     """Subscribe the requester (or principals) to channels, creating missing ones."""
     targets = principals_to_users(user, principals) if principals else [user]
     acting_for_others = any(t.id != user.id for t in targets)
-    if acting_for_others and user.is_guest:
+    if acting_for_others and not can_subscribe_other_users(user):
         raise JsonableError("Insufficient permission")
     authorized, unauthorized = [], []
     to_create = []
@@ -126,8 +128,8 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
             authorized.append(stream)
         else:
             unauthorized.append(stream)
-    if to_create and user.is_guest:
-        raise JsonableError("Insufficient permission")
+    if to_create:
+        check_create_permission(user, invite_only=invite_only, is_web_public=False)
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
     with write_transaction():
@@ -178,14 +180,14 @@ def get_subscriptions(user, include_subscribers):
     return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
 
 
-def subscription_list(user, *, include_subscribers):
-    """Subscription objects of the user's active subscriptions (shared with /register)."""
-    rows = list(
-        Subscription.select(Subscription, Stream)
-        .join(Stream)
-        .where((Subscription.user_profile == user) & Subscription.active & ~Stream.deactivated)
-        .order_by(Stream.name_key)
-    )
+def subscription_list(user, *, include_subscribers, include_archived=False):
+    """Subscription objects of the user's active subscriptions (shared with /register, which lists
+    those of archived channels to clients with the archived_channels capability)."""
+    query = (Subscription.select(Subscription, Stream).join(Stream)
+             .where((Subscription.user_profile == user) & Subscription.active))
+    if not include_archived:
+        query = query.where(~Stream.deactivated)
+    rows = list(query.order_by(Stream.name_key))
     counts = subscriber_counts([row.stream.id for row in rows])
     return [
         subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
@@ -262,9 +264,9 @@ STREAM_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in S
 @endpoint(description=Param(default=None), new_name=Param(default=None), is_private=Param(check_bool, default=None),
           history_public_to_subscribers=Param(check_bool, default=None),
           is_default_stream=Param(check_bool, default=None), folder_id=Param(check_folder_id, default=UNSET),
-          **STREAM_SETTING_PARAMS)
+          is_archived=Param(check_bool, default=None), **STREAM_SETTING_PARAMS)
 def update_stream(user, stream_id, description, new_name, is_private, history_public_to_subscribers,
-                  is_default_stream, folder_id, **group_settings):
+                  is_default_stream, folder_id, is_archived, **group_settings):
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
     from ..actions.channel_folders import access_folder
@@ -274,6 +276,10 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
 
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
+    if is_archived is not None:
+        from ..actions.channel_lifecycle import check_archive_change
+
+        check_archive_change(stream, is_archived)
     changes = {}
     if new_name is not None and new_name.strip() != stream.name:
         name = check_stream_name(new_name)
@@ -309,6 +315,10 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
             raise JsonableError(f"Invalid user group ID: {group_id}")
         if stream.settings.get(name) != group_id:
             changes[name] = group_id
+    if is_archived is False:
+        from ..actions.channel_lifecycle import do_unarchive_stream
+
+        do_unarchive_stream(stream, user)
     if changes:
         do_update_stream(stream, changes)
 

@@ -269,7 +269,10 @@ def update_flags_for_narrow(user, anchor, include_anchor, num_before, num_after,
     num_before = min(num_before, MAX_MESSAGES_PER_FLAG_UPDATE)
     num_after = min(num_after, MAX_MESSAGES_PER_FLAG_UPDATE - num_before)
     narrow = Narrow(user, list(narrow))
-    narrow.shared_history = False  # flags live on personal rows only
+    # Flags live on personal rows, so the range is the user's own messages; except that removing
+    # `read` ranges over the channel history a narrow reaches, so that messages of channels the user
+    # is not subscribed to are found, skipped and reported (chat-api.md's rule).
+    narrow.shared_history = narrow.shared_history and flag == "read" and op == "remove"
     query = RangeQuery(user, narrow)
     numeric_anchor = resolve_anchor(query, anchor, None)
     rows, (_found_anchor, found_oldest, found_newest) = query.fetch(numeric_anchor, num_before, num_after,

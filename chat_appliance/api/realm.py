@@ -10,6 +10,7 @@ from ..lib.access import require_realm_admin
 from ..lib.errors import JsonableError
 from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
+from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, realm_setting_params
 from ..lib.user_settings import USER_SETTING_DEFAULTS
 from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
 
@@ -37,7 +38,7 @@ MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=())
 
 
 @bp.patch("/realm")
-@endpoint(**MESSAGE_SETTING_PARAMS,
+@endpoint(**MESSAGE_SETTING_PARAMS, **realm_setting_params(),
     name=Param(default=None),
     description=Param(default=None),
     moderation_request_channel_id=Param(check_int, default=None),
@@ -50,8 +51,12 @@ def update_realm(user, name, description, moderation_request_channel_id, message
                  can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds,
                  **message_settings):
     """Administrators change organization settings."""
+    from ..actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
+
     require_realm_admin(user)
     realm = user.realm
+    onboarding_changes = check_onboarding_settings(
+        realm, {name: message_settings.pop(name) for name in ONBOARDING_SETTING_NAMES})
     changes = {}
     stored = dict(realm.settings or {})
     for setting, value in message_settings.items():
@@ -94,6 +99,8 @@ def update_realm(user, name, description, moderation_request_channel_id, message
     changes = {k: v for k, v in changes.items() if getattr(realm, k) != v}
     if changes:
         do_update_realm(realm, changes)
+    if onboarding_changes:
+        do_set_onboarding_settings(realm, onboarding_changes)
 
 
 def check_timezone(var_name, value):
@@ -125,3 +132,17 @@ def update_settings(user, full_name, **settings):
     changes = {k: v for k, v in settings.items() if v is not None}
     if changes:
         do_change_settings(user, changes)
+
+
+@bp.post("/realm/test_welcome_bot_custom_message")
+@endpoint(welcome_message_custom_text=Param())
+def test_welcome_bot_custom_message(user, welcome_message_custom_text):
+    """Administrators preview the custom welcome text: Welcome Bot sends it to them."""
+    from ..actions.welcome import do_send_test_welcome_message
+    from ..lib.onboarding_settings import check_welcome_text_param
+
+    require_realm_admin(user)
+    text = check_welcome_text_param("welcome_message_custom_text", welcome_message_custom_text)
+    if not text.strip():
+        raise JsonableError("Message must not be empty")
+    return {"message_id": do_send_test_welcome_message(user, text)}

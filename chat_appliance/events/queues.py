@@ -476,6 +476,10 @@ class QueueManager:
             return queue.client_capabilities.get("stream_typing_notifications", False)
         if event["type"] == "realm_linkifiers":
             return queue.client_capabilities.get("linkifier_url_template", False)
+        if "_capability" in event:
+            # Published twice, for clients that declared a capability and for those that did not.
+            name, declared = event["_capability"]
+            return bool(queue.client_capabilities.get(name, False)) == declared
         return True
 
     @staticmethod
@@ -489,6 +493,8 @@ class QueueManager:
         update_message and delete_message are shown as the display name to clients without the
         empty_topic_name capability.
         """
+        if "_capability" in event:
+            event = {k: v for k, v in event.items() if k != "_capability"}
         if event["type"] not in ("delete_message", "update_message"):
             return [event]
         event = dict(event)

@@ -76,6 +76,9 @@ RETENTION_FOREVER = -1
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
     from ..lib.message_permissions import realm_message_settings_state
+    from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+    from ..actions.scheduled_messages import MAX_REMINDER_NOTE_LENGTH
+    from ..lib.onboarding_settings import onboarding_settings_state
 
     realm = user.realm
     config = current_app.config
@@ -102,6 +105,9 @@ def fetch_realm(user, state, options):
         "realm_can_mention_many_users_group": realm.can_mention_many_users_group_id,
     })
     state.update(realm_message_settings_state(realm))
+    state.update(onboarding_settings_state(user))
+    state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
+    state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
 
 def fetch_realm_users(user, state, options):
@@ -125,10 +131,14 @@ def fetch_subscriptions(user, state, options):
     from ..api.channels import subscription_list
 
     with_subscribers = options["include_subscribers"] != "false"
-    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers)
+    # Archived channels only for clients that declared they handle them (Zulip feature level 315).
+    archived = options["client_capabilities"].get("archived_channels", False)
+    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers, include_archived=archived)
     own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
-    streams = list(Stream.select().where((Stream.realm == user.realm_id) & ~Stream.deactivated)
-                   .order_by(Stream.name_key))
+    streams = Stream.select().where(Stream.realm == user.realm_id)
+    if not archived:
+        streams = streams.where(~Stream.deactivated)
+    streams = list(streams.order_by(Stream.name_key))
     counts = subscriber_counts([s.id for s in streams])
     unsubscribed, never = [], []
     for stream in streams:
@@ -298,6 +308,28 @@ def fetch_linkifiers(user, state, options):
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
+def fetch_scheduled_messages(user, state, options):
+    """scheduled_messages: the requester's undelivered scheduled messages."""
+    from ..actions.scheduled_messages import scheduled_message_dict, user_scheduled_messages
+
+    state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
+
+
+def fetch_reminders(user, state, options):
+    """reminders: the requester's pending reminders."""
+    from ..actions.scheduled_messages import reminder_dict, user_scheduled_messages
+    from ..models.scheduled import REMINDER
+
+    state["reminders"] = [reminder_dict(sm) for sm in user_scheduled_messages(user, REMINDER)]
+
+
+def fetch_default_streams(user, state, options):
+    """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
+    from ..actions.channel_lifecycle import default_stream_ids
+
+    state["realm_default_streams"] = [] if user.is_guest else default_stream_ids(user.realm)
+
+
 def fetch_people_state(user, state, options):
     """alert_words, muted_users: the requester's own lists."""
     from ..actions.alert_words import user_alert_words
@@ -357,6 +389,10 @@ FETCHERS = {
     "realm_linkifiers": fetch_linkifiers,
     "realm_filters": fetch_empty_lists(("realm_filters", [])),
     "drafts": fetch_drafts,
+    "default_streams": fetch_default_streams,
+    "scheduled_messages": fetch_scheduled_messages,
+    "reminders": fetch_reminders,
+    "default_stream_groups": fetch_empty_lists(("realm_default_stream_groups", [])),
     "realm_bot": fetch_realm_bots,
     "saved_snippets": fetch_saved_snippets,
 }

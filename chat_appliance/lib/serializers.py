@@ -57,15 +57,17 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
 
 
 def own_user_dict(user, *, max_message_id):
-    """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id."""
+    """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id, and
+    profile_data only for a human (chat-api.md)."""
     data = user_dict(user, user, client_gravatar=False)
     data.pop("bot_type", None)
     data.pop("bot_owner_id", None)
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
-    from ..actions.profile_fields import profile_data_for
+    if not user.is_bot:
+        from ..actions.profile_fields import profile_data_for
 
-    data["profile_data"] = profile_data_for(user)
+        data["profile_data"] = profile_data_for(user)
     return data
 
 

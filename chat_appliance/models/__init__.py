@@ -11,6 +11,7 @@ from .channels import (
     Stream,
     Subscription,
 )
+from .invites import Invitation
 from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
 from .org import (
     ChannelFolder,
@@ -51,6 +52,7 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "Invitation",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
     "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
 ]

@@ -1,0 +1,252 @@
+"""A channel's life: creation with its settings and subscribers (POST /channels/create), archiving
+and unarchiving, the organization's default channels, and a channel's email address.
+
+Zulip's rules (facts, not code):
+- Creating needs can_create_public_channel_group or can_create_private_channel_group (web-public
+  channels: can_create_web_public_channel_group); subscribing others needs can_add_subscribers_group;
+  only administrators make a channel default, and a private channel cannot be default.
+- Archiving (administrators, or the channel's can_administer_channel_group) keeps subscriptions, takes
+  the channel out of the default channels and off the moderation-request setting, and Notification
+  Bot notes it in the channel's "channel events" topic. Clients that declared the
+  `archived_channels` capability get stream update is_archived; others get stream delete (and
+  stream create on unarchiving), since Zulip feature level 378.
+"""
+
+import re
+import secrets
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.groups import is_user_in_group
+from ..lib.serializers import stream_dict
+from ..models import FLAG_BITS, Realm, Stream, UserMessage, UserProfile
+from .channels import (
+    create_stream_row,
+    notify_streams_created,
+    notify_subscribed,
+    stream_audience_ids,
+    subscribe_users_to_streams,
+    subscriber_counts,
+)
+from .users import active_user_ids
+
+# Zulip's topic for Notification Bot's notes about a channel.
+CHANNEL_EVENTS_TOPIC = "channel events"
+
+# The capability that decides which events a client gets for archiving (see module doc).
+ARCHIVED_CHANNELS = "archived_channels"
+
+# Notification Bot tells new subscribers of their subscription only when a request subscribes at
+# most this many (Zulip's max_bulk_new_subscription_messages).
+MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100
+
+
+def capability_gated(event, capability, declared):
+    """The event for queues whose client declared (or did not declare) a capability; the queue
+    manager drops the marker before delivery."""
+    return dict(event, _capability=(capability, declared))
+
+
+def can_administer_channel(user, stream):
+    """Administrators, and members of the channel's can_administer_channel_group."""
+    return user.is_realm_admin or is_user_in_group(user, (stream.settings or {}).get("can_administer_channel_group"))
+
+
+def default_stream_ids(realm):
+    """Ids of the organization's default channels, active ones only."""
+    ids = (realm.settings or {}).get("default_stream_ids", [])
+    if not ids:
+        return []
+    return sorted(s.id for s in Stream.select(Stream.id).where(Stream.id.in_(ids) & ~Stream.deactivated))
+
+
+def default_streams_event(realm):
+    """default_streams with the ids of the default channels (Zulip feature level 330)."""
+    return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
+
+
+def non_guest_user_ids(realm_id):
+    """Who hears of default channels: every active user but guests (Zulip's audience)."""
+    from ..models import ROLE_GUEST
+
+    return [u.id for u in UserProfile.select(UserProfile.id).where(
+        (UserProfile.realm == realm_id) & UserProfile.is_active & (UserProfile.role != ROLE_GUEST))]
+
+
+def set_default_stream(realm, stream_id, is_default):
+    """Add or remove a channel from the stored default set; the caller holds the transaction.
+    Returns whether anything changed."""
+    ids = set((realm.settings or {}).get("default_stream_ids", []))
+    new_ids = ids | {stream_id} if is_default else ids - {stream_id}
+    if new_ids == ids:
+        return False
+    realm.settings = dict(realm.settings or {}, default_stream_ids=sorted(new_ids))
+    realm.save()
+    return True
+
+
+def do_change_default_stream(realm, stream, is_default):
+    """POST/DELETE /default_streams: change the default set and tell everyone but guests."""
+    if is_default and stream.invite_only:
+        raise JsonableError("Private channels cannot be made default.")
+    with write_transaction():
+        realm = Realm.get_by_id(realm.id)
+        changed = set_default_stream(realm, stream.id, is_default)
+    if changed:
+        publish(default_streams_event(realm), non_guest_user_ids(realm.id))
+
+
+def check_create_permission(user, *, invite_only, is_web_public):
+    """The organization's channel-creation settings."""
+    from ..lib.onboarding_settings import user_has_realm_permission
+
+    if user.is_guest:
+        raise JsonableError("Insufficient permission")
+    if is_web_public:
+        setting = "can_create_web_public_channel_group"
+    elif invite_only:
+        setting = "can_create_private_channel_group"
+    else:
+        setting = "can_create_public_channel_group"
+    if not user_has_realm_permission(user, setting):
+        raise JsonableError("Insufficient permission")
+
+
+def do_create_channel(creator, name, *, description, invite_only, history_public_to_subscribers, is_web_public,
+                      is_default_stream, folder_id, group_settings, subscribers, send_new_subscription_messages):
+    """Create a channel with its settings and subscribers in one transaction; then stream create
+    to those who may see it, subscription events, default_streams when it is default, and
+    Notification Bot's note to each other new subscriber when asked for (and they are few)."""
+    with write_transaction():
+        stream = create_stream_row(creator.realm, name, description=description, invite_only=invite_only,
+                                   history_public_to_subscribers=history_public_to_subscribers, creator=creator)
+        stream.is_web_public = is_web_public and not invite_only
+        stream.folder_id = folder_id
+        stream.settings = dict(stream.settings, **group_settings)
+        stream.save()
+        added, _already = subscribe_users_to_streams([stream], subscribers, acting_user=creator, notify=False)
+        realm = Realm.get_by_id(creator.realm_id)
+        if is_default_stream:
+            set_default_stream(realm, stream.id, True)
+    notify_streams_created([stream])
+    notify_subscribed(added)
+    if is_default_stream:
+        publish(default_streams_event(realm), non_guest_user_ids(realm.id))
+    others = [user for user, _stream in added if user.id != creator.id]
+    if send_new_subscription_messages and len(others) <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES:
+        tell_new_subscribers(creator, stream, others)
+    return stream
+
+
+def tell_new_subscribers(acting_user, stream, users):
+    """A direct message from Notification Bot to each user someone else subscribed."""
+    from .messages import internal_send_direct_message
+
+    bot = notification_bot(acting_user.realm)
+    for user in users:
+        if not user.is_bot:
+            internal_send_direct_message(bot, user, f"@_**{acting_user.full_name}|{acting_user.id}** added you "
+                                                    f"to the channel #**{stream.name}**.")
+
+
+def notify_archive_state(stream, audience):
+    """stream update is_archived to clients with the archived_channels capability; stream delete
+    (archived) or create (unarchived) to the others."""
+    count = subscriber_counts([stream.id])[stream.id]
+    publish(capability_gated({"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
+                              "property": "is_archived", "value": stream.deactivated}, ARCHIVED_CHANNELS, True),
+            audience)
+    if stream.deactivated:
+        legacy = {"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}], "stream_ids": [stream.id]}
+    else:
+        legacy = {"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=count)]}
+    publish(capability_gated(legacy, ARCHIVED_CHANNELS, False), audience)
+
+
+def notification_bot(realm):
+    from .realm import NOTIFICATION_BOT, system_bot
+
+    return system_bot(realm, NOTIFICATION_BOT[0])
+
+
+def post_channel_note(stream, text):
+    """Notification Bot's note in the channel's "channel events" topic; returns its message id."""
+    from .messages import check_send_message
+
+    bot = notification_bot(stream.realm)
+    message_id, _policy = check_send_message(bot, message_type="stream", to=stream.id, topic=CHANNEL_EVENTS_TOPIC,
+                                             content=text, client_name="Internal",
+                                             limits={"max_message_length": 10000, "max_topic_length": 60})
+    return message_id
+
+
+def do_archive_stream(stream, acting_user):
+    """Archive a channel; see the module's rules."""
+    if stream.deactivated:
+        raise JsonableError("Channel is already deactivated")
+    audience = stream_audience_ids(stream)
+    # The note is posted first (archived channels refuse messages) and starts read for everyone,
+    # as Zulip's archive notice does.
+    note_id = post_channel_note(stream, f"@_**{acting_user.full_name}|{acting_user.id}** archived this channel.")
+    realm_changes = {}
+    with write_transaction():
+        UserMessage.update(flags=UserMessage.flags.bin_or(FLAG_BITS["read"])).where(
+            UserMessage.message == note_id).execute()
+        Stream.update(deactivated=True).where(Stream.id == stream.id).execute()
+        stream.deactivated = True
+        realm = Realm.get_by_id(stream.realm_id)
+        was_default = set_default_stream(realm, stream.id, False)
+        if realm.moderation_request_channel_id == stream.id:
+            Realm.update(moderation_request_channel_id=None).where(Realm.id == realm.id).execute()
+            realm_changes["moderation_request_channel_id"] = -1
+    notify_archive_state(stream, audience)
+    if was_default:
+        publish(default_streams_event(realm), non_guest_user_ids(realm.id))
+    if realm_changes:
+        publish({"type": "realm", "op": "update_dict", "property": "default", "data": realm_changes},
+                active_user_ids(realm.id))
+
+
+def do_unarchive_stream(stream, acting_user):
+    """Bring an archived channel back, subscriptions as they were; Notification Bot says so."""
+    check_archive_change(stream, False)
+    with write_transaction():
+        Stream.update(deactivated=False).where(Stream.id == stream.id).execute()
+        stream.deactivated = False
+    notify_archive_state(stream, stream_audience_ids(stream))
+    post_channel_note(stream, f"@_**{acting_user.full_name}|{acting_user.id}** brought this channel back from "
+                              "the archive.")
+
+
+def email_slug(name):
+    """The readable part of a channel's address: its name, lower-cased, with runs of other
+    characters than letters and digits turned into a hyphen."""
+    return re.sub(r"[^0-9a-z]+", "-", name.lower()).strip("-") or "channel"
+
+
+def do_get_channel_email_address(requester, stream, sender):
+    """The channel's address for this sender, creating its token on first use."""
+    from ..models.channel_email import ChannelEmailAddress
+
+    with write_transaction():
+        row = ChannelEmailAddress.get_or_none((ChannelEmailAddress.stream == stream.id)
+                                              & (ChannelEmailAddress.sender == sender.id))
+        if row is None:
+            row = ChannelEmailAddress.create(realm=stream.realm_id, stream=stream.id, sender=sender.id,
+                                             creator=requester.id, email_token=secrets.token_hex(16))
+    return f"{email_slug(stream.name)}.{row.email_token}.show-sender@{stream.realm.host}"
+
+
+def check_archive_change(stream, is_archived):
+    """PATCH /streams/{id} is_archived: only unarchiving an archived channel (Zulip feature level
+    388); archiving is DELETE /streams/{id}."""
+    if is_archived and not stream.deactivated:
+        raise JsonableError("Use DELETE /streams/{stream_id} to archive a channel")
+    if not is_archived:
+        from .channels import subscriber_ids
+
+        if not stream.deactivated:
+            raise JsonableError("Channel is not currently deactivated")
+        if stream.invite_only and not subscriber_ids(stream):
+            raise JsonableError("Channel is private and have no subscribers")

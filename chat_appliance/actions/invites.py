@@ -1,0 +1,358 @@
+"""Invitations: email invitations, reusable links, revoking, and accepting one (sign-up).
+
+No email is sent: every invitation yields a link `<realm url>/join/<key>` that the web
+client's sign-up page takes, and `do_accept_invitation` creates the account from it.
+
+Zulip's rules (facts, not code):
+- Sending email invitations needs the organization's can_invite_users_group (default: members);
+  reusable links need create_multiuse_invite_group (default: administrators). Guests never invite.
+- Inviting as owner needs an owner; as administrator or moderator, an administrator.
+- Channels given to the invitee must be visible to the inviter; channels other than the default
+  ones need can_add_subscribers_group (default: members). Groups need the right to add members.
+- The referrer, or an administrator (an owner for an owner's invitation), manages an invitation.
+- invites_changed goes to the administrators and the invitation's referrer.
+"""
+
+import re
+import secrets
+import string
+
+from flask import current_app
+from peewee import fn
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
+from ..lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
+from ..models import ROLE_ADMINISTRATOR, ROLE_MODERATOR, ROLE_OWNER, Stream, UserGroup, UserProfile, now
+from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
+
+KEY_LENGTH = 24
+_KEY_ALPHABET = string.ascii_lowercase + string.digits
+
+
+class InvitationError(JsonableError):
+    """Zulip's INVITATION_FAILED: some addresses could not be invited."""
+
+    code = "INVITATION_FAILED"
+
+    def __init__(self, msg, errors, *, sent_invitations):
+        super().__init__(msg, errors=[list(e) for e in errors], sent_invitations=sent_invitations,
+                         license_limit_reached=False, daily_limit_reached=False)
+
+
+class InvalidInvitationError(JsonableError):
+    """An invitation key that cannot be used (unknown, used, revoked or expired)."""
+
+    def __init__(self, msg="The invitation link has expired or been deactivated."):
+        super().__init__(msg)
+
+
+def check_invite_role(user, invite_as):
+    """Owners invite owners; administrators invite administrators and moderators."""
+    if invite_as == ROLE_OWNER and not user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if invite_as in (ROLE_OWNER, ROLE_ADMINISTRATOR, ROLE_MODERATOR) and not user.is_realm_admin:
+        raise JsonableError("Must be an organization administrator")
+
+
+def check_invite_streams(user, stream_ids):
+    """The channels an invitee will join: each visible to the inviter; channels other than the
+    default ones need the right to subscribe others."""
+    from ..lib.access import access_stream_by_id
+
+    streams = []
+    for stream_id in stream_ids:
+        try:
+            streams.append(access_stream_by_id(user, stream_id))
+        except JsonableError:
+            raise JsonableError(f"Invalid channel ID {stream_id}. No invites were sent.") from None
+    default_ids = set((user.realm.settings or {}).get("default_stream_ids", []))
+    if any(s.id not in default_ids for s in streams) and not can_subscribe_other_users(user):
+        raise JsonableError("You do not have permission to subscribe other users to channels.")
+    return [s.id for s in streams]
+
+
+def check_invite_groups(user, group_ids):
+    """Groups the invitee will join: each one the inviter may add members to."""
+    from .user_groups import access_group, check_member_change_permission
+
+    for group_id in group_ids:
+        group = access_group(user.realm_id, group_id)
+        if group.deactivated:
+            raise JsonableError("Invalid user group")
+        # Adding someone other than oneself: -1 stands for the invitee, who has no id yet.
+        check_member_change_permission(user, group, [-1], [])
+    return list(dict.fromkeys(group_ids))
+
+
+def check_welcome_text(user, text):
+    """Only administrators choose the welcome text; for others it is always null."""
+    if text is None or not user.is_realm_admin:
+        return None
+    if len(text) > MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH:
+        raise JsonableError(f"welcome_message_custom_text is too long "
+                            f"(limit: {MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)")
+    return text
+
+
+def parse_invitee_emails(raw):
+    """Addresses separated by commas or newlines; `Name <address>` gives the address."""
+    emails = []
+    for part in re.split(r"[,\n]", raw):
+        named = re.search(r"<(?P<email>.*)>", part)
+        email = (named.group("email") if named else part).strip()
+        if email and email.lower() not in (e.lower() for e in emails):
+            emails.append(email)
+    return emails
+
+
+def expiry_for(minutes):
+    """The expiry timestamp for a validity in minutes (None: never)."""
+    return None if minutes is None else now() + minutes * 60
+
+
+def new_key():
+    return "".join(secrets.choice(_KEY_ALPHABET) for _ in range(KEY_LENGTH))
+
+
+def invite_link(realm, key):
+    """The sign-up link of an invitation."""
+    return f"{realm.url.rstrip('/')}/join/{key}"
+
+
+def invites_changed_audience(realm_id, referrer_id):
+    """Administrators and the invitation's referrer (Zulip feature level 209)."""
+    ids = {u.id for u in UserProfile.select(UserProfile.id).where(
+        (UserProfile.realm == realm_id) & UserProfile.is_active
+        & UserProfile.role.in_([ROLE_OWNER, ROLE_ADMINISTRATOR]))}
+    if referrer_id is not None:
+        ids.add(referrer_id)
+    return sorted(ids)
+
+
+def notify_invites_changed(realm_id, referrer_id):
+    publish({"type": "invites_changed"}, invites_changed_audience(realm_id, referrer_id))
+
+
+def existing_account_errors(realm, emails):
+    """[(email, reason, deactivated)] for addresses that already have an account here."""
+    errors = []
+    for email in emails:
+        user = UserProfile.get_or_none((UserProfile.realm == realm.id)
+                                       & (fn.LOWER(UserProfile.delivery_email) == email.lower()))
+        if user is None:
+            continue
+        if user.is_active:
+            errors.append((email, "Already has an account.", False))
+        else:
+            errors.append((email, "Account has been deactivated.", True))
+    return errors
+
+
+def do_invite_users(user, emails, *, stream_ids, group_ids, invite_as, expires_in_minutes,
+                    include_realm_default_subscriptions, notify_referrer_on_join, welcome_message_custom_text):
+    """Create an email invitation per address. Invalid addresses refuse the whole request; addresses
+    that already have accounts are skipped and reported (INVITATION_FAILED, sent_invitations
+    telling whether any other was invited)."""
+    from .users import EMAIL_RE
+
+    bad = [(e, "Invalid address.", False) for e in emails if not EMAIL_RE.match(e) or len(e) > 254]
+    skipped = existing_account_errors(user.realm, [e for e in emails if not any(e == b[0] for b in bad)])
+    if bad:
+        raise InvitationError("Some emails did not validate, so we didn't send any invitations.",
+                              bad + skipped, sent_invitations=False)
+    if len(skipped) == len(emails):
+        raise InvitationError("We weren't able to invite anyone.", skipped, sent_invitations=False)
+    skipped_emails = {e for e, _msg, _deactivated in skipped}
+    with write_transaction():
+        for email in emails:
+            if email in skipped_emails:
+                continue
+            Invitation.create(realm=user.realm_id, referred_by=user.id, email=email, key=new_key(),
+                              invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
+                              include_realm_default_subscriptions=include_realm_default_subscriptions,
+                              notify_referrer_on_join=notify_referrer_on_join,
+                              welcome_message_custom_text=welcome_message_custom_text,
+                              expiry_date=expiry_for(expires_in_minutes))
+    notify_invites_changed(user.realm_id, user.id)
+    return skipped
+
+
+def do_create_multiuse_invite(user, *, stream_ids, group_ids, invite_as, expires_in_minutes,
+                              include_realm_default_subscriptions, welcome_message_custom_text):
+    """A reusable invitation link; returns its URL."""
+    with write_transaction():
+        invite = Invitation.create(realm=user.realm_id, referred_by=user.id, is_multiuse=True, key=new_key(),
+                                   invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
+                                   include_realm_default_subscriptions=include_realm_default_subscriptions,
+                                   notify_referrer_on_join=False,
+                                   welcome_message_custom_text=welcome_message_custom_text,
+                                   expiry_date=expiry_for(expires_in_minutes))
+    notify_invites_changed(user.realm_id, user.id)
+    return invite_link(user.realm, invite.key)
+
+
+def is_unexpired(invite, at=None):
+    return invite.expiry_date is None or invite.expiry_date >= (now() if at is None else at)
+
+
+def invite_dict(invite, realm):
+    """An invitation as GET /invites lists it."""
+    data = {
+        "id": invite.id,
+        "invited_by_user_id": invite.referred_by_id,
+        "invited": invite.invited,
+        "expiry_date": invite.expiry_date,
+        "invited_as": invite.invited_as,
+        "is_multiuse": invite.is_multiuse,
+    }
+    if invite.is_multiuse:
+        data["link_url"] = invite_link(realm, invite.key)
+    else:
+        data["email"] = invite.email
+        data["notify_referrer_on_join"] = invite.notify_referrer_on_join
+    return data
+
+
+def invites_controlled_by(user):
+    """Unexpired, pending invitations the user manages: all of the organization's for
+    administrators, their own for others."""
+    query = Invitation.select().where((Invitation.realm == user.realm_id) & (Invitation.status == INVITE_ACTIVE)
+                                      & (Invitation.expiry_date.is_null() | (Invitation.expiry_date >= now())))
+    if not user.is_realm_admin:
+        query = query.where(Invitation.referred_by == user.id)
+    rows = list(query.order_by(Invitation.is_multiuse, Invitation.id))
+    return [invite_dict(invite, user.realm) for invite in rows]
+
+
+def access_invite_for_update(user, invite_id, *, multiuse):
+    """An invitation of this kind the user manages, or 'No such invitation'."""
+    invite = Invitation.get_or_none((Invitation.id == invite_id) & (Invitation.realm == user.realm_id)
+                                    & (Invitation.is_multiuse == multiuse))
+    if invite is None or (not multiuse and invite.status != INVITE_ACTIVE):
+        raise JsonableError("No such invitation")
+    if invite.referred_by_id != user.id:
+        check_invite_role(user, invite.invited_as)
+        if not user.is_realm_admin:
+            raise JsonableError("Must be an organization administrator")
+    if multiuse and invite.status == INVITE_REVOKED:
+        raise JsonableError("Invitation has already been revoked")
+    return invite
+
+
+def do_revoke_invite(invite):
+    """Revoke an email invitation or a reusable link: its link stops working."""
+    with write_transaction():
+        Invitation.update(status=INVITE_REVOKED).where(Invitation.id == invite.id).execute()
+    invite.status = INVITE_REVOKED
+    notify_invites_changed(invite.realm_id, invite.referred_by_id)
+
+
+def revoke_invitations_by(user):
+    """Revoke the pending invitations a deactivated account made (Zulip does); the caller holds the
+    transaction. Returns how many."""
+    return Invitation.update(status=INVITE_REVOKED).where(
+        (Invitation.referred_by == user.id) & (Invitation.status == INVITE_ACTIVE)).execute()
+
+
+def do_resend_invite(invite):
+    """Zulip emails the invitation again. This server sends no email: the link, from GET /invites
+    for reusable ones or from the inviter for email ones, is the way in, so resending only checks
+    that the invitation is still pending and still valid."""
+    if not is_unexpired(invite):
+        raise JsonableError("The invitation link has expired or been deactivated.")
+
+
+# --- accepting an invitation (the sign-up page) ------------------------------------------
+
+
+def get_valid_invitation(key):
+    """The invitation this key opens: pending (or a reusable link), not revoked, not expired.
+    Raises InvalidInvitationError otherwise."""
+    invite = Invitation.get_or_none(Invitation.key == key) if isinstance(key, str) else None
+    if invite is None:
+        raise InvalidInvitationError("Whoops. We couldn't find your invitation link in the system.")
+    if invite.status != INVITE_ACTIVE or not is_unexpired(invite):
+        raise InvalidInvitationError()
+    return invite
+
+
+def do_accept_invitation(key, full_name, password, *, email=None, password_method=None):
+    """Create the account an invitation offers and return it.
+
+    An email invitation creates the invited address (`email`, if given, must match it); a reusable
+    link needs `email`. The account gets the invited role, the invitation's channels (plus the
+    default channels when it asked for them) and groups, the Welcome Bot's messages, and the
+    referrer is told when they asked to be. An email invitation is used up; other pending
+    invitations to the same address are revoked.
+    """
+    from .channels import default_streams, notify_subscribed, subscribe_users_to_streams
+    from .users import check_email, check_full_name, create_user_row, email_in_use, notify_user_added
+
+    invite = get_valid_invitation(key)
+    realm = invite.realm
+    if invite.is_multiuse:
+        if not email:
+            raise JsonableError("Missing 'email' argument", code="REQUEST_VARIABLE_MISSING", var_name="email")
+        email = check_email(email)
+    else:
+        if email and email.strip().lower() != invite.email.lower():
+            raise JsonableError("This invitation is for another email address.")
+        email = invite.email
+    full_name = check_full_name(full_name)
+    if not password:
+        raise JsonableError("Password can't be empty.")
+    method = password_method or current_app.config["PASSWORD_HASH_METHOD"]
+    referrer = invite.referred_by
+    with write_transaction():
+        # Read again inside the write lock: a concurrent sign-up may have used or revoked it.
+        invite = get_valid_invitation(key)
+        if email_in_use(realm, email):
+            raise JsonableError(f"Email '{email}' already in use")
+        user = create_user_row(realm, email, full_name, password=password, role=invite.invited_as,
+                               password_method=method)
+        streams = list(Stream.select().where(Stream.id.in_(invite.stream_ids or [0]) & ~Stream.deactivated
+                                             & (Stream.realm == realm.id)))
+        if invite.include_realm_default_subscriptions:
+            streams += [s for s in default_streams(realm) if s not in streams]
+        added, _already = subscribe_users_to_streams(streams, [user], acting_user=referrer, notify=False)
+        group_ids = [g.id for g in UserGroup.select().where(UserGroup.id.in_(invite.group_ids or [0])
+                                                            & ~UserGroup.deactivated)]
+        add_to_groups(user, group_ids)
+        if not invite.is_multiuse:
+            Invitation.update(status=INVITE_USED).where(Invitation.id == invite.id).execute()
+        Invitation.update(status=INVITE_REVOKED).where(
+            (Invitation.realm == realm.id) & ~Invitation.is_multiuse & (Invitation.status == INVITE_ACTIVE)
+            & (fn.LOWER(Invitation.email) == email.lower())).execute()
+    notify_user_added(user)
+    notify_subscribed(added)
+    for group_id in group_ids:
+        from .user_groups import notify_group
+
+        notify_group(realm.id, {"op": "add_members", "group_id": group_id, "user_ids": [user.id]})
+    send_join_messages(user, invite, referrer)
+    notify_invites_changed(realm.id, invite.referred_by_id)
+    return user
+
+
+def add_to_groups(user, group_ids):
+    """Direct membership in these groups; the caller holds the transaction."""
+    from ..models import UserGroupMembership
+
+    for group_id in group_ids:
+        UserGroupMembership.get_or_create(user_group=group_id, user_profile=user.id)
+
+
+def send_join_messages(user, invite, referrer):
+    """The Welcome Bot's messages to the new account, and Notification Bot's note to the referrer."""
+    from .welcome import send_welcome_message
+
+    send_welcome_message(user, custom_text=invite.welcome_message_custom_text)
+    if invite.notify_referrer_on_join and referrer is not None and referrer.is_active:
+        from .messages import internal_send_direct_message
+        from .realm import NOTIFICATION_BOT, system_bot
+
+        bot = system_bot(user.realm, NOTIFICATION_BOT[0])
+        internal_send_direct_message(
+            bot, referrer, f"@_**{user.full_name}|{user.id}** joined {user.realm.name} with your invitation.")

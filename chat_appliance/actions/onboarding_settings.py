@@ -1,0 +1,39 @@
+"""Changing the organization settings of lib/onboarding_settings (invitations, channel creation,
+subscribing others, the welcome text, read receipts) through PATCH /realm."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.errors import JsonableError
+from ..lib.onboarding_settings import REALM_GROUP_SETTING_DEFAULTS, realm_group_setting_id, realm_value_setting
+from ..models import UserGroup
+from .users import active_user_ids
+
+
+def check_onboarding_settings(realm, values):
+    """The sent settings that differ from the stored ones; group ids must be the organization's."""
+    changes = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name in REALM_GROUP_SETTING_DEFAULTS:
+            if not UserGroup.select().where((UserGroup.id == value) & (UserGroup.realm == realm.id)).exists():
+                raise JsonableError("Invalid user group ID")
+            if value != realm_group_setting_id(realm, name):
+                changes[name] = value
+        elif value != realm_value_setting(realm, name):
+            changes[name] = value
+    return changes
+
+
+def do_set_onboarding_settings(realm, changes):
+    """Store the changes; everyone hears of each, as Zulip sends them: group settings in a realm
+    update_dict event, the others in a realm update event."""
+    with write_transaction():
+        realm.settings = dict(realm.settings or {}, **changes)
+        realm.save()
+    audience = active_user_ids(realm.id)
+    for name, value in changes.items():
+        if name in REALM_GROUP_SETTING_DEFAULTS:
+            publish({"type": "realm", "op": "update_dict", "property": "default", "data": {name: value}}, audience)
+        else:
+            publish({"type": "realm", "op": "update", "property": name, "value": value}, audience)

@@ -1,0 +1,214 @@
+"""A channel's life and the organization's channel lists: POST /channels/create, DELETE
+/streams/{id} (archive), /default_streams, GET /streams/{id}/email_address,
+PATCH /users/me/subscriptions and GET /users/{id}/subscriptions/{stream_id}."""
+
+from flask import Blueprint
+
+from ..actions.channel_lifecycle import (
+    can_administer_channel,
+    check_create_permission,
+    do_archive_stream,
+    do_change_default_stream,
+    do_create_channel,
+    do_get_channel_email_address,
+    notification_bot,
+)
+from ..actions.channels import MAX_STREAM_DESCRIPTION_LENGTH, check_stream_name
+from ..lib.access import access_stream_by_id, access_user_by_id, get_stream_by_name, is_subscribed, require_realm_admin
+from ..lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
+from ..lib.serializers import STREAM_GROUP_SETTINGS
+from ..models import UserGroup, UserProfile
+from .channel_folders import check_folder_id
+
+bp = Blueprint("channel_lifecycle", __name__)
+
+
+class ChannelAlreadyExistsError(JsonableError):
+    """Zulip's 409 for a channel name in use."""
+
+    code = "CHANNEL_ALREADY_EXISTS"
+    http_status = 409
+
+    def __init__(self, name):
+        super().__init__(f"Channel '{name}' already exists")
+
+
+def check_group_settings(realm_id, settings):
+    """Group ids of channel permission settings, each a group of the organization."""
+    chosen = {}
+    for name, group_id in settings.items():
+        if group_id is None:
+            continue
+        if not UserGroup.select().where((UserGroup.id == group_id) & (UserGroup.realm == realm_id)).exists():
+            raise JsonableError(f"Invalid user group ID: {group_id}")
+        chosen[name] = group_id
+    return chosen
+
+
+def users_by_ids(requester, user_ids):
+    """Active accounts of the organization, in order, without repeats."""
+    users = []
+    for user_id in dict.fromkeys(user_ids):
+        target = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == requester.realm_id))
+        if target is None or not target.is_active:
+            raise JsonableError("No such user")
+        users.append(target)
+    return users
+
+
+@bp.post("/channels/create")
+@endpoint(name=Param(), subscribers=Param(list_of(check_int)), description=Param(default=""),
+          invite_only=Param(check_bool, default=False), history_public_to_subscribers=Param(check_bool, default=None),
+          is_web_public=Param(check_bool, default=False), is_default_stream=Param(check_bool, default=False),
+          folder_id=Param(check_folder_id, default=None), announce=Param(check_bool, default=False),
+          send_new_subscription_messages=Param(check_bool, default=True),
+          **{name: Param(check_group_id, default=None) for name in STREAM_GROUP_SETTINGS})
+def create_channel(user, name, subscribers, description, invite_only, history_public_to_subscribers, is_web_public,
+                   is_default_stream, folder_id, announce, send_new_subscription_messages, **group_settings):
+    """Create a channel with its settings, subscribing the given users. `announce` is accepted: no
+    new-channel announcement channel is configured on this server, so nothing is announced."""
+    from ..actions.channel_folders import access_folder
+    from ..lib.onboarding_settings import can_subscribe_other_users
+
+    check_create_permission(user, invite_only=invite_only, is_web_public=is_web_public)
+    name = check_stream_name(name)
+    if get_stream_by_name(user.realm_id, name) is not None:
+        raise ChannelAlreadyExistsError(name)
+    if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
+        raise JsonableError(f"description is too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters)")
+    if is_default_stream:
+        if not user.is_realm_admin:
+            raise OrganizationAdministratorRequiredError()
+        if invite_only:
+            raise JsonableError("A default channel cannot be private.")
+    if folder_id is not None:
+        access_folder(user.realm_id, folder_id)
+    targets = users_by_ids(user, subscribers)
+    if any(t.id != user.id for t in targets) and not can_subscribe_other_users(user):
+        raise JsonableError("You do not have permission to subscribe other users to channels.")
+    stream = do_create_channel(user, name, description=description, invite_only=invite_only,
+                               history_public_to_subscribers=history_public_to_subscribers,
+                               is_web_public=is_web_public, is_default_stream=is_default_stream,
+                               folder_id=folder_id, group_settings=check_group_settings(user.realm_id, group_settings),
+                               subscribers=targets, send_new_subscription_messages=send_new_subscription_messages)
+    return {"id": stream.id}
+
+
+@bp.delete("/streams/<int:stream_id>")
+@endpoint()
+def archive_stream(user, stream_id):
+    """Archive a channel (administrators and the channel's administrators)."""
+    stream = access_stream_by_id(user, stream_id)
+    if not can_administer_channel(user, stream):
+        raise OrganizationAdministratorRequiredError()
+    do_archive_stream(stream, user)
+
+
+def access_default_stream_candidate(user, stream_id):
+    """An active channel of the organization, for the default-channel endpoints (administrators)."""
+    require_realm_admin(user)
+    stream = access_stream_by_id(user, stream_id)
+    if stream.deactivated:
+        raise JsonableError("Invalid channel ID")
+    return stream
+
+
+@bp.post("/default_streams")
+@endpoint(stream_id=Param(check_int))
+def add_default_stream(user, stream_id):
+    """Make a public channel one that new users join."""
+    do_change_default_stream(user.realm, access_default_stream_candidate(user, stream_id), True)
+
+
+@bp.delete("/default_streams")
+@endpoint(stream_id=Param(check_int))
+def remove_default_stream(user, stream_id):
+    """Stop giving a channel to new users."""
+    do_change_default_stream(user.realm, access_default_stream_candidate(user, stream_id), False)
+
+
+@bp.get("/streams/<int:stream_id>/email_address")
+@endpoint(sender_id=Param(check_int, default=None))
+def get_stream_email_address(user, stream_id, sender_id):
+    """The channel's email address. The sender is the requester, a bot they own, or (the default)
+    Notification Bot, which stands in for Zulip's Email gateway bot; no email is received here."""
+    stream = access_stream_by_id(user, stream_id)
+    default_sender = notification_bot(user.realm)
+    if sender_id is None or sender_id == default_sender.id:
+        sender = default_sender
+    elif sender_id == user.id:
+        sender = user
+    else:
+        sender = UserProfile.get_or_none((UserProfile.id == sender_id) & (UserProfile.realm == user.realm_id))
+        if sender is None or not sender.is_bot or sender.is_system_bot:
+            raise JsonableError("No such bot")
+        if sender.bot_owner_id != user.id and not user.is_realm_admin:
+            raise JsonableError("Insufficient permission")
+    return {"email": do_get_channel_email_address(user, stream, sender)}
+
+
+@bp.get("/users/<int:user_id>/subscriptions/<int:stream_id>")
+@endpoint()
+def get_subscription_status(user, user_id, stream_id):
+    """Whether a user is subscribed to a channel the requester may see."""
+    target = access_user_by_id(user, user_id)
+    stream = access_stream_by_id(user, stream_id)
+    return {"is_subscribed": is_subscribed(target, stream)}
+
+
+def check_add_requests(var_name, value):
+    """add=[{"name": ..., "color": ..., "description": ...}]"""
+    from .channels import check_color
+
+    items = list_of(lambda name, item: item)(var_name, value)
+    specs = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ParamError(f"{var_name}[{index}] is not a dict")
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise ParamError(f'{var_name}[{index}]["name"] is missing or not a string')
+        description = item.get("description", "")
+        if not isinstance(description, str):
+            raise ParamError(f'{var_name}[{index}]["description"] is not a string')
+        color = check_color(f'{var_name}[{index}]["color"]', item["color"]) if "color" in item else None
+        specs.append((name, description, color))
+    return specs
+
+
+@bp.patch("/users/me/subscriptions")
+@endpoint(add=Param(check_add_requests, default=[]), delete=Param(list_of(check_string), default=[]))
+def update_subscriptions(user, add, delete):
+    """Subscribe to (creating as needed) and unsubscribe from channels in one request, as POST and
+    DELETE /users/me/subscriptions do; every channel to leave is checked before anything changes."""
+    from ..actions.channels import do_change_subscription_properties
+    from ..lib.access import can_access_stream_metadata
+    from ..models import Subscription
+    from .channels import subscribe, unsubscribe
+
+    if not add and not delete:
+        raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
+    for name in delete:
+        stream = get_stream_by_name(user.realm_id, name)
+        if stream is None or not can_access_stream_metadata(user, stream):
+            raise JsonableError(f"Channel(s) ({name}) do not exist")
+    result = {"subscribed": {}, "already_subscribed": {}, "removed": [], "not_removed": []}
+    if add:
+        # The views of POST and DELETE /users/me/subscriptions, called with their defaults.
+        added = subscribe.__wrapped__(user, subscriptions=[(name, description) for name, description, _color in add],
+                                      principals=None, authorization_errors_fatal=True, invite_only=False,
+                                      history_public_to_subscribers=None, announce=False)
+        result.update(subscribed=added["subscribed"], already_subscribed=added["already_subscribed"])
+        newly = set(added["subscribed"].get(str(user.id), []))
+        colors = []
+        for name, _description, color in add:
+            stream = get_stream_by_name(user.realm_id, name)
+            if color is not None and stream is not None and stream.name in newly:
+                sub = Subscription.get((Subscription.user_profile == user) & (Subscription.stream == stream))
+                colors.append((sub, "color", color))
+        if colors:
+            do_change_subscription_properties(colors)
+    if delete:
+        result.update(unsubscribe.__wrapped__(user, subscriptions=delete, principals=None))
+    return result

@@ -1,0 +1,98 @@
+"""Organization settings for invitations, channel creation, subscribing others, the welcome
+message and read receipts, under Zulip's names and with Zulip's defaults. They are stored in
+`realm.settings`; group settings hold a system group name (the default) or a group id.
+"""
+
+from ..models import UserGroup
+from .groups import is_user_in_group
+from .params import ParamError, check_bool, check_group_id
+
+REALM_GROUP_SETTING_DEFAULTS = {
+    "can_invite_users_group": "role:members",
+    "create_multiuse_invite_group": "role:administrators",
+    "can_add_subscribers_group": "role:members",
+    "can_create_public_channel_group": "role:members",
+    "can_create_private_channel_group": "role:members",
+    "can_create_web_public_channel_group": "role:owners",
+}
+
+# Zulip's welcome_message_custom_text limit.
+MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000
+
+REALM_VALUE_SETTING_DEFAULTS = {
+    "invite_required": True,
+    "welcome_message_custom_text": "",
+    # Zulip turns read receipts on for new organizations (except open Zulip Cloud ones).
+    "enable_read_receipts": True,
+}
+
+
+def realm_value_setting(realm, name):
+    """A non-group organization setting, or Zulip's default."""
+    return (realm.settings or {}).get(name, REALM_VALUE_SETTING_DEFAULTS[name])
+
+
+def realm_group_setting_id(realm, name):
+    """The id of the group an organization group setting names."""
+    value = (realm.settings or {}).get(name, REALM_GROUP_SETTING_DEFAULTS[name])
+    if isinstance(value, int):
+        return value
+    group = UserGroup.get_or_none((UserGroup.realm == realm.id) & (UserGroup.name == value)
+                                  & UserGroup.is_system_group)
+    return group.id if group else None
+
+
+def user_has_realm_permission(user, name):
+    """Whether the user is in the organization's group for this setting (recursively)."""
+    return is_user_in_group(user, realm_group_setting_id(user.realm, name))
+
+
+def can_invite_users_by_email(user):
+    return not user.is_guest and user_has_realm_permission(user, "can_invite_users_group")
+
+
+def can_create_multiuse_invite(user):
+    return not user.is_guest and user_has_realm_permission(user, "create_multiuse_invite_group")
+
+
+def can_subscribe_other_users(user):
+    return not user.is_guest and user_has_realm_permission(user, "can_add_subscribers_group")
+
+
+def onboarding_settings_state(user):
+    """These settings as /register's realm_* keys, and the requester's derived permissions."""
+    realm = user.realm
+    state = {f"realm_{name}": realm_group_setting_id(realm, name) for name in REALM_GROUP_SETTING_DEFAULTS}
+    state.update({f"realm_{name}": realm_value_setting(realm, name) for name in REALM_VALUE_SETTING_DEFAULTS})
+    public = user_has_realm_permission(user, "can_create_public_channel_group")
+    private = user_has_realm_permission(user, "can_create_private_channel_group")
+    state.update({
+        "can_invite_others_to_realm": can_invite_users_by_email(user),
+        "can_subscribe_other_users": can_subscribe_other_users(user),
+        "can_create_public_streams": public,
+        "can_create_private_streams": private,
+        "can_create_web_public_streams": user_has_realm_permission(user, "can_create_web_public_channel_group"),
+        "can_create_streams": public or private,
+    })
+    return state
+
+
+def check_welcome_text_param(var_name, value):
+    """At most MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH characters."""
+    if len(value) > MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH:
+        raise ParamError(f"{var_name} is too long (limit: {MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)")
+    return value
+
+
+# PATCH /realm parameters for these settings (absent: None).
+def realm_setting_params():
+    from .params import Param
+
+    params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
+    params.update(invite_required=Param(check_bool, default=None),
+                  enable_read_receipts=Param(check_bool, default=None),
+                  welcome_message_custom_text=Param(check_welcome_text_param, default=None))
+    return params
+
+
+ONBOARDING_SETTING_NAMES = tuple(REALM_GROUP_SETTING_DEFAULTS) + tuple(REALM_VALUE_SETTING_DEFAULTS)

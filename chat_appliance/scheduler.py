@@ -1,0 +1,73 @@
+"""The scheduler: a background thread of the server process that sends scheduled messages and
+reminders when they are due, including those that fell due while the server was down (it
+delivers everything overdue as soon as it starts).
+
+It sleeps until the next message is due (at most `max_wait` seconds, so that a clock change or a
+row written by another process is noticed), and wakes early when a scheduled_messages or reminders
+event says the schedule changed. The clock is injectable: tests move time without waiting.
+"""
+
+import logging
+import threading
+import time
+
+from .events import bus
+
+log = logging.getLogger(__name__)
+
+SCHEDULE_EVENT_TYPES = ("scheduled_messages", "reminders")
+
+
+class Scheduler:
+    def __init__(self, app, *, clock=time.time, max_wait=60.0):
+        self.app = app
+        self.clock = clock
+        self.max_wait = max_wait
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = None
+
+    def run_once(self):
+        """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
+        from .actions.scheduled_messages import deliver_due_messages, next_due_timestamp
+        from .models import database
+
+        with self.app.app_context(), database.connection_context():
+            deliver_due_messages(int(self.clock()))
+            return next_due_timestamp()
+
+    def seconds_until(self, next_due):
+        if next_due is None:
+            return self.max_wait
+        return min(self.max_wait, max(0.0, next_due - self.clock()))
+
+    def _loop(self):
+        while not self._stopping.is_set():
+            try:
+                wait = self.seconds_until(self.run_once())
+            except Exception:  # a bad row must not stop deliveries for good
+                log.exception("scheduled message delivery failed")
+                wait = min(self.max_wait, 5.0)
+            self._wake.wait(wait)
+            self._wake.clear()
+
+    def __call__(self, event, user_ids):
+        """Bus listener: a change to someone's schedule may move the next due time earlier."""
+        if event.get("type") in SCHEDULE_EVENT_TYPES:
+            self._wake.set()
+
+    def wake(self):
+        self._wake.set()
+
+    def start(self):
+        bus.add_listener(self)
+        self._thread = threading.Thread(target=self._loop, name="scheduler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout=5.0):
+        bus.remove_listener(self)
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
