@@ -450,6 +450,43 @@ def _bot_services(database, backend):
         database.create_tables([FrozenBotService])
 
 
+def _invitation_foreign_keys(database, backend):
+    """Migration 80 made the invitation table with plain integer columns where the model has
+    foreign keys (to the realm and the inviting user, deleted with them) and their indexes: the
+    table is made again as the model states it, rows and ids kept (tests/test_migrations.py
+    found the difference)."""
+    base = _base(database)
+    Realm, UserProfile = _table(base, "realm"), _table(base, "user_profile")
+
+    class Invitation(base):
+        realm = ForeignKeyField(Realm, on_delete="CASCADE")
+        referred_by = ForeignKeyField(UserProfile, on_delete="CASCADE", null=True)
+        is_multiuse = BooleanField()
+        email = CharField(max_length=254, null=True)
+        key = CharField(max_length=40, unique=True)
+        invited_as = IntegerField()
+        stream_ids = TextField()
+        group_ids = TextField()
+        include_realm_default_subscriptions = BooleanField()
+        notify_referrer_on_join = BooleanField()
+        welcome_message_custom_text = TextField(null=True)
+        invited = IntegerField()
+        expiry_date = BigIntegerField(null=True)
+        status = IntegerField()
+
+        class Meta:
+            table_name = "invitation"
+            indexes = [(("realm", "status"), False)]
+
+    columns = ", ".join(f'"{field.column_name}"' for field in Invitation._meta.sorted_fields)
+    database.execute_sql('CREATE TABLE invitation_before_51 AS SELECT * FROM "invitation"')
+    database.execute_sql('DROP TABLE "invitation"')
+    database.create_tables([Invitation])
+    database.execute_sql(f'INSERT INTO "invitation" ({columns}) SELECT {columns} FROM invitation_before_51')
+    database.execute_sql("DROP TABLE invitation_before_51")
+    backend.advance_sequences(database, {})
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
@@ -460,6 +497,7 @@ MIGRATIONS = [
     (80, "invitations", invitations_schema),
     (81, "channel email addresses", channel_email_addresses_schema),
     (82, "scheduled messages and reminders", scheduled_messages_schema),
+    (83, "invitation foreign keys", _invitation_foreign_keys),
     (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

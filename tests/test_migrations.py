@@ -138,3 +138,46 @@ def test_two_processes_migrating_at_once_apply_each_version_once(tmp_path):
             database.close_all()
         if name:
             pg.drop(name)
+
+
+def test_migration_83_keeps_invitations_and_adds_their_foreign_keys(tmp_path, monkeypatch):
+    """Does migration 83 keep every invitation (ids included) while giving the table the model's
+    foreign keys, and do new invitations then get fresh ids?"""
+    from chat_appliance import migrations
+
+    name = None
+    if pg.ENABLED:
+        name = pg.new_name("inv")
+        url = pg.create(name)
+    else:
+        url = f"sqlite:///{tmp_path / 'inv.sqlite3'}"
+    init_database(url, pool_size=2)
+    try:
+        monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 83])
+        migrate()
+        with database.connection_context():
+            database.execute_sql("INSERT INTO realm (name, host, url, date_created, description,"
+                                 " message_edit_history_visibility_policy, allow_message_editing,"
+                                 " message_content_edit_limit_seconds, settings)"
+                                 " VALUES ('R', 'h', 'u', 0, '', 1, TRUE, 0, '{}')")
+            realm_id = database.execute_sql("SELECT MAX(id) FROM realm").fetchone()[0]
+            database.execute_sql(
+                "INSERT INTO invitation (id, realm_id, is_multiuse, key, invited_as, stream_ids, group_ids,"
+                " include_realm_default_subscriptions, notify_referrer_on_join, invited, status)"
+                f" VALUES (7, {realm_id}, FALSE, 'k7', 400, '[]', '[]', FALSE, TRUE, 0, 0)")
+        monkeypatch.undo()
+        assert 83 in migrate()
+        with database.connection_context():
+            assert database.execute_sql("SELECT id, key FROM invitation").fetchall() == [(7, "k7")]
+            assert ("realm_id", "realm", "id") in {(f.column, f.dest_table, f.dest_column)
+                                                   for f in database.get_foreign_keys("invitation")}
+            database.execute_sql(
+                "INSERT INTO invitation (realm_id, is_multiuse, key, invited_as, stream_ids, group_ids,"
+                " include_realm_default_subscriptions, notify_referrer_on_join, invited, status)"
+                f" VALUES ({realm_id}, FALSE, 'k8', 400, '[]', '[]', FALSE, TRUE, 0, 0)")
+            assert database.execute_sql("SELECT MAX(id) FROM invitation").fetchone()[0] > 7
+    finally:
+        if hasattr(database.obj, "close_all"):
+            database.close_all()
+        if name:
+            pg.drop(name)

@@ -160,6 +160,11 @@ def migration_transaction(db):
         db.execute_sql("PRAGMA foreign_keys = ON")
 
 
+def advance_sequences(db, floors):
+    """Nothing to do: a rowid table gives the next row max(id) + 1 by itself, and AUTOINCREMENT
+    tables keep their own high-water mark."""
+
+
 def never_reuse_ids(db, table):
     """Make `table`'s ids AUTOINCREMENT: SQLite otherwise gives the next row max(id) + 1, so the id
     of a deleted newest row would come back (and clients holding it would see another message
