@@ -3,18 +3,23 @@
 import logging
 import time
 import traceback
+from pathlib import Path
 
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
 from .actions.service_dispatch import ServiceDispatcher
+from .actions.uploads import UploadStore
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
-from .config import DEFAULTS, database_url_for
+from .api.context import EXTENSION
+from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import close_connection, init_database, migrate
 from .events import bus
-from .events.queues import manager as queue_manager
+from .events.queues import QueueManager
 from .lib.errors import JsonableError
 from .lib.response import json_error
+from .rendering import invalidate_on_event
+from .runtime import activate, deactivate
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -22,29 +27,30 @@ request_log = logging.getLogger("chat_appliance.requests")
 API_PREFIX = "/api/v1"
 
 
+class AppState:
+    """What one app owns, kept on app.extensions["chat_appliance"]: its configuration as the
+    actions take it, its uploaded files, its runtime (database, backend, event listeners,
+    credential cache) and its event queues. `close_app` releases it all."""
+
+    def __init__(self, config, runtime):
+        self.limits = Limits.from_config(config)
+        instance = Path(config["INSTANCE_PATH"])
+        self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
+        self.runtime = runtime
+        self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
+                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
+        self.service_dispatcher = None
+
+
 def create_app(config=None, *, dev_mode=False):
     """A Flask app for one instance. `config` overrides the documented defaults (config.py).
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
     app = Flask(__name__)
-    app.config.update(DEFAULTS)
-    app.config.update(config or {})
-    app.config["DEV_MODE"] = bool(dev_mode)
-    if not app.config["DATABASE_URL"]:
-        app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
-    if app.config["MAX_CONTENT_LENGTH"] is not None:
-        # A request body must hold the largest allowed upload, plus its multipart framing.
-        largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
-        app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     app.json.sort_keys = False
     app.json.compact = True
-
-    init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
-                  pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
-    migrate()
-    register_event_queues(app)
-    register_service_bots(app)
-
+    open_app(app, config, dev_mode=dev_mode)
+    bind_runtime(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
     for blueprint in ROOT_BLUEPRINTS:
@@ -54,25 +60,63 @@ def create_app(config=None, *, dev_mode=False):
     return app
 
 
-def register_event_queues(app):
-    """The process-wide queue manager listens on the bus, once: remove then add, so that tests
-    creating many apps do not pile up listeners."""
-    queue_manager.configure(idle_seconds=app.config["EVENT_QUEUE_IDLE_SECONDS"],
-                            heartbeat_seconds=app.config["EVENT_HEARTBEAT_SECONDS"])
-    bus.remove_listener(queue_manager)
-    bus.add_listener(queue_manager)
+def open_app(app, config=None, *, dev_mode=False):
+    """Configure `app` for an instance and open its state (database, queues, listeners). A closed
+    app may be opened again on another instance (the tests do, instead of building the URL map
+    again for every test)."""
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    app.config["DEV_MODE"] = bool(dev_mode)
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = database_url_for(app.config["INSTANCE_PATH"])
+    if app.config["MAX_CONTENT_LENGTH"] is not None:
+        # A request body must hold the largest allowed upload, plus its multipart framing.
+        largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
+        app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
+    opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
+                           pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
+    state = app.extensions[EXTENSION] = AppState(app.config, opened)
+    state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
+                                  PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
+    migrate()
+    bus.add_listener(invalidate_on_event, state.runtime)
+    bus.add_listener(state.queues, state.runtime)
+    register_service_bots(app)
+    return app
+
+
+def bind_runtime(app):
+    """Every request of this app works with its own runtime (database, listeners, caches), even
+    with other apps in the process."""
+    inner = app.wsgi_app
+
+    def wsgi_app(environ, start_response):
+        token = activate(app.extensions[EXTENSION].runtime)
+        try:
+            return inner(environ, start_response)
+        finally:
+            deactivate(token)
+
+    app.wsgi_app = wsgi_app
+
+
+def close_app(app):
+    """Release what the app holds: answer its waiting long polls, stop its bot workers, close
+    its database connection and SQLite's keeper connection. The app serves nothing after."""
+    state = app.extensions[EXTENSION]
+    state.queues.clear()
+    if state.service_dispatcher is not None:
+        state.service_dispatcher.close()
+    state.runtime.close()
 
 
 def register_service_bots(app):
-    """Outgoing webhook and embedded bots are called by a listener on committed message events.
-    The bus is process-wide: a newer app's dispatcher replaces an older one's."""
-    for listener in list(bus.listeners()):
-        if isinstance(listener, ServiceDispatcher):
-            bus.remove_listener(listener)
-            listener.close()
-    dispatcher = ServiceDispatcher(app.config)
+    """Outgoing webhook and embedded bots are called by a listener on the app's committed message
+    events."""
+    state = app.extensions[EXTENSION]
+    dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
-    bus.add_listener(dispatcher)
+    bus.add_listener(dispatcher, state.runtime)
 
 
 def register_error_handlers(app):

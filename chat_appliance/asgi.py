@@ -25,10 +25,9 @@ import uvicorn
 from a2wsgi import WSGIMiddleware
 from werkzeug.wrappers import Request
 
-from .api.events import (DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events,
-                         cached_events_user)
+from .api.context import EXTENSION
+from .api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events, cached_events_user
 from .db import close_connection
-from .events.queues import manager
 from .lib.errors import JsonableError
 from .lib.params import parse_values
 
@@ -57,6 +56,7 @@ class ChatApplianceASGI:
 
     def __init__(self, flask_app, threads):
         self.flask_app = flask_app
+        self.queues = flask_app.extensions[EXTENSION].queues
         self.wsgi = WSGIMiddleware(flask_app, workers=threads)
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
@@ -104,9 +104,9 @@ class ChatApplianceASGI:
             values = request_values(scope, headers, body)
             if method == "GET":
                 params, ignored = parse_values(GET_EVENTS_PARAMS, values)
-                queue = manager.access(params["queue_id"], user.id)
+                queue = self.queues.access(params["queue_id"], user.id)
                 events = await queue.get_async(params["last_event_id"], dont_block=params["dont_block"],
-                                               heartbeat_seconds=manager.heartbeat_seconds,
+                                               heartbeat_seconds=self.queues.heartbeat_seconds,
                                                disconnected=lambda: wait_for_disconnect(receive))
                 if events is None:
                     # The client went away while waiting: nothing to send, its events stay queued.
@@ -115,8 +115,8 @@ class ChatApplianceASGI:
                 payload = EncodedEvents(events, params["queue_id"], ignored)
             else:
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
-                manager.access(params["queue_id"], user.id)
-                manager.delete(params["queue_id"])
+                self.queues.access(params["queue_id"], user.id)
+                self.queues.delete(params["queue_id"])
                 payload = success(None, ignored)
             status = 200
         except JsonableError as error:
@@ -238,13 +238,14 @@ class Server(uvicorn.Server):
     answers the waiting polls first; the signal that stopped it is not re-raised (the caller
     exits cleanly after saving the queues)."""
 
-    def __init__(self, config, on_started=None):
+    def __init__(self, config, queues, on_started=None):
         super().__init__(config)
+        self.queues = queues
         self.on_started = on_started
         self.last_gc = time.monotonic()
 
     async def startup(self, sockets=None):
-        manager.attach_loop(asyncio.get_running_loop())
+        self.queues.attach_loop(asyncio.get_running_loop())
         await super().startup(sockets=sockets)
         if self.started and self.on_started is not None:
             self.on_started()
@@ -253,11 +254,11 @@ class Server(uvicorn.Server):
         now = time.monotonic()
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
-            manager.collect_garbage(force=True)
+            self.queues.collect_garbage(force=True)
         return await super().on_tick(counter)
 
     async def shutdown(self, sockets=None):
-        manager.begin_shutdown()
+        self.queues.begin_shutdown()
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
@@ -282,7 +283,8 @@ def run(flask_app, *, host, port, threads, on_started=None):
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
         proxy_headers=False)
-    server = Server(config, on_started=on_started)
+    queues = flask_app.extensions[EXTENSION].queues
+    server = Server(config, queues, on_started=on_started)
     # Thousands of waiting polls are thousands of live objects (tasks, futures, connections).
     # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
     # freezing what start-up made and collecting the young generation less often keeps those
@@ -293,5 +295,5 @@ def run(flask_app, *, host, port, threads, on_started=None):
     try:
         server.run()
     finally:
-        manager.detach_loop()
+        queues.detach_loop()
     return server

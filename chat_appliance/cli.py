@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .config import instance_path_from_env, load_config
+from .config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
+from .runtime import current as current_runtime
 
 DEFAULT_PORT = 9991
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
@@ -19,14 +20,15 @@ class CommandError(Exception):
     """A user-facing failure: printed without a traceback, exit status 1."""
 
 
-def open_instance(args, *, must_exist=True):
-    """Load the instance's configuration, open its database and apply pending migrations."""
+def open_instance(args, *, must_exist=True, overrides=None):
+    """Load the instance's configuration (with the command line's `overrides`), open its
+    database and apply pending migrations."""
     from .db import init_database, migrate
 
     instance = instance_path_from_env(args.instance)
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
-    config = load_config(instance)
+    config = load_config(instance, overrides)
     init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
                   pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"])
     applied = migrate(progress=True)
@@ -37,9 +39,9 @@ def open_instance(args, *, must_exist=True):
 
 def current_realm():
     """The instance's organization, or None before init."""
-    from .models import Realm
+    from .lib.access import instance_realm
 
-    return Realm.select().order_by(Realm.id).first()
+    return instance_realm()
 
 
 def require_realm():
@@ -141,9 +143,10 @@ def cmd_serve(args):
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
     instance.mkdir(parents=True, exist_ok=True)
-    _instance, config = open_instance(args)
+    _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
+    current_runtime().close()  # the app opens its own
     return run_server(create_app(config), args, instance)
 
 
@@ -153,12 +156,15 @@ def run_server(app, args, instance):
     restored first, and saved again after this one. The scheduler, which sends scheduled
     messages and reminders, runs beside the server."""
     from . import asgi
-    from .events.queues import DUMP_FILENAME, manager
+    from .api.context import EXTENSION
+    from .app import close_app
+    from .events.queues import DUMP_FILENAME
     from .scheduler import Scheduler
 
+    queues = app.extensions[EXTENSION].queues
     open_files = raise_open_file_limit()
     queue_file = Path(instance) / DUMP_FILENAME
-    restored = manager.restore(queue_file)
+    restored = queues.restore(queue_file)
     if restored:
         print(f"Restored {restored} event queue(s).", flush=True)
 
@@ -173,7 +179,8 @@ def run_server(app, args, instance):
         scheduler.stop()
     if not server.started:
         raise CommandError(f"could not listen on {args.host}:{args.port}")
-    saved = manager.dump(queue_file)
+    saved = queues.dump(queue_file)
+    close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
 
@@ -213,7 +220,7 @@ def cmd_dev(args):
     migrate()
     accounts_file = instance / "accounts.json"
     if not marker.exists():
-        limits = {"max_message_length": config["MAX_MESSAGE_LENGTH"], "max_topic_length": config["MAX_TOPIC_LENGTH"]}
+        limits = Limits.from_config(config)
         print(f"Creating the sample organization in {instance} ...", file=sys.stderr)
         accounts, sections = build_sample_organization(
             site_url, password_method=config["PASSWORD_HASH_METHOD"], limits=limits,
@@ -272,18 +279,16 @@ def cmd_create_user(args):
 def cmd_change_role(args):
     """Change an account's role."""
     from .actions.users import do_change_role
-    from .models import ROLE_OWNER, ROLES, UserProfile, database
+    from .lib.access import only_owner
+    from .models import ROLE_OWNER, ROLES, database
 
     open_instance(args)
     if args.role not in ROLES:
         raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
     with database.connection_context():
         user = find_user(require_realm(), args.email)
-        if user.role == ROLE_OWNER and args.role != ROLE_OWNER:
-            owners = UserProfile.select().where((UserProfile.role == ROLE_OWNER) & UserProfile.is_active
-                                                & ~UserProfile.is_bot).count()
-            if owners == 1:
-                raise CommandError("That is the only owner; make another user owner first.")
+        if user.role == ROLE_OWNER and args.role != ROLE_OWNER and only_owner(user):
+            raise CommandError("That is the only owner; make another user owner first.")
         do_change_role(user, args.role)
         print(f"{user.email} now has role {args.role}")
     return 0
@@ -354,11 +359,22 @@ def cmd_migrate_database(args):
     return 0
 
 
+CONFIG_HELP = f"""configuration:
+  Every key of chat_appliance/config.py (MAX_TOPIC_LENGTH, DATABASE_URL, ...) is read from, the
+  later winning: its default, the instance's config.json, the environment variable
+  CHAT_APPLIANCE_<KEY>, then a command-line option (--instance; serve --quiet sets LOG_REQUESTS).
+  Environment values are JSON (false, 25, ["a", "b"]) except for the string keys
+  {", ".join(sorted(STRING_KEYS))}, taken as written. The instance folder is --instance, else
+  $CHAT_APPLIANCE_INSTANCE, else ./instance."""
+
+
 def build_parser():
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="chat-appliance",
         description="A one-process team chat server that speaks the Zulip REST API.",
+        epilog=CONFIG_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -432,7 +448,6 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except CommandError as error:
+    except (CommandError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-

@@ -1,11 +1,19 @@
 """Configuration: documented defaults, and the only place that reads the environment.
 
-An instance folder holds the SQLite database and an optional `config.json` whose keys
-override these defaults (for example DATABASE_URL to move to PostgreSQL).
+Every key below can be set, from the weakest to the strongest: here (the default), in the
+instance's `config.json`, in the environment as CHAT_APPLIANCE_<KEY>, and by a command-line
+option (`--instance`; `serve --quiet` sets LOG_REQUESTS). Environment values are JSON (`false`,
+`25`, `["..."]`) except for the keys in STRING_KEYS, taken as they are. The instance folder
+itself comes from `--instance`, else $CHAT_APPLIANCE_INSTANCE, else ./instance.
+
+`create_app` turns the result into one `Limits` object (the limits /register reports are the
+ones enforced) and hands it to the actions: nothing below the HTTP layer reads configuration.
 """
 
 import json
 import os
+import secrets
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 DEFAULTS = {
@@ -65,6 +73,72 @@ DEFAULTS = {
 }
 
 
+# Keys whose environment value is a plain string rather than JSON.
+STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "PUSH_RELAY_URL"})
+ENV_PREFIX = "CHAT_APPLIANCE_"
+# The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
+NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names where it came from."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits the server enforces and /register reports (same names as its keys): one
+    object, built from the configuration by create_app and passed to the actions."""
+
+    max_message_length: int
+    max_topic_length: int
+    max_stream_name_length: int
+    max_stream_description_length: int
+    max_channel_folder_name_length: int
+    max_channel_folder_description_length: int
+    max_file_upload_size_mib: int
+
+    @classmethod
+    def from_config(cls, config):
+        """The limits of a configuration mapping (upper-case keys, as in DEFAULTS)."""
+        return cls(**{field.name: int(config[field.name.upper()]) for field in fields(cls)})
+
+    def as_register_state(self):
+        """The /register keys reporting these limits."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+def environment_overrides(environ=None):
+    """The CHAT_APPLIANCE_<KEY> variables set in the environment, parsed: JSON unless the key
+    takes a string. Raises ConfigError naming the variable when a value is not JSON."""
+    environ = os.environ if environ is None else environ
+    overrides = {}
+    for key in DEFAULTS:
+        name = ENV_PREFIX + key
+        if key in NOT_FROM_ENV or name not in environ:
+            continue
+        raw = environ[name]
+        if key in STRING_KEYS:
+            overrides[key] = raw
+            continue
+        try:
+            overrides[key] = json.loads(raw)
+        except ValueError:
+            raise ConfigError(f"${name} is not JSON: {raw!r} (write strings in quotes, e.g. '\"text\"')") from None
+    return overrides
+
+
+def instance_secret(instance_path, name="secret_key"):
+    """A random key generated once per instance and kept in it (mode 600), so that what it signs
+    (temporary upload URLs) outlives a restart."""
+    path = Path(instance_path) / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(secrets.token_hex(32))
+    return bytes.fromhex(path.read_text().strip())
+
+
 def instance_path_from_env(explicit=None):
     """--instance, else $CHAT_APPLIANCE_INSTANCE, else ./instance."""
     return Path(explicit or os.environ.get("CHAT_APPLIANCE_INSTANCE") or "instance").resolve()
@@ -75,15 +149,18 @@ def database_url_for(instance_path):
     return f"sqlite:///{Path(instance_path) / 'chat.sqlite3'}"
 
 
-def load_config(instance_path, overrides=None):
-    """Defaults, then the instance's config.json, then $CHAT_APPLIANCE_DATABASE_URL, then overrides."""
+def load_config(instance_path, overrides=None, environ=None):
+    """Defaults, then the instance's config.json, then CHAT_APPLIANCE_<KEY> variables, then
+    `overrides` (the command line's options)."""
     config = dict(DEFAULTS)
-    config["INSTANCE_PATH"] = str(instance_path)
     local = Path(instance_path) / "config.json"
     if local.exists():
-        config.update(json.loads(local.read_text()))
-    if os.environ.get("CHAT_APPLIANCE_DATABASE_URL"):
-        config["DATABASE_URL"] = os.environ["CHAT_APPLIANCE_DATABASE_URL"]
+        try:
+            config.update(json.loads(local.read_text()))
+        except ValueError as error:
+            raise ConfigError(f"{local} is not valid JSON: {error}") from None
+    config.update(environment_overrides(environ))
+    config["INSTANCE_PATH"] = str(instance_path)
     config.update(overrides or {})
     if not config["DATABASE_URL"]:
         config["DATABASE_URL"] = database_url_for(instance_path)

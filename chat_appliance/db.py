@@ -1,40 +1,77 @@
 """The database handle: late initialisation, per-request connections, transactions, migrations.
 
-The models are bound to `models.database`, a proxy filled in by `init_database` once the
-configuration is known (scout and peewee's FlaskDB do the same). Engine-specific SQL lives in
-`backends/`.
+The models are bound to `models.database`, a proxy to the current runtime's database
+(runtime.py): `init_database` opens one once the configuration is known (scout and peewee's
+FlaskDB initialise late too). Engine-specific SQL lives in `backends/`.
 """
 
 import logging
 import sys
+import threading
+from contextlib import contextmanager
 
 from peewee import IntegerField, Model
 
-from . import backends
+from . import backends, runtime
+from .migrations import MIGRATIONS
 from .models import database, now
 
 log = logging.getLogger(__name__)
 
-_state = {"backend": None}
-
 
 def init_database(database_url, pool_size=20, pool_timeout=30):
-    """Open the configured database and bind the models to it. The pool options size the
-    PostgreSQL connection pool (SQLite opens a connection per thread and ignores them)."""
+    """Open the configured database in a new Runtime, installed as the one in use outside
+    requests; returns the Runtime (create_app keeps it, and makes it current per request). The
+    pool options size the PostgreSQL connection pool (SQLite ignores them)."""
     backend = backends.backend_for(database_url)
-    database.initialize(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout))
-    _state["backend"] = backend
-    return database
+    opened = runtime.Runtime(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout),
+                             backend)
+    runtime.install(opened)
+    return opened
 
 
 def backend():
     """The module of the engine in use (backends.sqlite or backends.postgres)."""
-    return _state["backend"]
+    return runtime.current().backend
 
 
+# Callbacks waiting for the commit of this thread's outermost write_transaction (None outside one).
+_transaction_local = threading.local()
+
+
+@contextmanager
 def write_transaction():
-    """A transaction that will write: atomic, and on SQLite taking the write lock up front."""
-    return _state["backend"].write_transaction(database)
+    """A transaction that will write: atomic, and on SQLite taking the write lock up front.
+
+    Nested, it is a savepoint. Callbacks given to `on_commit` inside it run after the outermost
+    transaction commits, in order; those of a transaction (or savepoint) that rolls back are dropped."""
+    pending = getattr(_transaction_local, "pending", None)
+    outermost = pending is None
+    if outermost:
+        pending = _transaction_local.pending = []
+    mark = len(pending)
+    try:
+        with backend().write_transaction(database):
+            yield
+    except BaseException:
+        del pending[mark:]
+        if outermost:
+            _transaction_local.pending = None
+        raise
+    if outermost:
+        _transaction_local.pending = None
+        for callback in pending:
+            callback()
+
+
+def on_commit(callback):
+    """Run `callback` once the current write_transaction commits (never, if it rolls back), or
+    at once outside a transaction: how events go out only after the change they announce."""
+    pending = getattr(_transaction_local, "pending", None)
+    if pending is None:
+        callback()
+    else:
+        pending.append(callback)
 
 
 def bulk_insert(table, columns, rows):
@@ -85,7 +122,6 @@ def migrate(progress=False):
     out of order (a database may hold 40 before a later-merged 30 exists). Returns the versions
     applied. With progress=True, prints a line per step to stderr.
     """
-    from .migrations import MIGRATIONS
 
     with database.connection_context():
         with backend().migration_transaction(database):  # under the writer lock: two may start at once

@@ -22,6 +22,7 @@ from peewee import (
     TextField,
 )
 
+from .migration_people_and_customization import create_tables
 from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
@@ -421,7 +422,6 @@ def _message_ids_never_reused(database, backend):
 def _people_and_customization(database, backend):
     """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
     exports (issue 19, part B)."""
-    from .migration_people_and_customization import create_tables
 
     create_tables(database)
 

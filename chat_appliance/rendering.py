@@ -7,18 +7,17 @@ The organization's part of the context is loaded once and cached (per database h
 per organization); `invalidate_render_context(realm_id)` drops it. Actions need not call
 it themselves for the usual changes: every change that publishes a `realm_user`,
 `user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all of them do,
-after commit) invalidates the cache through the event bus. An action that changes what
+after commit) invalidates the cache through `invalidate_on_event`, which create_app registers
+on the app's event bus. An action that changes what
 mentions, channel links or linkifiers resolve to without publishing such an event must
 call `invalidate_render_context` after its commit.
 """
 
 import threading
 
-from flask import current_app, has_app_context
-
-from .actions.linkifiers import linkifiers_for_realm
-from .events.bus import add_listener
+from . import runtime
 from .lib.custom_emoji import realm_emoji_for_render
+from .lib.linkifiers import linkifiers_for_realm
 from .lib.user_settings import user_setting
 from .markdown import MentionTarget, RenderContext, render, topic_links
 from .models import Stream, UserGroup, UserProfile, database
@@ -105,12 +104,10 @@ def invalidate_render_context(realm_id=None):
             cache["realms"].pop(realm_id, None)
 
 
-def _on_event(event, user_ids):
+def invalidate_on_event(event, _user_ids):
+    """Event listener: drop the cached contexts after a change they may depend on."""
     if event.get("type") in INVALIDATING_EVENTS:
         invalidate_render_context()
-
-
-add_listener(_on_event)
 
 
 def realm_linkifiers(realm_id):
@@ -135,7 +132,9 @@ def render_context(realm, sender=None):
 
 
 def _image_previews():
-    return bool(current_app.config.get("INLINE_IMAGE_PREVIEW", True)) if has_app_context() else True
+    """INLINE_IMAGE_PREVIEW of the app in use (create_app puts it in its runtime's settings)."""
+    active = runtime.current()
+    return bool(active.settings.get("INLINE_IMAGE_PREVIEW", True)) if active is not None else True
 
 
 def render_message(content, *, realm, sender):

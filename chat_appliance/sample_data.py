@@ -86,9 +86,11 @@ def build_sample_organization(site_url, *, password_method, limits, progress=Non
         step("channels")
         with write_transaction():
             public, _ = do_create_streams(realm, [(n, d) for n, d, private in CHANNELS if not private],
-                                          invite_only=False, history_public_to_subscribers=None, creator=owner)
+                                          invite_only=False, history_public_to_subscribers=None, creator=owner,
+                                          limits=limits)
             private, _ = do_create_streams(realm, [(n, d) for n, d, private in CHANNELS if private],
-                                           invite_only=True, history_public_to_subscribers=True, creator=owner)
+                                           invite_only=True, history_public_to_subscribers=True, creator=owner,
+                                           limits=limits)
         humans = [people[short] for short, _full, _role in PEOPLE]
         members = [u for u in humans if u.role != ROLE_GUEST]
         subscribe_users_to_streams(list(public.values()), members + [generic, outgoing])

@@ -11,7 +11,9 @@ import logging
 import threading
 import time
 
+from .actions.scheduled_messages import deliver_due_messages, next_due_timestamp
 from .events import bus
+from .models import database
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +31,6 @@ class Scheduler:
 
     def run_once(self):
         """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
-        from .actions.scheduled_messages import deliver_due_messages, next_due_timestamp
-        from .models import database
-
         with self.app.app_context(), database.connection_context():
             deliver_due_messages(int(self.clock()))
             return next_due_timestamp()

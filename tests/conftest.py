@@ -1,54 +1,19 @@
 """Fixtures: a fresh database per test, an example organization, clients that encode like
 the zulip library (form bodies, JSON for every non-string value, HTTP Basic)."""
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
 import pytest
 
-from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
-from chat_appliance.actions.realm import do_create_realm
-from chat_appliance.actions.users import do_create_bot, do_create_user
-from chat_appliance.app import create_app
+from chat_appliance.app import close_app, create_app, open_app
 from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
-from chat_appliance.db import close_connection, write_transaction
 from chat_appliance.events import bus
-from chat_appliance.events.queues import manager as queue_manager
-from chat_appliance.lib.access import get_stream_by_name
-from chat_appliance.models import (
-    ROLE_ADMINISTRATOR,
-    ROLE_GUEST,
-    ROLE_MEMBER,
-    ROLE_MODERATOR,
-    Realm,
-    UserProfile,
-    database,
-)
 
 from . import pg
-from .helpers import ApiClient
-
-# Cheap hashing keeps fixtures fast; production uses scrypt.
-FAST_HASH = "pbkdf2:sha256:1000"
-PASSWORD = "correct horse battery staple"
-REALM_HOST = "zulip.example"
-
-
-def test_config(instance_path, database_url=None):
-    """The configuration of a test app on the database in `instance_path` (SQLite), or at
-    `database_url` (PostgreSQL)."""
-    return {
-        "INSTANCE_PATH": str(instance_path),
-        "DATABASE_URL": database_url,
-        "PASSWORD_HASH_METHOD": FAST_HASH,
-        "LOG_REQUESTS": False,
-        "TESTING": True,
-    }
-
-
-def close_app():
-    close_connection()
-    if pg.ENABLED:
-        database.close_idle()  # PostgreSQL's pool: no idle session left on the working database
-    queue_manager.clear()
+from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
 
 
 @pytest.fixture(scope="session")
@@ -63,21 +28,19 @@ def database_templates(tmp_path_factory):
     if pg.ENABLED:
         # One working database, reset to a saved state before each test (tests/pg.py).
         url = pg.work_database()
-        create_app(test_config(empty_path, url))
-        close_app()
+        close_app(create_app({**app_config(empty_path), "DATABASE_URL": url}))
         pg.save_snapshot("empty")
-        create_app(test_config(org_path, url))
-        Org.populate()
-        close_app()
+        application = create_app({**app_config(org_path), "DATABASE_URL": url})
+        Org.populate(application.extensions["chat_appliance"].limits)
+        close_app(application)
         pg.save_snapshot("org")
         return {"empty": url, "org": url}
+    close_app(create_app(app_config(empty_path)))
     urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
-    create_app(test_config(empty_path))
-    close_app()
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
-    create_app(test_config(org_path))
-    Org.populate()
-    close_app()
+    application = create_app(app_config(org_path))
+    Org.populate(application.extensions["chat_appliance"].limits)
+    close_app(application)
     return urls
 
 
@@ -102,76 +65,42 @@ def database_url(request, monkeypatch):
     pg.restore_snapshot("org" if "org" in request.fixturenames else "empty")
     monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", url)
     yield url
-    close_app()
+
+
+@pytest.fixture(scope="session")
+def app_shell(database_templates, tmp_path_factory):
+    """One Flask app for the session, closed between tests and opened on each test's database:
+    building the URL map (werkzeug compiles every rule) cost more than the rest of a test's setup."""
+    folder = tmp_path_factory.mktemp("shell")
+    if pg.ENABLED:
+        application = create_app({**app_config(folder), "DATABASE_URL": database_templates["empty"]})
+    else:
+        backend_for(database_templates["empty"]).clone_database(database_templates["empty"],
+                                                                database_url_for(folder))
+        application = create_app(app_config(folder))
+    close_app(application)
+    return application
 
 
 @pytest.fixture
-def app(request, tmp_path, database_templates, database_url):
-    """A Flask app on a fresh database: a copy of the session's template, with the example
-    organization when the test uses the `org` fixture (on PostgreSQL: `database_url`)."""
+def app(request, tmp_path, database_templates, app_shell, database_url):
+    """The Flask app on a fresh database: a copy of the session's template, with the example
+    organization when the test uses the `org` fixture (on PostgreSQL: `database_url`, reset).
+    `@pytest.mark.config(KEY=value)` sets configuration keys, as config.json would."""
     if database_url is None:
         template = database_templates["org" if "org" in request.fixturenames else "empty"]
         backend_for(template).clone_database(template, database_url_for(tmp_path))
-    application = create_app(test_config(tmp_path, database_url))
+    marker = request.node.get_closest_marker("config")
+    application = open_app(app_shell, {**app_config(tmp_path), "DATABASE_URL": database_url,
+                                       **(marker.kwargs if marker else {})})
     yield application
-    close_app()
+    close_app(application)
 
 
 @pytest.fixture
 def flask_client(app):
+    """Flask's test client of the app."""
     return app.test_client()
-
-
-class Org:
-    """The example organization: named users and channels."""
-
-    USERS = {
-        "owner": "desdemona@zulip.example", "admin": "iago@zulip.example", "moderator": "shiva@zulip.example",
-        "hamlet": "hamlet@zulip.example", "othello": "othello@zulip.example",
-        "cordelia": "cordelia@zulip.example", "guest": "polonius@zulip.example",
-        "bot": "hamlet-bot@zulip.example",
-    }
-    STREAMS = {"denmark": "Denmark", "verona": "Verona", "secret": "secret", "general": "general"}
-
-    @staticmethod
-    def populate():
-        """Create the organization in the current database (once per session, in the template)."""
-        with database.connection_context():
-            realm, owner = do_create_realm("Zulip Dev", REALM_HOST, f"http://{REALM_HOST}",
-                                           Org.USERS["owner"], "Desdemona", PASSWORD, password_method=FAST_HASH)
-            make = lambda key, name, role: do_create_user(  # noqa: E731
-                realm, Org.USERS[key], PASSWORD, name, role=role, password_method=FAST_HASH)
-            admin = make("admin", "Iago", ROLE_ADMINISTRATOR)
-            make("moderator", "Shiva", ROLE_MODERATOR)
-            hamlet = make("hamlet", "King Hamlet", ROLE_MEMBER)
-            othello = make("othello", "Othello, the Moor of Venice", ROLE_MEMBER)
-            cordelia = make("cordelia", "Cordelia, Lear's daughter", ROLE_MEMBER)
-            guest = make("guest", "Polonius", ROLE_GUEST)
-            bot = do_create_bot(hamlet, "Hamlet's Bot", "hamlet", 1)
-            assert bot.email == Org.USERS["bot"], bot.email
-            with write_transaction():
-                streams, _created = do_create_streams(
-                    realm, [("Denmark", "A Scandinavian country"), ("Verona", "A city in Italy")],
-                    invite_only=False, history_public_to_subscribers=None, creator=owner)
-                secret, _ = do_create_streams(realm, [("secret", "Private things")], invite_only=True,
-                                              history_public_to_subscribers=False, creator=admin)
-            subscribe_users_to_streams([streams["denmark"]], [hamlet, othello, admin])
-            subscribe_users_to_streams([streams["verona"]], [hamlet, cordelia, guest])
-            subscribe_users_to_streams([secret["secret"]], [admin, hamlet])
-
-    def __init__(self, flask_client):
-        """The organization as copied from the template: rows loaded by email and name."""
-        self.flask_client = flask_client
-        with database.connection_context():
-            self.realm = Realm.get(Realm.host == REALM_HOST)
-            for attribute, email in self.USERS.items():
-                setattr(self, attribute, UserProfile.get(UserProfile.email == email))
-            for attribute, name in self.STREAMS.items():
-                setattr(self, attribute, get_stream_by_name(self.realm.id, name))
-
-    def client(self, user):
-        """An API client authenticated as `user`."""
-        return ApiClient(self.flask_client, user.email, user.api_key)
 
 
 @pytest.fixture
@@ -187,31 +116,50 @@ def anon(flask_client):
     return ApiClient(flask_client, None, None)
 
 
-
-class EventRecorder:
-    """Events published while the test runs, with the ids of the users they were sent to."""
-
-    def __init__(self):
-        self.published = []
-
-    def __call__(self, event, user_ids):
-        self.published.append((event, set(user_ids)))
-
-    def of(self, type_, **match):
-        """(event, user ids) pairs of this type whose top-level fields equal `match`."""
-        return [(e, ids) for e, ids in self.published
-                if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
-
-    def one(self, type_, **match):
-        """The single matching event, asserted to be exactly one."""
-        found = self.of(type_, **match)
-        assert len(found) == 1, (type_, match, self.published)
-        return found[0]
+@pytest.fixture
+def events(app):
+    """An EventRecorder listening on the app's bus for the duration of the test."""
+    runtime = app.extensions["chat_appliance"].runtime
+    recorder = bus.add_listener(EventRecorder(), runtime)
+    yield recorder
+    bus.remove_listener(recorder, runtime)
 
 
 @pytest.fixture
-def events():
-    """An EventRecorder listening on the bus for the duration of the test."""
-    recorder = bus.add_listener(EventRecorder())
-    yield recorder
-    bus.remove_listener(recorder)
+def relay():
+    """A fake push relay recording the JSON bodies POSTed to /register; `status` sets its answer."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers["Content-Length"])
+            server.received.append((self.path, json.loads(self.rfile.read(length))))
+            self.send_response(server.status)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    server.received, server.status = [], 200
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_port}"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def configured(app, relay):
+    app.config["PUSH_RELAY_URL"] = relay.url
+    app.config["PUSH_RELAY_PUBLIC_KEYS"] = [KEY]
+    return relay
+
+
+@pytest.fixture
+def instance(tmp_path):
+    path = tmp_path / "inst"
+    result = run("init", "--instance", str(path), *INIT_ARGS)
+    assert result.returncode == 0, result.stderr
+    return path

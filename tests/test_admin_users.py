@@ -270,7 +270,7 @@ def test_reactivate_user(org, events):
 
 def test_cli_set_permission(tmp_path):
     """Does `chat-appliance set-permission` grant and refuse unknown permissions clearly?"""
-    from .test_cli import INIT_ARGS, run
+    from .helpers import INIT_ARGS, run
 
     inst = str(tmp_path / "inst")
     assert run("init", "--instance", inst, *INIT_ARGS).returncode == 0

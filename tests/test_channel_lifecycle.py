@@ -3,8 +3,7 @@ PATCH /users/me/subscriptions, subscription status, and reordering channel folde
 
 from chat_appliance.models import Stream, Subscription, database
 
-from .helpers import active_ids, err, ok
-from .test_event_types import kinds, polled, queues
+from .helpers import active_ids, err, get_events, kinds, ok, polled, queues
 
 
 def stream_names(client, **params):
@@ -140,7 +139,6 @@ def test_archive_events_follow_capability(org):
                                   client_capabilities={"archived_channels": True}))["queue_id"]
     qs = queues(org, org.othello, event_types=["stream"])
     ok(org.client(org.admin).delete(f"streams/{org.denmark.id}"))
-    from .test_events import get_events
 
     [update] = get_events(modern, modern_queue)
     assert (update["op"], update["property"], update["value"]) == ("update", "is_archived", True)

@@ -1,29 +1,11 @@
 """The command line: init, the admin commands, --help, and clear errors."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from . import pg
-
-INIT_ARGS = ["--org-name", "Acme", "--owner-email", "boss@acme.example", "--owner-name", "The Boss",
-             "--owner-password", "s3cret-pass"]
-
-
-def run(*args, env=None):
-    """Run `python -m chat_appliance ARGS` and return the completed process."""
-    return subprocess.run([sys.executable, "-m", "chat_appliance", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
-
-
-@pytest.fixture
-def instance(tmp_path):
-    path = tmp_path / "inst"
-    result = run("init", "--instance", str(path), *INIT_ARGS)
-    assert result.returncode == 0, result.stderr
-    return path
+from .helpers import INIT_ARGS, run
 
 
 def test_init_creates_owner(instance):

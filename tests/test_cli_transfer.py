@@ -4,11 +4,10 @@ self-hoster runs them."""
 import json
 
 from . import pg
-from .test_cli import INIT_ARGS, instance, run  # noqa: F401 - the instance fixture
-from .test_export_import import zulip_export
+from .helpers import run, zulip_export
 
 
-def test_export_then_import_with_the_cli(instance, tmp_path, monkeypatch):  # noqa: F811
+def test_export_then_import_with_the_cli(instance, tmp_path, monkeypatch):
     """Does `export` write Zulip's layout (folder and .tar.gz) and `import-zulip` make a new instance
     from the tarball, whose owner then gets an API key from reset-api-key?"""
     exported = run("export", "--instance", str(instance), "--output", str(tmp_path / "out"))

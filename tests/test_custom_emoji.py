@@ -1,22 +1,9 @@
 """Custom emoji through HTTP: upload, list, deactivate, images, rendering, reactions, events."""
 
-import io
 
 from chat_appliance.models import RealmEmoji, database
 
-from .helpers import err, ok
-from .test_event_types import polled, queues
-from .test_events import register
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
-
-
-def upload_emoji(org, user, name, content=PNG, filename="parrot.png", files=1):
-    """POST /realm/emoji/{name} as the zulip library sends it: multipart, one file."""
-    client = org.client(user)
-    data = {f"file{i}": (io.BytesIO(content), filename) for i in range(files)}
-    return org.flask_client.post(f"/api/v1/realm/emoji/{name}", headers=client.headers, data=data,
-                                 content_type="multipart/form-data")
+from .helpers import PNG, err, ok, polled, queues, register, upload_emoji
 
 
 def test_upload_list_and_serve(org):

@@ -211,7 +211,7 @@ def basic_header(user):
 def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
     """Does the loop's GET /events answer what the Flask view answers (events, ignored
     parameters), DELETE read its form body, and each write the request log line with its timing?"""
-    from .test_events import register
+    from .helpers import register
 
     queue_id = register(org.client(org.hamlet), event_types=["typing"])["queue_id"]
     caplog.set_level("INFO", logger="chat_appliance.requests")
@@ -237,7 +237,7 @@ def test_json_events_use_the_session_authenticator(org):
     from chat_appliance.api import events as events_api
     from chat_appliance.lib.errors import UnauthorizedError
 
-    from .test_events import register
+    from .helpers import register
 
     queue_id = register(org.client(org.hamlet))["queue_id"]
     app = org.flask_client.application

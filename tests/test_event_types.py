@@ -1,25 +1,7 @@
 """Every kind of change reaches real event queues (POST /register + GET /events), validated
 against Zulip's event schemas, and only the users who may see it."""
 
-from .helpers import get_events, ok, register
-
-
-def queues(org, *users, **params):
-    """{user: (client, queue id)} for fresh queues of these users."""
-    result = {}
-    for user in users:
-        client = org.client(user)
-        result[user.id] = (client, register(client, **params)["queue_id"])
-    return result
-
-
-def kinds(events):
-    return [(e["type"], e.get("op")) for e in events if e["type"] != "heartbeat"]
-
-
-def polled(qs, user):
-    client, queue_id = qs[user.id]
-    return get_events(client, queue_id)
+from .helpers import kinds, ok, polled, queues, register
 
 
 def test_update_message_flags_event(org):

@@ -5,10 +5,7 @@ import time
 
 import pytest
 
-from chat_appliance.events.queues import manager
-
-from .helpers import UNDOCUMENTED_REGISTER_KEYS as UNDOCUMENTED
-from .helpers import ApiClient, err, get_events, ok, register, send
+from .helpers import ApiClient, err, get_events, ok, queue_manager, register, send
 
 ZT_EVENT_TYPES = ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags",
                   "update_global_notifications", "update_display_settings", "user_settings", "realm_emoji"]
@@ -19,9 +16,8 @@ ZT_FETCH_TYPES = ["realm", "presence", "subscription", "message", "starred_messa
 def fast_events(app):
     """One-second heartbeats and half-second queue expiry."""
     app.config["EVENT_HEARTBEAT_SECONDS"] = 1
-    manager.configure(idle_seconds=0.5, heartbeat_seconds=1)
+    queue_manager(app).configure(idle_seconds=0.5, heartbeat_seconds=1)
     yield app
-    manager.configure(idle_seconds=app.config["EVENT_QUEUE_IDLE_SECONDS"], heartbeat_seconds=55)
 
 
 def test_register_returns_every_key_zulip_terminal_reads(org):
@@ -121,7 +117,7 @@ def test_heartbeat_after_configured_seconds(org, fast_events):
     assert 0.9 < time.monotonic() - started < 3
 
 
-def test_events_acknowledged_and_pruned(org):
+def test_events_acknowledged_and_pruned(org, app):
     """Are events delivered in order with ids from 0, redelivered until acknowledged, and pruned
     once last_event_id covers them?"""
     client = org.client(org.hamlet)
@@ -133,7 +129,7 @@ def test_events_acknowledged_and_pruned(org):
     assert events[0]["user_ids"] == [org.cordelia.id] and events[0]["stream_ids"] == [org.denmark.id]
     assert [e["id"] for e in get_events(client, queue_id, last_event_id=0)] == [1]
     assert get_events(client, queue_id, last_event_id=1) == []
-    assert manager.queues[queue_id].events == []
+    assert queue_manager(app).queues[queue_id].events == []
 
 
 def test_delete_events_removes_queue(org):
@@ -145,7 +141,7 @@ def test_delete_events_removes_queue(org):
     err(org.client(org.hamlet).get("events", queue_id=queue_id, last_event_id=-1), 400, "BAD_EVENT_QUEUE_ID")
 
 
-def test_idle_queues_are_garbage_collected(org, fast_events):
+def test_idle_queues_are_garbage_collected(org, app, fast_events):
     """Is a queue nobody polled for longer than EVENT_QUEUE_IDLE_SECONDS removed, while a polled
     one stays?"""
     client = org.client(org.hamlet)
@@ -155,7 +151,7 @@ def test_idle_queues_are_garbage_collected(org, fast_events):
         time.sleep(0.3)
         get_events(client, polled)
     err(client.get("events", queue_id=idle, last_event_id=-1), 400, "BAD_EVENT_QUEUE_ID")
-    assert idle not in manager.queues and polled in manager.queues
+    assert idle not in queue_manager(app).queues and polled in queue_manager(app).queues
 
 
 def test_long_poll_woken_by_event_from_another_thread(org):
@@ -293,11 +289,11 @@ def test_settings_and_realm_update_events(org):
     assert events[0]["value"] is True and events[1]["value"] == "Elsinore"
 
 
-def test_deactivated_user_queues_dropped(org):
+def test_deactivated_user_queues_dropped(org, app):
     """Are a user's queues removed when the account is deactivated?"""
     queue_id = register(org.client(org.othello))["queue_id"]
     ok(org.client(org.admin).delete(f"users/{org.othello.id}"))
-    assert queue_id not in manager.queues
+    assert queue_id not in queue_manager(app).queues
 
 
 def test_sent_message_reaches_queues_with_flags_and_local_id(org):

@@ -13,11 +13,19 @@ from chat_appliance.models import RealmExport, UserProfile, database
 from chat_appliance.transfer.importer import ArchiveError, import_export
 
 from . import pg
-from .conftest import FAST_HASH
-from .helpers import ApiClient, err, ok
-from .test_custom_emoji import PNG, upload_emoji
-from .test_event_types import polled, queues
-from .test_uploads import upload
+from .helpers import (
+    FAST_HASH,
+    PNG,
+    ZULIP_REALM_ID,
+    ApiClient,
+    err,
+    ok,
+    polled,
+    queues,
+    upload,
+    upload_emoji,
+    zulip_export,
+)
 
 
 def snapshot(client):
@@ -157,102 +165,6 @@ def test_export_consents(org):
 
 
 # --- a hand-built export shaped like Zulip's --------------------------------------------------
-
-ZULIP_REALM_ID = 7
-
-
-def zulip_export(folder, *, version="10.4", flags_mask=3):
-    """A minimal export as a Zulip 10 server's `manage.py export` lays it out: two people, one
-    channel, a channel message with a reaction and an upload, a one-to-one message without
-    rendered HTML, a custom emoji, the Welcome Bot as a cross-realm bot."""
-    folder.mkdir(parents=True)
-    realm = {
-        "zerver_realm": [{"id": ZULIP_REALM_ID, "name": "Zulip Team", "string_id": "team", "description": "",
-                          "date_created": 1600000000.5, "deactivated": False,
-                          "message_edit_history_visibility_policy": 1}],
-        "zerver_userprofile": [
-            {"id": 10, "email": "ada@team.example", "delivery_email": "ada@team.example", "full_name": "Ada",
-             "realm": ZULIP_REALM_ID, "role": 100, "is_active": True, "is_bot": False, "bot_type": None,
-             "bot_owner": None, "date_joined": 1600000001.0, "timezone": "", "email_address_visibility": 1,
-             "is_mirror_dummy": False, "recipient": 101, "twenty_four_hour_time": True},
-            {"id": 11, "email": "user11@team.example", "delivery_email": "bob@team.example", "full_name": "Bob",
-             "realm": ZULIP_REALM_ID, "role": 400, "is_active": True, "is_bot": False, "bot_type": None,
-             "bot_owner": None, "date_joined": 1600000002.0, "timezone": "", "email_address_visibility": 4,
-             "is_mirror_dummy": False, "recipient": 102},
-        ],
-        "zerver_userprofile_mirrordummy": [],
-        "zerver_userprofile_crossrealm": [{"id": 2, "email": "welcome-bot@zulip.com", "recipient_id": 3}],
-        "zerver_stream": [{"id": 20, "name": "engineering", "realm": ZULIP_REALM_ID, "invite_only": False,
-                           "history_public_to_subscribers": True, "date_created": 1600000003.0,
-                           "description": "Builders", "rendered_description": "<p>Builders</p>",
-                           "deactivated": False, "recipient": 120}],
-        "zerver_recipient": [{"id": 101, "type": 1, "type_id": 10}, {"id": 102, "type": 1, "type_id": 11},
-                             {"id": 120, "type": 2, "type_id": 20}, {"id": 130, "type": 3, "type_id": 40}],
-        "zerver_subscription": [
-            {"id": 1, "user_profile": 10, "recipient": 101, "active": True, "is_muted": False, "color": "#76ce90"},
-            {"id": 2, "user_profile": 11, "recipient": 102, "active": True, "is_muted": False, "color": "#76ce90"},
-            {"id": 3, "user_profile": 10, "recipient": 120, "active": True, "is_muted": False, "color": "#76ce90"},
-            {"id": 4, "user_profile": 11, "recipient": 120, "active": True, "is_muted": True, "color": "#e79ab5"},
-            {"id": 5, "user_profile": 10, "recipient": 130, "active": True},
-            {"id": 6, "user_profile": 11, "recipient": 130, "active": True},
-        ],
-        "zerver_huddle": [{"id": 40, "huddle_hash": "x", "recipient": 130, "group_size": 2}],
-        "zerver_client": [{"id": 1, "name": "website"}],
-        "zerver_defaultstream": [{"id": 1, "realm": ZULIP_REALM_ID, "stream": 20}],
-        "zerver_realmemoji": [{"id": 5, "realm": ZULIP_REALM_ID, "author": 10, "name": "shipit",
-                               "file_name": "5.png", "is_animated": False, "deactivated": False}],
-        "zerver_reaction": [{"id": 1, "user_profile": 11, "message": 1000, "emoji_name": "shipit",
-                             "emoji_code": "5", "reaction_type": "realm_emoji"}],
-        "zerver_usertopic": [], "zerver_alertword": [{"id": 1, "user_profile": 11, "realm": ZULIP_REALM_ID,
-                                                     "word": "deploy"}],
-    }
-    upload_path = f"{ZULIP_REALM_ID}/ab/Xyz123/plan.txt"
-    messages = {
-        "zerver_message": [
-            {"id": 1000, "sender": 10, "recipient": 120, "realm": ZULIP_REALM_ID, "subject": "launch",
-             "content": f"Plan: [plan.txt](/user_uploads/{upload_path})",
-             "rendered_content": f'<p>Plan: <a href="/user_uploads/{upload_path}">plan.txt</a></p>',
-             "rendered_content_version": 1, "date_sent": 1600000100.25, "sending_client": 1,
-             "last_edit_time": None, "edit_history": None, "has_attachment": True, "has_image": False,
-             "has_link": True},
-            {"id": 1001, "sender": 11, "recipient": 101, "realm": ZULIP_REALM_ID, "subject": "",
-             "content": "hi **Ada**", "rendered_content": None, "date_sent": 1600000200.0, "sending_client": 1,
-             "last_edit_time": None, "edit_history": None, "has_attachment": False, "has_image": False,
-             "has_link": False},
-            {"id": 1002, "sender": 10, "recipient": 130, "realm": ZULIP_REALM_ID, "subject": "",
-             "content": "same pair, as a group", "rendered_content": "<p>same pair, as a group</p>",
-             "date_sent": 1600000300.0, "sending_client": 1, "has_attachment": False, "has_image": False,
-             "has_link": False},
-        ],
-        "zerver_usermessage": [
-            {"id": 5, "user_profile": 10, "message": 1002, "flags_mask": 2049},
-            {"id": 6, "user_profile": 11, "message": 1002, "flags_mask": 2048},
-            {"id": 1, "user_profile": 10, "message": 1000, "flags_mask": 1},
-            {"id": 2, "user_profile": 11, "message": 1000, "flags_mask": flags_mask},
-            {"id": 3, "user_profile": 10, "message": 1001, "flags_mask": 2048},
-            {"id": 4, "user_profile": 11, "message": 1001, "flags_mask": 2049},
-        ],
-    }
-    (folder / "realm.json").write_text(json.dumps(realm))
-    (folder / "messages-000001.json").write_text(json.dumps(messages))
-    (folder / "attachment.json").write_text(json.dumps({"zerver_attachment": [
-        {"id": 50, "file_name": "plan.txt", "path_id": upload_path, "owner": 10, "realm": ZULIP_REALM_ID,
-         "create_time": 1600000099.0, "size": 9, "messages": [1000], "scheduled_messages": []}]}))
-    (folder / "uploads" / upload_path).parent.mkdir(parents=True)
-    (folder / "uploads" / upload_path).write_bytes(b"ship it!\n")
-    (folder / "uploads" / "records.json").write_text(json.dumps([
-        {"realm_id": ZULIP_REALM_ID, "user_profile_id": 10, "user_profile_email": "ada@team.example",
-         "s3_path": upload_path, "path": upload_path, "size": 9, "last_modified": 1600000099.0,
-         "content_type": None}]))
-    emoji_path = f"{ZULIP_REALM_ID}/emoji/images/5.png"
-    (folder / "emoji" / emoji_path).parent.mkdir(parents=True)
-    (folder / "emoji" / emoji_path).write_bytes(PNG)
-    (folder / "emoji" / "records.json").write_text(json.dumps([
-        {"realm_id": ZULIP_REALM_ID, "author": 10, "path": emoji_path, "s3_path": emoji_path, "file_name": "5.png",
-         "name": "shipit", "deactivated": False}]))
-    (folder / "migration_status.json").write_text(json.dumps(
-        {"migrations_by_app": {"zerver": ["[X] 0001_initial"]}, "zulip_version": version}))
-    return folder
 
 
 def test_zulip_shaped_export_imports(tmp_path, monkeypatch):

@@ -6,9 +6,7 @@ from chat_appliance.actions.invites import InvalidInvitationError, do_accept_inv
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import Invitation, UserProfile, database
 
-from .conftest import FAST_HASH
-
-from .helpers import ApiClient, err, ok
+from .helpers import FAST_HASH, ApiClient, err, ok, polled, queues
 
 
 def invite(client, emails="new@zulip.example", stream_ids=(), **params):
@@ -272,7 +270,6 @@ def test_deactivating_inviter_revokes_invitations(app, org, events):
 
 def test_invites_changed_reaches_queues(org):
     """Does invites_changed reach an administrator's queue in Zulip's shape, and not a bystander's?"""
-    from .test_event_types import polled, queues
 
     qs = queues(org, org.admin, org.othello, event_types=["invites_changed"])
     ok(invite(org.client(org.hamlet)))

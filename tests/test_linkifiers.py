@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat_appliance.actions.linkifiers import linkifiers_for_realm
+from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import database
 

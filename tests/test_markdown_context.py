@@ -2,10 +2,11 @@
 and follows every change at once: mentions, channel links and linkifiers in messages sent
 right after a change see it."""
 
+import pytest
+
 import chat_appliance.rendering as rendering
 
-from .conftest import PASSWORD
-from .helpers import ok
+from .helpers import PASSWORD, ok
 
 
 def send(client, content, stream="Denmark"):
@@ -121,11 +122,15 @@ def test_channel_description_has_no_image_preview(org):
     assert 'href="https://img.example/logo.png"' in rendered and "message_inline_image" not in rendered
 
 
-def test_image_previews_follow_the_configuration(org, app):
-    """Does a link to an image get Zulip's preview, and none with INLINE_IMAGE_PREVIEW off?"""
+def test_image_previews_by_default(org):
+    """Does a link to an image get Zulip's preview with the default configuration?"""
     client = org.client(org.hamlet)
-    content = "look https://img.example/cat.png"
-    assert 'class="message_inline_image"' in content_of(client, send(client, content))
-    app.config["INLINE_IMAGE_PREVIEW"] = False
-    html = content_of(client, send(client, content))
+    assert 'class="message_inline_image"' in content_of(client, send(client, "look https://img.example/cat.png"))
+
+
+@pytest.mark.config(INLINE_IMAGE_PREVIEW=False)
+def test_image_previews_off_by_configuration(org):
+    """With INLINE_IMAGE_PREVIEW off, is an image link left a plain link?"""
+    client = org.client(org.hamlet)
+    html = content_of(client, send(client, "look https://img.example/cat.png"))
     assert "message_inline_image" not in html and 'href="https://img.example/cat.png"' in html

@@ -1,8 +1,7 @@
 """Read receipts (GET /messages/{id}/read_receipts) and message-edit typing notifications
 (POST /messages/{id}/typing)."""
 
-from .helpers import err, ok
-from .test_event_types import polled, queues
+from .helpers import err, ok, polled, queues
 
 
 def send(client, to="Denmark", content="hello"):

@@ -5,7 +5,7 @@ import pytest
 
 from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, database
 
-from .helpers import err, get_events, ok, register, send, set_date_sent
+from .helpers import err, get_events, grant_in_channel, ok, register, send, set_date_sent
 
 
 def fetch(client, message_id, **params):
@@ -412,17 +412,6 @@ def test_event_topics_follow_empty_topic_capability(org):
     ok(hamlet.patch(f"messages/{mid}", topic="named", send_notification_to_new_thread=False))
     assert get_events(hamlet, plain)[0]["orig_subject"] == "general chat"
     assert get_events(hamlet, capable)[0]["orig_subject"] == ""
-
-
-def grant_in_channel(stream, setting, group_name):
-    """Set one of a channel's group settings to a system group."""
-    from chat_appliance.lib.groups import system_group
-    from chat_appliance.models import Stream
-
-    with database.connection_context():
-        row = Stream.get_by_id(stream.id)
-        row.settings = dict(row.settings, **{setting: system_group(row.realm_id, group_name).id})
-        row.save()
 
 
 def test_channel_group_setting_widens_who_may_move(org):

@@ -27,15 +27,15 @@ def test_deleted_newest_message_id_does_not_come_back(org):
 @pytest.fixture
 def before_migration_50(monkeypatch):
     """The app of the next fixtures migrates only up to the versions before 50."""
-    from chat_appliance import migrations
+    from chat_appliance import db as db_module, migrations
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 50])
+    monkeypatch.setattr(db_module, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 50])
 
 
 def test_migration_50_keeps_existing_messages_and_their_rows(before_migration_50, org, monkeypatch):
     """Does migration 50 (which rebuilds SQLite's message table) keep every message with its
     personal rows, reactions and search entry, and are ids then never reused?"""
-    from chat_appliance import migrations
+    from chat_appliance import db as db_module, migrations
 
     hamlet = org.client(org.hamlet)
     first, newest = send(hamlet, content="zebra crossing"), send(hamlet, content="second")

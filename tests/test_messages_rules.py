@@ -41,7 +41,7 @@ def test_group_mention_sets_mentioned_for_members(org):
     assert f'data-user-group-id="{group_id}"' in ok(org.client(org.othello).get(f"messages/{msg}"))["message"]["content"]
 
 
-def test_topic_wildcard_needs_permission_in_busy_topics(org):
+def test_topic_wildcard_needs_permission_in_busy_topics(org, app):
     """Is @**topic** refused to members in a topic with more than 15 participants?"""
     from chat_appliance.actions.channels import subscribe_users_to_streams
     from chat_appliance.actions.messages import check_send_message
@@ -53,7 +53,7 @@ def test_topic_wildcard_needs_permission_in_busy_topics(org):
         subscribe_users_to_streams([org.verona], extra)
         for user in extra:
             check_send_message(user, message_type="stream", to="Verona", topic="crowd", content="here",
-                               client_name="test", limits={"max_message_length": 10000, "max_topic_length": 60})
+                               client_name="test", limits=app.extensions["chat_appliance"].limits)
     err(org.client(org.hamlet).post("messages", type="stream", to="Verona", topic="crowd", content="@**topic** hi"),
         400, "TOPIC_WILDCARD_MENTION_NOT_ALLOWED")
     ok(org.client(org.hamlet).post("messages", type="stream", to="Verona", topic="quiet", content="@**topic** hi"))

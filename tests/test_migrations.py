@@ -143,7 +143,7 @@ def test_two_processes_migrating_at_once_apply_each_version_once(tmp_path):
 def test_migration_83_keeps_invitations_and_adds_their_foreign_keys(tmp_path, monkeypatch):
     """Does migration 83 keep every invitation (ids included) while giving the table the model's
     foreign keys, and do new invitations then get fresh ids?"""
-    from chat_appliance import migrations
+    from chat_appliance import db as db_module, migrations
 
     name = None
     if pg.ENABLED:
@@ -153,7 +153,7 @@ def test_migration_83_keeps_invitations_and_adds_their_foreign_keys(tmp_path, mo
         url = f"sqlite:///{tmp_path / 'inv.sqlite3'}"
     init_database(url, pool_size=2)
     try:
-        monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 83])
+        monkeypatch.setattr(db_module, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 83])
         migrate()
         with database.connection_context():
             database.execute_sql("INSERT INTO realm (name, host, url, date_created, description,"

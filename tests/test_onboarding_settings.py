@@ -2,7 +2,7 @@
 /register, and POST /realm/test_welcome_bot_custom_message."""
 
 
-from .helpers import active_ids, err, ok
+from .helpers import active_ids, err, ok, polled, queues
 
 
 def register_state(client):
@@ -66,7 +66,6 @@ def test_welcome_bot_custom_message(org):
 
 def test_realm_events_reach_queues_in_zulip_shapes(org):
     """Do the realm events for these settings pass Zulip's event schemas on a real queue?"""
-    from .test_event_types import polled, queues
 
     qs = queues(org, org.hamlet, event_types=["realm"])
     groups = {g["name"]: g["id"] for g in ok(org.client(org.admin).get("user_groups"))["user_groups"]}

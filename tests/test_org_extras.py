@@ -6,11 +6,7 @@ import pytest
 from chat_appliance.actions.users import do_create_user
 from chat_appliance.models import PushDevice, PushDeviceToken, database
 
-from .conftest import FAST_HASH, PASSWORD
-from .helpers import err, ok
-from .test_event_types import polled, queues
-from .test_events import register
-from .test_push import configured, relay  # noqa: F401 - fixtures
+from .helpers import FAST_HASH, PASSWORD, err, ok, polled, queues, register
 
 PLAYGROUND = {"name": "Python playground", "pygments_language": "Python",
               "url_template": "https://python.example.com?code={code}"}
@@ -92,7 +88,7 @@ def test_legacy_tokens_without_relay(org, path, params, kind):
 
 
 @pytest.mark.parametrize("path,params,kind", LEGACY)
-def test_legacy_tokens_with_relay(org, configured, path, params, kind):  # noqa: F811
+def test_legacy_tokens_with_relay(org, configured, path, params, kind):
     """With a relay, is a token stored and forwarded, removable once, and the target of a test notification?"""
     hamlet = org.client(org.hamlet)
     ok(hamlet.post(path, **params))
@@ -109,7 +105,7 @@ def test_legacy_tokens_with_relay(org, configured, path, params, kind):  # noqa:
     err(hamlet.post("mobile_push/test_notification"), 400, "NO_ACTIVE_PUSH_DEVICE")
 
 
-def test_legacy_token_validation(org, configured):  # noqa: F811
+def test_legacy_token_validation(org, configured):
     """Are empty, overlong and (APNs) non-hexadecimal tokens refused before anything is sent?"""
     hamlet = org.client(org.hamlet)
     err(hamlet.post("users/me/apns_device_token", token="", appid="a"), 400, "BAD_REQUEST",
@@ -121,7 +117,7 @@ def test_legacy_token_validation(org, configured):  # noqa: F811
     assert configured.received == []
 
 
-def test_e2ee_test_notification(org, configured):  # noqa: F811
+def test_e2ee_test_notification(org, configured):
     """Does the encrypted test notification need a registered device, and reach the relay for it?
     Does a relay failure answer FAILED_TO_CONNECT_BOUNCER (502)?"""
     hamlet = org.client(org.hamlet)

@@ -2,9 +2,7 @@
 
 from chat_appliance.models import UserProfile, UserStatus, database
 
-from .helpers import err, ok
-from .test_event_types import polled, queues
-from .test_events import register
+from .helpers import err, ok, polled, queues, register
 
 
 def send(client, content="hello", to="Denmark", topic="t"):

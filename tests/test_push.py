@@ -1,17 +1,10 @@
 """Push: POST /mobile_push/register against a fake relay on 127.0.0.1."""
 
 import base64
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-import pytest
 
 from chat_appliance.models import PushDevice, database
 
-from .helpers import err, ok
-
-KEY = base64.b64encode(b"relay-public-key-1").decode()
+from .helpers import KEY, err, ok
 
 
 def b64(data):
@@ -23,38 +16,6 @@ def params(**overrides):
               "bouncer_public_key": KEY, "encrypted_push_registration": b64(b"ciphertext")}
     values.update(overrides)
     return values
-
-
-@pytest.fixture
-def relay():
-    """A fake push relay recording the JSON bodies POSTed to /register; `status` sets its answer."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            length = int(self.headers["Content-Length"])
-            server.received.append((self.path, json.loads(self.rfile.read(length))))
-            self.send_response(server.status)
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    server.received, server.status = [], 200
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    server.url = f"http://127.0.0.1:{server.server_port}"
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def configured(app, relay):
-    app.config["PUSH_RELAY_URL"] = relay.url
-    app.config["PUSH_RELAY_PUBLIC_KEYS"] = [KEY]
-    return relay
 
 
 def devices():

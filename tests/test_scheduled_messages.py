@@ -7,7 +7,7 @@ from chat_appliance.actions.scheduled_messages import deliver_due_messages
 from chat_appliance.models import database
 from chat_appliance.scheduler import Scheduler
 
-from .helpers import err, ok
+from .helpers import err, ok, polled, queues
 
 FUTURE = int(time.time()) + 3600
 
@@ -215,7 +215,6 @@ def test_scheduler_thread_delivers_when_clock_reaches_time(app, org):
 def test_events_reach_queues_in_zulip_shapes(app, org):
     """Do scheduled_messages and reminders events reach the owner's queue, valid against Zulip's event
     schemas, and nobody else's?"""
-    from .test_event_types import polled, queues
 
     qs = queues(org, org.hamlet, org.othello, event_types=["scheduled_messages", "reminders"])
     hamlet = org.client(org.hamlet)

@@ -69,7 +69,7 @@ def test_deactivated_user_is_refused(org):
 
 def test_fetch_api_key(anon, org):
     """Does POST /fetch_api_key exchange email and password for the API key, and refuse a wrong password?"""
-    from .conftest import PASSWORD
+    from .helpers import PASSWORD
 
     body = ok(anon.post("fetch_api_key", username=org.hamlet.email, password=PASSWORD))
     assert body["api_key"] == org.hamlet.api_key
@@ -107,7 +107,7 @@ def test_passwords_are_hashed(org):
     """Is the password stored hashed, never in the clear?"""
     from chat_appliance.models import UserProfile, database
 
-    from .conftest import PASSWORD
+    from .helpers import PASSWORD
 
     with database.connection_context():
         stored = UserProfile.get_by_id(org.hamlet.id).password

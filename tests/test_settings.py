@@ -85,7 +85,7 @@ def test_message_permission_settings_round_trip_and_apply(org):
     them, and does the move permission then apply?"""
     from chat_appliance.lib.groups import system_group
 
-    from .test_events import register
+    from .helpers import register
 
     with database.connection_context():
         admins = system_group(org.realm.id, "role:administrators").id
@@ -114,7 +114,7 @@ def test_message_permission_settings_event(org):
     """Does a change reach clients as a realm update_dict event?"""
     from chat_appliance.lib.groups import system_group
 
-    from .test_events import get_events, register
+    from .helpers import get_events, register
 
     with database.connection_context():
         moderators = system_group(org.realm.id, "role:moderators").id

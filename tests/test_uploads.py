@@ -2,15 +2,9 @@
 
 import io
 
-from .helpers import err, ok
+import pytest
 
-
-def upload(org, user, content=b"hello file", name="notes.txt", field=None):
-    """Upload as the zulip library does: multipart, the field named after the file's path."""
-    client = org.client(user)
-    return org.flask_client.post("/api/v1/user_uploads", headers=client.headers,
-                                 data={field or f"/home/someone/{name}": (io.BytesIO(content), name)},
-                                 content_type="multipart/form-data")
+from .helpers import err, ok, upload
 
 
 def download(org, user, url):
@@ -60,6 +54,7 @@ def test_image_is_served_inline(org):
     assert "inline" in response.headers["Content-Disposition"]
 
 
+@pytest.mark.config(MAX_FILE_UPLOAD_SIZE_MIB=1)
 def test_upload_errors(org, app):
     """Are no file, two files and a file over MAX_FILE_UPLOAD_SIZE_MIB clear errors?"""
     client = org.client(org.hamlet)
@@ -70,7 +65,6 @@ def test_upload_errors(org, app):
                               data={"a": (io.BytesIO(b"1"), "a.txt"), "b": (io.BytesIO(b"2"), "b.txt")},
                               content_type="multipart/form-data"),
         400, "BAD_REQUEST", "You may only upload one file at a time")
-    app.config["MAX_FILE_UPLOAD_SIZE_MIB"] = 1
     err(upload(org, org.hamlet, b"x" * (1024 * 1024 + 1)), 400, "BAD_REQUEST",
         "File is larger than the maximum upload size (1 MiB).")
     assert not list((org_uploads(app)).rglob("*.txt"))

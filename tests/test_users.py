@@ -48,7 +48,7 @@ def test_get_unknown_user(org):
 
 def test_admin_creates_user(org):
     """Can an administrator create an account that can then authenticate?"""
-    from .conftest import PASSWORD
+    from .helpers import PASSWORD
 
     body = ok(org.client(org.admin).post("users", email="new@zulip.example", password=PASSWORD,
                                          full_name="New Person"))

@@ -84,16 +84,6 @@ def service_of(bot):
     return BotService.get_or_none(BotService.bot == bot.id)
 
 
-def service_dicts(bot, service=None):
-    """`services` as Zulip shows it to a bot's administrators: one entry for service bots."""
-    service = service or service_of(bot)
-    if service is None:
-        return []
-    if bot.bot_type == BOT_OUTGOING_WEBHOOK:
-        return [{"base_url": service.base_url, "interface": service.interface, "token": service.token}]
-    return [{"service_name": service.name, "config_data": service.config_data}]
-
-
 def administered_bots(user):
     """Bots `user` administers: every bot of the organization for administrators, else their own.
     System bots are nobody's to administer."""

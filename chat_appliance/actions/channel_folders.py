@@ -1,29 +1,15 @@
 """Channel folders: create, rename, describe, archive; channels are put in folders by
 PATCH /streams/{id} with folder_id."""
 
-from flask import current_app
 from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
+from ..lib.serializers import folder_dict
 from ..models import ChannelFolder
 from ..rendering import render_plain
-from .users import active_user_ids
-
-
-def folder_dict(folder):
-    """A channel folder as GET /channel_folders and its events return it."""
-    return {
-        "id": folder.id,
-        "name": folder.name,
-        "description": folder.description,
-        "rendered_description": folder.rendered_description,
-        "date_created": folder.date_created,
-        "creator_id": folder.creator_id,
-        "order": folder.order,
-        "is_archived": folder.is_archived,
-    }
 
 
 def access_folder(realm_id, folder_id):
@@ -34,10 +20,10 @@ def access_folder(realm_id, folder_id):
     return folder
 
 
-def check_folder_name(realm_id, name, *, exclude_id=None):
-    """Not empty, within MAX_CHANNEL_FOLDER_NAME_LENGTH, unique (without regard to case)."""
+def check_folder_name(realm_id, name, limits, *, exclude_id=None):
+    """Not empty, within limits.max_channel_folder_name_length, unique (without regard to case)."""
     name = name.strip()
-    limit = current_app.config["MAX_CHANNEL_FOLDER_NAME_LENGTH"]
+    limit = limits.max_channel_folder_name_length
     if not name:
         raise JsonableError("Channel folder name can't be empty.")
     if len(name) > limit:
@@ -51,18 +37,18 @@ def check_folder_name(realm_id, name, *, exclude_id=None):
     return name
 
 
-def check_folder_description(description):
-    """Within MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH."""
-    limit = current_app.config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"]
+def check_folder_description(description, limits):
+    """Within limits.max_channel_folder_description_length."""
+    limit = limits.max_channel_folder_description_length
     if len(description) > limit:
         raise JsonableError(f"description is too long (limit: {limit} characters)")
     return description.strip()
 
 
-def do_create_folder(creator, name, description):
+def do_create_folder(creator, name, description, limits):
     """A new folder at the end of the order; everyone is told."""
-    name = check_folder_name(creator.realm_id, name)
-    description = check_folder_description(description)
+    name = check_folder_name(creator.realm_id, name, limits)
+    description = check_folder_description(description, limits)
     with write_transaction():
         order = (ChannelFolder.select(fn.MAX(ChannelFolder.order))
                  .where(ChannelFolder.realm == creator.realm_id).scalar() or 0) + 1
@@ -84,6 +70,14 @@ def do_update_folder(folder, changes):
         folder.save()
     publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
             active_user_ids(folder.realm_id))
+
+
+def realm_folders(realm_id, include_archived):
+    """The organization's folders in order, archived ones only when asked."""
+    query = ChannelFolder.select().where(ChannelFolder.realm == realm_id)
+    if not include_archived:
+        query = query.where(~ChannelFolder.is_archived)
+    return list(query.order_by(ChannelFolder.order, ChannelFolder.id))
 
 
 def check_folder_order(realm_id, order):

@@ -17,18 +17,25 @@ import secrets
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import non_guest_user_ids
 from ..lib.errors import JsonableError
 from ..lib.groups import is_user_in_group
+from ..lib.onboarding_settings import user_has_realm_permission
 from ..lib.serializers import stream_dict
-from ..models import FLAG_BITS, Realm, Stream, UserMessage, UserProfile
+from ..lib.subscriptions import default_streams_event
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
+from ..models import FLAG_BITS, Realm, Stream, UserMessage
+from ..models.channel_email import ChannelEmailAddress
 from .channels import (
     create_stream_row,
+    create_subscription_rows,
     notify_streams_created,
     notify_subscribed,
     stream_audience_ids,
-    subscribe_users_to_streams,
     subscriber_counts,
+    subscriber_ids,
 )
+from .messages import check_send_message, internal_send_direct_message
 from .users import active_user_ids
 
 # Zulip's topic for Notification Bot's notes about a channel.
@@ -51,27 +58,6 @@ def capability_gated(event, capability, declared):
 def can_administer_channel(user, stream):
     """Administrators, and members of the channel's can_administer_channel_group."""
     return user.is_realm_admin or is_user_in_group(user, (stream.settings or {}).get("can_administer_channel_group"))
-
-
-def default_stream_ids(realm):
-    """Ids of the organization's default channels, active ones only."""
-    ids = (realm.settings or {}).get("default_stream_ids", [])
-    if not ids:
-        return []
-    return sorted(s.id for s in Stream.select(Stream.id).where(Stream.id.in_(ids) & ~Stream.deactivated))
-
-
-def default_streams_event(realm):
-    """default_streams with the ids of the default channels (Zulip feature level 330)."""
-    return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
-
-
-def non_guest_user_ids(realm_id):
-    """Who hears of default channels: every active user but guests (Zulip's audience)."""
-    from ..models import ROLE_GUEST
-
-    return [u.id for u in UserProfile.select(UserProfile.id).where(
-        (UserProfile.realm == realm_id) & UserProfile.is_active & (UserProfile.role != ROLE_GUEST))]
 
 
 def set_default_stream(realm, stream_id, is_default):
@@ -99,8 +85,6 @@ def do_change_default_stream(realm, stream, is_default):
 
 def check_create_permission(user, *, invite_only, is_web_public):
     """The organization's channel-creation settings."""
-    from ..lib.onboarding_settings import user_has_realm_permission
-
     if user.is_guest:
         raise JsonableError("Insufficient permission")
     if is_web_public:
@@ -125,7 +109,7 @@ def do_create_channel(creator, name, *, description, invite_only, history_public
         stream.folder_id = folder_id
         stream.settings = dict(stream.settings, **group_settings)
         stream.save()
-        added, _already = subscribe_users_to_streams([stream], subscribers, acting_user=creator, notify=False)
+        added, _already = create_subscription_rows([stream], subscribers)
         realm = Realm.get_by_id(creator.realm_id)
         if is_default_stream:
             set_default_stream(realm, stream.id, True)
@@ -141,8 +125,6 @@ def do_create_channel(creator, name, *, description, invite_only, history_public
 
 def tell_new_subscribers(acting_user, stream, users):
     """A direct message from Notification Bot to each user someone else subscribed."""
-    from .messages import internal_send_direct_message
-
     bot = notification_bot(acting_user.realm)
     for user in users:
         if not user.is_bot:
@@ -165,19 +147,15 @@ def notify_archive_state(stream, audience):
 
 
 def notification_bot(realm):
-    from .realm import NOTIFICATION_BOT, system_bot
 
     return system_bot(realm, NOTIFICATION_BOT[0])
 
 
 def post_channel_note(stream, text):
     """Notification Bot's note in the channel's "channel events" topic; returns its message id."""
-    from .messages import check_send_message
-
     bot = notification_bot(stream.realm)
     message_id, _policy = check_send_message(bot, message_type="stream", to=stream.id, topic=CHANNEL_EVENTS_TOPIC,
-                                             content=text, client_name="Internal",
-                                             limits={"max_message_length": 10000, "max_topic_length": 60})
+                                             content=text, client_name="Internal", limits=None)
     return message_id
 
 
@@ -227,8 +205,6 @@ def email_slug(name):
 
 def do_get_channel_email_address(requester, stream, sender):
     """The channel's address for this sender, creating its token on first use."""
-    from ..models.channel_email import ChannelEmailAddress
-
     with write_transaction():
         row = ChannelEmailAddress.get_or_none((ChannelEmailAddress.stream == stream.id)
                                               & (ChannelEmailAddress.sender == sender.id))
@@ -244,7 +220,6 @@ def check_archive_change(stream, is_archived):
     if is_archived and not stream.deactivated:
         raise JsonableError("Use DELETE /streams/{stream_id} to archive a channel")
     if not is_archived:
-        from .channels import subscriber_ids
 
         if not stream.deactivated:
             raise JsonableError("Channel is not currently deactivated")

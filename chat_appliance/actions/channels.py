@@ -1,17 +1,15 @@
 """Channels: creation, subscriptions, default channels."""
 
-from peewee import fn
-
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name
+from ..lib.audiences import non_guest_user_ids
 from ..lib.errors import JsonableError
 from ..lib.groups import system_group
 from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
+from ..lib.subscriptions import default_streams_event, subscriber_counts, subscriber_ids
 from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
-
-MAX_STREAM_NAME_LENGTH = 60
-MAX_STREAM_DESCRIPTION_LENGTH = 1024
+from ..rendering import render_plain
 
 # The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
 # refuses anything else at start-up).
@@ -22,13 +20,13 @@ STREAM_COLORS = [
 ]
 
 
-def check_stream_name(name):
-    """Zulip's channel-name rules."""
+def check_stream_name(name, limits):
+    """Zulip's channel-name rules, within limits.max_stream_name_length."""
     name = name.strip()
     if not name:
         raise JsonableError("Channel name can't be empty.")
-    if len(name) > MAX_STREAM_NAME_LENGTH:
-        raise JsonableError(f"Channel name too long (limit: {MAX_STREAM_NAME_LENGTH} characters).")
+    if len(name) > limits.max_stream_name_length:
+        raise JsonableError(f"Channel name too long (limit: {limits.max_stream_name_length} characters).")
     for position, ch in enumerate(name, 1):
         if ord(ch) < 32 or 0xFDD0 <= ord(ch) <= 0xFDEF:
             raise JsonableError(f"Invalid character in channel name, at position {position}.")
@@ -43,14 +41,11 @@ def default_streams(realm):
 
 def create_stream_row(realm, name, *, description="", invite_only=False, history_public_to_subscribers=None,
                       creator=None):
-    """Insert a channel with its recipient; the caller holds the transaction."""
-    name = check_stream_name(name)
-    if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
-        raise JsonableError(f"Channel description too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters).")
+    """Insert a channel with its recipient; the caller checked the name and description and
+    holds the transaction."""
     if history_public_to_subscribers is None or not invite_only:
         # Zulip: public channels always share history; private ones share it unless told otherwise.
         history_public_to_subscribers = True if not invite_only else bool(history_public_to_subscribers)
-    from ..rendering import render_plain
 
     settings = {key: system_group(realm, group).id for key, group in STREAM_GROUP_SETTINGS.items()}
     return Stream.create(
@@ -74,30 +69,6 @@ def stream_audience_ids(stream):
     return [u.id for u in users if can_access_stream_metadata(u, stream, subscribed=u.id in subscribed)]
 
 
-def subscriber_ids(stream):
-    """Ids of the channel's active subscribers who are active users."""
-    rows = (
-        Subscription.select(Subscription.user_profile)
-        .join(UserProfile)
-        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
-    )
-    return {row.user_profile_id for row in rows}
-
-
-def subscriber_counts(stream_ids):
-    """{stream_id: number of active subscribers} for these channels."""
-    if not stream_ids:
-        return {}
-    rows = (
-        Subscription.select(Subscription.stream, fn.COUNT(Subscription.id).alias("n"))
-        .join(UserProfile)
-        .where(Subscription.stream.in_(list(stream_ids)) & Subscription.active & UserProfile.is_active)
-        .group_by(Subscription.stream)
-    )
-    counts = {row.stream_id: row.n for row in rows}
-    return {sid: counts.get(sid, 0) for sid in stream_ids}
-
-
 def _pick_color(user):
     used = {s.color for s in Subscription.select(Subscription.color).where(Subscription.user_profile == user)}
     for color in STREAM_COLORS:
@@ -106,17 +77,35 @@ def _pick_color(user):
     return STREAM_COLORS[len(used) % len(STREAM_COLORS)]
 
 
-def subscribe_users_to_streams(streams, users, *, acting_user=None, notify=True):
-    """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed pairs).
-
-    The caller holds the transaction when notify is False; with notify True this function
-    commits and then publishes the subscription events.
-    """
-    if notify:
-        with write_transaction():
-            added, already = subscribe_users_to_streams(streams, users, acting_user=acting_user, notify=False)
+def subscribe_users_to_streams(streams, users, *, acting_user=None):
+    """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed
+    pairs). In the caller's transaction or its own; the events go out when it commits."""
+    with write_transaction():
+        added, already = create_subscription_rows(streams, users)
         notify_subscribed(added)
-        return added, already
+    return added, already
+
+
+def do_subscribe_creating_streams(acting_user, targets, streams, to_create, *, invite_only,
+                                  history_public_to_subscribers, limits):
+    """Create the channels of `to_create` [(name, description)], then subscribe `targets` to
+    them and to `streams`, in one transaction. Returns (added pairs, already subscribed pairs)."""
+    with write_transaction():
+        created_map, created = do_create_streams(acting_user.realm, to_create, invite_only=invite_only,
+                                                 history_public_to_subscribers=history_public_to_subscribers,
+                                                 creator=acting_user, limits=limits)
+        streams = streams + [s for s in created_map.values() if s not in streams]
+        added, already = create_subscription_rows(streams, targets)
+        # Announced once the subscribers exist: a new private channel's audience is its subscribers.
+        notify_streams_created(created)
+        notify_subscribed(added)
+    return added, already
+
+
+def create_subscription_rows(streams, users):
+    """The subscription rows alone, with no events: for accounts being created, whose
+    realm_user add event announces them. The caller holds the transaction. Returns (added
+    pairs, already subscribed pairs)."""
     added, already = [], []
     for stream in streams:
         existing = {
@@ -177,7 +166,7 @@ def unsubscribe_users(streams, users):
     return removed, not_removed
 
 
-def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator):
+def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator, limits):
     """Create the channels named in specs [(name, description)] that do not exist yet.
 
     Returns {name_key: Stream} for every spec, existing ones included. The caller holds the
@@ -185,7 +174,10 @@ def do_create_streams(realm, specs, *, invite_only, history_public_to_subscriber
     """
     streams, created = {}, []
     for name, description in specs:
-        name = check_stream_name(name)
+        name = check_stream_name(name, limits)
+        if len(description) > limits.max_stream_description_length:
+            raise JsonableError("Channel description too long "
+                                f"(limit: {limits.max_stream_description_length} characters).")
         stream = get_stream_by_name(realm.id, name)
         if stream is None:
             stream = create_stream_row(realm, name, description=description, invite_only=invite_only,
@@ -228,7 +220,6 @@ def do_update_stream(stream, changes):
     """Apply validated channel changes (name, description, privacy, default, group settings) in
     one transaction, then tell everyone who may see the channel, one stream update event per
     property. Users who could see it before but not after (it became private) get stream delete."""
-    from ..rendering import render_plain
 
     audience_before = set(stream_audience_ids(stream))
     realm_changes = {}
@@ -258,7 +249,6 @@ def do_update_stream(stream, changes):
         if key == "invite_only":
             event["history_public_to_subscribers"] = stream.history_public_to_subscribers
         if key == "is_default_stream":
-            from .channel_lifecycle import default_streams_event, non_guest_user_ids
 
             publish(default_streams_event(stream.realm), non_guest_user_ids(stream.realm_id))
             continue

@@ -8,8 +8,6 @@ queue of the draft's owner and nobody else's, as Zulip sends them.
 import math
 import time
 
-from flask import current_app
-
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.access import access_stream_by_id
@@ -85,10 +83,9 @@ def _check_audience(user, draft_type, to):
     return []
 
 
-def check_draft(user, var_name, raw):
+def check_draft(user, var_name, raw, limits):
     """Validate one draft object; return the fields to store (never an `id`)."""
     _check_shape(var_name, raw)
-    config = current_app.config
     content = raw["content"].rstrip().lstrip("\n")
     # Zulip's texts for message bodies, which clients already show.
     if not content:
@@ -97,7 +94,7 @@ def check_draft(user, var_name, raw):
         raise JsonableError("Message must not contain null bytes")
     topic = ""
     if raw["type"] == "stream":
-        topic = truncate(raw["topic"], config["MAX_TOPIC_LENGTH"], TOPIC_TRUNCATED)
+        topic = truncate(raw["topic"], limits.max_topic_length, TOPIC_TRUNCATED)
         if "\x00" in topic:
             raise JsonableError("Topic must not contain null bytes")
     timestamp = raw.get("timestamp")
@@ -109,7 +106,7 @@ def check_draft(user, var_name, raw):
         "type": raw["type"],
         "to": _check_audience(user, raw["type"], raw["to"]),
         "topic": topic,
-        "content": truncate(content, config["MAX_MESSAGE_LENGTH"], CONTENT_TRUNCATED),
+        "content": truncate(content, limits.max_message_length, CONTENT_TRUNCATED),
         "last_edit_time": int(timestamp),
     }
 

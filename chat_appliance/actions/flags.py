@@ -2,7 +2,9 @@
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.access import user_can_access_message
 from ..lib.errors import JsonableError
+from ..lib.messages import direct_recipients
 from ..models import FLAG_BITS, Message, Subscription, UserMessage
 
 # Flags a user may change by hand; the others are computed by the server.
@@ -47,7 +49,6 @@ def message_details(user, message_ids):
                                Message.recipient)
             .join(Message, on=(UserMessage.message == Message.id))
             .where((UserMessage.user_profile == user) & UserMessage.message.in_(message_ids)))
-    from ..lib.messages import direct_recipients
 
     recipients = direct_recipients({row.message.recipient_id for row in rows if row.message.stream_id is None})
     for row in rows:
@@ -78,3 +79,48 @@ def unsubscribed_stream_ids(user, message_ids):
     subscribed = {s.stream_id for s in Subscription.select(Subscription.stream).where(
         (Subscription.user_profile == user) & Subscription.active)}
     return sorted(stream_ids - subscribed)
+
+
+def do_update_flags_by_id(user, op, flag, message_ids):
+    """POST /messages/flags: the flag on messages by id. Messages the user may read but has no
+    row for are refused, except that starring one keeps a historical copy (as Zulip)."""
+    check_flag(flag)
+    with write_transaction():
+        owned = {row.message_id for row in UserMessage.select(UserMessage.message).where(
+            (UserMessage.user_profile == user) & UserMessage.message.in_(message_ids))}
+        for message_id in set(message_ids) - owned:
+            message = Message.get_or_none(Message.id == message_id)
+            if message is None or not user_can_access_message(user, message):
+                raise JsonableError("Invalid message(s)")
+            if flag == "starred" and op == "add":
+                UserMessage.insert(user_profile=user, message=message_id,
+                                   flags=FLAG_BITS["read"] | FLAG_BITS["historical"]).on_conflict_ignore().execute()
+        return do_update_message_flags(user, op, flag, message_ids)
+
+
+def do_update_flags_in_range(user, op, flag, message_ids):
+    """POST /messages/flags/narrow: the flag on a fetched range. Marking unread skips messages of
+    channels the user left. Returns (ids changed, skipped channel ids or None)."""
+    check_flag(flag)
+    skipped_streams = None
+    if flag == "read" and op == "remove":
+        skipped_streams = unsubscribed_stream_ids(user, message_ids)
+        if skipped_streams:
+            skipped = {m.id for m in Message.select(Message.id).where(
+                Message.id.in_(message_ids) & Message.stream.in_(skipped_streams))}
+            message_ids = [mid for mid in message_ids if mid not in skipped]
+    return do_update_message_flags(user, op, flag, message_ids), skipped_streams
+
+
+def do_mark_read(user, *, stream=None, topic=None):
+    """Mark the user's unread messages read: all of them, a channel's, or one topic's."""
+    condition = Message.id > 0
+    if stream is not None:
+        condition = Message.stream == stream.id
+    if topic is not None:
+        condition &= Message.topic_key == topic.casefold()
+    unread = [row.message_id for row in
+              UserMessage.select(UserMessage.message).join(Message, on=(UserMessage.message == Message.id))
+              .where((UserMessage.user_profile == user) & (UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0)
+                     & condition)]
+    return do_update_message_flags(user, "add", "read", unread)

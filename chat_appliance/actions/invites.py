@@ -17,15 +17,31 @@ import re
 import secrets
 import string
 
-from flask import current_app
 from peewee import fn
 
+from .. import runtime
 from ..db import write_transaction
-from ..events.bus import publish
+from ..lib.access import access_stream_by_id
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
 from ..lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
-from ..models import ROLE_ADMINISTRATOR, ROLE_MODERATOR, ROLE_OWNER, Stream, UserGroup, UserProfile, now
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
+from ..models import (
+    ROLE_ADMINISTRATOR,
+    ROLE_MODERATOR,
+    ROLE_OWNER,
+    Stream,
+    UserGroup,
+    UserGroupMembership,
+    UserProfile,
+    now,
+)
 from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
+from .channels import create_subscription_rows, default_streams, notify_subscribed
+from .invite_status import notify_invites_changed
+from .messages import internal_send_direct_message
+from .user_groups import access_group, check_member_change_permission, notify_group
+from .users import EMAIL_RE, check_email, check_full_name, create_user_row, email_in_use, notify_user_added
+from .welcome import send_welcome_message
 
 KEY_LENGTH = 24
 _KEY_ALPHABET = string.ascii_lowercase + string.digits
@@ -33,7 +49,6 @@ _KEY_ALPHABET = string.ascii_lowercase + string.digits
 
 class InvitationError(JsonableError):
     """Zulip's INVITATION_FAILED: some addresses could not be invited."""
-
     code = "INVITATION_FAILED"
 
     def __init__(self, msg, errors, *, sent_invitations):
@@ -43,7 +58,6 @@ class InvitationError(JsonableError):
 
 class InvalidInvitationError(JsonableError):
     """An invitation key that cannot be used (unknown, used, revoked or expired)."""
-
     def __init__(self, msg="The invitation link has expired or been deactivated."):
         super().__init__(msg)
 
@@ -59,7 +73,6 @@ def check_invite_role(user, invite_as):
 def check_invite_streams(user, stream_ids):
     """The channels an invitee will join: each visible to the inviter; channels other than the
     default ones need the right to subscribe others."""
-    from ..lib.access import access_stream_by_id
 
     streams = []
     for stream_id in stream_ids:
@@ -75,8 +88,6 @@ def check_invite_streams(user, stream_ids):
 
 def check_invite_groups(user, group_ids):
     """Groups the invitee will join: each one the inviter may add members to."""
-    from .user_groups import access_group, check_member_change_permission
-
     for group_id in group_ids:
         group = access_group(user.realm_id, group_id)
         if group.deactivated:
@@ -121,20 +132,6 @@ def invite_link(realm, key):
     return f"{realm.url.rstrip('/')}/join/{key}"
 
 
-def invites_changed_audience(realm_id, referrer_id):
-    """Administrators and the invitation's referrer (Zulip feature level 209)."""
-    ids = {u.id for u in UserProfile.select(UserProfile.id).where(
-        (UserProfile.realm == realm_id) & UserProfile.is_active
-        & UserProfile.role.in_([ROLE_OWNER, ROLE_ADMINISTRATOR]))}
-    if referrer_id is not None:
-        ids.add(referrer_id)
-    return sorted(ids)
-
-
-def notify_invites_changed(realm_id, referrer_id):
-    publish({"type": "invites_changed"}, invites_changed_audience(realm_id, referrer_id))
-
-
 def existing_account_errors(realm, emails):
     """[(email, reason, deactivated)] for addresses that already have an account here."""
     errors = []
@@ -155,7 +152,6 @@ def do_invite_users(user, emails, *, stream_ids, group_ids, invite_as, expires_i
     """Create an email invitation per address. Invalid addresses refuse the whole request; addresses
     that already have accounts are skipped and reported (INVITATION_FAILED, sent_invitations
     telling whether any other was invited)."""
-    from .users import EMAIL_RE
 
     bad = [(e, "Invalid address.", False) for e in emails if not EMAIL_RE.match(e) or len(e) > 254]
     skipped = existing_account_errors(user.realm, [e for e in emails if not any(e == b[0] for b in bad)])
@@ -249,13 +245,6 @@ def do_revoke_invite(invite):
     notify_invites_changed(invite.realm_id, invite.referred_by_id)
 
 
-def revoke_invitations_by(user):
-    """Revoke the pending invitations a deactivated account made (Zulip does); the caller holds the
-    transaction. Returns how many."""
-    return Invitation.update(status=INVITE_REVOKED).where(
-        (Invitation.referred_by == user.id) & (Invitation.status == INVITE_ACTIVE)).execute()
-
-
 def do_resend_invite(invite):
     """Zulip emails the invitation again. This server sends no email: the link, from GET /invites
     for reusable ones or from the inviter for email ones, is the way in, so resending only checks
@@ -287,8 +276,6 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
     referrer is told when they asked to be. An email invitation is used up; other pending
     invitations to the same address are revoked.
     """
-    from .channels import default_streams, notify_subscribed, subscribe_users_to_streams
-    from .users import check_email, check_full_name, create_user_row, email_in_use, notify_user_added
 
     invite = get_valid_invitation(key)
     realm = invite.realm
@@ -303,7 +290,7 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
     full_name = check_full_name(full_name)
     if not password:
         raise JsonableError("Password can't be empty.")
-    method = password_method or current_app.config["PASSWORD_HASH_METHOD"]
+    method = password_method or runtime.current().settings["PASSWORD_HASH_METHOD"]
     referrer = invite.referred_by
     with write_transaction():
         # Read again inside the write lock: a concurrent sign-up may have used or revoked it.
@@ -316,7 +303,7 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
                                              & (Stream.realm == realm.id)))
         if invite.include_realm_default_subscriptions:
             streams += [s for s in default_streams(realm) if s not in streams]
-        added, _already = subscribe_users_to_streams(streams, [user], acting_user=referrer, notify=False)
+        added, _already = create_subscription_rows(streams, [user])
         group_ids = [g.id for g in UserGroup.select().where(UserGroup.id.in_(invite.group_ids or [0])
                                                             & ~UserGroup.deactivated)]
         add_to_groups(user, group_ids)
@@ -328,7 +315,6 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
     notify_user_added(user)
     notify_subscribed(added)
     for group_id in group_ids:
-        from .user_groups import notify_group
 
         notify_group(realm.id, {"op": "add_members", "group_id": group_id, "user_ids": [user.id]})
     send_join_messages(user, invite, referrer)
@@ -338,20 +324,14 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
 
 def add_to_groups(user, group_ids):
     """Direct membership in these groups; the caller holds the transaction."""
-    from ..models import UserGroupMembership
-
     for group_id in group_ids:
         UserGroupMembership.get_or_create(user_group=group_id, user_profile=user.id)
 
 
 def send_join_messages(user, invite, referrer):
     """The Welcome Bot's messages to the new account, and Notification Bot's note to the referrer."""
-    from .welcome import send_welcome_message
-
     send_welcome_message(user, custom_text=invite.welcome_message_custom_text)
     if invite.notify_referrer_on_join and referrer is not None and referrer.is_active:
-        from .messages import internal_send_direct_message
-        from .realm import NOTIFICATION_BOT, system_bot
 
         bot = system_bot(user.realm, NOTIFICATION_BOT[0])
         internal_send_direct_message(

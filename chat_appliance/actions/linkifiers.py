@@ -6,25 +6,12 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
+from ..lib.linkifiers import realm_linkifiers
+from ..lib.serializers import linkifier_dict
 from ..lib.uri_template import InvalidTemplate, template_variables
 from ..models import Linkifier
-from .users import active_user_ids
-
-
-def linkifier_dict(linkifier):
-    """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
-    return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
-
-
-def realm_linkifiers(realm_id):
-    """The organization's linkifiers in priority order."""
-    return list(Linkifier.select().where(Linkifier.realm == realm_id).order_by(Linkifier.order, Linkifier.id))
-
-
-def linkifiers_for_realm(realm_id):
-    """[(pattern, url_template)] in priority order: what the Markdown renderer applies."""
-    return [(l.pattern, l.url_template) for l in realm_linkifiers(realm_id)]
 
 
 def check_linkifier(pattern, url_template):

@@ -19,12 +19,14 @@ from ..lib.access import access_stream_by_id, can_read_stream_history
 from ..lib.errors import JsonableError
 from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
+from ..lib.serializers import user_topic_event
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
 from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
 from ..rendering import render_message, render_topic_links
+from .alert_words import users_with_alert_word_in
 from .channels import subscriber_ids
 from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
-from .realm import NOTIFICATION_BOT, system_bot
 from .messages import (
     access_stream_for_send,
     check_content,
@@ -34,7 +36,6 @@ from .messages import (
     normalize_topic,
     recipient_flags,
     topic_participant_ids,
-    user_topic_event,
 )
 
 RESOLVED_TOPIC_PREFIX = "✔ "
@@ -61,7 +62,6 @@ def resolve_kind(old_topic, new_topic):
 
 class EditPlan:
     """A validated edit: what changes, ready for do_update_message."""
-
     def __init__(self, message):
         self.message = message
         self.content = None
@@ -94,7 +94,7 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         raise JsonableError("Direct messages cannot have topics." if topic is not None
                             else "Direct messages cannot be moved to channels.")
     if topic is not None:
-        new_topic = normalize_topic(topic, limits["max_topic_length"])
+        new_topic = normalize_topic(topic, limits.max_topic_length)
         if new_topic == "" and user.realm.settings.get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         if new_topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
@@ -113,7 +113,7 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
         if prev_content_sha256 is not None and prev_content_sha256 != hashlib.sha256(
                 message.content.encode()).hexdigest():
             raise JsonableError("The message was edited since the client loaded it.")
-        content = check_content(content, limits["max_message_length"]) if content.strip() else DELETED_CONTENT
+        content = check_content(content, limits.max_message_length) if content.strip() else DELETED_CONTENT
         if content != message.content:
             plan.content = content
             plan.rendered = render_message(content, realm=user.realm, sender=message.sender)
@@ -155,7 +155,6 @@ def refresh_mention_flags(message, rendered):
                     if rendered.topic_wildcard and message.stream_id else set())
     computed = recipient_flags(rendered, set(rows), sender_id=message.sender_id, read_by_sender=False,
                                is_direct=message.stream_id is None, topic_participants=participants)
-    from .alert_words import users_with_alert_word_in
 
     alerted = users_with_alert_word_in(message.content, set(rows) - {message.sender_id})
     alert_bit = FLAG_BITS["has_alert_word"]
@@ -349,4 +348,3 @@ def post_move_notes(user, plan, count, old_stream, old_topic):
     for stream, topic, content in notes:
         check_send_message(bot, message_type="stream", to=stream.id, topic=topic, content=content,
                            client_name="Internal", limits=plan.limits)
-

@@ -7,12 +7,10 @@ reported user ("NAME moderation", as Zulip names it), quoting the message and li
 import re
 
 from ..lib.errors import JsonableError
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..markdown.urls import topic_narrow
 from ..models import Stream
 from .messages import check_send_message
-from .realm import NOTIFICATION_BOT, system_bot
-
-MAX_TOPIC = 60
 
 
 def check_report(user, report_type, description):
@@ -52,5 +50,5 @@ def do_report_message(user, message, report_name, description, moderation_stream
     lines += ["", f"**Message sent by @_**{sender.full_name}|{sender.id}**:**", f"{fence}quote", message.content, fence]
     bot = system_bot(user.realm, NOTIFICATION_BOT[0])
     check_send_message(bot, message_type="stream", to=moderation_stream.id,
-                       topic=f"{sender.full_name} moderation"[:MAX_TOPIC], content="\n".join(lines),
+                       topic=f"{sender.full_name} moderation"[:limits.max_topic_length], content="\n".join(lines),
                        client_name="Internal", limits=limits)

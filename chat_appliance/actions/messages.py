@@ -6,8 +6,9 @@ from ..db import backend, bulk_insert, write_transaction
 from ..events.bus import publish
 from ..lib.access import can_access_stream_metadata, get_stream_by_name, is_subscribed
 from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
-from ..lib.groups import is_user_in_group, recursive_member_ids
-from ..lib.messages import EMPTY_TOPIC_ALIASES, message_dicts
+from ..lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
+from ..lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
+from ..lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
 from ..lib.user_settings import user_setting
 from ..models import (
     FLAG_BITS,
@@ -15,16 +16,18 @@ from ..models import (
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
-    Recipient,
     Reaction,
+    Recipient,
     Stream,
+    UserGroup,
     UserProfile,
-    UserTopic,
+    now,
 )
 from ..models.base import query_rows, raw_select
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
 from .personal_flags import apply_personal_flags
+from .user_topics import set_topic_visibility
 
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).
@@ -53,11 +56,12 @@ def default_read_by_sender(client_name):
 
 
 def normalize_topic(topic, max_length):
-    """Strip; map "(no topic)" and the display name to the empty topic; enforce the length."""
+    """Strip; map "(no topic)" and the display name to the empty topic; enforce the length
+    (max_length None: a topic the server wrote itself)."""
     topic = (topic or "").strip()
     if topic in EMPTY_TOPIC_ALIASES:
         topic = ""
-    if len(topic) > max_length:
+    if max_length is not None and len(topic) > max_length:
         raise JsonableError(f"Topic too long (limit: {max_length} characters)")
     if any(ord(ch) < 32 for ch in topic):
         raise JsonableError("Invalid character in topic")
@@ -65,10 +69,10 @@ def normalize_topic(topic, max_length):
 
 
 def check_content(content, max_length):
-    """Not empty, not over the limit."""
+    """Not empty, not over the limit (max_length None: content the server wrote itself)."""
     if not content.strip():
         raise JsonableError("Message must not be empty")
-    if len(content) > max_length:
+    if max_length is not None and len(content) > max_length:
         raise JsonableError(f"Message too long (limit: {max_length} characters)")
     return content.rstrip()
 
@@ -178,9 +182,6 @@ def check_group_mention_permission(sender, rendered):
     """A non-silent group mention needs membership of the group's can_mention_group (Zulip)."""
     if sender.is_system_bot or not rendered.mentioned_group_ids:
         return
-    from ..lib.serializers import user_group_setting, user_group_setting_defaults
-    from ..lib.groups import is_user_in_setting
-    from ..models import UserGroup
 
     defaults = user_group_setting_defaults(sender.realm_id)
     for group in UserGroup.select().where(UserGroup.id.in_(list(rendered.mentioned_group_ids))):
@@ -215,24 +216,6 @@ def topic_visibility(user, stream, topic_key):
     return rows[0][0] if rows else TOPIC_INHERIT
 
 
-def set_topic_visibility(user, stream, topic, policy):
-    """Insert or update a user_topics row; the caller holds the transaction."""
-    from ..models import now
-
-    topic_key = topic.casefold()
-    updated = (UserTopic.update(visibility_policy=policy, topic=topic, last_updated=now())
-               .where((UserTopic.user_profile == user) & (UserTopic.stream == stream)
-                      & (UserTopic.topic_key == topic_key)).execute())
-    if not updated:
-        UserTopic.create(user_profile=user, stream=stream, topic=topic, topic_key=topic_key,
-                         visibility_policy=policy)
-
-
-def user_topic_event(user_topic_stream_id, topic, policy, timestamp):
-    return {"type": "user_topic", "stream_id": user_topic_stream_id, "topic_name": topic,
-            "last_updated": timestamp, "visibility_policy": policy}
-
-
 def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):
     """The policy the sender's automatic follow/unmute settings give the topic, if it changes."""
     current = topic_visibility(sender, stream, topic_key)
@@ -261,10 +244,11 @@ def link_facts(rendered):
 
 def check_send_message(sender, *, message_type, to, topic, content, client_name, limits, queue_id=None,
                        local_id=None, read_by_sender=None, date_sent=None):
-    """Validate, store and announce a message. Returns (message id, automatic policy or None)."""
-    from ..models import now
+    """Validate, store and announce a message. Returns (message id, automatic policy or None).
 
-    content = check_content(content, limits["max_message_length"])
+    `limits` (config.Limits) bounds what users send; None for the server's own messages."""
+
+    content = check_content(content, limits and limits.max_message_length)
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client_name) or sender.is_bot
     is_direct = message_type in ("direct", "private")
@@ -276,7 +260,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         stream = access_stream_for_send(sender, to)
         if topic is None:
             raise JsonableError("Missing topic")
-        topic = normalize_topic(topic, limits["max_topic_length"])
+        topic = normalize_topic(topic, limits and limits.max_topic_length)
         if topic == "" and sender.realm.settings.get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         topic_key = topic.casefold()
@@ -331,7 +315,6 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
 def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, local_id):
     """The message event (rendered and raw forms; each queue picks per its settings). `message`
     is the row just created, with its sender and channel attached: no reload."""
-    from ..lib.messages import flags_to_names
 
     data = message_dicts([message], sender, {}, apply_markdown=True, client_gravatar=False,
                          allow_empty_topic_name=True, fresh=True)[0]
@@ -352,6 +335,4 @@ def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, l
 def internal_send_direct_message(sender, recipient, content):
     """A direct message from a system bot (the welcome message)."""
     return check_send_message(sender, message_type="private", to=[recipient.id], topic=None, content=content,
-                              client_name="Internal", limits={"max_message_length": 10000,
-                                                              "max_topic_length": 60})
-
+                              client_name="Internal", limits=None)

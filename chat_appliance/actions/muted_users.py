@@ -8,6 +8,7 @@ from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
 from ..models import FLAG_BITS, Message, MutedUser, UserMessage, now
+from .flags import do_update_message_flags
 
 
 def muted_users_list(user):
@@ -32,8 +33,6 @@ def check_mute_target(user, target):
 
 def do_mute_user(user, target):
     """Mute, then mark everything the target sent as read for the muter."""
-    from .flags import do_update_message_flags
-
     try:
         with write_transaction():
             MutedUser.create(user_profile=user, muted_user=target, date_muted=now())

@@ -3,6 +3,7 @@
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError, ResourceNotFoundError
+from ..lib.serializers import view_dict
 from ..models import NavigationView
 
 # The fragments of Zulip's built-in views (web app URL hashes). A stored row for one of them
@@ -11,11 +12,6 @@ BUILT_IN_FRAGMENTS = frozenset({
     "inbox", "recent", "feed", "drafts", "scheduled", "reminders",
     "narrow/is/mentioned", "narrow/is/starred", "narrow/has/reaction/sender/me",
 })
-
-
-def view_dict(view):
-    """A navigation view as GET /navigation_views and its events return it."""
-    return {"fragment": view.fragment, "is_pinned": view.is_pinned, "name": view.name}
 
 
 def find_view(user, fragment):
@@ -81,3 +77,8 @@ def do_remove_view(user, fragment):
     with write_transaction():
         view.delete_instance()
     publish({"type": "navigation_view", "op": "remove", "fragment": fragment}, [user.id])
+
+
+def user_views(user):
+    """The user's stored views, oldest first."""
+    return list(NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id))

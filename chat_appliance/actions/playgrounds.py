@@ -7,6 +7,7 @@ from peewee import IntegrityError
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
 from ..lib.uri_template import InvalidTemplate, template_variables
 from ..models import RealmPlayground
@@ -59,7 +60,6 @@ def access_playground(realm_id, playground_id):
 
 
 def _announce(realm_id):
-    from .users import active_user_ids
 
     publish({"type": "realm_playgrounds", "realm_playgrounds": realm_playgrounds(realm_id)},
             active_user_ids(realm_id))

@@ -98,3 +98,8 @@ def publish_presence_event(user, presence):
              "presence": {"website": legacy_presence(presence)["website"]}}
     audience = UserProfile.select(UserProfile.id).where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     publish(event, [u.id for u in audience])
+
+
+def user_presence(user):
+    """The user's stored presence, or None."""
+    return UserPresence.get_or_none(UserPresence.user_profile == user)

@@ -6,54 +6,33 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
-from ..models import CustomProfileField, CustomProfileFieldValue
-from ..models.base import query_rows
+from ..lib.profile_data import (  # noqa: F401 - the field types are also imported from here
+    DATE,
+    EXTERNAL_ACCOUNT,
+    FIELD_TYPES,
+    LONG_TEXT,
+    PRONOUNS,
+    RENDERED_TYPES,
+    SELECT,
+    SHORT_TEXT,
+    URL,
+    USER,
+)
+from ..lib.serializers import field_dict
+from ..models import CustomProfileField, CustomProfileFieldValue, UserProfile
 from ..rendering import render_plain
-from .users import active_user_ids, notify_user_updated
+from .users import notify_user_updated
 
-# Zulip's field types.
-SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS = 1, 2, 3, 4, 5, 6, 7, 8
-FIELD_TYPES = (SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS)
-# Types whose values are Markdown and so carry a rendered_value.
-RENDERED_TYPES = (SHORT_TEXT, LONG_TEXT)
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80
-
-
-def field_dict(field):
-    """A custom profile field as GET /realm/profile_fields and its event return it."""
-    return {
-        "id": field.id,
-        "type": field.field_type,
-        "order": field.order,
-        "name": field.name,
-        "hint": field.hint,
-        "field_data": field.field_data,
-        "display_in_profile_summary": field.display_in_profile_summary,
-        "required": field.required,
-        "editable_by_user": field.editable_by_user,
-    }
 
 
 def realm_fields(realm_id):
     """The organization's fields, in display order."""
     return list(CustomProfileField.select().where(CustomProfileField.realm == realm_id)
                 .order_by(CustomProfileField.order, CustomProfileField.id))
-
-
-def profile_data_for(user):
-    """{field id as string: {value, rendered_value?}}, as the user object's profile_data."""
-    rows = query_rows('SELECT v."field_id", v."value", v."rendered_value", f."field_type"'
-                      ' FROM "custom_profile_field_value" v JOIN "custom_profile_field" f ON f."id" = v."field_id"'
-                      ' WHERE v."user_profile_id" = {p}', user.id)
-    data = {}
-    for field_id, value, rendered_value, field_type in rows:
-        entry = {"value": value}
-        if field_type in RENDERED_TYPES:
-            entry["rendered_value"] = rendered_value
-        data[str(field_id)] = entry
-    return data
 
 
 def notify_fields_changed(realm_id):
@@ -130,7 +109,6 @@ def check_field_value(realm_id, field, value):
     from datetime import date
     from urllib.parse import urlparse
 
-    from ..models import UserProfile
 
     if value is None or value == "" or value == []:
         return None

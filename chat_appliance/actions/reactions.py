@@ -4,6 +4,7 @@ from peewee import IntegrityError
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
 from ..lib.errors import JsonableError
 from ..lib.messages import message_audience_ids
 from ..markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
@@ -38,7 +39,6 @@ def check_emoji(emoji_name, emoji_code, reaction_type, realm_id=None):
 def check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     """(name, id, "realm_emoji") for a custom emoji, Zulip's errors for a wrong id, name or a
     deactivated emoji; None when a unicode_emoji request without a code names no custom emoji."""
-    from ..lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
 
     if reaction_type == "unicode_emoji":
         emoji = active_realm_emoji(realm_id, emoji_name)

@@ -2,16 +2,18 @@
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
-from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup, UserProfile
+from ..lib.message_permissions import realm_message_settings_state
+from ..lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
+from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
 from ..models.users import BOT_GENERIC
-from .channels import create_stream_row, subscribe_users_to_streams
+from .channels import create_stream_row, create_subscription_rows
 from .users import check_email, check_full_name, create_user_row
+from .welcome import send_welcome_message
 
 # Zulip's system bots. They belong to the organization here (one organization per server)
 # and are reported as cross-realm bots.
-WELCOME_BOT = ("welcome-bot", "Welcome Bot")
-NOTIFICATION_BOT = ("notification-bot", "Notification Bot")
 
 
 def create_system_groups(realm):
@@ -22,11 +24,6 @@ def create_system_groups(realm):
         GroupGroupMembership.create(supergroup=wider, subgroup=narrower)
     UserGroup.create(realm=realm, name=NOBODY_GROUP[0], description=NOBODY_GROUP[1], is_system_group=True)
     return {g.name: g for g in groups}
-
-
-def system_bot(realm, short_name):
-    """The system bot with this short name."""
-    return UserProfile.get((UserProfile.realm == realm) & (UserProfile.email == f"{short_name}@{realm.host}"))
 
 
 def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *, password_method="scrypt"):
@@ -46,8 +43,7 @@ def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *,
                                     creator=owner)
         realm.settings = {"default_stream_ids": [general.id]}
         realm.save()
-        subscribe_users_to_streams([general], [owner], notify=False)
-    from .welcome import send_welcome_message
+        create_subscription_rows([general], [owner])
 
     send_welcome_message(owner)
     return realm, owner
@@ -55,8 +51,6 @@ def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *,
 
 def do_update_realm(realm, changes):
     """Apply validated organization settings and tell everyone."""
-    from .users import active_user_ids
-
     with write_transaction():
         for key, value in changes.items():
             setattr(realm, key, value)
@@ -66,7 +60,6 @@ def do_update_realm(realm, changes):
             continue  # announced per setting below
         publish({"type": "realm", "op": "update", "property": key, "value": value}, active_user_ids(realm.id))
     if "settings" in changes:
-        from ..lib.message_permissions import realm_message_settings_state
 
         state = realm_message_settings_state(realm)
         publish({"type": "realm", "op": "update_dict", "property": "default",

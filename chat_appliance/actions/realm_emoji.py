@@ -4,10 +4,9 @@
 import re
 from pathlib import Path
 
-from flask import current_app
-
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.custom_emoji import active_realm_emoji, realm_emoji_state
 from ..lib.errors import JsonableError
 from ..lib.groups import is_user_in_group, system_group
@@ -20,14 +19,9 @@ EMOJI_NAME_MAX_LENGTH = 60
 IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"), (b"GIF89a", "gif"), (b"\xff\xd8\xff", "jpg"))
 
 
-def emoji_root():
-    """Where custom emoji images are stored: the instance's avatars folder, as Zulip's user_avatars."""
-    return Path(current_app.config["INSTANCE_PATH"]) / "avatars"
-
-
-def emoji_image_path(realm_id, file_name):
-    """The stored image of a custom emoji."""
-    return emoji_root() / str(realm_id) / "emoji" / "images" / file_name
+def emoji_image_path(instance_path, realm_id, file_name):
+    """The stored image of a custom emoji: under the instance's avatars folder, as Zulip's user_avatars."""
+    return Path(instance_path) / "avatars" / str(realm_id) / "emoji" / "images" / file_name
 
 
 def check_emoji_name(name):
@@ -75,20 +69,19 @@ def check_add_emoji(user, name):
         raise JsonableError("Only administrators can override built-in emoji.")
 
 
-def check_emoji_image(data):
-    """Size, then format; returns the image's extension."""
-    limit = current_app.config["MAX_EMOJI_FILE_SIZE_MIB"]
+def check_emoji_image(data, limit):
+    """Size (within `limit` MiB, MAX_EMOJI_FILE_SIZE_MIB), then format; returns the image's extension."""
     if len(data) > limit * 1024 * 1024:
         raise JsonableError(f"Uploaded file is larger than the allowed limit of {limit} MiB")
     return image_extension(data)
 
 
-def store_emoji(realm_id, name, author_id, data, extension, *, deactivated=False):
+def store_emoji(instance_path, realm_id, name, author_id, data, extension, *, deactivated=False):
     """Insert the row and write the image named after its id; the caller holds the transaction."""
     emoji = RealmEmoji.create(realm=realm_id, name=name, author=author_id, deactivated=deactivated)
     emoji.file_name = f"{emoji.id}.{extension}"
     emoji.save()
-    path = emoji_image_path(realm_id, emoji.file_name)
+    path = emoji_image_path(instance_path, realm_id, emoji.file_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return emoji
@@ -96,16 +89,14 @@ def store_emoji(realm_id, name, author_id, data, extension, *, deactivated=False
 
 def notify_realm_emoji(realm_id):
     """The whole set, to everyone."""
-    from .users import active_user_ids
-
     publish({"type": "realm_emoji", "op": "update", "realm_emoji": realm_emoji_state(realm_id)},
             active_user_ids(realm_id))
 
 
-def do_add_realm_emoji(user, name, data, extension):
-    """Store a checked upload and announce it."""
+def do_add_realm_emoji(instance_path, user, name, data, extension):
+    """Store a checked upload in the instance folder and announce it."""
     with write_transaction():
-        emoji = store_emoji(user.realm_id, name, user.id, data, extension)
+        emoji = store_emoji(instance_path, user.realm_id, name, user.id, data, extension)
     notify_realm_emoji(user.realm_id)
     return emoji
 
@@ -125,3 +116,8 @@ def do_deactivate_realm_emoji(emoji):
     with write_transaction():
         RealmEmoji.update(deactivated=True).where(RealmEmoji.id == emoji.id).execute()
     notify_realm_emoji(emoji.realm_id)
+
+
+def emoji_by_file_name(realm_id, file_name):
+    """The custom emoji (active or not) stored under this file name, or None."""
+    return RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.file_name == file_name))

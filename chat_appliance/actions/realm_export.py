@@ -2,18 +2,22 @@
 the instance folder in Zulip's layout, as a folder and a .tar.gz served at an unguessable URL
 like Zulip's (/user_avatars/exports/{realm_id}/{token}/{name}.tar.gz)."""
 
+import logging
 import secrets
 import time
 from pathlib import Path
 
-from flask import current_app
-
 from ..db import write_transaction
 from ..events.bus import publish
-from ..lib.errors import JsonableError
+from ..lib.audiences import admin_ids
+from ..lib.errors import JsonableError, ResourceNotFoundError
+from ..lib.user_settings import user_setting
 from ..models import RealmExport, UserProfile
+from ..transfer.exporter import export_realm, make_tarball
 
 EXPORT_URL_PREFIX = "/user_avatars/exports/"
+
+log = logging.getLogger(__name__)
 
 
 def export_dict(export, realm_url):
@@ -32,18 +36,14 @@ def realm_exports(realm):
             .order_by(RealmExport.id)]
 
 
-def admin_ids(realm_id):
-    return [u.id for u in UserProfile.select(UserProfile.id).where(
-        (UserProfile.realm == realm_id) & UserProfile.is_active & UserProfile.role.in_([100, 200]))]
-
 
 def notify_exports(realm):
     publish({"type": "realm_export", "exports": realm_exports(realm)}, admin_ids(realm.id))
 
 
-def do_export_realm(user, export_type):
-    """Record the request, write the export, record the outcome; events at each step."""
-    from ..transfer.exporter import export_realm, make_tarball
+def do_export_realm(instance_path, user, export_type):
+    """Record the request, write the export into the instance folder, record the outcome; events
+    at each step."""
 
     realm = user.realm
     token = secrets.token_urlsafe(18)
@@ -52,12 +52,12 @@ def do_export_realm(user, export_type):
         export = RealmExport.create(realm=realm.id, acting_user=user, export_type=export_type,
                                     date_requested=time.time(), path=relative)
     notify_exports(realm)
-    instance = Path(current_app.config["INSTANCE_PATH"])
+    instance = Path(instance_path)
     try:
         make_tarball(export_realm(realm, instance, instance / relative, export_type=export_type))
         export.date_succeeded = time.time()
     except Exception:
-        current_app.logger.exception("export %s failed", export.id)
+        log.exception("export %s failed", export.id)
         export.date_failed = time.time()
     with write_transaction():
         export.save()
@@ -67,22 +67,18 @@ def do_export_realm(user, export_type):
 
 def export_consents(realm_id):
     """[{user_id, consented}] for the organization's active people (Zulip lists humans only)."""
-    from ..lib.user_settings import user_setting
-
     users = UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active
                                        & ~UserProfile.is_bot).order_by(UserProfile.id)
     return [{"user_id": u.id, "consented": bool(user_setting(u, "allow_private_data_export"))} for u in users]
 
 
-def access_export_file(realm_id, token, name):
+def access_export_file(instance_path, realm_id, token, name):
     """The tarball of a finished export named by its URL, or 404."""
-    from ..lib.errors import ResourceNotFoundError
-
     if not name.endswith(".tar.gz") or "/" in token or token.startswith("."):
         raise ResourceNotFoundError("File not found")
     relative = f"exports/{realm_id}/{token}/{name[:-len('.tar.gz')]}"
     export = RealmExport.get_or_none((RealmExport.realm == realm_id) & (RealmExport.path == relative))
-    path = Path(current_app.config["INSTANCE_PATH"]) / (relative + ".tar.gz")
+    path = Path(instance_path) / (relative + ".tar.gz")
     if export is None or export.date_deleted is not None or not path.is_file():
         raise ResourceNotFoundError("File not found")
     return path

@@ -11,11 +11,11 @@ Events go to the owner only: scheduled_messages add/update/remove and reminders 
 
 import logging
 
-from flask import current_app
-
+from .. import runtime
 from ..db import write_transaction
 from ..events.bus import publish
 from ..lib.errors import JsonableError
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import UserProfile, now
 from ..models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
 from ..rendering import render_message
@@ -38,8 +38,9 @@ MAX_REMINDER_QUOTE_LENGTH = 2000
 
 
 def message_limits():
-    config = current_app.config
-    return {"max_message_length": config["MAX_MESSAGE_LENGTH"], "max_topic_length": config["MAX_TOPIC_LENGTH"]}
+    """The app's Limits (config.Limits): delivery runs in the scheduler's thread, outside any
+    request, so they come from the runtime rather than from a view."""
+    return runtime.current().settings["limits"]
 
 
 def scheduled_message_dict(sm):
@@ -91,7 +92,7 @@ def check_target(sender, message_type, to, topic):
         stream = access_stream_for_send(sender, to)
         if topic is None:
             raise JsonableError("Missing topic")
-        topic = normalize_topic(topic, limits["max_topic_length"])
+        topic = normalize_topic(topic, limits.max_topic_length)
         if topic == "" and (sender.realm.settings or {}).get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         return "stream", stream.id, topic
@@ -110,7 +111,7 @@ def render(sender, content):
 
 def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, read_by_sender, client_name):
     """Store a message to send at `timestamp`; the sender's clients get scheduled_messages add."""
-    content = check_content(content, message_limits()["max_message_length"])
+    content = check_content(content, message_limits().max_message_length)
     message_type, to, topic = check_target(sender, message_type, to, topic)
     check_delivery_time(timestamp)
     with write_transaction():
@@ -152,7 +153,7 @@ def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, t
     elif topic is not None and sm.type == "stream":
         changes["type"], changes["to"], changes["topic"] = check_target(sender, "stream", sm.to, topic)
     if content is not None:
-        changes["content"] = check_content(content, message_limits()["max_message_length"])
+        changes["content"] = check_content(content, message_limits().max_message_length)
         changes["rendered_content"] = render(sender, changes["content"])
     if timestamp is not None:
         changes["scheduled_timestamp"] = check_delivery_time(timestamp)
@@ -227,7 +228,6 @@ def do_create_reminder(user, message, timestamp, note):
 
 
 def notification_bot(realm):
-    from .realm import NOTIFICATION_BOT, system_bot
 
     return system_bot(realm, NOTIFICATION_BOT[0])
 

@@ -7,6 +7,7 @@ each with its own database connection; an outgoing webhook gets a timeout and a 
 of attempts, and a failure is reported to the bot's owner by the Notification Bot.
 """
 
+import contextvars
 import json
 import logging
 import re
@@ -18,14 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 
 from .. import __version__
+from ..config import Limits
 from ..lib.errors import JsonableError
+from ..lib.system_bots import NOTIFICATION_BOT, system_bot
 from ..models import INTERFACE_SLACK, BotService, Message, UserProfile, database
 from ..models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
 from .bot_services import check_payload_url
 from .bot_storage import do_remove_storage, do_update_storage, stored_items
 from .messages import check_send_message
 from .reactions import check_emoji, do_add_reaction
-from .realm import NOTIFICATION_BOT, system_bot
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +103,7 @@ class ServiceDispatcher:
 
     @property
     def limits(self):
-        return {"max_message_length": self.config["MAX_MESSAGE_LENGTH"],
-                "max_topic_length": self.config["MAX_TOPIC_LENGTH"]}
+        return Limits.from_config(self.config)
 
     def __call__(self, event, user_ids):
         """Bus listener: hand message events to a worker (the publisher never waits on a bot)."""
@@ -110,7 +111,8 @@ class ServiceDispatcher:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="service-bot")
-        self._pool.submit(self._run_guarded, event)
+        # The worker runs in a copy of this context, so it works with the publishing app's runtime.
+        self._pool.submit(contextvars.copy_context().run, self._run_guarded, event)
 
     def close(self):
         """Finish the calls under way, then stop the workers."""
@@ -222,7 +224,7 @@ class ServiceDispatcher:
     def send_reply(self, bot, message, content):
         """The bot's answer in the conversation `message` belongs to."""
         destination = reply_destination(message)
-        check_send_message(bot, content=content[: self.limits["max_message_length"]],
+        check_send_message(bot, content=content[: self.limits.max_message_length],
                            client_name="OutgoingWebhookResponse", limits=self.limits, **destination)
 
     # --- embedded bots -------------------------------------------------------------------------

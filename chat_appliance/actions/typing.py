@@ -1,8 +1,10 @@
 """Typing notifications: nothing is stored; events go to the conversation's participants."""
 
 from ..events.bus import publish
+from ..lib.messages import message_audience_ids
 from ..lib.user_settings import user_setting
 from ..models import UserProfile
+from .channels import subscriber_ids
 
 
 def _person(user):
@@ -26,7 +28,6 @@ def do_send_direct_typing(sender, op, recipients):
 def do_send_stream_typing(sender, op, stream, topic):
     """typing to a channel's subscribers; only queues that declared the stream_typing_notifications
     capability receive it (the queue manager filters)."""
-    from .channels import subscriber_ids
 
     event = {"type": "typing", "op": op, "message_type": "stream", "sender": _person(sender),
              "stream_id": stream.id, "topic": topic}
@@ -36,11 +37,9 @@ def do_send_stream_typing(sender, op, stream, topic):
 def do_send_message_edit_typing(sender, op, message, stream):
     """typing_edit_message to those who would be notified of the edit: the channel's subscribers
     or the conversation's participants, among those receiving typing notifications."""
-    from ..lib.messages import message_audience_ids
 
     event = {"type": "typing_edit_message", "op": op, "sender_id": sender.id, "message_id": message.id}
     if stream is not None:
-        from .channels import subscriber_ids
 
         event["recipient"] = {"type": "channel", "channel_id": stream.id, "topic": message.topic}
         audience = subscriber_ids(stream) | {sender.id}

@@ -15,25 +15,31 @@ import secrets
 import shutil
 from pathlib import Path
 
-from flask import current_app
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.utils import secure_filename
 
 from ..db import write_transaction
+from ..lib.access import user_can_access_message
 from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.narrow import user_can_access_message
 from ..models import Attachment, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
-# as in Zulip. They are signed with a key made at start, so a restart ends them early.
+# as in Zulip. They are signed with the instance's key, so they survive a restart.
 TEMPORARY_URL_SECONDS = 60
-_temporary_url_signer = URLSafeTimedSerializer(secrets.token_bytes(32), salt="user_uploads")
 
 
-def uploads_root():
-    """The folder that holds every organization's files."""
-    return Path(current_app.config["INSTANCE_PATH"]) / "uploads"
+class UploadStore:
+    """Where an instance keeps its files, and the key that signs their temporary URLs. One per
+    app, made by create_app (the key is generated once per instance and kept in it)."""
+
+    def __init__(self, root, signing_key):
+        self.root = Path(root)
+        self.signer = URLSafeTimedSerializer(signing_key, salt="user_uploads")
+
+    def path(self, path_id):
+        """The file's place on disk."""
+        return self.root / path_id
 
 
 def safe_file_name(name):
@@ -41,25 +47,25 @@ def safe_file_name(name):
     return secure_filename(name or "") or "uploaded-file"
 
 
-def check_upload_size(size):
-    """The configured limit (MAX_FILE_UPLOAD_SIZE_MIB, reported as max_file_upload_size_mib)."""
-    limit_mib = current_app.config["MAX_FILE_UPLOAD_SIZE_MIB"]
+def check_upload_size(size, limits):
+    """Within limits.max_file_upload_size_mib (MAX_FILE_UPLOAD_SIZE_MIB)."""
+    limit_mib = limits.max_file_upload_size_mib
     if size > limit_mib * 1024 * 1024:
         raise JsonableError(f"File is larger than the maximum upload size ({limit_mib} MiB).")
 
 
-def do_upload_file(user, file_storage):
-    """Store one uploaded file and its Attachment row; return the Attachment."""
-    stream = file_storage.stream
+def do_upload_file(user, store, file_name, stream, limits):
+    """Store one uploaded file (a name and a seekable binary stream) and its Attachment row;
+    return the Attachment."""
     stream.seek(0, os.SEEK_END)
-    check_upload_size(stream.tell())
+    check_upload_size(stream.tell(), limits)
     stream.seek(0)
-    name = safe_file_name(file_storage.filename)
+    name = safe_file_name(file_name)
     path_id = f"{user.realm_id}/{secrets.token_urlsafe(18)}/{name}"
-    target = uploads_root() / path_id
+    target = store.path(path_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("wb") as out:
-        shutil.copyfileobj(file_storage.stream, out)
+        shutil.copyfileobj(stream, out)
     size = target.stat().st_size
     try:
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
@@ -67,13 +73,13 @@ def do_upload_file(user, file_storage):
             return Attachment.create(realm=user.realm_id, owner=user, path_id=path_id, file_name=name,
                                      content_type=content_type, size=size)
     except BaseException:
-        remove_file(path_id)
+        remove_file(store, path_id)
         raise
 
 
-def remove_file(path_id):
+def remove_file(store, path_id):
     """Delete a stored file and its (now empty) random folder."""
-    target = uploads_root() / path_id
+    target = store.path(path_id)
     target.unlink(missing_ok=True)
     try:
         target.parent.rmdir()
@@ -98,38 +104,39 @@ def access_upload(user, path_id):
     return attachment
 
 
-def attachment_dict(attachment):
-    """Zulip's attachment object: times in milliseconds, with the messages that link it."""
-    return {
-        "id": attachment.id,
-        "name": attachment.file_name,
-        "path_id": attachment.path_id,
-        "size": attachment.size,
-        "create_time": attachment.create_time * 1000,
-        "messages": [{"id": m.id, "date_sent": m.date_sent * 1000} for m in messages_linking(attachment)],
-    }
-
-
-def do_delete_attachment(attachment):
+def do_delete_attachment(store, attachment):
     """Remove the row, then the file (links in messages stop working, as in Zulip)."""
     with write_transaction():
         attachment.delete_instance()
-    remove_file(attachment.path_id)
+    remove_file(store, attachment.path_id)
 
 
-def temporary_url(attachment):
+def temporary_url(store, attachment):
     """A URL that serves the file without credentials for TEMPORARY_URL_SECONDS."""
-    token = _temporary_url_signer.dumps(attachment.path_id)
+    token = store.signer.dumps(attachment.path_id)
     return f"{UPLOAD_URL_PREFIX}temporary/{token}/{attachment.file_name}"
 
 
-def access_temporary_upload(token):
+def access_temporary_upload(store, token):
     """The Attachment a still-valid temporary URL names, else 404 'File not found'."""
     try:
-        path_id = _temporary_url_signer.loads(token, max_age=TEMPORARY_URL_SECONDS)
+        path_id = store.signer.loads(token, max_age=TEMPORARY_URL_SECONDS)
     except BadSignature:
         raise ResourceNotFoundError("File not found") from None
     attachment = Attachment.get_or_none(Attachment.path_id == path_id)
     if attachment is None:
         raise ResourceNotFoundError("File not found")
+    return attachment
+
+
+def user_attachments(user):
+    """The user's uploads, newest first."""
+    return list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
+
+
+def access_own_attachment(user, attachment_id):
+    """One of the user's uploads, or BAD_REQUEST 'Invalid attachment'."""
+    attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
+    if attachment is None:
+        raise JsonableError("Invalid attachment")
     return attachment

@@ -6,6 +6,7 @@ group (realm.can_mention_many_users_group_id, channel and group settings) uses i
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.errors import JsonableError
 from ..lib.groups import creator_group_value, is_user_in_setting, setting_names_group, subgroup_closure
 from ..lib.serializers import (
@@ -16,7 +17,6 @@ from ..lib.serializers import (
     user_group_setting_defaults,
 )
 from ..models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
-from .users import active_user_ids
 
 MAX_GROUP_NAME_LENGTH = 100
 # Group-valued settings of a user group and the system group each defaults to. Administrators
@@ -225,3 +225,11 @@ def do_deactivate_group(group):
     with write_transaction():
         UserGroup.update(deactivated=True).where(UserGroup.id == group.id).execute()
     notify_group(group.realm_id, {"op": "remove", "group_id": group.id})
+
+
+def realm_groups(realm_id, include_deactivated):
+    """Every group of the organization (system groups included), oldest first."""
+    query = UserGroup.select().where(UserGroup.realm == realm_id).order_by(UserGroup.id)
+    if not include_deactivated:
+        query = query.where(~UserGroup.deactivated)
+    return list(query)

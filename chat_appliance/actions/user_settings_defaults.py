@@ -5,7 +5,9 @@ a new account starts with them (actions.users.create_user_row)."""
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
 from ..lib.user_settings import USER_SETTING_DEFAULTS
+from ..models import Realm
 from ..models.users import EMAIL_VISIBLE_EVERYONE
 
 STORAGE_KEY = "user_settings_defaults"
@@ -22,7 +24,6 @@ def realm_user_settings_defaults(realm):
 def new_user_settings(realm):
     """(settings dict, email_address_visibility) for an account created now (read afresh: the
     caller's realm object may predate a change of the defaults)."""
-    from ..models import Realm
 
     fresh = Realm.get_by_id(realm.id)
     stored = dict((fresh.settings or {}).get(STORAGE_KEY, {}))
@@ -32,9 +33,6 @@ def new_user_settings(realm):
 
 def do_update_user_settings_defaults(realm, changes):
     """Store validated defaults; announce each changed one to the organization."""
-    from ..models import Realm
-    from .users import active_user_ids
-
     with write_transaction():
         realm = Realm.get_by_id(realm.id)
         settings = dict(realm.settings or {})

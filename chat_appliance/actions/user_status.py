@@ -6,19 +6,20 @@ presence_enabled): setting it changes that setting.
 
 from ..db import write_transaction
 from ..events.bus import publish
+from ..lib.audiences import active_user_ids
+from ..lib.custom_emoji import active_realm_emoji
 from ..lib.errors import JsonableError
 from ..lib.user_settings import user_setting
 from ..markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from ..models import UserProfile, UserStatus, now
+from .reactions import check_custom_emoji
+from .users import do_change_settings
 
 STATUS_TEXT_MAX_LENGTH = 60
 
 
 def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     """(name, code, type) for a status emoji; ("", "", "") clears it; None leaves it unchanged."""
-    from ..lib.custom_emoji import active_realm_emoji
-    from .reactions import check_custom_emoji
-
     if emoji_name is None:
         if emoji_code is not None or reaction_type is not None:
             raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")
@@ -94,8 +95,6 @@ def realm_user_statuses(realm_id):
 
 def do_update_user_status(user, *, away, status_text, emoji):
     """Store the changed parts of a validated status; tell the organization what changed."""
-    from .users import active_user_ids, do_change_settings
-
     if away is not None:
         do_change_settings(user, {"presence_enabled": not away})
     if status_text is not None or emoji is not None:

@@ -6,15 +6,22 @@ from peewee import fn
 
 from ..db import write_transaction
 from ..events.bus import publish
-from ..lib.errors import JsonableError
+from ..lib.access import can_see_real_email
+from ..lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
 from ..lib.auth import forget_cached_credentials
+from ..lib.errors import JsonableError
 from ..lib.groups import set_role_group_membership
 from ..lib.passwords import generate_api_key, hash_password
-from ..lib.serializers import bot_dict
-from ..models import ROLE_MEMBER, ROLES, UserProfile
+from ..lib.serializers import bot_dict, service_dicts, user_dict
+from ..models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
 from ..models.users import EMAIL_VISIBLE_EVERYONE
-from .bot_services import bot_administrator_ids, create_bot_service, service_dicts
+from .bot_services import bot_administrator_ids, create_bot_service
+from .channels import create_subscription_rows, default_streams
 from .drafts import delete_all_drafts
+from .invite_status import notify_invites_changed, revoke_invitations_by
+from .message_delete import delete_message_rows, notify_messages_deleted
+from .user_settings_defaults import new_user_settings
+from .welcome import send_welcome_message
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
 MAX_NAME_LENGTH = 60
@@ -85,8 +92,6 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
 
 def apply_user_settings_defaults(user, realm):
     """A new person starts with the organization's defaults (PATCH /realm/user_settings_defaults)."""
-    from .user_settings_defaults import new_user_settings
-
     settings, visibility = new_user_settings(realm)
     if settings or visibility != user.email_address_visibility:
         user.settings, user.email_address_visibility = settings, visibility
@@ -97,9 +102,6 @@ def apply_user_settings_defaults(user, realm):
 def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
                    acting_user=None):
     """Create a human account, subscribed to the organization's default channels, and greet it."""
-    from .channels import default_streams, subscribe_users_to_streams
-    from .welcome import send_welcome_message
-
     email = check_email(email)
     full_name = check_full_name(full_name)
     if role not in ROLES:
@@ -109,7 +111,7 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
             raise JsonableError(f"Email '{email}' already in use")
         user = create_user_row(realm, email, full_name, password=password, role=role,
                                password_method=password_method)
-        subscribe_users_to_streams(default_streams(realm), [user], acting_user=acting_user, notify=False)
+        create_subscription_rows(default_streams(realm), [user])
     notify_user_added(user)
     send_welcome_message(user)
     return user
@@ -118,7 +120,6 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
 def do_create_bot(owner, full_name, short_name, bot_type, service=None):
     """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST. `service` holds the
     checked fields of an outgoing webhook or embedded bot (bot_services.check_service_settings)."""
-    from .channels import default_streams, subscribe_users_to_streams
 
     full_name = check_full_name(full_name)
     short_name = short_name.strip().lower()
@@ -133,22 +134,16 @@ def do_create_bot(owner, full_name, short_name, bot_type, service=None):
         bot = create_user_row(owner.realm, email, full_name, password=None, role=ROLE_MEMBER,
                               password_method=None, bot_type=bot_type, bot_owner=owner)
         service_row = create_bot_service(bot, service) if service is not None else None
-        subscribe_users_to_streams(default_streams(owner.realm), [bot], acting_user=owner, notify=False)
+        create_subscription_rows(default_streams(owner.realm), [bot])
     notify_user_added(bot)
     publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_row))},
             bot_administrator_ids(bot))
     return bot
 
 
-def active_user_ids(realm_id):
-    """Every active account of the organization (the audience of realm_user events)."""
-    return [u.id for u in UserProfile.select(UserProfile.id).where((UserProfile.realm == realm_id) & UserProfile.is_active)]
-
-
 def notify_user_added(user):
     """realm_user add with the full user object, to everyone in the organization. Viewers who may
     see different fields (delivery_email) get their own copy; most share one."""
-    from ..lib.serializers import user_dict
 
     viewers = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     by_shape = {}
@@ -213,12 +208,10 @@ def do_change_settings(user, changes):
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
     if "allow_private_data_export" in changes:
-        from .realm_export import admin_ids
 
         publish({"type": "realm_export_consent", "user_id": user.id,
                  "consented": changes["allow_private_data_export"]}, admin_ids(user.realm_id))
     return list(changes)
-
 
 
 # --- administration: email changes, profile data, deactivation ------------------------
@@ -232,16 +225,12 @@ SPECIAL_PERMISSIONS = (CAN_CHANGE_USER_EMAILS,)
 
 def has_permission(user, permission):
     """Whether the user holds this special permission."""
-    from ..models import UserPermission
-
     return UserPermission.select().where(
         (UserPermission.user_profile == user) & (UserPermission.permission == permission)).exists()
 
 
 def do_set_permission(user, permission, granted):
     """Grant or revoke a special permission (the CLI's set-permission, or an owner)."""
-    from ..models import UserPermission
-
     if permission not in SPECIAL_PERMISSIONS:
         raise JsonableError(f"Invalid permission '{permission}'")
     with write_transaction():
@@ -253,8 +242,6 @@ def do_set_permission(user, permission, granted):
 
 def do_change_delivery_email(user, new_email):
     """Change an account's real address; the API email follows its visibility setting."""
-    from ..lib.access import can_see_real_email
-
     new_email = check_email(new_email)
     with write_transaction():
         if email_in_use(user.realm_id, new_email):
@@ -276,8 +263,6 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
     The account's API key stops working at once (authentication refuses inactive users); the
     realm_user update with is_active false lets the events layer drop the account's queues.
     """
-    from .invites import notify_invites_changed, revoke_invitations_by
-    from .message_delete import notify_messages_deleted
 
     actions = actions or {}
     bots = list(UserProfile.select().where((UserProfile.bot_owner == user) & UserProfile.is_active))
@@ -304,8 +289,6 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
 
 def messages_to_delete(user, actions):
     """The messages the deletion actions name, sent by the user."""
-    from ..models import Message, Stream
-
     query = Message.select(Message.id, Message.stream, Message.topic, Message.topic_key,
                            Message.recipient).where(Message.sender == user)
     wanted = []
@@ -330,7 +313,6 @@ def apply_deactivation_actions(user, actions):
     Returns (deleted messages, {message_id: holder ids}, {stream_id: new first_message_id}) for
     message_delete.notify_messages_deleted.
     """
-    from .message_delete import delete_message_rows
 
     with write_transaction():
         if actions.get("delete_profile"):

@@ -1,7 +1,9 @@
 """The welcome message every new account receives: real clients fail on an empty first view
 (zulip-terminal 0.7.0 crashes when its first GET /messages returns nothing to show)."""
 
+from ..lib.system_bots import WELCOME_BOT
 from ..models import UserProfile
+from .messages import internal_send_direct_message
 
 WELCOME_TEXT = (
     "Hello, and welcome to {realm}! This is a direct message from the Welcome Bot.\n\n"
@@ -11,8 +13,6 @@ WELCOME_TEXT = (
 
 def welcome_bot(realm):
     """The organization's Welcome Bot, if it exists."""
-    from .realm import WELCOME_BOT
-
     return UserProfile.get_or_none((UserProfile.realm == realm.id)
                                    & (UserProfile.email == f"{WELCOME_BOT[0]}@{realm.host}"))
 
@@ -21,8 +21,6 @@ def send_welcome_message(user, custom_text=None):
     """A direct message from the organization's Welcome Bot to a new human account, then the
     custom welcome text as a second message (Zulip's welcome_message_custom_text): `custom_text`
     None takes the organization's, the empty string sends none."""
-    from .messages import internal_send_direct_message
-
     bot = welcome_bot(user.realm)
     if bot is None or user.is_bot:
         return None
@@ -37,7 +35,6 @@ def send_welcome_message(user, custom_text=None):
 def do_send_test_welcome_message(admin, text):
     """POST /realm/test_welcome_bot_custom_message: the Welcome Bot sends this text to the acting
     administrator, as a new account would receive it; returns the message id."""
-    from .messages import internal_send_direct_message
 
     message_id, _policy = internal_send_direct_message(welcome_bot(admin.realm), admin, text)
     return message_id

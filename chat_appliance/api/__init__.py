@@ -14,6 +14,7 @@ from . import (
     message_activity,
     message_delete,
     message_edits,
+    message_flags,
     message_reports,
     messages,
     navigation_views,
@@ -34,6 +35,7 @@ from . import (
     typing,
     uploads,
     user_groups,
+    user_topics,
     users,
     webhooks,
 )
@@ -42,7 +44,7 @@ BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
-    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp,
+    topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
     people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
 ]

@@ -6,16 +6,17 @@ from flask import Blueprint
 from ..actions.channel_folders import (
     access_folder,
     check_folder_description,
-    check_folder_order,
     check_folder_name,
+    check_folder_order,
     do_create_folder,
     do_reorder_folders,
     do_update_folder,
-    folder_dict,
+    realm_folders,
 )
 from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_bool, check_int, endpoint, list_of
-from ..models import ChannelFolder
+from ..lib.serializers import folder_dict
+from .context import limits
 
 bp = Blueprint("channel_folders", __name__)
 
@@ -27,17 +28,14 @@ UNSET = object()
 def create_folder(user, name, description):
     """Administrators create folders."""
     require_realm_admin(user)
-    return {"channel_folder_id": do_create_folder(user, name, description).id}
+    return {"channel_folder_id": do_create_folder(user, name, description, limits()).id}
 
 
 @bp.get("/channel_folders")
 @endpoint(include_archived=Param(check_bool, default=False))
 def get_folders(user, include_archived):
     """The organization's folders in order; archived ones only when asked."""
-    query = ChannelFolder.select().where(ChannelFolder.realm == user.realm_id)
-    if not include_archived:
-        query = query.where(~ChannelFolder.is_archived)
-    return {"channel_folders": [folder_dict(f) for f in query.order_by(ChannelFolder.order, ChannelFolder.id)]}
+    return {"channel_folders": [folder_dict(f) for f in realm_folders(user.realm_id, include_archived)]}
 
 
 @bp.patch("/channel_folders/<int:folder_id>")
@@ -48,9 +46,9 @@ def update_folder(user, folder_id, name, description, is_archived):
     folder = access_folder(user.realm_id, folder_id)
     changes = {}
     if name is not None:
-        changes["name"] = check_folder_name(user.realm_id, name, exclude_id=folder.id)
+        changes["name"] = check_folder_name(user.realm_id, name, limits(), exclude_id=folder.id)
     if description is not None:
-        changes["description"] = check_folder_description(description)
+        changes["description"] = check_folder_description(description, limits())
     if is_archived is not None:
         changes["is_archived"] = is_archived
     if changes:

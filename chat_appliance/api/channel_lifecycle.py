@@ -4,6 +4,7 @@ PATCH /users/me/subscriptions and GET /users/{id}/subscriptions/{stream_id}."""
 
 from flask import Blueprint
 
+from ..actions.channel_folders import access_folder
 from ..actions.channel_lifecycle import (
     can_administer_channel,
     check_create_permission,
@@ -13,20 +14,31 @@ from ..actions.channel_lifecycle import (
     do_get_channel_email_address,
     notification_bot,
 )
-from ..actions.channels import MAX_STREAM_DESCRIPTION_LENGTH, check_stream_name
-from ..lib.access import access_stream_by_id, access_user_by_id, get_stream_by_name, is_subscribed, require_realm_admin
+from ..actions.channels import check_stream_name, do_change_subscription_properties
+from ..lib.access import (
+    access_stream_by_id,
+    access_user_by_id,
+    active_subscription,
+    can_access_stream_metadata,
+    get_stream_by_name,
+    group_in_realm,
+    is_subscribed,
+    require_realm_admin,
+    user_in_realm,
+)
 from ..lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from ..lib.onboarding_settings import can_subscribe_other_users
 from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
 from ..lib.serializers import STREAM_GROUP_SETTINGS
-from ..models import UserGroup, UserProfile
 from .channel_folders import check_folder_id
+from .channels import check_color, subscribe, unsubscribe
+from .context import limits
 
 bp = Blueprint("channel_lifecycle", __name__)
 
 
 class ChannelAlreadyExistsError(JsonableError):
     """Zulip's 409 for a channel name in use."""
-
     code = "CHANNEL_ALREADY_EXISTS"
     http_status = 409
 
@@ -40,7 +52,7 @@ def check_group_settings(realm_id, settings):
     for name, group_id in settings.items():
         if group_id is None:
             continue
-        if not UserGroup.select().where((UserGroup.id == group_id) & (UserGroup.realm == realm_id)).exists():
+        if group_in_realm(realm_id, group_id) is None:
             raise JsonableError(f"Invalid user group ID: {group_id}")
         chosen[name] = group_id
     return chosen
@@ -50,7 +62,7 @@ def users_by_ids(requester, user_ids):
     """Active accounts of the organization, in order, without repeats."""
     users = []
     for user_id in dict.fromkeys(user_ids):
-        target = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == requester.realm_id))
+        target = user_in_realm(requester.realm_id, user_id)
         if target is None or not target.is_active:
             raise JsonableError("No such user")
         users.append(target)
@@ -68,15 +80,13 @@ def create_channel(user, name, subscribers, description, invite_only, history_pu
                    is_default_stream, folder_id, announce, send_new_subscription_messages, **group_settings):
     """Create a channel with its settings, subscribing the given users. `announce` is accepted: no
     new-channel announcement channel is configured on this server, so nothing is announced."""
-    from ..actions.channel_folders import access_folder
-    from ..lib.onboarding_settings import can_subscribe_other_users
 
     check_create_permission(user, invite_only=invite_only, is_web_public=is_web_public)
-    name = check_stream_name(name)
+    name = check_stream_name(name, limits())
     if get_stream_by_name(user.realm_id, name) is not None:
         raise ChannelAlreadyExistsError(name)
-    if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
-        raise JsonableError(f"description is too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters)")
+    if len(description) > limits().max_stream_description_length:
+        raise JsonableError(f"description is too long (limit: {limits().max_stream_description_length} characters)")
     if is_default_stream:
         if not user.is_realm_admin:
             raise OrganizationAdministratorRequiredError()
@@ -140,7 +150,7 @@ def get_stream_email_address(user, stream_id, sender_id):
     elif sender_id == user.id:
         sender = user
     else:
-        sender = UserProfile.get_or_none((UserProfile.id == sender_id) & (UserProfile.realm == user.realm_id))
+        sender = user_in_realm(user.realm_id, sender_id)
         if sender is None or not sender.is_bot or sender.is_system_bot:
             raise JsonableError("No such bot")
         if sender.bot_owner_id != user.id and not user.is_realm_admin:
@@ -159,8 +169,6 @@ def get_subscription_status(user, user_id, stream_id):
 
 def check_add_requests(var_name, value):
     """add=[{"name": ..., "color": ..., "description": ...}]"""
-    from .channels import check_color
-
     items = list_of(lambda name, item: item)(var_name, value)
     specs = []
     for index, item in enumerate(items):
@@ -182,10 +190,6 @@ def check_add_requests(var_name, value):
 def update_subscriptions(user, add, delete):
     """Subscribe to (creating as needed) and unsubscribe from channels in one request, as POST and
     DELETE /users/me/subscriptions do; every channel to leave is checked before anything changes."""
-    from ..actions.channels import do_change_subscription_properties
-    from ..lib.access import can_access_stream_metadata
-    from ..models import Subscription
-    from .channels import subscribe, unsubscribe
 
     if not add and not delete:
         raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
@@ -205,7 +209,7 @@ def update_subscriptions(user, add, delete):
         for name, _description, color in add:
             stream = get_stream_by_name(user.realm_id, name)
             if color is not None and stream is not None and stream.name in newly:
-                sub = Subscription.get((Subscription.user_profile == user) & (Subscription.stream == stream))
+                sub = active_subscription(user, stream)
                 colors.append((sub, "color", color))
         if colors:
             do_change_subscription_properties(colors)

@@ -4,24 +4,25 @@ import re
 
 from flask import Blueprint
 
+from ..actions.channel_folders import access_folder
+from ..actions.channel_lifecycle import check_archive_change, check_create_permission, do_unarchive_stream
 from ..actions.channels import (
+    check_stream_name,
     do_change_subscription_properties,
-    do_create_streams,
-    notify_subscribed,
-    notify_streams_created,
-    subscribe_users_to_streams,
-    subscriber_counts,
-    subscriber_ids,
+    do_subscribe_creating_streams,
+    do_update_stream,
     unsubscribe_users,
 )
-from ..actions.channel_lifecycle import check_create_permission
-from ..db import write_transaction
 from ..lib.access import (
     access_stream_by_id,
     access_stream_by_name,
+    active_subscription,
     can_access_stream_metadata,
     get_stream_by_name,
+    group_in_realm,
     is_subscribed,
+    require_realm_admin,
+    user_in_realm,
 )
 from ..lib.errors import JsonableError
 from ..lib.onboarding_settings import can_subscribe_other_users
@@ -32,20 +33,28 @@ from ..lib.params import (
     check_bool,
     check_dict,
     check_group_id,
+    check_json_list,
     check_string,
     endpoint,
     list_of,
 )
-from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
-from ..models import Stream, Subscription, UserProfile
+from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
+from ..lib.subscriptions import (
+    realm_streams,
+    subscribed_stream_ids,
+    subscriber_counts,
+    subscriber_ids,
+    subscription_list,
+)
+from ..models import UserProfile
 from .channel_folders import check_folder_id
+from .context import limits
 
 bp = Blueprint("channels", __name__)
 
 
 class PrincipalError(JsonableError):
     """A principal the requester may not act for (or that does not exist): Zulip's 403."""
-
     code = "UNAUTHORIZED_PRINCIPAL"
     http_status = 403
 
@@ -69,7 +78,7 @@ def principals_to_users(requester, principals):
     users = []
     for principal in principals:
         if isinstance(principal, int):
-            target = UserProfile.get_or_none((UserProfile.id == principal) & (UserProfile.realm == requester.realm_id))
+            target = user_in_realm(requester.realm_id, principal)
         else:
             target = UserProfile.get_by_login_email(principal)
             if target is not None and target.realm_id != requester.realm_id:
@@ -132,14 +141,9 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
         check_create_permission(user, invite_only=invite_only, is_web_public=False)
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
-    with write_transaction():
-        created_map, created = do_create_streams(user.realm, to_create, invite_only=invite_only,
-                                                 history_public_to_subscribers=history_public_to_subscribers,
-                                                 creator=user)
-        streams = authorized + [s for s in created_map.values() if s not in authorized]
-        added, already = subscribe_users_to_streams(streams, targets, acting_user=user, notify=False)
-    notify_streams_created(created)
-    notify_subscribed(added)
+    added, already = do_subscribe_creating_streams(user, targets, authorized, to_create, invite_only=invite_only,
+                                                   history_public_to_subscribers=history_public_to_subscribers,
+                                                   limits=limits())
     result = {"subscribed": {}, "already_subscribed": {}}
     for key, pairs in (("subscribed", added), ("already_subscribed", already)):
         for target, stream in pairs:
@@ -180,22 +184,6 @@ def get_subscriptions(user, include_subscribers):
     return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
 
 
-def subscription_list(user, *, include_subscribers, include_archived=False):
-    """Subscription objects of the user's active subscriptions (shared with /register, which lists
-    those of archived channels to clients with the archived_channels capability)."""
-    query = (Subscription.select(Subscription, Stream).join(Stream)
-             .where((Subscription.user_profile == user) & Subscription.active))
-    if not include_archived:
-        query = query.where(~Stream.deactivated)
-    rows = list(query.order_by(Stream.name_key))
-    counts = subscriber_counts([row.stream.id for row in rows])
-    return [
-        subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
-                          subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
-        for row in rows
-    ]
-
-
 @bp.get("/streams")
 @endpoint(
     include_public=Param(check_bool, default=True),
@@ -213,16 +201,10 @@ def get_streams(user, include_public, include_web_public, include_subscribed, in
     """Channels the requester may see, filtered as asked."""
     if (include_all_active or include_all) and not user.is_realm_admin:
         raise JsonableError("User not authorized for this query")
-    query = Stream.select().where(Stream.realm == user.realm_id)
-    if exclude_archived:
-        query = query.where(~Stream.deactivated)
-    subscribed = {
-        s.stream_id for s in Subscription.select(Subscription.stream).where(
-            (Subscription.user_profile == user) & Subscription.active)
-    }
+    subscribed = subscribed_stream_ids(user)
     default_ids = set((user.realm.settings or {}).get("default_stream_ids", []))
     chosen = []
-    for stream in query.order_by(Stream.name_key):
+    for stream in realm_streams(user.realm_id, exclude_archived=exclude_archived):
         is_sub = stream.id in subscribed
         if not can_access_stream_metadata(user, stream, subscribed=is_sub):
             continue
@@ -269,27 +251,23 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
                   is_default_stream, folder_id, is_archived, **group_settings):
     """Administrators rename, describe, make private or public, set default, file into a folder,
     and change a channel's permission groups."""
-    from ..actions.channel_folders import access_folder
-    from ..actions.channels import MAX_STREAM_DESCRIPTION_LENGTH, check_stream_name, do_update_stream
-    from ..lib.access import require_realm_admin
-    from ..models import UserGroup
 
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
     if is_archived is not None:
-        from ..actions.channel_lifecycle import check_archive_change
 
         check_archive_change(stream, is_archived)
     changes = {}
     if new_name is not None and new_name.strip() != stream.name:
-        name = check_stream_name(new_name)
+        name = check_stream_name(new_name, limits())
         clash = get_stream_by_name(user.realm_id, name)
         if clash is not None and clash.id != stream.id:
             raise JsonableError(f"Channel '{name}' already exists")
         changes["name"] = name
     if description is not None and description != stream.description:
-        if len(description) > MAX_STREAM_DESCRIPTION_LENGTH:
-            raise JsonableError(f"description is too long (limit: {MAX_STREAM_DESCRIPTION_LENGTH} characters)")
+        limit = limits().max_stream_description_length
+        if len(description) > limit:
+            raise JsonableError(f"description is too long (limit: {limit} characters)")
         changes["description"] = description
     invite_only = stream.invite_only if is_private is None else is_private
     if invite_only != stream.invite_only:
@@ -311,12 +289,11 @@ def update_stream(user, stream_id, description, new_name, is_private, history_pu
     for name, group_id in group_settings.items():
         if group_id is None:
             continue
-        if not UserGroup.select().where((UserGroup.id == group_id) & (UserGroup.realm == user.realm_id)).exists():
+        if group_in_realm(user.realm_id, group_id) is None:
             raise JsonableError(f"Invalid user group ID: {group_id}")
         if stream.settings.get(name) != group_id:
             changes[name] = group_id
     if is_archived is False:
-        from ..actions.channel_lifecycle import do_unarchive_stream
 
         do_unarchive_stream(stream, user)
     if changes:
@@ -365,9 +342,7 @@ SUBSCRIPTION_PROPERTIES = {
 
 def check_subscription_data(var_name, value):
     """A JSON list of {stream_id, property, value}."""
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     items = []
     for i, item in enumerate(value):
         name = f"{var_name}[{i}]"
@@ -393,8 +368,7 @@ def update_subscription_properties(user, subscription_data):
     changes = []
     for stream_id, prop, value in subscription_data:
         stream = access_stream_by_id(user, stream_id)
-        sub = Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
-                                       & Subscription.active)
+        sub = active_subscription(user, stream)
         if sub is None:
             raise JsonableError(f"Not subscribed to channel ID {stream_id}")
         changes.append((sub, prop, value))

@@ -13,6 +13,7 @@ from ..actions.drafts import (
 )
 from ..lib.params import Param, check_dict, endpoint, list_of
 from ..lib.serializers import draft_dict
+from .context import limits
 
 bp = Blueprint("drafts", __name__)
 
@@ -37,7 +38,7 @@ def get_drafts(user):
 def create_drafts(user, drafts):
     """Store several drafts at once: every one is checked before any is stored."""
     check_drafts_enabled(user)
-    validated = [check_draft(user, f"drafts[{i}]", raw) for i, raw in enumerate(drafts)]
+    validated = [check_draft(user, f"drafts[{i}]", raw, limits()) for i, raw in enumerate(drafts)]
     return {"ids": [d.id for d in do_create_drafts(user, validated)]}
 
 
@@ -47,7 +48,7 @@ def edit_draft(user, draft_id, draft):
     """Replace one of the requester's drafts."""
     check_drafts_enabled(user)
     stored = access_draft(user, draft_id)
-    do_edit_draft(stored, check_draft(user, "draft", draft))
+    do_edit_draft(stored, check_draft(user, "draft", draft, limits()))
 
 
 @bp.delete("/drafts/<int:draft_id>")

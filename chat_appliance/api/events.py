@@ -3,15 +3,24 @@
 from flask import Blueprint, current_app
 
 from ..db import close_connection
-from ..events.queues import manager
 from ..events.state import fetch_initial_state
 from ..lib.auth import authenticate_basic, cached_basic_user
 from ..lib.errors import JsonableError, UnauthorizedError
-from ..lib.params import (Param, ParamError, check_any_json, check_bool, check_dict, check_int, check_string, endpoint,
-                          list_of)
+from ..lib.messages import max_message_id
+from ..lib.params import (
+    Param,
+    ParamError,
+    check_bool,
+    check_dict,
+    check_int,
+    check_json_list,
+    check_string,
+    endpoint,
+    list_of,
+)
 from .channels import parse_include_subscribers
+from .context import limits, queue_manager
 from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
-from .users import max_message_id
 
 bp = Blueprint("events", __name__)
 
@@ -24,9 +33,7 @@ KNOWN_CAPABILITIES = ("notification_settings_null", "bulk_message_deletion", "us
 def check_legacy_narrow(var_name, value):
     """[[operator, operand], ...] as zulip-terminal and print-events send it; the
     {"operator", "operand"} form is accepted too."""
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     pairs = []
     for index, item in enumerate(value):
         if isinstance(item, dict) and "operator" in item and "operand" in item:
@@ -57,10 +64,10 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
         raise JsonableError("User not authorized for this query")
     capabilities = {name: bool((client_capabilities or {}).get(name, False)) for name in KNOWN_CAPABILITIES}
     options = {"client_gravatar": client_gravatar, "include_subscribers": include_subscribers,
-               "client_capabilities": capabilities, "slim_presence": slim_presence}
+               "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits()}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
-    queue = manager.register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
+    queue = queue_manager().register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
                              event_types=event_types, narrow=narrow, apply_markdown=apply_markdown,
                              client_gravatar=client_gravatar, all_public_streams=all_public_streams,
                              client_capabilities=capabilities)
@@ -124,8 +131,8 @@ def cached_events_user(headers, *, session=False):
 @endpoint(auth="cached", **GET_EVENTS_PARAMS)
 def get_events(user, queue_id, last_event_id, dont_block):
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
-    queue = manager.access(queue_id, user.id)
-    if manager.loop is not None:
+    queue = queue_manager().access(queue_id, user.id)
+    if queue_manager().loop is not None:
         # Under `serve` only what the loop does not answer natively reaches this view (HEAD);
         # it must not park a worker thread.
         dont_block = True
@@ -140,5 +147,5 @@ def get_events(user, queue_id, last_event_id, dont_block):
 @endpoint(auth="cached", **DELETE_EVENTS_PARAMS)
 def delete_queue(user, queue_id):
     """Remove one of the requester's queues."""
-    manager.access(queue_id, user.id)
-    manager.delete(queue_id)
+    queue_manager().access(queue_id, user.id)
+    queue_manager().delete(queue_id)

@@ -1,11 +1,11 @@
 """Organization export: POST|GET /export/realm, GET /export/realm/consents; and, outside /api/v1,
 the finished export at /user_avatars/exports/{realm_id}/{token}/{name}.tar.gz."""
 
-from flask import Blueprint, send_file
+from flask import Blueprint, current_app, send_file
 
 from ..actions.realm_export import access_export_file, do_export_realm, export_consents, realm_exports
 from ..lib.access import require_realm_admin
-from ..lib.params import Param, endpoint, one_of, int_range
+from ..lib.params import Param, endpoint, int_range, one_of
 
 bp = Blueprint("export", __name__)
 files_bp = Blueprint("export_files", __name__)
@@ -16,7 +16,7 @@ files_bp = Blueprint("export_files", __name__)
 def export_realm(user, export_type):
     """Administrators export the organization: 1 public data, 2 with the private data of consenting users."""
     require_realm_admin(user)
-    return {"id": do_export_realm(user, export_type).id}
+    return {"id": do_export_realm(current_app.config["INSTANCE_PATH"], user, export_type).id}
 
 
 @bp.get("/export/realm")
@@ -38,5 +38,5 @@ def get_export_consents(user):
 @files_bp.get("/user_avatars/exports/<int:realm_id>/<token>/<name>")
 def download_export(realm_id, token, name):
     """A finished export. As in Zulip, the URL's random part is the credential."""
-    return send_file(access_export_file(realm_id, token, name), mimetype="application/gzip", as_attachment=True,
+    return send_file(access_export_file(current_app.config["INSTANCE_PATH"], realm_id, token, name), mimetype="application/gzip", as_attachment=True,
                      download_name=name)

@@ -3,6 +3,7 @@
 from flask import Blueprint, current_app
 
 from ..actions.invites import (
+    InvitationError,
     access_invite_for_update,
     check_invite_groups,
     check_invite_role,
@@ -12,7 +13,6 @@ from ..actions.invites import (
     do_invite_users,
     do_resend_invite,
     do_revoke_invite,
-    InvitationError,
     invites_controlled_by,
     parse_invitee_emails,
 )

@@ -8,11 +8,11 @@ from ..actions.linkifiers import (
     do_remove_linkifier,
     do_reorder_linkifiers,
     do_update_linkifier,
-    linkifier_dict,
-    realm_linkifiers,
 )
 from ..lib.access import require_realm_admin
+from ..lib.linkifiers import realm_linkifiers
 from ..lib.params import Param, check_int, endpoint, list_of
+from ..lib.serializers import linkifier_dict
 
 bp = Blueprint("linkifiers", __name__)
 

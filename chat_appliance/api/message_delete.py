@@ -3,9 +3,9 @@
 from flask import Blueprint
 
 from ..actions.message_delete import do_delete_messages
+from ..lib.access import access_message
 from ..lib.message_permissions import check_delete
 from ..lib.params import endpoint
-from .messages import access_message
 
 bp = Blueprint("message_delete", __name__)
 

@@ -3,9 +3,10 @@
 from flask import Blueprint
 
 from ..actions.message_edit import PROPAGATE_MODES, check_update_message, do_update_message
+from ..lib.access import access_message
 from ..lib.message_history import edit_snapshots
 from ..lib.params import Param, check_bool, check_int, endpoint, one_of
-from .messages import access_message, limits
+from .context import limits
 
 bp = Blueprint("message_edits", __name__)
 

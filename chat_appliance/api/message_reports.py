@@ -4,8 +4,9 @@ from flask import Blueprint
 
 from ..actions.message_report import check_report, do_report_message
 from ..events.state import REPORT_MESSAGE_TYPES
+from ..lib.access import access_message
 from ..lib.params import Param, endpoint, one_of, string_max
-from .messages import access_message, limits
+from .context import limits
 
 bp = Blueprint("message_reports", __name__)
 

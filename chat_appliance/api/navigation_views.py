@@ -8,15 +8,15 @@ from ..actions.navigation_views import (
     BUILT_IN_FRAGMENTS,
     access_view_for_update,
     check_new_view,
-    name_taken,
     do_add_view,
     do_remove_view,
     do_update_view,
-    view_dict,
+    name_taken,
+    user_views,
 )
 from ..lib.errors import JsonableError
 from ..lib.params import Param, check_bool, endpoint
-from ..models import NavigationView
+from ..lib.serializers import view_dict
 
 bp = Blueprint("navigation_views", __name__)
 
@@ -25,8 +25,7 @@ bp = Blueprint("navigation_views", __name__)
 @endpoint()
 def get_views(user):
     """The requester's stored views."""
-    views = NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id)
-    return {"navigation_views": [view_dict(v) for v in views]}
+    return {"navigation_views": [view_dict(v) for v in user_views(user)]}
 
 
 @bp.post("/navigation_views")

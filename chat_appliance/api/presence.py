@@ -9,12 +9,12 @@ from ..actions.presence import (
     do_update_user_presence,
     legacy_presence,
     realm_presences,
+    user_presence,
 )
 from ..lib.access import access_user_by_email, access_user_by_id
 from ..lib.errors import JsonableError
 from ..lib.params import Param, check_bool, check_int, endpoint, int_range, one_of
 from ..lib.user_settings import user_setting
-from ..models import UserPresence
 
 bp = Blueprint("presence", __name__)
 
@@ -57,7 +57,7 @@ def get_user_presence(user, user_id_or_email):
         target = access_user_by_id(user, int(user_id_or_email))
     else:
         target = access_user_by_email(user, user_id_or_email)
-    presence = UserPresence.get_or_none(UserPresence.user_profile == target)
+    presence = user_presence(target)
     if presence is None or target.is_bot or not user_setting(target, "presence_enabled"):
         raise JsonableError(f"No presence data for {user_id_or_email}")
     return {"presence": {key: {"status": value["status"], "timestamp": value["timestamp"]}

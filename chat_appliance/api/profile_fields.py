@@ -10,11 +10,11 @@ from ..actions.profile_fields import (
     do_delete_field,
     do_reorder_fields,
     do_update_field,
-    field_dict,
     realm_fields,
 )
 from ..lib.access import require_realm_admin
 from ..lib.params import Param, check_any_json, check_bool, check_int, endpoint, list_of
+from ..lib.serializers import field_dict
 
 bp = Blueprint("profile_fields", __name__)
 

@@ -3,8 +3,8 @@
 from flask import Blueprint
 
 from ..actions.reactions import REACTION_TYPES, check_emoji, do_add_reaction, do_remove_reaction
+from ..lib.access import access_message
 from ..lib.params import Param, endpoint, one_of
-from .messages import access_message
 
 bp = Blueprint("reactions", __name__)
 

@@ -4,15 +4,17 @@ import zoneinfo
 
 from flask import Blueprint
 
+from ..actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
 from ..actions.realm import do_update_realm
 from ..actions.users import check_full_name, do_change_full_name, do_change_settings
-from ..lib.access import require_realm_admin
+from ..actions.welcome import do_send_test_welcome_message
+from ..lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from ..lib.errors import JsonableError
-from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
-from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, realm_setting_params
+from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
+from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
 from ..lib.user_settings import USER_SETTING_DEFAULTS
-from ..models import EDIT_HISTORY_POLICIES, Stream, UserGroup
+from ..models import EDIT_HISTORY_POLICIES
 
 bp = Blueprint("realm", __name__)
 
@@ -51,8 +53,6 @@ def update_realm(user, name, description, moderation_request_channel_id, message
                  can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds,
                  **message_settings):
     """Administrators change organization settings."""
-    from ..actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
-
     require_realm_admin(user)
     realm = user.realm
     onboarding_changes = check_onboarding_settings(
@@ -62,8 +62,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
     for setting, value in message_settings.items():
         if value is None and setting in MESSAGE_GROUP_SETTINGS or value == ():
             continue  # not sent (limits use () as "absent", since None means unlimited)
-        if setting in MESSAGE_GROUP_SETTINGS and not UserGroup.select().where(
-                (UserGroup.id == value) & (UserGroup.realm == realm)).exists():
+        if setting in MESSAGE_GROUP_SETTINGS and group_in_realm(realm.id, value) is None:
             raise JsonableError("Invalid user group ID")
         stored[setting] = value
     if stored != (realm.settings or {}):
@@ -80,7 +79,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         if moderation_request_channel_id == -1:
             changes["moderation_request_channel_id"] = None
         else:
-            stream = Stream.get_or_none((Stream.id == moderation_request_channel_id) & (Stream.realm == realm))
+            stream = stream_in_realm(realm.id, moderation_request_channel_id)
             if stream is None:
                 raise JsonableError("Invalid channel ID")
             changes["moderation_request_channel_id"] = stream.id
@@ -88,7 +87,7 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         changes["message_edit_history_visibility_policy"] = EDIT_HISTORY_POLICIES[
             message_edit_history_visibility_policy]
     if can_mention_many_users_group is not None:
-        group = UserGroup.get_or_none((UserGroup.id == can_mention_many_users_group) & (UserGroup.realm == realm))
+        group = group_in_realm(realm.id, can_mention_many_users_group)
         if group is None:
             raise JsonableError("Invalid user group ID")
         changes["can_mention_many_users_group_id"] = group.id
@@ -138,9 +137,6 @@ def update_settings(user, full_name, **settings):
 @endpoint(welcome_message_custom_text=Param())
 def test_welcome_bot_custom_message(user, welcome_message_custom_text):
     """Administrators preview the custom welcome text: Welcome Bot sends it to them."""
-    from ..actions.welcome import do_send_test_welcome_message
-    from ..lib.onboarding_settings import check_welcome_text_param
-
     require_realm_admin(user)
     text = check_welcome_text_param("welcome_message_custom_text", welcome_message_custom_text)
     if not text.strip():

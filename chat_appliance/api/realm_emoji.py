@@ -1,7 +1,7 @@
 """Custom emoji: GET /realm/emoji, POST|DELETE /realm/emoji/{emoji_name}; and, outside /api/v1,
 their images at /user_avatars/{realm_id}/emoji/images/{file_name}."""
 
-from flask import Blueprint, request, send_file
+from flask import Blueprint, current_app, request, send_file
 
 from ..actions.realm_emoji import (
     access_emoji_for_removal,
@@ -9,12 +9,12 @@ from ..actions.realm_emoji import (
     check_emoji_image,
     do_add_realm_emoji,
     do_deactivate_realm_emoji,
+    emoji_by_file_name,
     emoji_image_path,
 )
 from ..lib.custom_emoji import realm_emoji_state
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
-from ..models import RealmEmoji
 
 bp = Blueprint("realm_emoji", __name__)
 images_bp = Blueprint("emoji_images", __name__)
@@ -39,7 +39,8 @@ def upload_emoji(user, emoji_name):
     if len(files) != 1:
         raise JsonableError("You must upload exactly one file.")
     data = files[0].read()
-    do_add_realm_emoji(user, name, data, check_emoji_image(data))
+    extension = check_emoji_image(data, current_app.config["MAX_EMOJI_FILE_SIZE_MIB"])
+    do_add_realm_emoji(current_app.config["INSTANCE_PATH"], user, name, data, extension)
 
 
 @bp.delete("/realm/emoji/<emoji_name>")
@@ -53,8 +54,8 @@ def delete_emoji(user, emoji_name):
 def emoji_image(realm_id, file_name):
     """A custom emoji's image. Public, like Zulip's user_avatars: emoji names and images are not secret,
     and <img> tags in rendered messages load them without credentials."""
-    emoji = RealmEmoji.get_or_none((RealmEmoji.realm == realm_id) & (RealmEmoji.file_name == file_name))
-    path = emoji_image_path(realm_id, file_name) if emoji is not None else None
+    emoji = emoji_by_file_name(realm_id, file_name)
+    path = emoji_image_path(current_app.config["INSTANCE_PATH"], realm_id, file_name) if emoji is not None else None
     if path is None or not path.is_file():
         raise ResourceNotFoundError("File not found")
     extension = file_name.rsplit(".", 1)[-1]

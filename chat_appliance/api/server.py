@@ -3,10 +3,11 @@
 from flask import Blueprint, current_app
 
 from .. import __version__
+from ..lib.access import instance_realm
 from ..lib.errors import JsonableError, UserDeactivatedError
 from ..lib.params import Param, endpoint
 from ..lib.passwords import check_password
-from ..models import Realm, UserProfile
+from ..models import UserProfile
 
 bp = Blueprint("server", __name__)
 
@@ -17,17 +18,12 @@ ZULIP_VERSION = f"11.0-chat-appliance-{__version__}"
 ZULIP_MERGE_BASE = ZULIP_VERSION
 
 
-def realm_or_none():
-    """The organization this server hosts (one per server), if created."""
-    return Realm.select().order_by(Realm.id).first()
-
-
 @bp.get("/server_settings")
 @endpoint(auth=False)
 def server_settings():
     """Never requires auth and ignores any credentials sent: the zulip library calls it with
     them from its constructor and asserts zulip_version is present."""
-    realm = realm_or_none()
+    realm = instance_realm()
     return {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,

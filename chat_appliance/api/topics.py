@@ -1,14 +1,13 @@
 """Topics of a channel: GET /users/me/{stream_id}/topics, POST /streams/{stream_id}/delete_topic."""
 
 from flask import Blueprint, current_app
-from peewee import fn
 
 from ..actions.message_delete import do_delete_topic
 from ..actions.messages import normalize_topic
-from ..lib.access import access_stream_by_id, can_read_stream_history, require_realm_admin
-from ..lib.messages import display_topic
+from ..lib.access import access_stream_by_id, require_realm_admin
+from ..lib.messages import display_topic, stream_topics
 from ..lib.params import Param, check_bool, endpoint
-from ..models import Message, UserMessage
+from .context import limits
 
 bp = Blueprint("topics", __name__)
 
@@ -20,16 +19,8 @@ def get_stream_topics(user, stream_id, allow_empty_topic_name):
     read the channel's history (private channel with protected history, or a guest), only the
     topics of messages they received."""
     stream = access_stream_by_id(user, stream_id)
-    query = Message.select(fn.MAX(Message.id).alias("max_id")).where(Message.recipient == stream.recipient_id)
-    if not can_read_stream_history(user, stream):
-        query = query.join(UserMessage, on=(UserMessage.message == Message.id)).where(
-            UserMessage.user_profile == user.id)
-    rows = query.group_by(Message.topic_key).order_by(fn.MAX(Message.id).desc()).dicts()
-    # The name is that of the topic's newest message (topics differing only in case are one).
-    names = {m.id: m.topic for m in Message.select(Message.id, Message.topic).where(
-        Message.id.in_([row["max_id"] for row in rows]))}
-    return {"topics": [{"name": display_topic(names[row["max_id"]], allow_empty_topic_name),
-                        "max_id": row["max_id"]} for row in rows]}
+    return {"topics": [{"name": display_topic(name, allow_empty_topic_name), "max_id": max_id}
+                       for name, max_id in stream_topics(user, stream)]}
 
 
 @bp.post("/streams/<int:stream_id>/delete_topic")
@@ -38,7 +29,7 @@ def delete_topic(user, stream_id, topic_name):
     """Delete every message of a topic, in batches within a time budget (administrators only)."""
     require_realm_admin(user)
     stream = access_stream_by_id(user, stream_id)
-    topic = normalize_topic(topic_name, current_app.config["MAX_TOPIC_LENGTH"])
+    topic = normalize_topic(topic_name, limits().max_topic_length)
     complete = do_delete_topic(stream, topic.casefold(),
                                time_budget_seconds=current_app.config["DELETE_TOPIC_TIME_BUDGET_SECONDS"])
     return {"complete": complete}

@@ -6,17 +6,19 @@ from flask import Blueprint, request, send_file
 
 from ..actions.uploads import (
     UPLOAD_URL_PREFIX,
+    access_own_attachment,
     access_temporary_upload,
     access_upload,
-    attachment_dict,
     do_delete_attachment,
     do_upload_file,
+    messages_linking,
     temporary_url,
-    uploads_root,
+    user_attachments,
 )
 from ..lib.errors import JsonableError, ResourceNotFoundError
 from ..lib.params import endpoint
-from ..models import Attachment
+from ..lib.serializers import attachment_dict
+from .context import app_state, limits
 
 bp = Blueprint("uploads", __name__)
 downloads_bp = Blueprint("downloads", __name__)
@@ -38,7 +40,8 @@ def the_uploaded_file():
 def upload_file(user):
     """Store the file; return its URL (`uri` is the name before Zulip 9.0, still read by the
     zulip library's examples) and the stored file name."""
-    attachment = do_upload_file(user, the_uploaded_file())
+    uploaded = the_uploaded_file()
+    attachment = do_upload_file(user, app_state().uploads, uploaded.filename, uploaded.stream, limits())
     url = UPLOAD_URL_PREFIX + attachment.path_id
     return {"uri": url, "url": url, "filename": attachment.file_name}
 
@@ -48,15 +51,15 @@ def upload_file(user):
 def get_temporary_url(user, realm_id, filename):
     """A URL that serves the file without credentials for a minute, for clients that hand the
     link to something that cannot authenticate (a browser, an image viewer)."""
-    return {"url": temporary_url(access_upload(user, f"{realm_id}/{filename}"))}
+    return {"url": temporary_url(app_state().uploads, access_upload(user, f"{realm_id}/{filename}"))}
 
 
 @bp.get("/attachments")
 @endpoint()
 def get_attachments(user):
     """The requester's uploads, newest first, and the space they use."""
-    attachments = list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
-    return {"attachments": [attachment_dict(a) for a in attachments],
+    attachments = user_attachments(user)
+    return {"attachments": [attachment_dict(a, messages_linking(a)) for a in attachments],
             "upload_space_used": sum(a.size for a in attachments)}
 
 
@@ -64,10 +67,7 @@ def get_attachments(user):
 @endpoint()
 def remove_attachment(user, attachment_id):
     """Delete one of the requester's uploads."""
-    attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
-    if attachment is None:
-        raise JsonableError("Invalid attachment")
-    do_delete_attachment(attachment)
+    do_delete_attachment(app_state().uploads, access_own_attachment(user, attachment_id))
 
 
 @downloads_bp.get("/user_uploads/<int:realm_id>/<path:rest>")
@@ -82,13 +82,13 @@ def download_file(user, realm_id, rest):
 @endpoint(auth=False)
 def download_temporary(token, name):
     """The file a temporary URL names, without credentials, while the URL is valid."""
-    return send_attachment(access_temporary_upload(token))
+    return send_attachment(access_temporary_upload(app_state().uploads, token))
 
 
 def send_attachment(attachment):
     """The file's bytes; a download unless it is an image, so that an uploaded HTML page never
     runs in the server's origin."""
-    path = uploads_root() / attachment.path_id
+    path = app_state().uploads.path(attachment.path_id)
     if not path.is_file():
         raise ResourceNotFoundError("File not found")
     inline = attachment.content_type.startswith("image/") and attachment.content_type != "image/svg+xml"

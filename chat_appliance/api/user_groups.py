@@ -21,11 +21,11 @@ from ..actions.user_groups import (
     do_update_members,
     do_update_subgroups,
     group_dict,
+    realm_groups,
 )
 from ..lib.errors import JsonableError
 from ..lib.groups import recursive_member_ids, subgroup_closure
 from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of
-from ..models import UserGroup
 
 bp = Blueprint("user_groups", __name__)
 
@@ -87,10 +87,7 @@ def create_group(user, name, description, members, subgroups, **settings):
 @endpoint(include_deactivated_groups=Param(check_bool, default=False))
 def get_groups(user, include_deactivated_groups):
     """Every group of the organization, system groups included."""
-    query = UserGroup.select().where(UserGroup.realm == user.realm_id).order_by(UserGroup.id)
-    if not include_deactivated_groups:
-        query = query.where(~UserGroup.deactivated)
-    return {"user_groups": [group_dict(g) for g in query]}
+    return {"user_groups": [group_dict(g) for g in realm_groups(user.realm_id, include_deactivated_groups)]}
 
 
 @bp.patch("/user_groups/<int:group_id>")

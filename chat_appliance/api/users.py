@@ -1,8 +1,7 @@
 """Users: GET /users/me, GET /users, GET|PATCH /users/{user_id} and /users/{email}, DELETE /users/{user_id},
 POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 
-from flask import current_app
-from flask import Blueprint
+from flask import Blueprint, current_app
 
 from ..actions.bot_services import check_service_settings
 from ..actions.profile_fields import check_profile_data, do_update_profile_data
@@ -19,20 +18,14 @@ from ..actions.users import (
     do_reactivate_user,
     has_permission,
 )
-from ..lib.access import access_user_by_email, access_user_by_id, require_realm_admin
+from ..lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
+from ..lib.messages import max_message_id
 from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of
 from ..lib.serializers import own_user_dict, user_dict
-from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES, UserProfile
-from ..models.base import query_rows
+from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 
 bp = Blueprint("users", __name__)
-
-
-def max_message_id(user):
-    """The newest message id in the user's history; -1 when there is none (Zulip)."""
-    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
-    return newest if newest is not None else -1
 
 
 @bp.get("/users/me")
@@ -48,9 +41,7 @@ def get_own_user(user):
 def get_users(user, client_gravatar, include_custom_profile_fields):
     """Every account of the organization, bots and deactivated accounts included; system bots
     are Zulip's cross-realm bots and are listed by /register instead."""
-    targets = (UserProfile.select()
-               .where((UserProfile.realm == user.realm_id) & ~UserProfile.is_system_bot)
-               .order_by(UserProfile.id))
+    targets = realm_accounts(user.realm_id)
     return {"members": [user_dict(t, user, client_gravatar=client_gravatar,
                                   include_custom_profile_fields=include_custom_profile_fields) for t in targets]}
 
@@ -104,15 +95,6 @@ def check_role_change(acting_user, target, role):
         raise JsonableError("The owner permission cannot be removed from the only organization owner.")
     if target.is_guest and role in (ROLE_OWNER, ROLE_ADMINISTRATOR):
         raise JsonableError("Guests cannot be organization administrators")
-
-
-def only_owner(target):
-    """Whether the target is the organization's only active human owner."""
-    owners = UserProfile.select().where(
-        (UserProfile.realm == target.realm_id) & (UserProfile.role == ROLE_OWNER) & UserProfile.is_active
-        & ~UserProfile.is_bot
-    )
-    return owners.count() == 1 and owners.first().id == target.id
 
 
 USER_UPDATE_PARAMS = dict(

@@ -6,13 +6,14 @@ string (Basic auth works too). The body is the service's own JSON (or a form wit
 
 import json
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from ..actions.webhooks import do_send_webhook_message, user_for_webhook_key
 from ..integrations import INTEGRATIONS, UnsupportedEvent
 from ..lib.auth import authenticate_request
 from ..lib.errors import JsonableError
 from ..lib.response import json_success
+from .context import limits
 
 bp = Blueprint("webhooks", __name__)
 
@@ -45,9 +46,7 @@ def incoming_webhook(integration):
         return json_success()
     stream = request.args.get("stream")
     topic = request.args.get("topic") or topic or module.DEFAULT_TOPIC
-    limits = {"max_message_length": current_app.config["MAX_MESSAGE_LENGTH"],
-              "max_topic_length": current_app.config["MAX_TOPIC_LENGTH"]}
-    do_send_webhook_message(user, stream=stream, topic=topic[: limits["max_topic_length"]], content=content,
+    do_send_webhook_message(user, stream=stream, topic=topic[: limits().max_topic_length], content=content,
                             client_name=f"Zulip{module.__name__.rsplit('.', 1)[1].title().replace('_', '')}Webhook",
-                            limits=limits)
+                            limits=limits())
     return json_success()

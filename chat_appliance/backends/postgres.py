@@ -100,6 +100,14 @@ def clone_database(source_url, target_url):
         conn.close()
 
 
+def close_database(db):
+    """The app is done with the database: give this thread's connection back and close the
+    pool's idle connections (connections other threads still use close when given back)."""
+    if not db.is_closed():
+        db.close()
+    db.close_idle()
+
+
 @contextmanager
 def write_transaction(db):
     """A transaction that writes. SQLite has one writer at a time (BEGIN IMMEDIATE), and the

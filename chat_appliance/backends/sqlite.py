@@ -7,6 +7,7 @@ from urllib.parse import urlparse
 
 from playhouse.pool import PooledSqliteDatabase
 
+from ..lib.text import html_to_text
 from .text import words
 
 NAME = "sqlite"
@@ -34,9 +35,9 @@ def path_from_url(database_url):
 
 def open_database(database_url, **_pool_options):
     """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
-    after each request; one more connection stays open for the life of the process, because in
-    WAL mode closing the *last* connection checkpoints and truncates the WAL, which would make
-    every request pay a checkpoint (measured: about 7 ms per request)."""
+    after each request; one more connection (`db.keeper`) stays open until close_database,
+    because in WAL mode closing the *last* connection checkpoints and truncates the WAL, which
+    would make every request pay a checkpoint (measured: about 7 ms per request)."""
     path = path_from_url(database_url)
     # Pooled: closing a request's connection returns it for the next request on any thread, so
     # a request does not pay for opening a connection and setting its pragmas (measured: most of
@@ -44,21 +45,31 @@ def open_database(database_url, **_pool_options):
     # pool's size bounds it.
     db = PooledSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
                               check_same_thread=False)
-    _keep_open(path)
+    db.keeper = _keep_open(path)
+    db.writer_lock = threading.RLock()
     return db
 
 
-_keepers = {}
+def close_database(db):
+    """Close every pooled connection and the keeper (the app is done with the database)."""
+    if not db.is_closed():
+        db.close()
+    db.close_all()
+    keeper = getattr(db, "keeper", None)
+    if keeper is not None:
+        keeper.close()
+        db.keeper = None
 
 
 def _keep_open(path):
-    """Hold one idle connection to `path` (no transaction, so it blocks nobody)."""
-    if path != ":memory:" and path not in _keepers:
-        keeper = sqlite3.connect(path, check_same_thread=False)
-        # A read maps the WAL index; only then does this connection count as open to the WAL.
-        keeper.execute("PRAGMA journal_mode=wal").fetchall()
-        keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        _keepers[path] = keeper
+    """One idle connection to `path` (no transaction, so it blocks nobody); None in memory."""
+    if path == ":memory:":
+        return None
+    keeper = sqlite3.connect(path, check_same_thread=False)
+    # A read maps the WAL index; only then does this connection count as open to the WAL.
+    keeper.execute("PRAGMA journal_mode=wal").fetchall()
+    keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    return keeper
 
 
 def clone_database(source_url, target_url):
@@ -74,20 +85,20 @@ def clone_database(source_url, target_url):
         source.close()
 
 
-# SQLite has one writer at a time. Without this lock, concurrent writers in this process
+# SQLite has one writer at a time. Without a lock (db.writer_lock, one per open database, so
+# apps on different files do not wait for each other), concurrent writers in this process
 # queue inside SQLite's busy handler, which sleeps and retries with growing pauses: sixteen
 # concurrent senders gave no more throughput than one and a p99 of seconds. Waiting on a
 # lock instead wakes the next writer the moment the previous one commits. Re-entrant, since
 # an action's helpers may open a nested (savepoint) write transaction. Other processes (the
 # CLI beside a running server) still meet the busy handler.
-_writer_lock = threading.RLock()
 
 
 @contextmanager
 def write_transaction(db):
     """BEGIN IMMEDIATE under the process's writer lock: writers take turns in order, and two
     writers never deadlock upgrading from read to write (SQLite would answer SQLITE_BUSY)."""
-    with _writer_lock:
+    with db.writer_lock:
         with db.atomic("IMMEDIATE") as txn:
             yield txn
 
@@ -204,8 +215,6 @@ def create_search_index(db):
 
 def index_messages(db, rows, new=False):
     """(Re)index messages given as (id, topic, rendered_html); `new` skips removing old rows."""
-    from ..lib.text import html_to_text
-
     rows = list(rows)
     if not rows:
         return

@@ -1,38 +1,55 @@
 """The seam between actions and event queues.
 
-Actions call `publish(event, user_ids)` after their transaction committed; the queue
-manager registers itself as a listener. With no listener (the CLI, unit tests of actions)
-publishing does nothing.
+Actions call `publish(event, user_ids)` wherever the change is made, inside its transaction
+or after it: delivery waits for the commit (db.on_commit). The queue manager registers itself
+as a listener. With no listener (the CLI, unit tests of actions) publishing does nothing.
 """
 
 import logging
 
+from .. import runtime
+from ..db import on_commit
+
 log = logging.getLogger(__name__)
 
-_listeners = []
+
+def _listeners(active=None):
+    """The listener list of a runtime (default: the current one); empty when none is open."""
+    active = active or runtime.current()
+    return active.listeners if active is not None else []
 
 
-def add_listener(listener):
-    """Register a callable(event: dict, user_ids: iterable[int]); returns it for removal."""
-    _listeners.append(listener)
+def add_listener(listener, active=None):
+    """Register a callable(event: dict, user_ids: iterable[int]) on the current runtime (or
+    `active`); returns it for removal."""
+    _listeners(active).append(listener)
     return listener
 
 
-def listeners():
+def listeners(active=None):
     """The registered listeners, in order."""
-    return tuple(_listeners)
+    return tuple(_listeners(active))
 
 
-def remove_listener(listener):
+def remove_listener(listener, active=None):
     """Unregister a listener added with add_listener."""
-    if listener in _listeners:
-        _listeners.remove(listener)
+    registered = _listeners(active)
+    if listener in registered:
+        registered.remove(listener)
 
 
 def publish(event, user_ids):
-    """Deliver an event to the queues of these users. Call only after commit."""
+    """Deliver an event to the queues of these users: at once outside a transaction; inside
+    one, after it commits, and not at all if it rolls back (as Zulip's send_event_on_commit).
+    The audience and the listeners (the current runtime's) are fixed now."""
     user_ids = list(user_ids)
-    for listener in list(_listeners):
+    targets = list(_listeners())
+    on_commit(lambda: _deliver(targets, event, user_ids))
+
+
+def _deliver(targets, event, user_ids):
+    """Hand a committed event to every listener."""
+    for listener in targets:
         try:
             listener(event, user_ids)
         except Exception:  # a broken listener must not undo a committed change

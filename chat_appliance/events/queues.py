@@ -1,7 +1,7 @@
 """In-process event queues: register, long-poll get, heartbeat, garbage collection, fan-out,
 and saving them across a graceful restart.
 
-One `QueueManager` per process listens on the bus. One lock guards every queue's state; it is
+One `QueueManager` per app (create_app keeps it on the app) listens on the app's bus. One lock guards every queue's state; it is
 held only for list and dict operations, never while waiting. A long poll waits in one of two
 ways: on the event loop of `chat-appliance serve` (`EventQueue.get_async`, a future per waiting
 poll and no thread), or in a thread (`EventQueue.get`, used by the Flask view when the app runs
@@ -29,6 +29,7 @@ import time
 
 from ..lib.errors import JsonableError
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from ..lib.narrow import message_matches_narrow
 
 log = logging.getLogger(__name__)
 
@@ -206,65 +207,9 @@ class EventQueue:
         return data
 
 
-# --- narrow matching for message events (legacy [[operator, operand]] pairs) ----------------
-
-
-def _participant_emails(message):
-    recipients = message.get("display_recipient")
-    return {r["email"].lower() for r in recipients} if isinstance(recipients, list) else set()
-
-
-def _participant_ids(message):
-    recipients = message.get("display_recipient")
-    return {r["id"] for r in recipients} if isinstance(recipients, list) else set()
-
-
-def _dm_operand_matches(queue, message, operand):
-    if message.get("type") != "private":
-        return False
-    if isinstance(operand, list):
-        wanted_ids = {int(x) for x in operand}
-        return _participant_ids(message) == wanted_ids | {queue.user_id} or _participant_ids(message) == wanted_ids
-    # zulip-terminal joins emails with ", ", so split and strip.
-    wanted = {e.strip().lower() for e in str(operand).split(",") if e.strip()}
-    return _participant_emails(message) in (wanted | {queue.user_email}, wanted)
-
-
 def narrow_matches(queue, message, flags):
-    """Whether a message belongs to the queue's narrow (an empty narrow matches everything)."""
-    for operator, operand in queue.narrow:
-        if operator in ("stream", "channel"):
-            if message.get("type") != "stream":
-                return False
-            if isinstance(operand, int) or str(operand).isdigit():
-                if message.get("stream_id") != int(operand):
-                    return False
-            elif str(message.get("display_recipient", "")).lower() != str(operand).lower():
-                return False
-        elif operator in ("topic", "subject"):
-            topic = message.get("subject", message.get("topic", ""))
-            if message.get("type") != "stream" or topic.lower() != str(operand).lower():
-                return False
-        elif operator == "sender":
-            if isinstance(operand, int) or str(operand).isdigit():
-                if message.get("sender_id") != int(operand):
-                    return False
-            elif message.get("sender_email", "").lower() != str(operand).lower():
-                return False
-        elif operator == "is":
-            kind = str(operand).lower()
-            if kind in ("dm", "private") and message.get("type") != "private":
-                return False
-            if kind == "starred" and "starred" not in flags:
-                return False
-            if kind == "mentioned" and not {"mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned",
-                                            "group_mentioned"} & set(flags):
-                return False
-        elif operator in ("dm", "pm-with", "pm_with"):
-            if not _dm_operand_matches(queue, message, operand):
-                return False
-        # Other operators (search, has, near, ...) cannot be decided on a live event: let it through.
-    return True
+    """Whether a message event belongs to the queue's narrow (lib/narrow decides, as for fetches)."""
+    return message_matches_narrow(queue.narrow, message, flags, user_id=queue.user_id, user_email=queue.user_email)
 
 
 class QueueManager:
@@ -562,5 +507,3 @@ class QueueManager:
             shaped["local_message_id"] = event["local_id"]
         return shaped
 
-
-manager = QueueManager()

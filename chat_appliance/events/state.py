@@ -6,17 +6,36 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 import time
 
-from flask import current_app
-
-from ..actions.bot_services import administered_bots, service_dicts
+from ..actions.alert_words import user_alert_words
+from ..actions.bot_services import administered_bots, service_of
+from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 from ..actions.drafts import user_drafts
+from ..actions.muted_users import muted_users_list
+from ..actions.playgrounds import realm_playgrounds
+from ..actions.presence import realm_presences
 from ..actions.saved_snippets import user_saved_snippets
+from ..actions.scheduled_messages import (
+    MAX_REMINDER_NOTE_LENGTH,
+    reminder_dict,
+    scheduled_message_dict,
+    user_scheduled_messages,
+)
+from ..actions.user_settings_defaults import realm_user_settings_defaults
+from ..actions.user_status import realm_user_statuses
+from ..actions.user_topics import user_topic_rows
 from ..lib.access import can_access_stream_metadata
+from ..lib.custom_emoji import realm_emoji_state
+from ..lib.linkifiers import realm_linkifiers
+from ..lib.message_permissions import realm_message_settings_state
+from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from ..lib.onboarding_settings import onboarding_settings_state
 from ..lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
     draft_dict,
+    linkifier_dict,
     saved_snippet_dict,
+    service_dicts,
     stream_dict,
     subscription_dict,
     user_dict,
@@ -24,6 +43,7 @@ from ..lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
+from ..lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
 from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from ..models import (
     FLAG_BITS,
@@ -37,9 +57,9 @@ from ..models import (
     UserGroupMembership,
     UserMessage,
     UserProfile,
-    UserTopic,
 )
-from ..models.messages import TOPIC_INHERIT, TOPIC_MUTED
+from ..models.messages import TOPIC_MUTED
+from ..models.scheduled import REMINDER
 
 # Zulip sends these personal settings at the top level of /register too, unless the client
 # declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.
@@ -61,9 +81,6 @@ REPORT_MESSAGE_TYPES = (
     ("other", "Other reason"),
 )
 
-# Shown for the empty topic by clients that declare empty_topic_name (Zulip's default text).
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
-
 # Zulip's typing-notification timings, in milliseconds.
 TYPING_STARTED_WAIT_MS = 10000
 TYPING_STOPPED_WAIT_MS = 5000
@@ -75,13 +92,7 @@ RETENTION_FOREVER = -1
 
 def fetch_realm(user, state, options):
     """realm: organization settings and the server's limits."""
-    from ..lib.message_permissions import realm_message_settings_state
-    from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
-    from ..actions.scheduled_messages import MAX_REMINDER_NOTE_LENGTH
-    from ..lib.onboarding_settings import onboarding_settings_state
-
     realm = user.realm
-    config = current_app.config
     state.update({
         "realm_name": realm.name,
         "realm_description": realm.description,
@@ -91,13 +102,8 @@ def fetch_realm(user, state, options):
         "realm_allow_edit_history": realm.edit_history_policy_name() != "none",
         "realm_message_edit_history_visibility_policy": realm.edit_history_policy_name(),
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
-        "max_message_length": config["MAX_MESSAGE_LENGTH"],
-        "max_topic_length": config["MAX_TOPIC_LENGTH"],
-        "max_stream_name_length": config["MAX_STREAM_NAME_LENGTH"],
-        "max_stream_description_length": config["MAX_STREAM_DESCRIPTION_LENGTH"],
-        "max_channel_folder_name_length": config["MAX_CHANNEL_FOLDER_NAME_LENGTH"],
-        "max_channel_folder_description_length": config["MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH"],
-        "max_file_upload_size_mib": config["MAX_FILE_UPLOAD_SIZE_MIB"],
+        # The limits the server enforces (options["limits"], from the configuration).
+        **options["limits"].as_register_state(),
         "server_typing_started_wait_period_milliseconds": TYPING_STARTED_WAIT_MS,
         "server_typing_stopped_wait_period_milliseconds": TYPING_STOPPED_WAIT_MS,
         "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,
@@ -127,9 +133,6 @@ def fetch_realm_users(user, state, options):
 
 def fetch_subscriptions(user, state, options):
     """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
-    from ..actions.channels import subscriber_counts, subscriber_ids
-    from ..api.channels import subscription_list
-
     with_subscribers = options["include_subscribers"] != "false"
     # Archived channels only for clients that declared they handle them (Zulip feature level 315).
     archived = options["client_capabilities"].get("archived_channels", False)
@@ -221,27 +224,20 @@ def fetch_starred_messages(user, state, options):
     ]
 
 
-def _user_topics(user):
-    return list(UserTopic.select(UserTopic, Stream).join(Stream)
-                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
-                .order_by(UserTopic.id))
-
-
 def fetch_muted_topics(user, state, options):
     """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
-    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in _user_topics(user)
+    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in user_topic_rows(user)
                              if t.visibility_policy == TOPIC_MUTED]
 
 
 def fetch_user_topics(user, state, options):
     """user_topic: every topic whose visibility the requester changed."""
-    state["user_topics"] = [user_topic_dict(t) for t in _user_topics(user)]
+    state["user_topics"] = [user_topic_dict(t) for t in user_topic_rows(user)]
 
 
 def fetch_presence(user, state, options):
     """presence: keyed by email in the legacy format (zulip-terminal reads it so), or by user id
     in the modern one when the client asked for slim_presence."""
-    from ..actions.presence import realm_presences
 
     slim = options.get("slim_presence", False)
     state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
@@ -288,12 +284,11 @@ def fetch_saved_snippets(user, state, options):
 
 def fetch_realm_bots(user, state, options):
     """realm_bots: the bots the requester administers (every bot, for administrators)."""
-    state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot)) for bot in administered_bots(user)]
+    state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot, service_of(bot))) for bot in administered_bots(user)]
 
 
 def fetch_empty_lists(*keys):
     """Fetch types whose state this server does not keep yet."""
-
     def fetch(user, state, options):
         for key, empty in keys:
             state[key] = type(empty)()
@@ -303,67 +298,47 @@ def fetch_empty_lists(*keys):
 
 def fetch_linkifiers(user, state, options):
     """realm_linkifiers, in priority order."""
-    from ..actions.linkifiers import linkifier_dict, realm_linkifiers
-
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
 def fetch_scheduled_messages(user, state, options):
     """scheduled_messages: the requester's undelivered scheduled messages."""
-    from ..actions.scheduled_messages import scheduled_message_dict, user_scheduled_messages
-
     state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
 
 
 def fetch_reminders(user, state, options):
     """reminders: the requester's pending reminders."""
-    from ..actions.scheduled_messages import reminder_dict, user_scheduled_messages
-    from ..models.scheduled import REMINDER
-
     state["reminders"] = [reminder_dict(sm) for sm in user_scheduled_messages(user, REMINDER)]
 
 
 def fetch_default_streams(user, state, options):
     """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
-    from ..actions.channel_lifecycle import default_stream_ids
-
     state["realm_default_streams"] = [] if user.is_guest else default_stream_ids(user.realm)
 
 
 def fetch_people_state(user, state, options):
     """alert_words, muted_users: the requester's own lists."""
-    from ..actions.alert_words import user_alert_words
-    from ..actions.muted_users import muted_users_list
-
     state["alert_words"] = user_alert_words(user)
     state["muted_users"] = muted_users_list(user)
 
 
 def fetch_user_status(user, state, options):
     """user_status: {user id: status} for those who set one."""
-    from ..actions.user_status import realm_user_statuses
-
     state["user_status"] = realm_user_statuses(user.realm_id)
 
 
 def fetch_realm_emoji(user, state, options):
     """realm_emoji: every custom emoji, deactivated ones included."""
-    from ..lib.custom_emoji import realm_emoji_state
-
     state["realm_emoji"] = realm_emoji_state(user.realm_id)
 
 
 def fetch_realm_playgrounds(user, state, options):
     """realm_playgrounds."""
-    from ..actions.playgrounds import realm_playgrounds
-
     state["realm_playgrounds"] = realm_playgrounds(user.realm_id)
 
 
 def fetch_realm_user_settings_defaults(user, state, options):
     """realm_user_settings_defaults: what new users start with."""
-    from ..actions.user_settings_defaults import realm_user_settings_defaults
-
     state["realm_user_settings_defaults"] = realm_user_settings_defaults(user.realm)
 
 
@@ -399,7 +374,8 @@ FETCHERS = {
 
 
 def fetch_initial_state(user, fetch_event_types, options):
-    """The /register state for these fetch types (None = every type)."""
+    """The /register state for these fetch types (None = every type). `options` holds the
+    client's register options and the server's `limits` (config.Limits)."""
     wanted = set(FETCHERS) | {"message", "update_message_flags"} if fetch_event_types is None \
         else set(fetch_event_types)
     state = {}

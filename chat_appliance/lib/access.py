@@ -6,13 +6,14 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Stream, UserProfile
+from ..models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
 from ..models.base import query_rows, raw_select
 from ..models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
     EMAIL_VISIBLE_MEMBERS,
     EMAIL_VISIBLE_MODERATORS,
+    ROLE_OWNER,
 )
 from .errors import JsonableError, OrganizationAdministratorRequiredError
 
@@ -116,3 +117,63 @@ def access_stream_by_name(user, name):
     if stream is None or not can_access_stream_metadata(user, stream):
         raise JsonableError(f"Invalid channel name '{name}'")
     return stream
+
+
+def user_can_access_message(user, message):
+    """Whether the user received the message or may read its channel's history."""
+    if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
+        return True
+    if message.stream_id is None:
+        return False
+    stream = Stream.get_by_id(message.stream_id)
+    return can_read_stream_history(user, stream)
+
+
+def access_message(user, message_id):
+    """A message the user may read, with their flag bits, or BAD_REQUEST 'Invalid message(s)'."""
+    message = Message.get_or_none(Message.id == message_id)
+    if message is None or message.realm_id != user.realm_id or not user_can_access_message(user, message):
+        raise JsonableError("Invalid message(s)")
+    row = UserMessage.get_or_none((UserMessage.user_profile == user) & (UserMessage.message == message_id))
+    return message, (row.flags if row else None)
+
+
+def only_owner(target):
+    """Whether the target is the organization's only active human owner."""
+    owners = UserProfile.select().where(
+        (UserProfile.realm == target.realm_id) & (UserProfile.role == ROLE_OWNER) & UserProfile.is_active
+        & ~UserProfile.is_bot
+    )
+    return owners.count() == 1 and owners.first().id == target.id
+
+
+def instance_realm():
+    """The organization this server hosts (one per instance), or None before it is created."""
+    return Realm.select().order_by(Realm.id).first()
+
+
+def group_in_realm(realm_id, group_id):
+    """The organization's user group with this id, or None."""
+    return UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
+
+
+def stream_in_realm(realm_id, stream_id):
+    """The organization's channel with this id, or None."""
+    return Stream.get_or_none((Stream.id == stream_id) & (Stream.realm == realm_id))
+
+
+def user_in_realm(realm_id, user_id):
+    """The organization's account with this id, or None."""
+    return UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
+
+
+def active_subscription(user, stream):
+    """The user's active subscription to the channel, or None."""
+    return Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
+                                    & Subscription.active)
+
+
+def realm_accounts(realm_id):
+    """Every account of the organization but its system bots, by id (GET /users)."""
+    return list(UserProfile.select().where((UserProfile.realm == realm_id) & ~UserProfile.is_system_bot)
+                .order_by(UserProfile.id))

@@ -1,6 +1,5 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
-import threading
 import time
 from dataclasses import dataclass
 
@@ -8,6 +7,7 @@ from flask import g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
+from .. import runtime
 from ..models import UserProfile
 from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
@@ -79,8 +79,10 @@ class CachedUser:
     email: str
 
 
-_cache = {}
-_cache_lock = threading.Lock()
+def _credentials():
+    """The current runtime's credential cache and its lock: one per app."""
+    active = runtime.current()
+    return active.credentials, active.credentials_lock
 
 
 def basic_credentials(authorization):
@@ -95,8 +97,9 @@ def cached_basic_user(authorization):
     """The CachedUser for these Basic credentials if the cache vouches for them, else None.
     Never touches the database (the event loop of `serve` calls it)."""
     email, api_key = basic_credentials(authorization)
-    with _cache_lock:
-        entry = _cache.get(email)
+    cache, lock = _credentials()
+    with lock:
+        entry = cache.get(email)
     if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
         return entry[1]
     return None
@@ -111,8 +114,9 @@ def authenticate_basic(authorization):
     email, api_key = basic_credentials(authorization)
     full = verify_api_key(email, api_key)
     cached = CachedUser(full.id, full.realm_id, full.email)
-    with _cache_lock:
-        _cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+    cache, lock = _credentials()
+    with lock:
+        cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
     return cached
 
 
@@ -125,6 +129,9 @@ def authenticate_request_cached():
 
 def forget_cached_credentials(user_id):
     """Drop a user's cached credentials (new key, deactivation, new email)."""
-    with _cache_lock:
-        for email in [e for e, entry in _cache.items() if entry[1].id == user_id]:
-            del _cache[email]
+    if runtime.current() is None:
+        return
+    cache, lock = _credentials()
+    with lock:
+        for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
+            del cache[email]

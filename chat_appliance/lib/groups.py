@@ -9,6 +9,7 @@ from ..models import (
     GroupGroupMembership,
     UserGroup,
     UserGroupMembership,
+    UserProfile,
 )
 
 # System groups, from the widest to the narrowest. Each contains the next one as a subgroup,
@@ -86,8 +87,6 @@ def is_user_in_group(user, group_id):
 
 def recursive_member_ids(group_id):
     """Ids of the active users in the group, recursively."""
-    from ..models import UserProfile
-
     groups = subgroup_closure({group_id})
     rows = (
         UserGroupMembership.select(UserGroupMembership.user_profile)

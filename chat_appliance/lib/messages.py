@@ -3,16 +3,15 @@ and message events."""
 
 import json
 
-from ..models import (
-    FLAG_BITS,
-    DirectMessageGroup,
-    DirectMessageGroupMember,
-    Stream,
-    UserProfile,
-)
+from peewee import fn
+
+from ..markdown import topic_links
+from ..models import FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage, UserProfile
 from ..models.base import query_rows, raw_select
-from .access import can_see_real_email
+from ..rendering import topic_links_context
+from .access import can_read_stream_history, can_see_real_email
 from .serializers import avatar_url
+from .subscriptions import subscriber_ids
 
 # Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
 # not declared the empty_topic_name capability (or allow_empty_topic_name=false).
@@ -113,8 +112,6 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
     viewer's flag bits (None for a message outside their personal history). `fresh` marks
     messages created in this request."""
-    from ..markdown import topic_links
-    from ..rendering import topic_links_context
 
     realm = viewer.realm
     links_context = topic_links_context(realm)
@@ -208,11 +205,29 @@ def message_audience_ids(message_ids, stream=None):
     """Who hears of changes to these messages: the users with a personal row for one of them and,
     in a channel whose history is shared with subscribers, its subscribers (who may have read the
     messages from history without a row)."""
-    from ..actions.channels import subscriber_ids
-    from ..models import UserMessage
 
     audience = {row.user_profile_id for row in UserMessage.select(UserMessage.user_profile)
                 .where(UserMessage.message.in_(list(message_ids))).distinct()}
     if stream is not None and stream.history_public_to_subscribers:
         audience |= subscriber_ids(stream)
     return audience
+
+
+def stream_topics(user, stream):
+    """[(topic name, newest message id)] of a channel, newest first: every topic where the user
+    may read the channel's history, else those of messages they received. The name is that of
+    the topic's newest message (topics differing only in case are one)."""
+    query = Message.select(fn.MAX(Message.id).alias("max_id")).where(Message.recipient == stream.recipient_id)
+    if not can_read_stream_history(user, stream):
+        query = query.join(UserMessage, on=(UserMessage.message == Message.id)).where(
+            UserMessage.user_profile == user.id)
+    rows = query.group_by(Message.topic_key).order_by(fn.MAX(Message.id).desc()).dicts()
+    names = {m.id: m.topic for m in Message.select(Message.id, Message.topic).where(
+        Message.id.in_([row["max_id"] for row in rows]))}
+    return [(names[row["max_id"]], row["max_id"]) for row in rows]
+
+
+def max_message_id(user):
+    """The newest message id in the user's history; -1 when there is none (Zulip)."""
+    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
+    return newest if newest is not None else -1

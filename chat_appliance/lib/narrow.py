@@ -13,7 +13,6 @@ from peewee import JOIN, SQL
 from ..db import backend
 from ..models import (
     FLAG_BITS,
-    in_ids,
     DirectMessageGroup,
     DirectMessageGroupMember,
     Message,
@@ -23,25 +22,33 @@ from ..models import (
     UserMessage,
     UserProfile,
     UserTopic,
+    in_ids,
 )
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
-from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name
+from .access import can_access_stream_metadata, can_read_stream_history, get_stream_by_name, user_can_access_message
 from .errors import JsonableError
 from .messages import EMPTY_TOPIC_ALIASES
+from .params import ParamError, check_json_list
 
 # Zulip's anchor for "no such message": larger than any message id.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
 RESOLVED_TOPIC_PREFIX = "✔ "
 
+# Older names of operators, for the SQL builder and the in-memory predicate alike.
 OPERATOR_ALIASES = {
-    "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm",
+    "stream": "channel", "streams": "channels", "subject": "topic", "pm-with": "dm", "pm_with": "dm",
     "group-pm-with": "dm-including",
 }
 
 
+def canonical_operator(operator):
+    """The current name of a narrow operator (lower case, aliases resolved)."""
+    operator = operator.lower()
+    return OPERATOR_ALIASES.get(operator, operator)
+
+
 class BadNarrowError(JsonableError):
     """Zulip's BAD_NARROW."""
-
     code = "BAD_NARROW"
 
     def __init__(self, detail):
@@ -50,11 +57,7 @@ class BadNarrowError(JsonableError):
 
 def parse_narrow(var_name, value):
     """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
-    from .params import ParamError, check_any_json
-
-    value = check_any_json(var_name, value)
-    if not isinstance(value, list):
-        raise ParamError(f"{var_name} is not a list")
+    value = check_json_list(var_name, value)
     terms = []
     for index, term in enumerate(value):
         if isinstance(term, dict):
@@ -67,7 +70,7 @@ def parse_narrow(var_name, value):
             raise ParamError(f"{var_name}[{index}] is not a valid narrow term")
         if not isinstance(operand, (str, int, list)) or isinstance(operand, bool):
             raise ParamError(f"{var_name}[{index}] has an invalid operand")
-        terms.append((OPERATOR_ALIASES.get(operator, operator), operand, negated))
+        terms.append((canonical_operator(operator), operand, negated))
     return terms
 
 
@@ -77,7 +80,6 @@ def _never():
 
 class Narrow:
     """A parsed narrow for one user: conditions, history mode, search terms."""
-
     def __init__(self, user, terms):
         self.user = user
         self.terms = terms
@@ -260,19 +262,8 @@ def search_terms(query):
     return [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', query) if (a or b).strip()]
 
 
-def user_can_access_message(user, message):
-    """Whether the user received the message or may read its channel's history."""
-    if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
-        return True
-    if message.stream_id is None:
-        return False
-    stream = Stream.get_by_id(message.stream_id)
-    return can_read_stream_history(user, stream)
-
-
 class RangeQuery:
     """Rows (message id, flag bits) matching a narrow, for one user."""
-
     def __init__(self, user, narrow):
         self.user = user
         self.narrow = narrow
@@ -331,3 +322,79 @@ def highlight(text_html, terms):
     parts = re.split(r"(<[^>]+>)", text_html)
     return "".join(part if part.startswith("<") else
                    pattern.sub(lambda m: f'<span class="highlight">{m.group(0)}</span>', part) for part in parts)
+
+
+def resolve_anchor(query, anchor, anchor_date):
+    """A numeric anchor from the anchor parameter."""
+    if anchor == "newest":
+        return LARGER_THAN_MAX_MESSAGE_ID
+    if anchor == "oldest":
+        return 0
+    if anchor == "first_unread":
+        return query.first_unread_id() or LARGER_THAN_MAX_MESSAGE_ID
+    if anchor == "date":
+        if anchor_date is None:
+            raise JsonableError("Missing 'anchor_date' argument", code="REQUEST_VARIABLE_MISSING",
+                                var_name="anchor_date")
+        return query.first_on_or_after(anchor_date) or LARGER_THAN_MAX_MESSAGE_ID
+    return anchor
+
+
+# --- the same narrows decided in memory, for message events (legacy [[operator, operand]] pairs) ---
+
+MENTION_FLAGS = {"mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "group_mentioned"}
+
+
+def _participants(message, key):
+    recipients = message.get("display_recipient")
+    return {str(r[key]).lower() for r in recipients} if isinstance(recipients, list) else set()
+
+
+def _dm_matches(message, operand, user_id, user_email):
+    """A direct message between exactly the operand's users (with or without the receiver)."""
+    if message.get("type") != "private":
+        return False
+    if isinstance(operand, list):
+        wanted, own, found = {str(int(x)) for x in operand}, str(user_id), _participants(message, "id")
+    else:
+        # zulip-terminal joins emails with ", ", so split and strip.
+        wanted = {e.strip().lower() for e in str(operand).split(",") if e.strip()}
+        own, found = user_email.lower(), _participants(message, "email")
+    return found in (wanted | {own}, wanted)
+
+
+def _id_or_name_matches(operand, message_id, message_name):
+    if isinstance(operand, int) or str(operand).isdigit():
+        return message_id == int(operand)
+    return str(message_name or "").lower() == str(operand).lower()
+
+
+def message_matches_narrow(narrow, message, flags, *, user_id, user_email):
+    """Whether a message event's message dict belongs to a queue's narrow: (operator, operand)
+    pairs, every one required, an empty narrow matching everything. Operators an event cannot
+    decide (search, has, near, ...) let it through."""
+    for operator, operand in narrow:
+        operator = canonical_operator(operator)
+        if operator == "channel":
+            if message.get("type") != "stream" or not _id_or_name_matches(
+                    operand, message.get("stream_id"), message.get("display_recipient")):
+                return False
+        elif operator == "topic":
+            topic = message.get("subject", message.get("topic", ""))
+            if message.get("type") != "stream" or topic.lower() != str(operand).lower():
+                return False
+        elif operator == "sender":
+            if not _id_or_name_matches(operand, message.get("sender_id"), message.get("sender_email")):
+                return False
+        elif operator == "is":
+            kind = str(operand).lower()
+            if kind in ("dm", "private") and message.get("type") != "private":
+                return False
+            if kind == "starred" and "starred" not in flags:
+                return False
+            if kind == "mentioned" and not MENTION_FLAGS & set(flags):
+                return False
+        elif operator == "dm":
+            if not _dm_matches(message, operand, user_id, user_email):
+                return False
+    return True

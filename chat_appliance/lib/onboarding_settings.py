@@ -5,7 +5,7 @@ message and read receipts, under Zulip's names and with Zulip's defaults. They a
 
 from ..models import UserGroup
 from .groups import is_user_in_group
-from .params import ParamError, check_bool, check_group_id
+from .params import Param, ParamError, check_bool, check_group_id
 
 REALM_GROUP_SETTING_DEFAULTS = {
     "can_invite_users_group": "role:members",
@@ -86,7 +86,6 @@ def check_welcome_text_param(var_name, value):
 
 # PATCH /realm parameters for these settings (absent: None).
 def realm_setting_params():
-    from .params import Param
 
     params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
     params.update(invite_required=Param(check_bool, default=None),

@@ -13,10 +13,13 @@ be an error.
 import functools
 import json
 import re
+from datetime import datetime, timezone
 
 from flask import request
 
+from .auth import authenticate_request, authenticate_request_cached
 from .errors import JsonableError, MissingArgumentError
+from .response import json_success
 
 REQUIRED = object()
 # What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces).
@@ -25,7 +28,6 @@ _JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 
 class ParamError(JsonableError):
     """A parameter of the wrong type or shape: BAD_REQUEST with Zulip's text."""
-
 
 # --- parsers: each takes (var_name, value) and returns the converted value ------------
 
@@ -80,13 +82,18 @@ def check_dict(var_name, value):
     return value
 
 
+def check_json_list(var_name, value):
+    """A JSON list (its items unchecked)."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    return value
+
+
 def list_of(item_parser):
     """A JSON list whose items pass `item_parser`."""
-
     def check_list(var_name, value):
-        value = check_any_json(var_name, value)
-        if not isinstance(value, list):
-            raise ParamError(f"{var_name} is not a list")
+        value = check_json_list(var_name, value)
         return [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
 
     return check_list
@@ -114,7 +121,6 @@ def check_group_id(var_name, value):
 
 def one_of(*choices, parser=check_string):
     """A value from a fixed set."""
-
     def check_choice(var_name, value):
         value = parser(var_name, value)
         if value not in choices:
@@ -126,7 +132,6 @@ def one_of(*choices, parser=check_string):
 
 def int_range(low=None, high=None):
     """An integer within bounds."""
-
     def check_bounded(var_name, value):
         value = check_int(var_name, value)
         if low is not None and value < low:
@@ -140,7 +145,6 @@ def int_range(low=None, high=None):
 
 def string_max(limit):
     """A string of at most `limit` characters."""
-
     def check_length(var_name, value):
         value = check_string(var_name, value)
         if len(value) > limit:
@@ -155,7 +159,6 @@ def string_max(limit):
 
 class Param:
     """One declared parameter: parser, default, aliases."""
-
     def __init__(self, parser=check_string, default=REQUIRED, aliases=()):
         self.parser = parser
         self.default = default
@@ -203,8 +206,6 @@ def endpoint(*, auth=True, **specs):
     auth=False) and returns a dict of fields, or a ready Response. auth="cached" gives the
     view a lib.auth.CachedUser (id, realm_id, email) checked without the database.
     """
-    from .auth import authenticate_request, authenticate_request_cached
-    from .response import json_success
 
     authenticate = authenticate_request_cached if auth == "cached" else authenticate_request
 
@@ -222,3 +223,27 @@ def endpoint(*, auth=True, **specs):
         return wrapper
 
     return decorate
+
+
+def parse_anchor(var_name, value):
+    """newest, oldest, first_unread, date, or a message id."""
+    if value in ("newest", "oldest", "first_unread", "date"):
+        return value
+    try:
+        anchor = int(value)
+    except (TypeError, ValueError):
+        raise ParamError("Invalid anchor") from None
+    if anchor < 0:
+        raise ParamError("Invalid anchor")
+    return anchor
+
+
+def parse_anchor_date(var_name, value):
+    """ISO 8601 date (midnight UTC) or datetime (UTC when no zone is given) -> UNIX seconds."""
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ParamError(f"Invalid {var_name}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp())

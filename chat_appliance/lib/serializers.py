@@ -6,7 +6,10 @@ Responses and events both use these functions, so a field is defined once.
 import hashlib
 from datetime import datetime, timezone
 
+from ..models.users import BOT_OUTGOING_WEBHOOK
 from .access import can_see_real_email
+from .groups import creator_group_value, system_group
+from .profile_data import profile_data_for
 
 
 def isoformat(timestamp):
@@ -50,8 +53,6 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
     if target.is_bot:
         data["bot_owner_id"] = target.bot_owner_id
     elif include_custom_profile_fields:
-        from ..actions.profile_fields import profile_data_for
-
         data["profile_data"] = profile_data_for(target)
     return data
 
@@ -65,8 +66,6 @@ def own_user_dict(user, *, max_message_id):
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
     if not user.is_bot:
-        from ..actions.profile_fields import profile_data_for
-
         data["profile_data"] = profile_data_for(user)
     return data
 
@@ -136,7 +135,6 @@ def subscription_dict(subscription, stream, *, subscriber_count, subscribers=Non
     return data
 
 
-
 def bot_dict(bot, *, services):
     """A bot as its administrators see it (/register's realm_bots, realm_bot events)."""
     return {
@@ -176,7 +174,6 @@ USER_GROUP_SETTINGS = {
 def user_group_setting_defaults(realm_id):
     """{setting: group id} of the system-group defaults above, resolved once per organization
     (None for GROUP_CREATOR, which depends on the group)."""
-    from .groups import system_group
 
     return {name: None if default == GROUP_CREATOR else system_group(realm_id, default).id
             for name, default in USER_GROUP_SETTINGS.items()}
@@ -184,8 +181,6 @@ def user_group_setting_defaults(realm_id):
 
 def user_group_setting(group, name, setting_defaults):
     """A group's setting value: stored, else its default (a group id or an anonymous group)."""
-    from .groups import creator_group_value
-
     value = (group.settings or {}).get(name)
     if value is None:
         value = setting_defaults[name]
@@ -212,14 +207,82 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
     return data
 
 
-def user_topic_dict(user_topic):
-    """One entry of /register's user_topics and of user_topic events."""
+def linkifier_dict(linkifier):
+    """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
+    return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
+
+
+def folder_dict(folder):
+    """A channel folder as GET /channel_folders and its events return it."""
     return {
-        "stream_id": user_topic.stream_id,
-        "topic_name": user_topic.topic,
-        "last_updated": user_topic.last_updated,
-        "visibility_policy": user_topic.visibility_policy,
+        "id": folder.id,
+        "name": folder.name,
+        "description": folder.description,
+        "rendered_description": folder.rendered_description,
+        "date_created": folder.date_created,
+        "creator_id": folder.creator_id,
+        "order": folder.order,
+        "is_archived": folder.is_archived,
     }
+
+
+def view_dict(view):
+    """A navigation view as GET /navigation_views and its events return it."""
+    return {"fragment": view.fragment, "is_pinned": view.is_pinned, "name": view.name}
+
+
+def field_dict(field):
+    """A custom profile field as GET /realm/profile_fields and its event return it."""
+    return {
+        "id": field.id,
+        "type": field.field_type,
+        "order": field.order,
+        "name": field.name,
+        "hint": field.hint,
+        "field_data": field.field_data,
+        "display_in_profile_summary": field.display_in_profile_summary,
+        "required": field.required,
+        "editable_by_user": field.editable_by_user,
+    }
+
+
+def attachment_dict(attachment, linking_messages):
+    """Zulip's attachment object: times in milliseconds, with the messages that link it."""
+    return {
+        "id": attachment.id,
+        "name": attachment.file_name,
+        "path_id": attachment.path_id,
+        "size": attachment.size,
+        "create_time": attachment.create_time * 1000,
+        "messages": [{"id": m.id, "date_sent": m.date_sent * 1000} for m in linking_messages],
+    }
+
+
+def service_dicts(bot, service):
+    """`services` as Zulip shows a bot to its administrators: one entry for a service bot (the
+    BotService row), none for others."""
+    if service is None:
+        return []
+    if bot.bot_type == BOT_OUTGOING_WEBHOOK:
+        return [{"base_url": service.base_url, "interface": service.interface, "token": service.token}]
+    return [{"service_name": service.name, "config_data": service.config_data}]
+
+
+def user_topic_dict(user_topic):
+    """One entry of /register's user_topics and GET /user_topics."""
+    return user_topic_fields(user_topic.stream_id, user_topic.topic, user_topic.visibility_policy,
+                             user_topic.last_updated)
+
+
+def user_topic_event(stream_id, topic, policy, timestamp):
+    """The user_topic event: the same fields, with its type."""
+    return {"type": "user_topic", **user_topic_fields(stream_id, topic, policy, timestamp)}
+
+
+def user_topic_fields(stream_id, topic, policy, last_updated):
+    """The user_topic shape."""
+    return {"stream_id": stream_id, "topic_name": topic, "last_updated": last_updated,
+            "visibility_policy": policy}
 
 
 def draft_dict(draft):

@@ -5,7 +5,30 @@ import time
 
 from peewee import DatabaseProxy, Model, TextField
 
-database = DatabaseProxy()
+from .. import runtime
+
+
+class RuntimeDatabase(DatabaseProxy):
+    """The models' database: the current runtime's (runtime.current()), so that each app's
+    requests use its own database. `initialize` is not used: runtimes are installed instead."""
+
+    __slots__ = ()
+
+    @property
+    def obj(self):
+        active = runtime.current()
+        return active.database if active is not None else None
+
+    @obj.setter
+    def obj(self, value):
+        if value is not None:
+            raise AttributeError("install a runtime.Runtime instead of initialising the proxy")
+
+    def __setattr__(self, attr, value):
+        object.__setattr__(self, attr, value)
+
+
+database = RuntimeDatabase()
 
 # The largest integer an id or timestamp column holds (64-bit signed on SQLite and PostgreSQL);
 # a larger client-sent number must be refused before a query, which would raise OverflowError.

@@ -17,7 +17,9 @@ import os
 import shutil
 from pathlib import Path
 
+from ..actions.uploads import messages_linking
 from ..lib.user_settings import all_user_settings
+from ..migrations import MIGRATIONS
 from ..models import (
     FLAG_BITS,
     AlertWord,
@@ -51,7 +53,6 @@ from ..models import (
 )
 from . import layout
 
-
 # Zulip's export types: public data only, or a standard export with the private data of the
 # users who consented (allow_private_data_export). `chat-appliance export` writes everything.
 EXPORT_PUBLIC, EXPORT_WITH_CONSENT, EXPORT_FULL = 1, 2, 3
@@ -75,7 +76,6 @@ def _sorted(rows):
 
 class Exporter:
     """One export of one organization into `output_dir`; `instance_path` holds the files."""
-
     def __init__(self, realm, instance_path, output_dir, progress=None, export_type=EXPORT_FULL):
         self.realm = realm
         self.export_type = export_type
@@ -341,7 +341,6 @@ class Exporter:
 
     def write_uploads(self, message_ids):
         attachments = list(Attachment.select().where(Attachment.realm == self.realm.id).order_by(Attachment.id))
-        from ..actions.uploads import messages_linking
 
         rows, records = [], []
         for index, attachment in enumerate(attachments, 1):
@@ -386,7 +385,6 @@ class Exporter:
             write_json(self.out / folder / "records.json", [])
 
     def write_migration_status(self):
-        from ..migrations import MIGRATIONS
 
         write_json(self.out / "migration_status.json", {
             "migrations_by_app": {"chat_appliance": [f"[X] {v:04d}_{doc.replace(' ', '_')}"

@@ -21,15 +21,56 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
+from ..actions.user_settings_defaults import STORAGE_KEY
+from ..config import load_config
+from ..db import backend, bulk_insert, init_database, migrate, write_transaction
+from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS, set_role_group_membership
+from ..lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
 from ..lib.passwords import generate_api_key
+from ..lib.serializers import STREAM_GROUP_SETTINGS, USER_GROUP_SETTINGS
 from ..lib.user_settings import USER_SETTING_DEFAULTS
+from ..models import (
+    FLAG_BITS,
+    RECIPIENT_DIRECT_MESSAGE_GROUP,
+    RECIPIENT_STREAM,
+    AlertWord,
+    Attachment,
+    BaseModel,
+    BotStorageData,
+    ChannelFolder,
+    CustomProfileField,
+    CustomProfileFieldValue,
+    DirectMessageGroup,
+    DirectMessageGroupMember,
+    GroupGroupMembership,
+    Linkifier,
+    Message,
+    MutedUser,
+    NavigationView,
+    Reaction,
+    Realm,
+    RealmEmoji,
+    RealmPlayground,
+    Recipient,
+    SavedSnippet,
+    Stream,
+    Subscription,
+    UserGroup,
+    UserGroupMembership,
+    UserMessage,
+    UserPresence,
+    UserProfile,
+    UserStatus,
+    UserTopic,
+    database,
+)
+from ..models.users import EMAIL_VISIBLE_EVERYONE
+from ..rendering import render_message
 from . import layout
 
 
 class ArchiveError(Exception):
     """The archive cannot be imported; the message says why (nothing has been written)."""
-
 
 def _major(version):
     match = re.match(r"(\d+)", str(version or ""))
@@ -42,7 +83,6 @@ def _int(value):
 
 class Archive:
     """An export read into memory and checked: realm tables, message files, attachments, file records."""
-
     def __init__(self, folder):
         self.folder = Path(folder)
         self.problems = []
@@ -287,7 +327,6 @@ def _chunks(rows, size=INSERT_BATCH):
 
 class Writer:
     """Writes a checked Archive into the (empty, migrated) database bound to models.database."""
-
     def __init__(self, archive, instance_path, realm_url, progress):
         self.a = archive
         self.instance = Path(instance_path)
@@ -297,7 +336,6 @@ class Writer:
     def insert(self, model, rows, label=None):
         """Insert dict rows (field name -> value) with one executemany per batch: peewee's
         insert_many builds a node per value, which costs more than the insert itself."""
-        from ..db import bulk_insert
 
         rows = list(rows)
         meta = model._meta
@@ -325,7 +363,6 @@ class Writer:
     def write_realm(self):
         from urllib.parse import urlparse
 
-        from ..models import Realm
 
         row, extra = self.a.realm_row, (self.a.table("chat_appliance_realm") or [{}])[0]
         url = extra.get("url") or self.realm_url
@@ -333,7 +370,6 @@ class Writer:
         self.host = host
         settings = dict(extra.get("settings") or {})
         if "settings" not in extra:
-            from ..lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
 
             for key in REALM_MESSAGE_SETTING_DEFAULTS:
                 if key in row and row[key] is not None:
@@ -353,7 +389,6 @@ class Writer:
         self.realm = Realm.get_by_id(row["id"])
 
     def user_row(self, row):
-        from ..models.users import EMAIL_VISIBLE_EVERYONE
 
         visibility = row.get("email_address_visibility") or EMAIL_VISIBLE_EVERYONE
         delivery = row.get("delivery_email") or row.get("email") or f"user{row['id']}@{self.host}"
@@ -372,7 +407,6 @@ class Writer:
         }
 
     def write_users(self):
-        from ..models import UserProfile
 
         rows = [self.user_row(u) for u in self.a.users]
         taken = {r["id"] for r in rows}
@@ -397,8 +431,6 @@ class Writer:
         self.user_ids = {r["id"] for r in rows}
 
     def write_groups(self):
-        from ..lib.groups import set_role_group_membership
-        from ..models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 
         named = {row.get("usergroup_ptr", row.get("id")): row for row in self.a.table("zerver_namedusergroup")}
         for row in self.a.table("zerver_usergroup"):
@@ -444,7 +476,6 @@ class Writer:
         self.insert(GroupGroupMembership, [{"supergroup": a, "subgroup": b} for a, b in sorted(links)])
         for user in UserProfile.select().where(UserProfile.realm == self.realm.id):
             set_role_group_membership(user, user.role)
-        from ..lib.serializers import USER_GROUP_SETTINGS
 
         for gid, row in named.items():
             values = {k: self.group_setting(row[k]) for k in USER_GROUP_SETTINGS if row.get(k) is not None}
@@ -463,8 +494,6 @@ class Writer:
     # --- channels, conversations, messages ------------------------------------------------------
 
     def write_channels(self):
-        from ..lib.serializers import STREAM_GROUP_SETTINGS
-        from ..models import RECIPIENT_STREAM, ChannelFolder, Recipient, Stream, Subscription
 
         folders = [r for r in self.a.table("zerver_channelfolder") if "id" in r and "name" in r]
         self.insert(ChannelFolder, [{
@@ -525,8 +554,6 @@ class Writer:
 
     def write_direct_conversations(self):
         """A direct-message group per distinct set of members; {archive recipient: (our recipient, key)}."""
-        from ..models import RECIPIENT_DIRECT_MESSAGE_GROUP, DirectMessageGroup, DirectMessageGroupMember, Recipient
-
         huddle_members = self.conversation_members()
         next_recipient = max([r["id"] for r in self.a.recipients] + [0]) + 1
         groups = {}  # member key -> recipient id
@@ -566,9 +593,6 @@ class Writer:
         return self.dm_recipient[m["recipient"]], None
 
     def write_messages(self):
-        from ..db import backend
-        from ..models import FLAG_BITS, Message, Reaction, Stream, UserMessage
-        from ..rendering import render_message
 
         rows, to_render = [], []
         for m in sorted(self.a.messages, key=lambda m: m["id"]):
@@ -597,7 +621,6 @@ class Writer:
         self.insert(Message, rows, "messages")
         senders = {}
         for row in to_render:
-            from ..models import UserProfile
 
             sender = senders.get(row["sender"]) or senders.setdefault(row["sender"],
                                                                        UserProfile.get_by_id(row["sender"]))
@@ -643,8 +666,6 @@ class Writer:
 
     def write_files(self):
         """Attachment and emoji rows; their files are copied by copy_files."""
-        from ..models import Attachment, RealmEmoji
-
         rows = []
         for a in self.a.attachments:
             name = a.get("file_name") or Path(a["path_id"]).name
@@ -677,20 +698,6 @@ class Writer:
         return written
 
     def write_personal_tables(self):
-        from ..models import (
-            AlertWord,
-            BotStorageData,
-            CustomProfileField,
-            CustomProfileFieldValue,
-            Linkifier,
-            MutedUser,
-            NavigationView,
-            RealmPlayground,
-            SavedSnippet,
-            UserPresence,
-            UserStatus,
-            UserTopic,
-        )
 
         users, t = self.user_ids, self.a.table
         streams = {s["id"] for s in self.a.streams}
@@ -755,9 +762,6 @@ class Writer:
 
     def finish_realm(self):
         """Settings that name other rows: default channels, new-user defaults, group settings."""
-        from ..actions.user_settings_defaults import STORAGE_KEY
-        from ..models import Realm
-
         streams = {s["id"] for s in self.a.streams}
         settings = dict(self.realm.settings or {})
         settings["default_stream_ids"] = [r["stream"] for r in self.a.table("zerver_defaultstream")
@@ -773,7 +777,6 @@ class Writer:
                      else self.system["role:administrators"]).where(Realm.id == self.realm.id).execute()
 
     def run(self):
-        from ..db import write_transaction
 
         written = self.copy_files()
         try:
@@ -798,7 +801,6 @@ def reset_sequences():
     """On PostgreSQL, rows inserted with explicit ids leave the id sequences behind: move them on."""
     from peewee import PostgresqlDatabase
 
-    from ..models import BaseModel, database
 
     if not isinstance(database.obj, PostgresqlDatabase):
         return
@@ -821,9 +823,6 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
     Raises ArchiveError (nothing written) when the archive is unusable or the instance is not new.
     Returns a summary dict of what was imported.
     """
-    from ..config import load_config
-    from ..db import init_database, migrate
-    from ..models import Realm, database
 
     progress = progress or (lambda label, done, total: None)
     instance = Path(instance_path)

@@ -1,0 +1,18 @@
+"""Invitation changes other actions make: revoking a deactivated account's invitations and
+telling who follows invitations (kept apart from invites.py, which creates accounts and so
+imports users.py)."""
+
+from ..events.bus import publish
+from ..lib.audiences import invites_changed_audience
+from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, Invitation
+
+
+def notify_invites_changed(realm_id, referrer_id):
+    publish({"type": "invites_changed"}, invites_changed_audience(realm_id, referrer_id))
+
+
+def revoke_invitations_by(user):
+    """Revoke the pending invitations a deactivated account made (Zulip does); the caller holds the
+    transaction. Returns how many."""
+    return Invitation.update(status=INVITE_REVOKED).where(
+        (Invitation.referred_by == user.id) & (Invitation.status == INVITE_ACTIVE)).execute()

@@ -1,0 +1,37 @@
+"""Topic visibility (user_topics): mute, unmute, follow, reset; the user's policies."""
+
+from ..db import write_transaction
+from ..events.bus import publish
+from ..lib.serializers import user_topic_event
+from ..models import Stream, UserTopic, now
+from ..models.messages import TOPIC_INHERIT
+
+
+def user_topic_rows(user):
+    """The user's topics with a policy other than the default, with their channels, oldest first
+    (/register's user_topics and muted_topics, GET /user_topics)."""
+    return list(UserTopic.select(UserTopic, Stream).join(Stream)
+                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
+                .order_by(UserTopic.id))
+
+
+def set_topic_visibility(user, stream, topic, policy):
+    """Insert or update a user_topics row; the caller holds the transaction."""
+    topic_key = topic.casefold()
+    updated = (UserTopic.update(visibility_policy=policy, topic=topic, last_updated=now())
+               .where((UserTopic.user_profile == user) & (UserTopic.stream == stream)
+                      & (UserTopic.topic_key == topic_key)).execute())
+    if not updated:
+        UserTopic.create(user_profile=user, stream=stream, topic=topic, topic_key=topic_key,
+                         visibility_policy=policy)
+
+
+def do_set_user_topic(user, stream, topic, policy):
+    """Store a topic visibility policy (TOPIC_INHERIT removes it) and tell the user's clients."""
+    with write_transaction():
+        if policy == TOPIC_INHERIT:
+            UserTopic.delete().where((UserTopic.user_profile == user) & (UserTopic.stream == stream)
+                                     & (UserTopic.topic_key == topic.casefold())).execute()
+        else:
+            set_topic_visibility(user, stream, topic, policy)
+        publish(user_topic_event(stream.id, topic, policy, now()), [user.id])

@@ -1,0 +1,23 @@
+"""What a view needs from its app: the state create_app keeps on `app.extensions`.
+
+Only the HTTP layer reads it; views hand what an action needs (the limits, a path, a setting)
+to the action as arguments."""
+
+from flask import current_app
+
+EXTENSION = "chat_appliance"
+
+
+def app_state():
+    """The AppState of the app serving this request."""
+    return current_app.extensions[EXTENSION]
+
+
+def queue_manager():
+    """The app's event queues (events.queues.QueueManager)."""
+    return app_state().queues
+
+
+def limits():
+    """The configured limits (config.Limits): the ones /register reports and the server enforces."""
+    return app_state().limits

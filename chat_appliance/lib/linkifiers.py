@@ -1,0 +1,13 @@
+"""The organization's linkifiers, as the renderer and /register read them."""
+
+from ..models import Linkifier
+
+
+def realm_linkifiers(realm_id):
+    """The organization's linkifiers in priority order."""
+    return list(Linkifier.select().where(Linkifier.realm == realm_id).order_by(Linkifier.order, Linkifier.id))
+
+
+def linkifiers_for_realm(realm_id):
+    """[(pattern, url_template)] in priority order: what the Markdown renderer applies."""
+    return [(l.pattern, l.url_template) for l in realm_linkifiers(realm_id)]

@@ -1,0 +1,73 @@
+"""Who is subscribed where: read-only queries shared by actions, views and /register."""
+
+from peewee import fn
+
+from ..models import Stream, Subscription, UserProfile
+from .serializers import subscription_dict
+
+
+def subscriber_ids(stream):
+    """Ids of the channel's active subscribers who are active users."""
+    rows = (
+        Subscription.select(Subscription.user_profile)
+        .join(UserProfile)
+        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
+    )
+    return {row.user_profile_id for row in rows}
+
+
+def subscriber_counts(stream_ids):
+    """{stream_id: number of active subscribers} for these channels."""
+    if not stream_ids:
+        return {}
+    rows = (
+        Subscription.select(Subscription.stream, fn.COUNT(Subscription.id).alias("n"))
+        .join(UserProfile)
+        .where(Subscription.stream.in_(list(stream_ids)) & Subscription.active & UserProfile.is_active)
+        .group_by(Subscription.stream)
+    )
+    counts = {row.stream_id: row.n for row in rows}
+    return {sid: counts.get(sid, 0) for sid in stream_ids}
+
+
+def subscription_list(user, *, include_subscribers, include_archived=False):
+    """Subscription objects of the user's active subscriptions (shared with /register, which lists
+    those of archived channels to clients with the archived_channels capability)."""
+    query = (Subscription.select(Subscription, Stream).join(Stream)
+             .where((Subscription.user_profile == user) & Subscription.active))
+    if not include_archived:
+        query = query.where(~Stream.deactivated)
+    rows = list(query.order_by(Stream.name_key))
+    counts = subscriber_counts([row.stream.id for row in rows])
+    return [
+        subscription_dict(row, row.stream, subscriber_count=counts[row.stream.id],
+                          subscribers=sorted(subscriber_ids(row.stream)) if include_subscribers else None)
+        for row in rows
+    ]
+
+
+def subscribed_stream_ids(user):
+    """Ids of the channels the user is subscribed to."""
+    return {s.stream_id for s in Subscription.select(Subscription.stream).where(
+        (Subscription.user_profile == user) & Subscription.active)}
+
+
+def realm_streams(realm_id, *, exclude_archived):
+    """The organization's channels by name, archived ones unless excluded."""
+    query = Stream.select().where(Stream.realm == realm_id)
+    if exclude_archived:
+        query = query.where(~Stream.deactivated)
+    return list(query.order_by(Stream.name_key))
+
+
+def default_stream_ids(realm):
+    """Ids of the organization's default channels, active ones only."""
+    ids = (realm.settings or {}).get("default_stream_ids", [])
+    if not ids:
+        return []
+    return sorted(s.id for s in Stream.select(Stream.id).where(Stream.id.in_(ids) & ~Stream.deactivated))
+
+
+def default_streams_event(realm):
+    """default_streams with the ids of the default channels (Zulip feature level 330)."""
+    return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
