@@ -39,7 +39,7 @@ def generate(instance, messages=10000, progress=None):
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.app import create_app
     from chat_appliance.config import database_url_for
-    from chat_appliance.db import close_connection, write_transaction
+    from chat_appliance.db import write_transaction
     from chat_appliance.models import database
 
     instance = Path(instance)
@@ -47,7 +47,7 @@ def generate(instance, messages=10000, progress=None):
     app = create_app({"INSTANCE_PATH": str(instance), "DATABASE_URL": database_url_for(instance),
                       "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False})
     client = app.test_client()
-    limits = {"max_message_length": 10000, "max_topic_length": 60}
+    limits = app.extensions["chat_appliance"].limits
     with app.app_context(), database.connection_context():
         realm, owner = do_create_realm("Generated", "localhost", "http://localhost", "owner@example.com", "Owner",
                                        PASSWORD, password_method=FAST_HASH)
@@ -55,7 +55,8 @@ def generate(instance, messages=10000, progress=None):
                                           password_method=FAST_HASH) for i in range(5)]
         with write_transaction():
             streams, _ = do_create_streams(realm, [("engineering", ""), ("design", ""), ("random", "")],
-                                           invite_only=False, history_public_to_subscribers=None, creator=owner)
+                                           invite_only=False, history_public_to_subscribers=None, creator=owner,
+                                           limits=limits)
         subscribe_users_to_streams(list(streams.values()), users)
         names = [s.name for s in streams.values()]
         ids = []
@@ -92,9 +93,9 @@ def generate(instance, messages=10000, progress=None):
     read = ids[::3]
     client.post("/api/v1/messages/flags", headers=_auth(users[2]),
                 data={"messages": json.dumps(read), "op": "add", "flag": "read"})
-    close_connection()
-    if hasattr(database.obj, "close_all"):
-        database.close_all()
+    from chat_appliance.app import close_app
+
+    close_app(app)
     return {"messages": ids, "users": user_ids, "uploads": uploads, "reacted": reacted, "starred": starred,
             "read_by_user2": read}
 
