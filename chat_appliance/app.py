@@ -13,7 +13,7 @@ from .actions.uploads import UploadStore
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .api.context import EXTENSION
 from .config import DEFAULTS, Limits, database_url_for, instance_secret
-from .db import close_connection, init_database, migrate
+from .db import backend, close_connection, init_database, migrate
 from .events import bus
 from .events.queues import QueueManager
 from .lib.errors import JsonableError
@@ -144,8 +144,6 @@ def register_error_handlers(app):
 
     @app.errorhandler(Exception)
     def handle_unexpected(error):
-        from .db import backend
-
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
             return handle_jsonable(refused)

@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from . import backends
+from . import backends, models
+from .db import SchemaMigration
 from .migrations import MIGRATIONS
 
 BATCH = 1000
@@ -50,8 +51,6 @@ def tables_in_order(source, source_backend):
     the live models' order, then any other table, leaving out the schema bookkeeping and the
     search index (the target builds its own)."""
     from peewee import sort_models
-
-    from . import models
 
     live = [obj for name in models.__all__ for obj in [getattr(models, name)]
             if isinstance(obj, type) and issubclass(obj, models.BaseModel) and obj is not models.BaseModel]
@@ -99,8 +98,6 @@ def _copy(source, target, source_backend, target_backend, tables, progress):
     """Schema, rows, sequences and search index, inside the caller's transaction."""
     for version, _doc, step in sorted(MIGRATIONS, key=lambda entry: entry[0]):
         step(target, target_backend)
-    from .db import SchemaMigration
-
     with target.bind_ctx([SchemaMigration]):
         target.create_tables([SchemaMigration])
     for version, applied_at in source.execute("SELECT version, applied_at FROM schema_migration"):

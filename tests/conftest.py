@@ -25,23 +25,24 @@ def database_templates(tmp_path_factory):
     empty_path, org_path = root / "empty", root / "org"
     empty_path.mkdir()
     org_path.mkdir()
+    postgres = {}
     if pg.ENABLED:
-        # One working database, reset to a saved state before each test (tests/pg.py).
-        url = pg.work_database()
+        # One working database, reset to a saved state before each test (tests/pg.py). The SQLite
+        # templates are made too, for the few tests that copy one into a folder of their own.
+        url = postgres["pg"] = pg.work_database()
         close_app(create_app({**app_config(empty_path), "DATABASE_URL": url}))
         pg.save_snapshot("empty")
         application = create_app({**app_config(org_path), "DATABASE_URL": url})
         Org.populate(application.extensions["chat_appliance"].limits)
         close_app(application)
         pg.save_snapshot("org")
-        return {"empty": url, "org": url}
     close_app(create_app(app_config(empty_path)))
     urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
     application = create_app(app_config(org_path))
     Org.populate(application.extensions["chat_appliance"].limits)
     close_app(application)
-    return urls
+    return {**urls, **postgres}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -61,7 +62,7 @@ def database_url(request, monkeypatch):
     if not pg.ENABLED:
         yield None
         return
-    url = request.getfixturevalue("database_templates")["empty"]
+    url = request.getfixturevalue("database_templates")["pg"]
     pg.restore_snapshot("org" if "org" in request.fixturenames else "empty")
     monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", url)
     yield url
@@ -73,7 +74,7 @@ def app_shell(database_templates, tmp_path_factory):
     building the URL map (werkzeug compiles every rule) cost more than the rest of a test's setup."""
     folder = tmp_path_factory.mktemp("shell")
     if pg.ENABLED:
-        application = create_app({**app_config(folder), "DATABASE_URL": database_templates["empty"]})
+        application = create_app({**app_config(folder), "DATABASE_URL": database_templates["pg"]})
     else:
         backend_for(database_templates["empty"]).clone_database(database_templates["empty"],
                                                                 database_url_for(folder))

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from .helpers import ok
-from .test_message_edit import send
+from .helpers import ok, send
 
 
 def assert_client_error(response):

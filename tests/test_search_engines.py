@@ -5,8 +5,7 @@ a syntax error."""
 
 import pytest
 
-from .helpers import ok
-from .test_message_edit import send
+from .helpers import ok, send
 
 TEXTS = {
     "running": "The team is running the deploy tonight",
