@@ -8,16 +8,19 @@ from pathlib import Path
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 
+from . import webclient
 from .actions.service_dispatch import ServiceDispatcher
 from .actions.uploads import UploadStore
 from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .api.context import EXTENSION
+from .api.events import set_session_authenticator
 from .config import DEFAULTS, Limits, database_url_for, instance_secret
 from .db import backend, close_connection, init_database, migrate
 from .events import bus
 from .events.queues import QueueManager
 from .lib.errors import JsonableError
 from .lib.response import json_error
+from .lib.sessions import authenticate_session_headers
 from .rendering import invalidate_on_event
 from .runtime import activate, deactivate
 
@@ -25,6 +28,7 @@ log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
 API_PREFIX = "/api/v1"
+JSON_PREFIX = "/json"
 
 
 class AppState:
@@ -53,8 +57,14 @@ def create_app(config=None, *, dev_mode=False):
     bind_runtime(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+        # The web client calls the same views under /json, authenticated by session cookie and
+        # CSRF token (lib.auth dispatches on the path; lib.sessions checks them).
+        app.register_blueprint(blueprint, url_prefix=JSON_PREFIX, name="json_" + blueprint.name)
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
+    app.register_blueprint(webclient.bp)
+    # The event loop's native /json/events authenticates with the web client's session check.
+    set_session_authenticator(authenticate_session_headers)
     register_error_handlers(app)
     register_request_hooks(app)
     return app
@@ -125,8 +135,9 @@ def register_error_handlers(app):
     @app.errorhandler(JsonableError)
     def handle_jsonable(error):
         response = json_error(error)
-        if error.http_status == 401:
-            # Clients and browsers expect a Basic challenge with a 401.
+        if error.http_status == 401 and not request.path.startswith((JSON_PREFIX + "/", "/accounts/")):
+            # API clients expect a Basic challenge with a 401 (never the web client's /json calls:
+            # nor its sign-in: a challenge there would make the browser open its own password dialog).
             response.headers["WWW-Authenticate"] = 'Basic realm="zulip"'
         return response
 

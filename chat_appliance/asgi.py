@@ -121,7 +121,7 @@ class ChatApplianceASGI:
             status = 200
         except JsonableError as error:
             status, payload = error.http_status, error.to_dict()
-            if status == 401:
+            if status == 401 and not session:  # no challenge for the web client's /json (app.py says why)
                 extra_headers.append((b"www-authenticate", b'Basic realm="zulip"'))
         except Exception:
             log.exception("unhandled exception on %s %s", method, scope["path"])

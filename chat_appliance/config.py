@@ -57,6 +57,8 @@ DEFAULTS = {
     # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
     # then answers complete=false and the client repeats the request (Zulip's behaviour).
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
+    # Web client: how long a browser stays signed in without signing in again (Zulip: two weeks).
+    "WEB_SESSION_SECONDS": 14 * 24 * 3600,
     # Invitations expire after this many minutes unless the inviter chooses otherwise
     # (Zulip's INVITATION_LINK_VALIDITY_DAYS, 10 days).
     "INVITATION_LINK_VALIDITY_MINUTES": 10 * 24 * 60,

@@ -419,6 +419,39 @@ def _message_ids_never_reused(database, backend):
     backend.never_reuse_ids(database, "message")
 
 
+def _web_sessions(database, backend):
+    """Signed-in browser sessions of the web client (issue 18). Frozen schema of version 70."""
+    from peewee import CharField, ForeignKeyField, IntegerField, Model
+
+    class UserProfileRef(Model):
+        class Meta:
+            table_name = "user_profile"
+
+    class WebSession70(Model):
+        token_hash = CharField(max_length=64, unique=True)
+        user = ForeignKeyField(UserProfileRef, on_delete="CASCADE")
+        csrf_token = CharField(max_length=64)
+        created = IntegerField()
+        expires = IntegerField()
+
+        class Meta:
+            table_name = "web_session"
+            indexes = ((("user",), False),)
+
+    UserProfileRef.bind(database)
+    WebSession70.bind(database)
+    database.create_tables([WebSession70])
+
+
+def _avatar_source(database, backend):
+    """Uploaded avatars (issue 18): where a user's picture comes from. Plain SQL for both engines.
+    Migration 1 creates user_profile from the live model, which already has the column on a new
+    database; only older databases need it added."""
+    if any(column.name == "avatar_source" for column in database.get_columns("user_profile")):
+        return
+    database.execute_sql("ALTER TABLE user_profile ADD COLUMN avatar_source VARCHAR(1) NOT NULL DEFAULT 'G'")
+
+
 def _people_and_customization(database, backend):
     """Statuses, muted users, alert words, legacy push tokens, custom emoji, playgrounds and
     exports (issue 19, part B)."""
@@ -494,6 +527,8 @@ MIGRATIONS = [
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
     (50, "message ids never reused", _message_ids_never_reused),
+    (70, "web client sessions", _web_sessions),
+    (71, "uploaded avatars", _avatar_source),
     (80, "invitations", invitations_schema),
     (81, "channel email addresses", channel_email_addresses_schema),
     (82, "scheduled messages and reminders", scheduled_messages_schema),

@@ -41,7 +41,9 @@ def routes():
                 if rule.rule.startswith("/api/v1/"):
                     path = display[len("/api/v1"):]
                     api[(method, shape(path))] = path
-                elif rule.rule != "/static/<path:filename>":
+                elif rule.rule != "/static/<path:filename>" and not rule.rule.startswith("/json/") \
+                        and not rule.endpoint.startswith("webclient."):
+                    # (/json/... is the same API for the web client; webclient.* serves its page.)
                     downloads.append(f"`{method}\u00a0{display}`")
     return api, sorted(downloads)
 

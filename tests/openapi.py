@@ -48,7 +48,9 @@ def path_patterns():
 def response_schema(method, path, status):
     """The JSON schema for this response, or None."""
     spec = load_spec()
-    api_path = path[len("/api/v1"):] if path.startswith("/api/v1") else path
+    # The web client's /json/... is the same API as /api/v1/...
+    prefix = next((p for p in ("/api/v1", "/json") if path.startswith(p + "/")), "")
+    api_path = path[len(prefix):]
     for pattern, template in path_patterns():
         if pattern.match(api_path):
             operation = spec["paths"][template].get(method.lower())

@@ -1,6 +1,7 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
 from . import (
+    avatars,
     bot_storage,
     channel_folders,
     channel_lifecycle,
@@ -47,6 +48,7 @@ BLUEPRINTS = [
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
     people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
+    avatars.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.

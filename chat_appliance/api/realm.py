@@ -2,8 +2,9 @@
 
 import zoneinfo
 
-from flask import Blueprint
+from flask import Blueprint, request
 
+from ..actions.account import do_change_password
 from ..actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
 from ..actions.realm import do_update_realm
 from ..actions.users import check_full_name, do_change_full_name, do_change_settings
@@ -13,6 +14,7 @@ from ..lib.errors import JsonableError
 from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
 from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
 from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of
+from ..lib.sessions import SESSION_COOKIE
 from ..lib.user_settings import USER_SETTING_DEFAULTS
 from ..models import EDIT_HISTORY_POLICIES
 
@@ -118,14 +120,19 @@ def _settings_params():
         full_name=Param(default=None),
         timezone=Param(check_timezone, default=None),
         email_address_visibility=Param(int_range(1, 5), default=None),
+        old_password=Param(default=None),
+        new_password=Param(default=None),
     )
     return params
 
 
 @bp.patch("/settings")
 @endpoint(**_settings_params())
-def update_settings(user, full_name, **settings):
-    """The requester changes their own name and personal settings."""
+def update_settings(user, full_name, old_password, new_password, **settings):
+    """The requester changes their own name, password and personal settings."""
+    if new_password:
+        keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
+        do_change_password(user, old_password, new_password, keep_session=keep)
     if full_name is not None and full_name.strip() != user.full_name:
         do_change_full_name(user, check_full_name(full_name))
     changes = {k: v for k, v in settings.items() if v is not None}

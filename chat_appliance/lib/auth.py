@@ -9,8 +9,10 @@ from werkzeug.datastructures import Authorization
 
 from .. import runtime
 from ..models import UserProfile
+from . import sessions
 from .errors import InvalidAPIKeyError, UnauthorizedError, UserDeactivatedError
 from .passwords import api_key_matches
+from .sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
 basic_auth = HTTPBasicAuth(realm="zulip")
 
@@ -53,7 +55,12 @@ def user_for_login_email(email):
 
 
 def authenticate_request():
-    """The authenticated user of this request; raises a 401 error otherwise."""
+    """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
+    client (/json/...) authenticate by session cookie and CSRF token instead (lib.sessions)."""
+    if is_session_request():
+        user = sessions.authenticate_session(*request_session_args())
+        g.user = user
+        return user
     auth = basic_auth.get_auth()
     user = basic_auth.authenticate(auth, basic_auth.get_auth_password(auth))
     g.user = user
@@ -122,16 +129,51 @@ def authenticate_basic(authorization):
 
 def authenticate_request_cached():
     """Like authenticate_request, answering from the cache when the credentials match."""
+    if is_session_request():
+        g.user = sessions.authenticate_session_cached(*request_session_args())
+        return g.user
     user = authenticate_basic(request.headers.get("Authorization"))
     g.user = user
     return user
 
 
 def forget_cached_credentials(user_id):
-    """Drop a user's cached credentials (new key, deactivation, new email)."""
+    """Drop a user's cached credentials (new key, deactivation, new email), sessions included."""
+    sessions.forget_user_sessions(user_id)
     if runtime.current() is None:
         return
     cache, lock = _credentials()
     with lock:
         for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
             del cache[email]
+
+
+# --- the web client's session on a request (lib.sessions checks it) ------------------------------
+
+# Links inside messages that the page's browser follows with its cookie: uploads and image
+# previews (/thumbnail). Other clients send HTTP Basic there, as before.
+BROWSER_DOWNLOAD_PREFIXES = ("/user_uploads/", "/thumbnail")
+
+
+def is_session_request():
+    """/json/... always authenticates by session. A download a message links to does too when
+    the browser sends the cookie and no Authorization header (images inside messages)."""
+    if request.path.startswith("/json/"):
+        return True
+    return (request.path.startswith(BROWSER_DOWNLOAD_PREFIXES) and "Authorization" not in request.headers
+            and SESSION_COOKIE in request.cookies and request.method in SAFE_METHODS)
+
+
+def request_session_args():
+    """(cookie token, method, CSRF header) of this request, as lib.sessions takes them."""
+    return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
+
+
+def set_session_cookie(response, token, lifetime_seconds):
+    """HttpOnly (no script reads it), SameSite=Lax, Secure when the page came over HTTPS."""
+    response.set_cookie(SESSION_COOKIE, token, max_age=lifetime_seconds, httponly=True, samesite="Lax",
+                        secure=request.is_secure, path="/")
+
+
+def clear_session_cookie(response):
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax", secure=request.is_secure)

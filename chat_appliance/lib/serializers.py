@@ -23,8 +23,15 @@ def gravatar_url(email, avatar_version):
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={avatar_version}"
 
 
+def uploaded_avatar_url(user):
+    """Where an uploaded avatar is served (webclient.py); the version busts caches."""
+    return f"/user_avatars/{user.realm_id}/{user.id}?version={user.avatar_version}"
+
+
 def avatar_url(user, *, client_gravatar, email_visible):
     """Null when the client computes gravatars itself and may see the real email (Zulip's rule)."""
+    if getattr(user, "avatar_source", "G") == "U":
+        return uploaded_avatar_url(user)
     if client_gravatar and email_visible:
         return None
     return gravatar_url(user.delivery_email, user.avatar_version)

@@ -39,6 +39,7 @@ from .users import (
     UserGroupMembership,
     UserProfile,
 )
+from .web import WebSession
 
 __all__ = [
     "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
@@ -52,6 +53,7 @@ __all__ = [
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "UserPresence",
+    "WebSession",
     "Invitation",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
     "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",

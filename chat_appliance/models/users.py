@@ -42,6 +42,8 @@ class UserProfile(BaseModel):
     timezone = CharField(default="", max_length=64)
     email_address_visibility = IntegerField(default=EMAIL_VISIBLE_EVERYONE)
     avatar_version = IntegerField(default=1)
+    # "G": the gravatar Zulip computes; "U": a picture uploaded with POST /users/me/avatar.
+    avatar_source = CharField(max_length=1, default="G")
     # Personal settings beyond the columns above; defaults live in lib/user_settings.py.
     settings = JSONField(default=dict)
 

@@ -1,0 +1,94 @@
+"""A person's own account from the web client: password and avatar."""
+
+from pathlib import Path
+
+from .. import runtime
+from ..db import write_transaction
+from ..lib.errors import JsonableError
+from ..lib.login_throttle import record_login_attempt
+from ..lib.passwords import check_password, hash_password
+from ..lib.serializers import gravatar_url, uploaded_avatar_url
+from ..lib.sessions import delete_other_sessions
+from ..models import UserProfile
+from .users import notify_user_updated
+
+# Zulip's PASSWORD_MIN_LENGTH.
+PASSWORD_MIN_LENGTH = 6
+# Zulip's MAX_AVATAR_FILE_SIZE_MIB.
+MAX_AVATAR_FILE_SIZE_MIB = 5
+# Image types by their first bytes: an avatar is served with the type its bytes say, never the
+# type the uploader claimed.
+IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
+                    (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
+
+
+def do_change_password(user, old_password, new_password, *, keep_session=None):
+    """Zulip's rules and texts: the old password must match; the new one must not be weak. Every
+    other browser session of the account ends (the one making the change stays)."""
+    if not old_password:
+        raise JsonableError("Please fill out all fields.")
+    record_login_attempt(user.delivery_email)
+    if not check_password(user.password, old_password):
+        raise JsonableError("Wrong password!")
+    if len(new_password) < PASSWORD_MIN_LENGTH:
+        raise JsonableError("New password is too weak!")
+    hashed = hash_password(new_password, runtime.current().settings["PASSWORD_HASH_METHOD"])
+    with write_transaction():
+        UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
+    user.password = hashed
+    delete_other_sessions(user.id, keep_token=keep_session)
+
+
+def image_type(data):
+    for signature, mimetype in IMAGE_SIGNATURES:
+        if data.startswith(signature):
+            return mimetype
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def avatar_path(root, user_id):
+    """Where a user's uploaded avatar lives under the avatars folder `root`."""
+    return Path(root) / str(user_id)
+
+
+def uploaded_avatar(root, realm_id, user_id):
+    """(path, image type) of the avatar a user of this realm uploaded, or None."""
+    user = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
+    path = avatar_path(root, user_id)
+    if user is None or user.avatar_source != "U" or not path.exists():
+        return None
+    return path, image_type(path.read_bytes()) or "application/octet-stream"
+
+
+def do_set_avatar(user, data, root):
+    """Store an uploaded picture as the user's avatar; everyone sees the new URL."""
+    if len(data) > MAX_AVATAR_FILE_SIZE_MIB * 1024 * 1024:
+        raise JsonableError(f"Uploaded file is larger than the allowed limit of {MAX_AVATAR_FILE_SIZE_MIB} MiB")
+    if image_type(data) is None:
+        raise JsonableError("Invalid image format")
+    Path(root).mkdir(parents=True, exist_ok=True)
+    staged = avatar_path(root, user.id).with_suffix(".new")
+    staged.write_bytes(data)
+    with write_transaction():
+        UserProfile.update(avatar_source="U", avatar_version=UserProfile.avatar_version + 1).where(
+            UserProfile.id == user.id).execute()
+        staged.replace(avatar_path(root, user.id))
+    user = UserProfile.get_by_id(user.id)
+    url = uploaded_avatar_url(user)
+    notify_user_updated(user, avatar_source="U", avatar_url=url, avatar_url_medium=url,
+                        avatar_version=user.avatar_version)
+    return url
+
+
+def do_reset_avatar(user, root):
+    """Back to the computed (gravatar) avatar."""
+    with write_transaction():
+        UserProfile.update(avatar_source="G", avatar_version=UserProfile.avatar_version + 1).where(
+            UserProfile.id == user.id).execute()
+    avatar_path(root, user.id).unlink(missing_ok=True)
+    user = UserProfile.get_by_id(user.id)
+    url = gravatar_url(user.delivery_email, user.avatar_version)
+    notify_user_updated(user, avatar_source="G", avatar_url=url, avatar_url_medium=url,
+                        avatar_version=user.avatar_version)

@@ -1,0 +1,166 @@
+"""Browser sessions: a cookie for the web client, with a CSRF token for every state change.
+
+The web client calls the same API as other clients, under /json instead of /api/v1, and
+authenticates with the session cookie instead of HTTP Basic (as Zulip's web app does). Any
+request under /json is authenticated here (lib.auth dispatches on the path), so no view knows
+which kind of client called it. /api/v1 never looks at the cookie.
+
+`authenticate_session` and `authenticate_session_cached` take the cookie value, the method and
+the X-CSRFToken header as plain arguments, so that a handler outside Flask (the event loop's
+long-poll handler) can call them as its authentication function.
+"""
+
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+
+from ..db import write_transaction
+from ..models import UserProfile, WebSession, now
+from .errors import JsonableError, UnauthorizedError, UserDeactivatedError
+
+SESSION_COOKIE = "chat_appliance_session"
+CSRF_HEADER = "X-CSRFToken"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# How long a long poll may answer from memory before the session row is read again.
+SESSION_CACHE_SECONDS = 60
+
+
+class CsrfError(JsonableError):
+    """A state-changing /json request without the session's CSRF token (Zulip: 403 CSRF_FAILED)."""
+
+    code = "CSRF_FAILED"
+    http_status = 403
+
+    def __init__(self, reason):
+        super().__init__(f"CSRF error: {reason}")
+
+
+def token_hash(token):
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_session(user, lifetime_seconds):
+    """A new session for `user`; returns (cookie token, csrf token)."""
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    with write_transaction():
+        # Expired sessions of this user go when a new one starts: the table stays small.
+        WebSession.delete().where((WebSession.user == user.id) & (WebSession.expires <= now())).execute()
+        WebSession.create(token_hash=token_hash(token), user=user.id, csrf_token=csrf,
+                          expires=now() + lifetime_seconds)
+    return token, csrf
+
+
+def delete_session(token):
+    """Log out: the session row goes, and with it the cached entry."""
+    digest = token_hash(token)
+    with write_transaction():
+        WebSession.delete().where(WebSession.token_hash == digest).execute()
+    with _cache_lock:
+        _cache.pop(digest, None)
+
+
+def delete_other_sessions(user_id, keep_token=None):
+    """Every session of a user but `keep_token`'s (after a password change)."""
+    query = WebSession.delete().where(WebSession.user == user_id)
+    if keep_token:
+        query = query.where(WebSession.token_hash != token_hash(keep_token))
+    with write_transaction():
+        query.execute()
+    forget_user_sessions(user_id)
+
+
+def find_session(token):
+    """The unexpired session of this cookie value, with its user, or None."""
+    if not token:
+        return None
+    return (WebSession.select(WebSession, UserProfile).join(UserProfile)
+            .where((WebSession.token_hash == token_hash(token)) & (WebSession.expires > now())).first())
+
+
+def check_csrf(method, expected, offered):
+    """State changes need the session's CSRF token in X-CSRFToken (a cross-site form cannot
+    send a header, and a cross-site script cannot read the token)."""
+    if method.upper() in SAFE_METHODS:
+        return
+    if not offered:
+        raise CsrfError("CSRF token missing.")
+    if not secrets.compare_digest(expected.encode(), offered.encode()):
+        raise CsrfError("CSRF token incorrect.")
+
+
+def authenticate_session(token, method, csrf_offered):
+    """The active user of this session cookie; raises 401 without one, 403 on a CSRF failure."""
+    session = find_session(token)
+    if session is None:
+        raise UnauthorizedError()
+    if not session.user.is_active:
+        raise UserDeactivatedError()
+    check_csrf(method, session.csrf_token, csrf_offered)
+    return session.user
+
+
+# --- cached sessions for long polls (the counterpart of lib.auth's credential cache) -------------
+
+@dataclass(frozen=True)
+class SessionUser:
+    """The little a long poll needs to know about a session's user (as lib.auth.CachedUser)."""
+
+    id: int
+    realm_id: int
+    email: str
+
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def authenticate_session_cached(token, method, csrf_offered):
+    """Like authenticate_session, answering from memory for SESSION_CACHE_SECONDS: a long poll
+    needs only the user's id. Returns a SessionUser."""
+    digest = token_hash(token) if token else ""
+    with _cache_lock:
+        entry = _cache.get(digest)
+    if entry is not None and entry[2] > time.monotonic():
+        check_csrf(method, entry[1], csrf_offered)
+        return entry[0]
+    session = find_session(token)
+    if session is None:
+        raise UnauthorizedError()
+    if not session.user.is_active:
+        raise UserDeactivatedError()
+    check_csrf(method, session.csrf_token, csrf_offered)
+    user = session.user
+    cached = SessionUser(user.id, user.realm_id, user.email)
+    with _cache_lock:
+        _cache[digest] = (cached, session.csrf_token, min(time.monotonic() + SESSION_CACHE_SECONDS,
+                                                          time.monotonic() + session.expires - time.time()))
+    return cached
+
+
+def cookie_value(cookie_header, name):
+    """One cookie's value from a Cookie header, or None."""
+    jar = SimpleCookie()
+    try:
+        jar.load(cookie_header or "")
+    except CookieError:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+def authenticate_session_headers(headers):
+    """The session user of a request known only by its headers (a dict with lower-case names),
+    for a handler outside Flask such as the event loop's /json/events. It cannot tell GET from
+    DELETE, so it always asks for the CSRF token, which the page sends on every /json request."""
+    token = cookie_value(headers.get("cookie"), SESSION_COOKIE)
+    return authenticate_session_cached(token, "POST", headers.get(CSRF_HEADER.lower()))
+
+
+def forget_user_sessions(user_id):
+    """Drop a user's cached sessions (deactivation, new key, logout elsewhere)."""
+    with _cache_lock:
+        for digest in [d for d, entry in _cache.items() if entry[0].id == user_id]:
+            del _cache[digest]

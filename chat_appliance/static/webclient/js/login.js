@@ -1,0 +1,95 @@
+// Sign-in and sign-up from an invitation: the two screens shown without a session.
+import * as api from "./api.js";
+import { clear, h } from "./util.js";
+
+function card(title, ...children) {
+  return h("main.auth-card", h("h1", title), ...children);
+}
+
+function field(label, attrs) {
+  const input = h("input", attrs);
+  return { input, row: h("label.field", h("span", label), input) };
+}
+
+export function showLogin(root) {
+  const email = field("Email", { type: "email", name: "username", autocomplete: "username", required: true });
+  const password = field("Password", { type: "password", name: "password", autocomplete: "current-password", required: true });
+  const error = h("p.error", { role: "alert" });
+  const button = h("button.primary", { type: "submit" }, "Log in");
+  const form = h(
+    "form.auth",
+    {
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          error.textContent = "";
+          button.disabled = true;
+          try {
+            await api.signIn("/accounts/login", { username: email.input.value, password: password.input.value });
+            location.reload();
+          } catch (failure) {
+            error.textContent = failure.message;
+            button.disabled = false;
+            password.input.select();
+          }
+        },
+      },
+    },
+    email.row,
+    password.row,
+    error,
+    button,
+  );
+  clear(root, card("Log in", form));
+  email.input.focus();
+}
+
+export async function showJoin(root, key) {
+  const name = field("Full name", { type: "text", name: "full_name", autocomplete: "name", required: true, maxlength: "100" });
+  const password = field("Password", { type: "password", name: "password", autocomplete: "new-password", required: true, minlength: "6" });
+  const error = h("p.error", { role: "alert" });
+  const email = field("Email", { type: "email", name: "email", autocomplete: "email" });
+  const intro = h("p");
+  let info = null;
+  try {
+    info = await (await fetch(`/accounts/join/${encodeURIComponent(key)}`, { credentials: "same-origin" })).json();
+  } catch {
+    info = null;
+  }
+  if (!info || info.result !== "success") {
+    clear(root, card("Join", h("p.error", { role: "alert" }, (info && info.msg) || "This invitation link is not valid."), h("p", h("a", { href: "/" }, "Log in instead"))));
+    return;
+  }
+  intro.textContent = `You are invited to ${info.realm_name}.`;
+  if (info.email) {
+    email.input.value = info.email;
+    email.input.readOnly = true;
+  } else email.input.required = true;
+  const button = h("button.primary", { type: "submit" }, "Sign up");
+  const form = h(
+    "form.auth",
+    {
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          error.textContent = "";
+          button.disabled = true;
+          try {
+            await api.signIn(`/accounts/join/${encodeURIComponent(key)}`, { email: email.input.value, full_name: name.input.value, password: password.input.value });
+            location.replace("/");
+          } catch (failure) {
+            error.textContent = failure.message;
+            button.disabled = false;
+          }
+        },
+      },
+    },
+    email.row,
+    name.row,
+    password.row,
+    error,
+    button,
+  );
+  clear(root, card("Join", intro, form));
+  (info.email ? name : email).input.focus();
+}

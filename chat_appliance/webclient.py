@@ -1,0 +1,155 @@
+"""The web client: its page at `/`, sign-in and sign-out, and the files it loads.
+
+The page is static (chat_appliance/static/webclient/), served with the signed-in session's CSRF
+token written into it. Everything else the page does goes through the API under /json
+(lib.sessions authenticates those requests by cookie).
+"""
+
+import functools
+import html
+import json
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, request, send_file
+
+from .actions.account import uploaded_avatar
+from .actions.invites import do_accept_invitation, get_valid_invitation
+from .api.avatars import avatars_root
+from .lib.auth import clear_session_cookie, set_session_cookie
+from .lib.errors import JsonableError, UserDeactivatedError
+from .lib.login_throttle import record_login_attempt
+from .lib.params import Param, endpoint
+from .lib.passwords import check_password
+from .lib.response import json_success
+from .lib.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
+from .markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from .models import UserProfile
+
+bp = Blueprint("webclient", __name__)
+
+STATIC_DIR = Path(__file__).parent / "static" / "webclient"
+CSRF_PLACEHOLDER = "__CSRF_TOKEN__"
+
+
+@functools.lru_cache(maxsize=1)
+def page_template():
+    return (STATIC_DIR / "index.html").read_text()
+
+
+def render_page():
+    """The single page, carrying the CSRF token of the signed-in session (empty when signed out:
+    the page then shows the sign-in form). Never cached: it holds a per-session secret."""
+    session = find_session(request.cookies.get(SESSION_COOKIE))
+    csrf = session.csrf_token if session is not None and session.user.is_active else ""
+    body = page_template().replace(CSRF_PLACEHOLDER, html.escape(csrf, quote=True))
+    response = Response(body, mimetype="text/html")
+    response.headers["Cache-Control"] = "no-store"
+    # The page runs only its own scripts: a message's HTML could never load or run one. Images may
+    # come from elsewhere: a link to an image gets a preview (/thumbnail redirects to it), as on Zulip.
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https: http:; "
+        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+@bp.get("/")
+def index():
+    return render_page()
+
+
+@bp.get("/join/<key>")
+def join_page(key):
+    """The invitation page: the same single page, which shows the sign-up form on this path."""
+    return render_page()
+
+
+def require_same_origin_form():
+    """Sign-in has no session yet, so no CSRF token: a header that no cross-site form can send
+    (and that a cross-site script cannot send without a CORS preflight we never grant) stands in."""
+    if request.headers.get("X-Requested-With") != "XMLHttpRequest":
+        raise JsonableError("CSRF error: missing X-Requested-With header.", code="CSRF_FAILED", http_status=403)
+
+
+def signed_in_response(user):
+    lifetime = current_app.config["WEB_SESSION_SECONDS"]
+    token, csrf = create_session(user, lifetime)
+    response = json_success({"user_id": user.id, "email": user.email, "csrf_token": csrf})
+    set_session_cookie(response, token, lifetime)
+    return response
+
+
+@bp.post("/accounts/login")
+@endpoint(auth=False, username=Param(), password=Param())
+def login(username, password):
+    """Email and password for a session cookie; the same answers as POST /fetch_api_key."""
+    require_same_origin_form()
+    record_login_attempt(username)
+    user = UserProfile.get_by_login_email(username)
+    if user is None or user.is_bot or not check_password(user.password, password):
+        raise JsonableError("Your username or password is incorrect", code="AUTHENTICATION_FAILED",
+                            http_status=401)
+    if not user.is_active:
+        raise UserDeactivatedError()
+    return signed_in_response(user)
+
+
+@bp.get("/accounts/join/<key>")
+@endpoint(auth=False)
+def invitation_info(key):
+    """What the sign-up page shows: the organization and, for an email invitation, the address."""
+    invite = get_valid_invitation(key)
+    return {"realm_name": invite.realm.name, "email": None if invite.is_multiuse else invite.email,
+            "is_multiuse": invite.is_multiuse}
+
+
+@bp.post("/accounts/join/<key>")
+@endpoint(auth=False, full_name=Param(), password=Param(), email=Param(default=None))
+def join(key, full_name, password, email):
+    """Create the account an invitation offers (actions.invites decides validity) and sign in."""
+    require_same_origin_form()
+    user = do_accept_invitation(key, full_name, password, email=email)
+    return signed_in_response(user)
+
+
+@bp.post("/accounts/logout")
+@endpoint(auth=False)
+def logout():
+    """End this browser's session (the CSRF token guards it like any other change)."""
+    token = request.cookies.get(SESSION_COOKIE)
+    session = find_session(token)
+    if session is not None:
+        check_csrf(request.method, session.csrf_token, request.headers.get("X-CSRFToken"))
+        delete_session(token)
+    response = json_success()
+    clear_session_cookie(response)
+    return response
+
+
+@bp.get("/user_avatars/<int:realm_id>/<int:user_id>")
+def user_avatar(realm_id, user_id):
+    """An uploaded avatar, with the type its bytes say (never HTML: nosniff, no inline script)."""
+    found = uploaded_avatar(avatars_root(), realm_id, user_id)
+    if found is None:
+        raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    path, mimetype = found
+    response = send_file(path, mimetype=mimetype, max_age=86400)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
+
+
+@functools.lru_cache(maxsize=1)
+def emoji_table_json():
+    """Every emoji name the renderer and reactions accept, with its code: the same table."""
+    table = dict(sorted(NAME_TO_CODE.items()))
+    table.update({name: "zulip" for name in ZULIP_EXTRA_EMOJI})
+    return json.dumps(table, separators=(",", ":"))
+
+
+@bp.get("/webclient/emoji.json")
+def emoji_names():
+    response = Response(emoji_table_json(), mimetype="application/json")
+    response.headers["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -1,0 +1,98 @@
+"""Chromium through Playwright for the web client tests: Debian's browser, never a downloaded one."""
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import requests
+
+from .serve_process import ServeProcess
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "webclient"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "a long enough password"
+
+
+def launch(playwright):
+    """Chromium, or a skip that says why not."""
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.skip(f"{CHROMIUM} is missing (.ci/run installs it with apt)")
+    return playwright.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                                      args=CHROMIUM_ARGS)
+
+
+class Site:
+    """A running serve with its owner, and people made through the API."""
+
+    def __init__(self, instance):
+        self.server = ServeProcess(instance)
+        self.url = self.server.url
+        text = "".join(self.server.output)
+        self.owner_password = re.search(r"password:\s+(\S+)", text).group(1)
+        self.owner_auth = (self.server.email, self.server.api_key)
+
+    def api(self, method, path, auth=None, **params):
+        params = {k: v if isinstance(v, str) else __import__("json").dumps(v) for k, v in params.items()}
+        response = requests.request(method, f"{self.url}/api/v1/{path}", auth=auth or self.owner_auth,
+                                    data=params if method != "GET" else None, params=params if method == "GET" else None,
+                                    timeout=30)
+        body = response.json()
+        assert body["result"] == "success", (path, body)
+        return body
+
+    def person(self, email, name):
+        """A member with PASSWORD, subscribed to general; returns (email, api auth, user id)."""
+        user_id = self.api("POST", "users", email=email, password=PASSWORD, full_name=name)["user_id"]
+        key = self.api("POST", "fetch_api_key", username=email, password=PASSWORD)["api_key"]
+        auth = (email, key)
+        self.api("POST", "users/me/subscriptions", auth=auth, subscriptions=[{"name": "general"}])
+        return email, auth, user_id
+
+    def stream_id(self, name):
+        return self.api("GET", "get_stream_id", stream=name)["stream_id"]
+
+    def stop(self):
+        self.server.stop()
+
+
+class Watched:
+    """A page whose console errors, uncaught exceptions and dialogs are recorded."""
+
+    def __init__(self, page):
+        self.page = page
+        self.errors = []
+        self.dialogs = []
+        page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        # Which request failed: the console only says "Failed to load resource".
+        page.on("response", lambda response: response.status >= 400 and self.errors.append(
+            f"{response.status} {response.request.method} {response.url}"))
+
+        def on_dialog(dialog):
+            self.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+
+
+def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="light"):
+    """A fresh browser context signed in as `email`, showing the app; returns a Watched page."""
+    context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("textbox", name="Message").wait_for()
+    return watched
+
+
+def shot(page, name):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
