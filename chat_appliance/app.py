@@ -16,7 +16,7 @@ from .api import BLUEPRINTS, ROOT_BLUEPRINTS
 from .api.context import EXTENSION
 from .api.events import set_session_authenticator
 from .config import DEFAULTS, Limits, database_url_for, instance_secret
-from .db import close_connection, init_database, migrate
+from .db import backend, close_connection, init_database, migrate
 from .events import bus
 from .events.queues import QueueManager
 from .lib import rate_limit
@@ -93,7 +93,9 @@ def open_app(app, config=None, *, dev_mode=False):
         # A request body must hold the largest allowed upload, plus its multipart framing.
         largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
-    state = app.extensions[EXTENSION] = AppState(app.config, init_database(app.config["DATABASE_URL"]))
+    opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
+                           pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
+    state = app.extensions[EXTENSION] = AppState(app.config, opened)
     state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
                                   PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
     migrate()
@@ -167,6 +169,9 @@ def register_error_handlers(app):
 
     @app.errorhandler(Exception)
     def handle_unexpected(error):
+        refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
+        if refused is not None:
+            return handle_jsonable(refused)
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 

@@ -30,7 +30,8 @@ def open_instance(args, *, must_exist=True, overrides=None):
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance, overrides)
-    init_database(config["DATABASE_URL"])
+    init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
+                  pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"])
     # Credential changes made here reach a running server's long-poll cache (lib/auth.py).
     set_credentials_marker(instance / CREDENTIALS_MARKER)
     applied = migrate(progress=True)
@@ -398,6 +399,28 @@ def cmd_list_users(args):
     return 0
 
 
+def cmd_migrate_database(args):
+    """Copy the instance's SQLite database into an empty PostgreSQL database, then point the
+    instance at it (chat_appliance/migrate_database.py)."""
+    from .migrate_database import TransferError, migrate_database, point_instance_at
+
+    instance = instance_path_from_env(args.instance)
+    if not instance.exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    if config["DATABASE_URL"] == args.to:
+        raise CommandError("The instance already uses that database.")
+    print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
+    try:
+        migrate_database(config["DATABASE_URL"], args.to)
+    except TransferError as error:
+        raise CommandError(str(error)) from None
+    point_instance_at(instance, args.to)
+    print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
+          "uploaded files stay in the instance folder.")
+    return 0
+
+
 CONFIG_HELP = f"""configuration:
   Every key of chat_appliance/config.py (MAX_TOPIC_LENGTH, DATABASE_URL, ...) is read from, the
   later winning: its default, the instance's config.json, the environment variable
@@ -483,6 +506,12 @@ def build_parser():
     restore = add("restore", cmd_restore,
                   "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
     restore.add_argument("file", help="the archive written by chat-appliance backup")
+
+    move = add("migrate-database", cmd_migrate_database,
+               "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
+               "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
+    move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
+
     from .cli_transfer import add_transfer_commands
 
     add_transfer_commands(add)

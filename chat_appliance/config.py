@@ -21,6 +21,11 @@ DEFAULTS = {
     "INSTANCE_PATH": "instance",
     # sqlite:///absolute/path or postgresql://user@host:port/dbname; None = instance/chat.sqlite3.
     "DATABASE_URL": None,
+    # PostgreSQL only: connections kept in the pool (at most this many open at once), and seconds a
+    # request waits for a free one before failing. A long poll holds none while it waits, so the
+    # pool needs at most one connection per worker thread (serve's --threads).
+    "DATABASE_POOL_SIZE": 20,
+    "DATABASE_POOL_TIMEOUT_SECONDS": 30,
     # werkzeug's password hashing method; tests use a cheap one.
     "PASSWORD_HASH_METHOD": "scrypt",
     # Largest request body accepted (uploads included): Zulip's default upload limit is 25 MiB.

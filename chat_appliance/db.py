@@ -18,11 +18,14 @@ from .models import database, now
 
 log = logging.getLogger(__name__)
 
-def init_database(database_url):
+
+def init_database(database_url, pool_size=20, pool_timeout=30):
     """Open the configured database in a new Runtime, installed as the one in use outside
-    requests; returns the Runtime (create_app keeps it, and makes it current per request)."""
+    requests; returns the Runtime (create_app keeps it, and makes it current per request). The
+    pool options size the PostgreSQL connection pool (SQLite ignores them)."""
     backend = backends.backend_for(database_url)
-    opened = runtime.Runtime(backend.open_database(database_url), backend)
+    opened = runtime.Runtime(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout),
+                             backend)
     runtime.install(opened)
     return opened
 
@@ -112,23 +115,37 @@ def schema_version():
     return newest.version if newest else 0
 
 
-def migrate(progress=False):
-    """Apply every migration the database has not had, in version order, each in its own transaction.
+def applied_versions():
+    """The versions of the migrations applied to this database."""
+    if not database.table_exists(SchemaMigration._meta.table_name):
+        return set()
+    return {row.version for row in SchemaMigration.select(SchemaMigration.version)}
 
-    Not only those newer than the newest applied: branches own version ranges and merge in any
-    order, so a database may already have 100 when 90 arrives. Returns the versions applied.
-    With progress=True, prints a line per step to stderr.
+
+def migrate(progress=False):
+    """Apply every migration the database lacks, in version order, each in its own transaction.
+
+    Every missing version, not only those above the newest applied: helpers' migrations land
+    out of order (a database may hold 40 before a later-merged 30 exists). Returns the versions
+    applied. With progress=True, prints a line per step to stderr.
     """
 
     with database.connection_context():
-        database.create_tables([SchemaMigration], safe=True)
-        applied = {row.version for row in SchemaMigration.select(SchemaMigration.version)}
-        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda m: m[0]) if v not in applied]
+        with backend().migration_transaction(database):  # under the writer lock: two may start at once
+            database.create_tables([SchemaMigration], safe=True)
+        done = applied_versions()
+        pending = [(v, doc, fn) for v, doc, fn in sorted(MIGRATIONS, key=lambda entry: entry[0]) if v not in done]
+        applied = []
         for index, (version, doc, step) in enumerate(pending, 1):
             if progress:
                 print(f"  [{index}/{len(pending)}] migration {version:04d}: {doc}", file=sys.stderr)
-            with database.atomic():
+            with backend().migration_transaction(database):
+                # Another process starting at the same time may have applied it meanwhile: the
+                # migration transaction holds the writer lock, so this check is final.
+                if SchemaMigration.get_or_none(SchemaMigration.version == version) is not None:
+                    continue
                 step(database, backend())
                 SchemaMigration.create(version=version)
+            applied.append(version)
             log.info("applied migration %04d: %s", version, doc)
-        return [v for v, _doc, _fn in pending]
+        return applied

@@ -1,23 +1,252 @@
-"""Versioned schema migrations, applied in order on start (`db.migrate`).
+"""Versioned schema migrations (`db.migrate` applies every version a database lacks).
 
-Each entry is (version, description, function(database, backend)). Never edit an entry
-that has shipped: add a new one.
+Each entry is (version, description, function(database, backend)). Never edit an entry that has
+shipped: add a new one. Each migration states its own schema: peewee models frozen as they were at
+that version (defined inside the function, bound to the database passed in, with explicit table
+names) or SQL that runs on SQLite and PostgreSQL alike; never today's live models, which move on.
+Tables made by earlier migrations are named through `_table` stand-ins (an id is all a foreign
+key needs). tests/test_migrations.py checks that the migrations make the live models' schema.
+
+Version ranges per area keep helpers' migrations from colliding: 1-9 core, 10-19 organization,
+20-29 personal, 40-49 clients, 50-59 database engines.
 """
 
-from . import models as m
+from peewee import (
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    CompositeKey,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
 from .migration_people_and_customization import create_tables
 from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
+def _base(db):
+    """A model base bound to `db` (a class body cannot read a function's `database` argument)."""
+
+    class Frozen(Model):
+        class Meta:
+            database = db
+            legacy_table_names = False
+
+    return Frozen
+
+
+def _table(base, name):
+    """A stand-in for a table an earlier migration made: foreign keys to it need only its id."""
+    return type(name, (base,), {"Meta": type("Meta", (), {"table_name": name})})
+
+
 def _initial_schema(database, backend):
     """Realm, users, groups, channels, messages with their per-user flag rows."""
-    database.create_tables(
-        [
-            m.Realm, m.UserProfile, m.UserGroup, m.UserGroupMembership, m.GroupGroupMembership,
-            m.Recipient, m.Stream, m.Subscription, m.DirectMessageGroup, m.DirectMessageGroupMember,
-            m.Message, m.UserMessage, m.Reaction, m.UserTopic, m.BotStorageData,
-        ]
-    )
+    base = _base(database)
+
+    class Realm(base):
+        name = CharField(max_length=40)
+        host = CharField()
+        url = CharField()
+        date_created = IntegerField()
+        description = CharField(max_length=1000)
+        moderation_request_channel_id = IntegerField(null=True)
+        message_edit_history_visibility_policy = IntegerField()
+        can_mention_many_users_group_id = IntegerField(null=True)
+        allow_message_editing = BooleanField()
+        message_content_edit_limit_seconds = IntegerField()
+        settings = TextField()
+
+        class Meta:
+            table_name = "realm"
+
+    class UserProfile(base):
+        realm = ForeignKeyField(Realm)
+        email = CharField(max_length=254, index=True)
+        delivery_email = CharField(max_length=254, index=True)
+        full_name = CharField(max_length=100)
+        role = IntegerField()
+        is_active = BooleanField()
+        is_bot = BooleanField()
+        bot_type = IntegerField(null=True)
+        bot_owner = ForeignKeyField("self", on_delete="SET NULL", null=True)
+        is_system_bot = BooleanField()
+        api_key = CharField(max_length=32, unique=True)
+        password = CharField(null=True)
+        date_joined = IntegerField()
+        timezone = CharField(max_length=64)
+        email_address_visibility = IntegerField()
+        avatar_version = IntegerField()
+        settings = TextField()
+
+        class Meta:
+            table_name = "user_profile"
+
+    class UserGroup(base):
+        realm = ForeignKeyField(Realm)
+        name = CharField(max_length=100)
+        description = TextField()
+        is_system_group = BooleanField()
+        deactivated = BooleanField()
+        date_created = IntegerField()
+        creator = ForeignKeyField(UserProfile, on_delete="SET NULL", null=True)
+        settings = TextField()
+
+        class Meta:
+            table_name = "user_group"
+            indexes = [(('realm', 'name'), True)]
+
+    class UserGroupMembership(base):
+        user_group = ForeignKeyField(UserGroup, on_delete="CASCADE")
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+
+        class Meta:
+            table_name = "user_group_membership"
+            indexes = [(('user_group', 'user_profile'), True), (('user_profile',), False)]
+
+    class GroupGroupMembership(base):
+        supergroup = ForeignKeyField(UserGroup, on_delete="CASCADE")
+        subgroup = ForeignKeyField(UserGroup, on_delete="CASCADE")
+
+        class Meta:
+            table_name = "group_group_membership"
+            indexes = [(('supergroup', 'subgroup'), True)]
+
+    class Recipient(base):
+        type = IntegerField()
+
+        class Meta:
+            table_name = "recipient"
+
+    class Stream(base):
+        realm = ForeignKeyField(Realm)
+        name = CharField(max_length=60)
+        name_key = CharField(max_length=60)
+        description = CharField(max_length=1024)
+        rendered_description = TextField()
+        invite_only = BooleanField()
+        history_public_to_subscribers = BooleanField()
+        is_web_public = BooleanField()
+        date_created = IntegerField()
+        creator = ForeignKeyField(UserProfile, on_delete="SET NULL", null=True)
+        recipient = ForeignKeyField(Recipient, unique=True)
+        first_message_id = IntegerField(null=True)
+        message_retention_days = IntegerField(null=True)
+        folder_id = IntegerField(null=True)
+        deactivated = BooleanField()
+        settings = TextField()
+
+        class Meta:
+            table_name = "stream"
+            indexes = [(('realm', 'name_key'), True)]
+
+    class Subscription(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        stream = ForeignKeyField(Stream, on_delete="CASCADE")
+        active = BooleanField()
+        color = CharField(max_length=10)
+        is_muted = BooleanField()
+        pin_to_top = BooleanField()
+        desktop_notifications = BooleanField(null=True)
+        audible_notifications = BooleanField(null=True)
+        push_notifications = BooleanField(null=True)
+        email_notifications = BooleanField(null=True)
+        wildcard_mentions_notify = BooleanField(null=True)
+
+        class Meta:
+            table_name = "subscription"
+            indexes = [(('user_profile', 'stream'), True), (('stream', 'active'), False)]
+
+    class DirectMessageGroup(base):
+        member_key = CharField(max_length=2000, unique=True)
+        recipient = ForeignKeyField(Recipient, unique=True)
+        group_size = IntegerField()
+
+        class Meta:
+            table_name = "direct_message_group"
+
+    class DirectMessageGroupMember(base):
+        group = ForeignKeyField(DirectMessageGroup, on_delete="CASCADE")
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+
+        class Meta:
+            table_name = "direct_message_group_member"
+            indexes = [(('group', 'user_profile'), True), (('user_profile',), False)]
+
+    class Message(base):
+        realm = ForeignKeyField(Realm)
+        sender = ForeignKeyField(UserProfile)
+        recipient = ForeignKeyField(Recipient)
+        stream = ForeignKeyField(Stream, null=True)
+        topic = CharField(max_length=60)
+        topic_key = CharField(max_length=60)
+        content = TextField()
+        rendered_content = TextField()
+        date_sent = IntegerField()
+        sending_client = CharField(max_length=60)
+        last_edit_time = IntegerField(null=True)
+        last_moved_time = IntegerField(null=True)
+        edit_history = TextField(null=True)
+        is_me_message = BooleanField()
+        has_link = BooleanField()
+        has_image = BooleanField()
+        has_attachment = BooleanField()
+
+        class Meta:
+            table_name = "message"
+            indexes = [(('recipient', 'id'), False), (('recipient', 'topic_key', 'id'), False),
+                       (('sender', 'id'), False)]
+
+    class UserMessage(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        message = ForeignKeyField(Message, on_delete="CASCADE")
+        flags = IntegerField()
+
+        class Meta:
+            table_name = "user_message"
+            primary_key = CompositeKey('user_profile', 'message')
+            indexes = [(('message',), False)]
+
+    class Reaction(base):
+        message = ForeignKeyField(Message, on_delete="CASCADE")
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        emoji_name = CharField(max_length=100)
+        emoji_code = CharField(max_length=100)
+        reaction_type = CharField(max_length=30)
+        date_created = IntegerField()
+
+        class Meta:
+            table_name = "reaction"
+            indexes = [(('message', 'user_profile', 'emoji_code', 'reaction_type'), True)]
+
+    class UserTopic(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        stream = ForeignKeyField(Stream, on_delete="CASCADE")
+        topic = CharField(max_length=60)
+        topic_key = CharField(max_length=60)
+        visibility_policy = IntegerField()
+        last_updated = IntegerField()
+
+        class Meta:
+            table_name = "user_topic"
+            indexes = [(('user_profile', 'stream', 'topic_key'), True)]
+
+    class BotStorageData(base):
+        bot_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        key = CharField(max_length=200)
+        value = TextField()
+
+        class Meta:
+            table_name = "bot_storage_data"
+            indexes = [(('bot_profile', 'key'), True)]
+
+    database.create_tables([
+        Realm, UserProfile, UserGroup, UserGroupMembership, GroupGroupMembership, Recipient, Stream,
+        Subscription, DirectMessageGroup, DirectMessageGroupMember, Message, UserMessage, Reaction, UserTopic,
+        BotStorageData,
+    ])
     # Partial indexes serve "my unread / starred / mentioned messages, newest first" without
     # scanning a user's whole history. The same SQL works on SQLite and PostgreSQL.
     for name, condition in (
@@ -31,7 +260,8 @@ def _initial_schema(database, backend):
 
 
 def _message_search(database, backend):
-    """Full-text search of messages, and an index for the `date` anchor."""
+    """Full-text search of messages (the engine's own: FTS5 or tsvector), and an index for the
+    `date` anchor."""
     backend.create_search_index(database)
     database.execute_sql("CREATE INDEX message_date_sent ON message (date_sent)")
 
@@ -39,22 +269,154 @@ def _message_search(database, backend):
 def _organization_structure(database, backend):
     """Channel folders, navigation views, linkifiers, custom profile fields, special
     permissions and push registrations (issue 8)."""
-    database.create_tables(
-        [
-            m.ChannelFolder, m.NavigationView, m.Linkifier, m.CustomProfileField, m.CustomProfileFieldValue,
-            m.UserPermission, m.PushDevice,
-        ]
-    )
+    base = _base(database)
+    Realm, UserProfile = _table(base, "realm"), _table(base, "user_profile")
+
+    class ChannelFolder(base):
+        realm = ForeignKeyField(Realm)
+        name = CharField(max_length=60)
+        description = CharField(max_length=1024)
+        rendered_description = TextField()
+        date_created = IntegerField()
+        creator = ForeignKeyField(UserProfile, on_delete="SET NULL", null=True)
+        order = IntegerField()
+        is_archived = BooleanField()
+
+        class Meta:
+            table_name = "channel_folder"
+
+    class NavigationView(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        fragment = CharField(max_length=200)
+        is_pinned = BooleanField()
+        name = CharField(max_length=200, null=True)
+
+        class Meta:
+            table_name = "navigation_view"
+            indexes = [(('user_profile', 'fragment'), True)]
+
+    class Linkifier(base):
+        realm = ForeignKeyField(Realm)
+        pattern = TextField()
+        url_template = TextField()
+        order = IntegerField()
+
+        class Meta:
+            table_name = "linkifier"
+
+    class CustomProfileField(base):
+        realm = ForeignKeyField(Realm)
+        name = CharField(max_length=40)
+        hint = CharField(max_length=80)
+        field_type = IntegerField()
+        field_data = TextField()
+        order = IntegerField()
+        display_in_profile_summary = BooleanField()
+        required = BooleanField()
+        editable_by_user = BooleanField()
+
+        class Meta:
+            table_name = "custom_profile_field"
+
+    class CustomProfileFieldValue(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        field = ForeignKeyField(CustomProfileField, on_delete="CASCADE")
+        value = TextField()
+        rendered_value = TextField(null=True)
+
+        class Meta:
+            table_name = "custom_profile_field_value"
+            indexes = [(('user_profile', 'field'), True)]
+
+    class UserPermission(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        permission = CharField(max_length=60)
+
+        class Meta:
+            table_name = "user_permission"
+            indexes = [(('user_profile', 'permission'), True)]
+
+    class PushDevice(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        push_account_id = BigIntegerField()
+        token_kind = CharField(max_length=10)
+        push_public_key = TextField()
+        bouncer_public_key = TextField()
+        encrypted_push_registration = TextField()
+        date_updated = IntegerField()
+
+        class Meta:
+            table_name = "push_device"
+            indexes = [(('user_profile', 'push_account_id'), True)]
+
+    database.create_tables([
+        ChannelFolder, NavigationView, Linkifier, CustomProfileField, CustomProfileFieldValue, UserPermission,
+        PushDevice,
+    ])
 
 
 def _drafts_and_snippets(database, backend):
     """Server-side drafts and saved snippets (issue 7)."""
-    database.create_tables([m.Draft, m.SavedSnippet])
+    base = _base(database)
+    UserProfile = _table(base, "user_profile")
+
+    class Draft(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        type = CharField(max_length=10)
+        to = TextField()
+        topic = TextField()
+        content = TextField()
+        last_edit_time = IntegerField()
+
+        class Meta:
+            table_name = "draft"
+            indexes = [(('user_profile', 'last_edit_time'), False)]
+
+    class SavedSnippet(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        title = TextField()
+        content = TextField()
+        date_created = IntegerField()
+
+        class Meta:
+            table_name = "saved_snippet"
+
+    database.create_tables([Draft, SavedSnippet])
 
 
 def _uploads_and_presence(database, backend):
     """Uploaded files and reported presence (issue 9: real clients)."""
-    database.create_tables([m.Attachment, m.UserPresence])
+    base = _base(database)
+    Realm, UserProfile = _table(base, "realm"), _table(base, "user_profile")
+
+    class Attachment(base):
+        realm = ForeignKeyField(Realm, on_delete="CASCADE")
+        owner = ForeignKeyField(UserProfile, on_delete="CASCADE")
+        path_id = CharField(max_length=300, unique=True)
+        file_name = CharField()
+        content_type = CharField()
+        size = IntegerField()
+        create_time = IntegerField()
+
+        class Meta:
+            table_name = "attachment"
+
+    class UserPresence(base):
+        user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE", unique=True)
+        last_connected_time = IntegerField()
+        last_active_time = IntegerField(null=True)
+        last_update_id = IntegerField(index=True)
+
+        class Meta:
+            table_name = "user_presence"
+
+    database.create_tables([Attachment, UserPresence])
+
+
+def _message_ids_never_reused(database, backend):
+    """A deleted newest message's id never comes back (issue 17): SQLite AUTOINCREMENT; on
+    PostgreSQL the id sequence already never goes back."""
+    backend.never_reuse_ids(database, "message")
 
 
 def _web_sessions(database, backend):
@@ -151,18 +513,57 @@ def _bot_services(database, backend):
         database.create_tables([FrozenBotService])
 
 
+def _invitation_foreign_keys(database, backend):
+    """Migration 80 made the invitation table with plain integer columns where the model has
+    foreign keys (to the realm and the inviting user, deleted with them) and their indexes: the
+    table is made again as the model states it, rows and ids kept (tests/test_migrations.py
+    found the difference)."""
+    base = _base(database)
+    Realm, UserProfile = _table(base, "realm"), _table(base, "user_profile")
+
+    class Invitation(base):
+        realm = ForeignKeyField(Realm, on_delete="CASCADE")
+        referred_by = ForeignKeyField(UserProfile, on_delete="CASCADE", null=True)
+        is_multiuse = BooleanField()
+        email = CharField(max_length=254, null=True)
+        key = CharField(max_length=40, unique=True)
+        invited_as = IntegerField()
+        stream_ids = TextField()
+        group_ids = TextField()
+        include_realm_default_subscriptions = BooleanField()
+        notify_referrer_on_join = BooleanField()
+        welcome_message_custom_text = TextField(null=True)
+        invited = IntegerField()
+        expiry_date = BigIntegerField(null=True)
+        status = IntegerField()
+
+        class Meta:
+            table_name = "invitation"
+            indexes = [(("realm", "status"), False)]
+
+    columns = ", ".join(f'"{field.column_name}"' for field in Invitation._meta.sorted_fields)
+    database.execute_sql('CREATE TABLE invitation_before_51 AS SELECT * FROM "invitation"')
+    database.execute_sql('DROP TABLE "invitation"')
+    database.create_tables([Invitation])
+    database.execute_sql(f'INSERT INTO "invitation" ({columns}) SELECT {columns} FROM invitation_before_51')
+    database.execute_sql("DROP TABLE invitation_before_51")
+    backend.advance_sequences(database, {})
+
+
 MIGRATIONS = [
     (1, "initial schema", _initial_schema),
     (2, "message search index", _message_search),
     (10, "organization structure", _organization_structure),
     (20, "drafts and saved snippets", _drafts_and_snippets),
     (40, "uploads and presence", _uploads_and_presence),
+    (50, "message ids never reused", _message_ids_never_reused),
     (60, "files shared by the messages that link them", _attachment_messages),
     (70, "web client sessions", _web_sessions),
     (71, "uploaded avatars", _avatar_source),
     (80, "invitations", invitations_schema),
     (81, "channel email addresses", channel_email_addresses_schema),
     (82, "scheduled messages and reminders", scheduled_messages_schema),
+    (83, "invitation foreign keys", _invitation_foreign_keys),
     (90, "people and organization customization", _people_and_customization),
     (100, "bot services", _bot_services),
 ]

@@ -60,6 +60,9 @@ class ChatServer:
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Always the instance's own SQLite file: a throwaway server that reset() wipes by deleting
+        # its folder, whatever database the surrounding suite was pointed at.
+        env.pop("CHAT_APPLIANCE_DATABASE_URL", None)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(self.instance), "--host", "127.0.0.1",
              "--port", str(port), "--quiet"],

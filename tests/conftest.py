@@ -12,6 +12,7 @@ from chat_appliance.backends import backend_for
 from chat_appliance.config import database_url_for
 from chat_appliance.events import bus
 
+from . import pg
 from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
 
 
@@ -24,13 +25,47 @@ def database_templates(tmp_path_factory):
     empty_path, org_path = root / "empty", root / "org"
     empty_path.mkdir()
     org_path.mkdir()
+    postgres = {}
+    if pg.ENABLED:
+        # One working database, reset to a saved state before each test (tests/pg.py). The SQLite
+        # templates are made too, for the few tests that copy one into a folder of their own.
+        url = postgres["pg"] = pg.work_database()
+        close_app(create_app({**app_config(empty_path), "DATABASE_URL": url}))
+        pg.save_snapshot("empty")
+        application = create_app({**app_config(org_path), "DATABASE_URL": url})
+        Org.populate(application.extensions["chat_appliance"].limits)
+        close_app(application)
+        pg.save_snapshot("org")
     close_app(create_app(app_config(empty_path)))
     urls = {"empty": database_url_for(empty_path), "org": database_url_for(org_path)}
     backend_for(urls["empty"]).clone_database(urls["empty"], urls["org"])
     application = create_app(app_config(org_path))
     Org.populate(application.extensions["chat_appliance"].limits)
     close_app(application)
-    return urls
+    return {**urls, **postgres}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_session():
+    """On PostgreSQL, drop every database the session made, at its end."""
+    yield
+    if pg.ENABLED:
+        pg.drop_all()
+
+
+@pytest.fixture(autouse=True)
+def database_url(request, monkeypatch):
+    """The database of this test: None on SQLite (the app copies its template into tmp_path);
+    on PostgreSQL the session's working database reset to the saved state (with the example
+    organization when the test uses `org`), also given to commands run in the test through
+    $CHAT_APPLIANCE_DATABASE_URL."""
+    if not pg.ENABLED:
+        yield None
+        return
+    url = request.getfixturevalue("database_templates")["pg"]
+    pg.restore_snapshot("org" if "org" in request.fixturenames else "empty")
+    monkeypatch.setenv("CHAT_APPLIANCE_DATABASE_URL", url)
+    yield url
 
 
 @pytest.fixture(scope="session")
@@ -38,21 +73,27 @@ def app_shell(database_templates, tmp_path_factory):
     """One Flask app for the session, closed between tests and opened on each test's database:
     building the URL map (werkzeug compiles every rule) cost more than the rest of a test's setup."""
     folder = tmp_path_factory.mktemp("shell")
-    backend_for(database_templates["empty"]).clone_database(database_templates["empty"], database_url_for(folder))
-    application = create_app(app_config(folder))
+    if pg.ENABLED:
+        application = create_app({**app_config(folder), "DATABASE_URL": database_templates["pg"]})
+    else:
+        backend_for(database_templates["empty"]).clone_database(database_templates["empty"],
+                                                                database_url_for(folder))
+        application = create_app(app_config(folder))
     close_app(application)
     return application
 
 
 @pytest.fixture
-def app(request, tmp_path, database_templates, app_shell):
+def app(request, tmp_path, database_templates, app_shell, database_url):
     """The Flask app on a fresh database: a copy of the session's template, with the example
-    organization when the test uses the `org` fixture. `@pytest.mark.config(KEY=value)` sets
-    configuration keys, as config.json would."""
-    template = database_templates["org" if "org" in request.fixturenames else "empty"]
-    backend_for(template).clone_database(template, database_url_for(tmp_path))
+    organization when the test uses the `org` fixture (on PostgreSQL: `database_url`, reset).
+    `@pytest.mark.config(KEY=value)` sets configuration keys, as config.json would."""
+    if database_url is None:
+        template = database_templates["org" if "org" in request.fixturenames else "empty"]
+        backend_for(template).clone_database(template, database_url_for(tmp_path))
     marker = request.node.get_closest_marker("config")
-    application = open_app(app_shell, {**app_config(tmp_path), **(marker.kwargs if marker else {})})
+    application = open_app(app_shell, {**app_config(tmp_path), "DATABASE_URL": database_url,
+                                       **(marker.kwargs if marker else {})})
     yield application
     close_app(application)
 

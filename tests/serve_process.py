@@ -9,6 +9,8 @@ import time
 
 import requests
 
+from . import pg
+
 
 def free_port():
     with socket.socket() as sock:
@@ -24,6 +26,9 @@ class ServeProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         # Load and client tests run without rate limits, as `CHAT_APPLIANCE_RATE_LIMITING=false` allows.
         env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="true" if rate_limiting else "false")
+        if pg.ENABLED:
+            # A database per instance folder: a restart on the same folder finds its data.
+            env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance_path)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
              "--port", str(self.port), "--quiet", *extra_args],

@@ -1,7 +1,10 @@
 """The command line: init, the admin commands, --help, and clear errors."""
 
+import os
+
 import pytest
 
+from . import pg
 from .helpers import INIT_ARGS, run
 
 
@@ -13,21 +16,30 @@ def test_init_creates_owner(instance):
     assert " 100 " in owner_line
 
 
+def database_snapshot(instance):
+    """The instance's whole database: the SQLite file's bytes, or every PostgreSQL row."""
+    if not pg.ENABLED:
+        return (instance / "chat.sqlite3").read_bytes()
+    return pg.snapshot(os.environ["CHAT_APPLIANCE_DATABASE_URL"])
+
+
 def test_second_init_fails_and_changes_nothing(instance):
     """Does a second init on the same folder fail clearly and leave the data alone?"""
-    before = (instance / "chat.sqlite3").read_bytes()
+    before = database_snapshot(instance)
     result = run("init", "--instance", str(instance), *INIT_ARGS[:-1], "other-password")
     assert result.returncode != 0 and "already" in result.stderr
-    assert (instance / "chat.sqlite3").read_bytes() == before
+    assert database_snapshot(instance) == before
 
 
 def test_instance_from_environment(tmp_path):
     """Does --instance default to $CHAT_APPLIANCE_INSTANCE?"""
-    import os
-
     env = dict(os.environ, CHAT_APPLIANCE_INSTANCE=str(tmp_path / "from-env"))
     assert run("init", *INIT_ARGS, env=env).returncode == 0
-    assert (tmp_path / "from-env" / "chat.sqlite3").exists()
+    assert (tmp_path / "from-env").is_dir()
+    if not pg.ENABLED:
+        assert (tmp_path / "from-env" / "chat.sqlite3").exists()
+    listing = run("list-users", env=env)
+    assert listing.returncode == 0 and "boss@acme.example" in listing.stdout
 
 
 def test_create_user_change_role_reset_key(instance):

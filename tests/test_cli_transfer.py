@@ -3,10 +3,11 @@ self-hoster runs them."""
 
 import json
 
+from . import pg
 from .helpers import run, zulip_export
 
 
-def test_export_then_import_with_the_cli(instance, tmp_path):
+def test_export_then_import_with_the_cli(instance, tmp_path, monkeypatch):
     """Does `export` write Zulip's layout (folder and .tar.gz) and `import-zulip` make a new instance
     from the tarball, whose owner then gets an API key from reset-api-key?"""
     exported = run("export", "--instance", str(instance), "--output", str(tmp_path / "out"))
@@ -16,6 +17,7 @@ def test_export_then_import_with_the_cli(instance, tmp_path):
     realm = json.loads((tmp_path / "out" / "realm.json").read_text())
     assert realm["zerver_userprofile"][0]["delivery_email"] == "boss@acme.example"
     assert "messages" in exported.stderr  # the progress bars
+    pg.use_fresh_database(monkeypatch)  # the new instance's database, on PostgreSQL
     imported = run("import-zulip", str(tmp_path / "out.tar.gz"), "--instance", str(tmp_path / "new"))
     assert imported.returncode == 0, imported.stderr
     assert "Imported 1 users" in imported.stdout

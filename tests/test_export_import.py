@@ -12,6 +12,7 @@ from chat_appliance.db import close_connection
 from chat_appliance.models import RealmExport, UserProfile, database
 from chat_appliance.transfer.importer import ArchiveError, import_export
 
+from . import pg
 from .helpers import (
     FAST_HASH,
     PNG,
@@ -66,14 +67,16 @@ def fill_organization(org):
 def new_instance_client(path, email):
     """A Flask client on the imported instance, as `email` (with the key the import gave them)."""
     close_connection()
-    app = create_app({"INSTANCE_PATH": str(path), "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False,
-                      "TESTING": True})
+    from chat_appliance.config import load_config
+
+    app = create_app({"INSTANCE_PATH": str(path), "DATABASE_URL": load_config(path)["DATABASE_URL"],
+                      "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False, "TESTING": True})
     with database.connection_context():
         user = UserProfile.get(UserProfile.delivery_email == email)
     return app.test_client(), ApiClient(app.test_client(), user.email, user.api_key)
 
 
-def test_export_reimports_intact(org, app, tmp_path_factory):
+def test_export_reimports_intact(org, app, tmp_path_factory, monkeypatch):
     """Does an API export re-import into a fresh instance with every message, reaction, flag, upload,
     custom emoji and personal setting intact, as each user sees them?"""
     url = fill_organization(org)
@@ -93,6 +96,7 @@ def test_export_reimports_intact(org, app, tmp_path_factory):
         from chat_appliance.models import Message
 
         message_count = Message.select().count()
+    pg.use_fresh_database(monkeypatch)  # the new instance's database, on PostgreSQL
     summary = import_export(folder, target)
     assert summary["messages"] == message_count
     for user in people:
@@ -163,12 +167,13 @@ def test_export_consents(org):
 # --- a hand-built export shaped like Zulip's --------------------------------------------------
 
 
-def test_zulip_shaped_export_imports(tmp_path):
+def test_zulip_shaped_export_imports(tmp_path, monkeypatch):
     """Does a Zulip-shaped export import: people with their roles and settings, the channel and its
     subscriptions, a channel message with its upload and a custom-emoji reaction, a one-to-one
     message rendered on import, Zulip's flag bits, the default channel, and system bots? Do a
     one-to-one message and a group message of the same two people land in one conversation?"""
     target = tmp_path / "instance"
+    pg.use_fresh_database(monkeypatch)  # the new instance's database, on PostgreSQL
     summary = import_export(zulip_export(tmp_path / "export"), target, realm_url="http://chat.team.example")
     assert (summary["source"], summary["messages"], summary["users"]) == ("zulip", 3, 2)
     flask_client, bob = new_instance_client(target, "bob@team.example")
@@ -262,8 +267,9 @@ def test_dangling_references_are_refused(tmp_path):
     assert not (tmp_path / "instance").exists()
 
 
-def test_import_refuses_an_existing_instance(tmp_path, app):
-    """Does import refuse an instance folder that already has a database?"""
+def test_import_refuses_an_existing_instance(tmp_path, org, app):
+    """Does import refuse an instance folder that already has a database (on PostgreSQL, whose
+    database already holds an organization)?"""
     folder = zulip_export(tmp_path / "export")
-    with pytest.raises(ArchiveError, match="already holds a database"):
+    with pytest.raises(ArchiveError, match="already holds (a database|an organization)"):
         import_export(folder, Path(app.config["INSTANCE_PATH"]))

@@ -1,12 +1,19 @@
 """Database backends. Everything specific to one database engine (pragmas, full-text
 search, upsert spelling) lives in one module per engine behind the same small interface:
 
-    open_database(url_or_path, **options) -> peewee.Database
+    open_database(url_or_path, pool_size=, pool_timeout=) -> peewee.Database
     write_transaction(db) -> context manager for a transaction that will write
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
-    search_condition(query) -> (SQL fragment, params) matching message ids
+    search_condition(message_id_column, terms) -> peewee expression matching message ids
+    indexed_message_ids(db) -> set of the ids in the search index
+    migration_transaction(db) -> context manager for one migration; never_reuse_ids(db, table)
     clone_database(source_url, target_url): make target a copy of source (test templates)
+    client_error(exc) -> JsonableError (400) for a value only this engine refuses, else None
     close_database(db): release the connection and whatever else the backend holds for it
+
+and, for `chat-appliance migrate-database` (chat_appliance/migrate_database.py), on the source side
+(sqlite) open_read_only, source_tables, source_columns, read_rows, id_high_water_marks, and on
+the target side (postgres) existing_tables, insert_rows, advance_sequences.
 
 The rest of the code never writes engine-specific SQL.
 """

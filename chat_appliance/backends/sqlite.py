@@ -9,6 +9,7 @@ from playhouse.pool import PooledSqliteDatabase
 
 from ..lib.text import html_to_text
 from ..models.base import MAX_DATABASE_INT
+from .text import words
 
 NAME = "sqlite"
 
@@ -56,7 +57,7 @@ class BoundedSqliteDatabase(PooledSqliteDatabase):
         return super().execute_sql(sql, params)
 
 
-def open_database(database_url):
+def open_database(database_url, **_pool_options):
     """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
     after each request; one more connection (`db.keeper`) stays open until close_database,
     because in WAL mode closing the *last* connection checkpoints and truncates the WAL, which
@@ -126,6 +127,104 @@ def write_transaction(db):
             yield txn
 
 
+# --- reading an instance out (chat-appliance migrate-database) -----------------------------------
+
+
+def open_read_only(database_url):
+    """A sqlite3 connection that cannot write (the source of a copy stays as it was)."""
+    import os
+    import sqlite3
+    from urllib.parse import quote
+
+    path = os.path.abspath(path_from_url(database_url))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no SQLite database at {path}")
+    return sqlite3.connect(f"file:{quote('/' + path.lstrip('/'))}?mode=ro", uri=True)
+
+
+def source_tables(conn):
+    """The tables of a read-only connection's database, without SQLite's own and FTS5's."""
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " AND name NOT LIKE 'message_search%' ORDER BY name")]
+
+
+def source_columns(conn, table):
+    """A table's column names, in order."""
+    return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def read_rows(conn, table, columns, batch):
+    """A table's rows in insertion order, `batch` at a time."""
+    quoted = ", ".join(f'"{column}"' for column in columns)
+    cursor = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY rowid')
+    while True:
+        rows = cursor.fetchmany(batch)
+        if not rows:
+            return
+        yield rows
+
+
+def id_high_water_marks(conn):
+    """{table: the largest id ever given out}, from AUTOINCREMENT's bookkeeping (deleted rows too)."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
+    return dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()) if exists else {}
+
+
+def client_error(error):
+    """The 400 answer for an engine error caused by what a request sent, or None (SQLite stores
+    what PostgreSQL refuses; see backends.postgres)."""
+    return None
+
+
+@contextmanager
+def migration_transaction(db):
+    """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a
+    table requires (the pragma cannot change inside a transaction): dropping a parent table would
+    otherwise cascade to its children. The keys are checked before commit."""
+    import sqlite3
+
+    db.execute_sql("PRAGMA foreign_keys = OFF")
+    try:
+        with db.atomic("IMMEDIATE"):  # the write lock first: another process may be migrating too
+            yield
+            problems = db.execute_sql("PRAGMA foreign_key_check").fetchall()
+            if problems:
+                raise sqlite3.IntegrityError(f"migration left broken foreign keys: {problems[:5]}")
+    finally:
+        db.execute_sql("PRAGMA foreign_keys = ON")
+
+
+def advance_sequences(db, floors):
+    """Nothing to do: a rowid table gives the next row max(id) + 1 by itself, and AUTOINCREMENT
+    tables keep their own high-water mark."""
+
+
+def never_reuse_ids(db, table):
+    """Make `table`'s ids AUTOINCREMENT: SQLite otherwise gives the next row max(id) + 1, so the id
+    of a deleted newest row would come back (and clients holding it would see another message
+    under it). Rebuilds the table, as SQLite cannot add AUTOINCREMENT in place; its indexes are
+    made again from their own SQL. Run inside migration_transaction."""
+    import re
+
+    (create_sql,) = db.execute_sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                   (table,)).fetchone()
+    if "AUTOINCREMENT" in create_sql.upper():
+        return
+    new_sql, count = re.subn(r'("id" INTEGER NOT NULL PRIMARY KEY)', r"\1 AUTOINCREMENT", create_sql, count=1)
+    if count != 1:
+        raise RuntimeError(f"unexpected schema of {table}: {create_sql}")
+    index_sqls = [row[0] for row in db.execute_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
+    new_sql = re.sub(rf'^CREATE TABLE (IF NOT EXISTS )?"?{table}"?', f'CREATE TABLE "{table}_rebuilt"', new_sql)
+    db.execute_sql(new_sql)
+    db.execute_sql(f'INSERT INTO "{table}_rebuilt" SELECT * FROM "{table}"')
+    db.execute_sql(f'DROP TABLE "{table}"')
+    db.execute_sql(f'ALTER TABLE "{table}_rebuilt" RENAME TO "{table}"')
+    for sql in index_sqls:
+        db.execute_sql(sql)
+
+
 # --- full-text search (FTS5) -------------------------------------------------------------------
 # One row per message, rowid = message id; the body is the rendered HTML's text, as Zulip
 # searches what readers see. Porter stemming finds "sending" for "send".
@@ -159,11 +258,18 @@ def unindex_messages(db, message_ids):
         db.execute_sql(f"DELETE FROM message_search WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
 
 
+def indexed_message_ids(db):
+    """The ids of the messages in the search index (checks and tests)."""
+    return {row[0] for row in db.execute_sql("SELECT rowid FROM message_search")}
+
+
 def fts_query(terms):
     """An FTS5 MATCH expression: every term must appear (prefix match), phrases kept together."""
     parts = []
     for term in terms:
-        escaped = term.replace('"', '""')
+        if not words(term):
+            continue  # nothing FTS5 would index (punctuation only): as on PostgreSQL, no condition
+        escaped = term.replace("\x00", " ").replace('"', '""')
         parts.append(f'"{escaped}"' if " " in term else f'"{escaped}"*')
     return " AND ".join(parts)
 
@@ -172,5 +278,8 @@ def search_condition(message_id_column, terms):
     """A peewee expression true for messages matching every search term."""
     from peewee import SQL
 
+    query = fts_query(terms)
+    if not query:
+        return SQL("1 = 0")
     return message_id_column.in_(SQL("(SELECT rowid FROM message_search WHERE message_search MATCH ?)",
-                                     (fts_query(terms),)))
+                                     (query,)))

@@ -73,11 +73,13 @@ def is_user_in_group(user, group_id):
     One recursive query (standard SQL, SQLite and PostgreSQL alike): it runs on every send."""
     if not user.is_active or group_id is None:
         return False
-    cursor = UserGroup._meta.database.execute_sql(
-        "WITH RECURSIVE sub(id) AS (SELECT ? UNION SELECT g.subgroup_id FROM group_group_membership g"
-        " JOIN sub ON g.supergroup_id = sub.id)"
-        " SELECT 1 FROM user_group_membership WHERE user_profile_id = ? AND user_group_id IN (SELECT id FROM sub)"
-        " LIMIT 1",
+    database = UserGroup._meta.database
+    p = database.param  # the driver's placeholder: ? on SQLite, %s on PostgreSQL
+    cursor = database.execute_sql(
+        f"WITH RECURSIVE sub(id) AS (SELECT CAST({p} AS INTEGER) UNION SELECT g.subgroup_id"
+        " FROM group_group_membership g JOIN sub ON g.supergroup_id = sub.id)"
+        f" SELECT 1 FROM user_group_membership WHERE user_profile_id = {p}"
+        " AND user_group_id IN (SELECT id FROM sub) LIMIT 1",
         (group_id, user.id),
     )
     return cursor.fetchone() is not None

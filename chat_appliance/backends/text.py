@@ -1,0 +1,17 @@
+"""Words as FTS5's unicode61 tokenizer makes them, for both engines' search.
+
+SQLite's index splits text itself; the PostgreSQL backend splits text and queries with this, so
+that "e-mail", "foo.bar" or "café" are the same words on both engines before stemming.
+"""
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text):
+    """Lower-case runs of letters and digits, diacritics removed; NUL and punctuation separate."""
+    decomposed = unicodedata.normalize("NFKD", (text or "").replace("\x00", " "))
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _WORD.findall(stripped.lower())
