@@ -72,3 +72,9 @@ class LineReader:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def check(result):
+    """A zulip library call's answer, asserted to be a success."""
+    assert result["result"] == "success", result
+    return result

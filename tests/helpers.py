@@ -68,12 +68,18 @@ class ApiClient:
             token = base64.b64encode(f"{email}:{api_key}".encode()).decode()
             self.headers["Authorization"] = f"Basic {token}"
 
+    prefix = "/api/v1/"
+
     def call(self, method, path, params=None, **kwargs):
-        url = "/api/v1/" + path.lstrip("/")
+        return self.send(method, path, params, self.headers, **kwargs)
+
+    def send(self, method, path, params, headers, **kwargs):
+        """One request under `prefix`, with these headers."""
+        url = self.prefix + path.lstrip("/")
         data = encode_params(params or {})
         if method == "GET":
-            return self.flask_client.get(url, query_string=data, headers=self.headers, **kwargs)
-        return self.flask_client.open(url, method=method, data=data, headers=self.headers, **kwargs)
+            return self.flask_client.get(url, query_string=data, headers=headers, **kwargs)
+        return self.flask_client.open(url, method=method, data=data, headers=headers, **kwargs)
 
     def get(self, path, **params):
         return self.call("GET", path, params)

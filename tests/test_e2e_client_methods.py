@@ -4,6 +4,7 @@ against a real `serve` process, each returning success and doing what it says.""
 import pytest
 import zulip
 
+from .clients import check
 from .serve_process import ServeProcess
 
 
@@ -17,11 +18,6 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def owner(server):
     return zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
-
-
-def check(result):
-    assert result["result"] == "success", result
-    return result
 
 
 def test_user_methods(owner):

@@ -8,6 +8,7 @@ import time
 import pytest
 import zulip
 
+from .clients import check
 from .serve_process import ServeProcess
 
 
@@ -21,11 +22,6 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def owner(server):
     return zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
-
-
-def check(result):
-    assert result["result"] == "success", result
-    return result
 
 
 def call(client, method, url, **request):

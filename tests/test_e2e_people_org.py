@@ -5,6 +5,7 @@ import pytest
 import requests
 import zulip
 
+from .clients import check
 from .serve_process import ServeProcess
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -20,11 +21,6 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def owner(server):
     return zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
-
-
-def check(result):
-    assert result["result"] == "success", result
-    return result
 
 
 def test_alert_word_methods(owner):

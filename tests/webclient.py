@@ -1,6 +1,6 @@
 """A test client that signs in like the web client: session cookie, CSRF token, /json/..."""
 
-from .helpers import encode_params
+from .helpers import ApiClient
 
 
 def sign_in(flask_client, email, password):
@@ -9,8 +9,10 @@ def sign_in(flask_client, email, password):
                              headers={"X-Requested-With": "XMLHttpRequest"})
 
 
-class SessionClient:
+class SessionClient(ApiClient):
     """Calls /json with the Flask test client's cookie jar and the session's CSRF token."""
+
+    prefix = "/json/"
 
     def __init__(self, flask_client, csrf_token):
         self.flask_client = flask_client
@@ -23,21 +25,5 @@ class SessionClient:
         return cls(flask_client, response.get_json()["csrf_token"])
 
     def call(self, method, path, params=None, csrf=True, **kwargs):
-        url = "/json/" + path.lstrip("/")
-        data = encode_params(params or {})
         headers = {"X-CSRFToken": self.csrf_token} if csrf and self.csrf_token else {}
-        if method == "GET":
-            return self.flask_client.get(url, query_string=data, headers=headers, **kwargs)
-        return self.flask_client.open(url, method=method, data=data, headers=headers, **kwargs)
-
-    def get(self, path, **params):
-        return self.call("GET", path, params)
-
-    def post(self, path, **params):
-        return self.call("POST", path, params)
-
-    def patch(self, path, **params):
-        return self.call("PATCH", path, params)
-
-    def delete(self, path, **params):
-        return self.call("DELETE", path, params)
+        return self.send(method, path, params, headers, **kwargs)
