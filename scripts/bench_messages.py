@@ -56,27 +56,29 @@ def build_database(instance, total_messages, seed=7):
     from chat_appliance.actions.realm import do_create_realm
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.app import create_app
+    from chat_appliance.config import Limits
     from chat_appliance.db import write_transaction
     from chat_appliance.models import Message, database
 
     rng = random.Random(seed)
-    create_app({"INSTANCE_PATH": str(instance), "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False,
-                "RATE_LIMITING": False})
+    app = create_app({"INSTANCE_PATH": str(instance), "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False,
+                      "RATE_LIMITING": False})
+    limits = Limits.from_config(app.config)
     with database.connection_context():
         realm, owner = do_create_realm("Bench", "bench.example", "http://bench.example", "owner@bench.example",
                                        "Owner", PASSWORD, password_method=FAST_HASH)
-        users = [owner] + [do_create_user(realm, f"user{i}@bench.example", PASSWORD, f"User {i}",
+        users = [owner] + [do_create_user(realm, f"member{i}@bench.example", PASSWORD, f"User {i}",
                                           password_method=FAST_HASH) for i in range(1, 50)]
         with write_transaction():
             streams, _ = do_create_streams(realm, [(f"channel-{i}", "") for i in range(20)], invite_only=False,
-                                           history_public_to_subscribers=None, creator=owner)
+                                           history_public_to_subscribers=None, creator=owner, limits=limits)
         channels = [streams[f"channel-{i}"] for i in range(20)]
         members = {}
         for index, stream in enumerate(channels):
             chosen = users if index == 0 else rng.sample(users, rng.randint(5, 30))
             if owner not in chosen:
                 chosen = [owner] + chosen
-            subscribe_users_to_streams([stream], chosen, notify=False)
+            subscribe_users_to_streams([stream], chosen)
             members[stream.id] = [u.id for u in chosen]
         with write_transaction():
             dm_groups = [get_or_create_dm_group(rng.sample(users, rng.randint(2, 4))) for _ in range(60)]
@@ -141,7 +143,7 @@ def fetch_setup(instance):
     app = create_app({"INSTANCE_PATH": str(instance), "LOG_REQUESTS": False, "RATE_LIMITING": False})
     with database.connection_context():
         realm = Realm.select().first()
-        user = UserProfile.get(UserProfile.email == "user1@bench.example")
+        user = UserProfile.get(UserProfile.email == "member1@bench.example")
         channel = Stream.get((Stream.realm == realm) & (Stream.name == "channel-0"))
     auth = {"Authorization": "Basic " + base64.b64encode(f"{user.email}:{user.api_key}".encode()).decode()}
     narrows = {
@@ -174,18 +176,21 @@ def bench_fetch(instances, repeat):
     Rounds alternate between instances, so every size sees the same machine load."""
     import json
 
+    from chat_appliance import runtime
+    from chat_appliance.api.context import EXTENSION
     from chat_appliance.models import database
 
     setups = {}
     handles = {}
     for instance in instances:
         setups[instance] = fetch_setup(instance)
-        handles[instance] = database.obj  # each app's own (pooled) handle, switched to per round
+        # Each app's own runtime (its pooled database), made current per round for the raw SQL.
+        handles[instance] = setups[instance][0].extensions[EXTENSION].runtime
     samples = {(instance, name, kind): [] for instance in instances for name in ("channel", "topic", "is:unread",
                                                                                  "search") for kind in "ar"}
     for round_number in range(repeat + 1):
         for instance, (app, _user, auth, narrows, raw) in setups.items():
-            database.initialize(handles[instance])
+            runtime.install(handles[instance])
             client = app.test_client()
             for name, narrow in narrows.items():
                 params = {"anchor": "newest", "num_before": "100", "num_after": "0", "narrow": json.dumps(narrow)}
@@ -206,7 +211,7 @@ def bench_fetch(instances, repeat):
     results = {instance: {name: (median_ms(samples[(instance, name, "a")]), median_ms(samples[(instance, name, "r")]))
                           for name in ("channel", "topic", "is:unread", "search")} for instance in instances}
     last = instances[-1]
-    database.initialize(handles[last])
+    runtime.install(handles[last])
     return results, setups[last][0], setups[last][1]
 
 
@@ -328,7 +333,7 @@ def bench_send(instance, workdir, seconds):
     from chat_appliance.models import UserProfile, database
 
     with database.connection_context():
-        user = UserProfile.get(UserProfile.email == "user2@bench.example")
+        user = UserProfile.get(UserProfile.email == "member2@bench.example")
     port = free_port()
     env = dict(os.environ, CHAT_APPLIANCE_RATE_LIMITING="false")
     serve = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
@@ -338,7 +343,8 @@ def bench_send(instance, workdir, seconds):
     baseline_script.write_text(BASELINE_APP)
     base_port = free_port()
     baseline_db = Path(workdir) / "baseline.sqlite3"
-    baseline = subprocess.Popen([sys.executable, str(baseline_script), str(base_port), str(baseline_db)])
+    baseline = subprocess.Popen([sys.executable, str(baseline_script), str(base_port), str(baseline_db)],
+                                stderr=subprocess.DEVNULL)
     results = {}
     try:
         wait_for(f"http://127.0.0.1:{port}/api/v1/server_settings", serve)
