@@ -3,7 +3,7 @@
 Requests for `/api/v1/events` and `/json/events` (GET and DELETE) are answered here, natively
 on the loop: a waiting long poll is a future, a timer and a small task watching for the
 client's disconnect, and holds no thread. Everything else goes to the Flask WSGI app, run in a
-pool of `--threads` worker threads by a2wsgi. This is the split Zulip itself makes between
+pool of `--threads` worker threads (wsgi_bridge). This is the split Zulip itself makes between
 Tornado (events) and Django (the rest), in one process.
 
 On SIGTERM or SIGINT the server stops accepting connections, answers every waiting poll with a
@@ -22,7 +22,6 @@ import time
 from urllib.parse import parse_qsl
 
 import uvicorn
-from a2wsgi import WSGIMiddleware
 from werkzeug.wrappers import Request
 
 from .api.context import EXTENSION
@@ -30,6 +29,7 @@ from .api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_ev
 from .db import close_connection
 from .lib.errors import JsonableError
 from .lib.params import parse_values
+from .wsgi_bridge import WSGIBridge
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -57,7 +57,7 @@ class ChatApplianceASGI:
     def __init__(self, flask_app, threads):
         self.flask_app = flask_app
         self.queues = flask_app.extensions[EXTENSION].queues
-        self.wsgi = WSGIMiddleware(flask_app, workers=threads)
+        self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"])
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
         # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.
@@ -68,8 +68,6 @@ class ChatApplianceASGI:
             session = EVENTS_PATHS.get(scope["path"])
             if session is not None and scope["method"] in EVENTS_METHODS:
                 return await self.events(scope, receive, send, session)
-            return await self.wsgi(scope, receive, send)
-        if scope["type"] == "lifespan":
             return await self.wsgi(scope, receive, send)
         # No websockets: refuse the upgrade.
         if scope["type"] == "websocket":
@@ -278,7 +276,7 @@ class Server(uvicorn.Server):
 def run(flask_app, *, host, port, threads, on_started=None):
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
     config = uvicorn.Config(
-        ChatApplianceASGI(flask_app, threads), host=host, port=port, loop="asyncio", http="httptools",
+        ChatApplianceASGI(flask_app, threads), host=host, port=port, loop="auto", http="httptools",
         lifespan="off", access_log=False, log_config=None, server_header=False,
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
