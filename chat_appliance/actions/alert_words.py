@@ -11,6 +11,7 @@ import re
 from ..db import write_transaction
 from ..events.bus import publish
 from ..models import AlertWord
+from ..models.base import query_rows
 
 ALERT_WORD_MAX_LENGTH = 100
 BEFORE = r"(?:^|(?<=[\s(\"'.,;\[*`>]))"
@@ -59,13 +60,14 @@ def users_with_alert_word_in(content, user_ids):
     """Which of these users have an alert word in the content."""
     if not user_ids:
         return set()
-    rows = AlertWord.select(AlertWord.user_profile, AlertWord.word_key).where(
-        AlertWord.user_profile.in_(list(user_ids)))
+    # Every send asks, so the SQL is built once per number of recipients.
+    rows = query_rows('SELECT "user_profile_id", "word_key" FROM "alert_word" WHERE "user_profile_id" IN {ids}',
+                      ids=list(user_ids))
     lowered = content.lower()
     found = set()
-    for row in rows:
-        if row.user_profile_id in found or row.word_key not in lowered:
+    for user_id, word_key in rows:
+        if user_id in found or word_key not in lowered:
             continue
-        if re.search(BEFORE + re.escape(row.word_key) + AFTER, lowered):
-            found.add(row.user_profile_id)
+        if re.search(BEFORE + re.escape(word_key) + AFTER, lowered):
+            found.add(user_id)
     return found

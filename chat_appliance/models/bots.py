@@ -1,9 +1,9 @@
 """What makes a service bot act: an outgoing webhook's URL and token, or an embedded bot's name
 and configuration (Zulip's Service and BotConfigData, folded into one row per bot)."""
 
-from peewee import CharField, ForeignKeyField, IntegerField, TextField
+from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, JSONField
+from .base import BaseModel, ForeignKeyField, JSONField
 from .users import UserProfile
 
 # Outgoing webhook interfaces, as Zulip numbers them.

@@ -1,9 +1,9 @@
 """The email address of a channel (GET /streams/{id}/email_address): one token per channel and
 sender. This server receives no email; the address is shown as Zulip shows it."""
 
-from peewee import CharField, ForeignKeyField, IntegerField
+from peewee import CharField, IntegerField
 
-from .base import BaseModel, now
+from .base import BaseModel, ForeignKeyField, now
 from .channels import Stream
 from .realm import Realm
 from .users import UserProfile

@@ -1,8 +1,8 @@
 """Channels (Zulip's streams), recipients, subscriptions and direct-message groups."""
 
-from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, ForeignKeyField, JSONField, now
 from .realm import Realm
 from .users import UserProfile
 

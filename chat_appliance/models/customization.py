@@ -1,8 +1,8 @@
 """Organization customizations: custom emoji, code playgrounds, and data exports."""
 
-from peewee import BooleanField, CharField, FloatField, ForeignKeyField, IntegerField, TextField
+from peewee import BooleanField, CharField, FloatField, IntegerField, TextField
 
-from .base import BaseModel
+from .base import BaseModel, ForeignKeyField
 from .realm import Realm
 from .users import UserProfile
 

@@ -1,9 +1,9 @@
 """Invitations: email invitations and reusable invitation links (Zulip's PreregistrationUser and
 MultiuseInvite, kept in one table: ids are unique across both kinds here, which the API allows)."""
 
-from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, ForeignKeyField, JSONField, now
 from .realm import Realm
 from .users import ROLE_MEMBER, UserProfile
 

@@ -1,15 +1,8 @@
 """Messages, the per-user message rows that carry personal flags, reactions and topics."""
 
-from peewee import (
-    BooleanField,
-    CharField,
-    CompositeKey,
-    ForeignKeyField,
-    IntegerField,
-    TextField,
-)
+from peewee import BooleanField, CharField, CompositeKey, IntegerField, TextField
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, ForeignKeyField, JSONField, now
 from .channels import Recipient, Stream
 from .realm import Realm
 from .users import UserProfile

@@ -1,9 +1,9 @@
 """Organization structure: channel folders, navigation views, linkifiers, custom profile
 fields, special user permissions and push registrations."""
 
-from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, now
+from .base import BaseModel, ForeignKeyField, now
 from .realm import Realm
 from .users import UserProfile
 

@@ -1,9 +1,9 @@
 """What each person keeps about themselves and others: a status, muted users, alert words, and
 legacy (unencrypted) push device tokens."""
 
-from peewee import CharField, ForeignKeyField, IntegerField, TextField
+from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, now
+from .base import BaseModel, ForeignKeyField, now
 from .users import UserProfile
 
 

@@ -1,8 +1,8 @@
 """Things each user keeps for themself and syncs across their clients: drafts and saved snippets."""
 
-from peewee import CharField, ForeignKeyField, IntegerField, TextField
+from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, ForeignKeyField, JSONField, now
 from .users import UserProfile
 
 # A draft's `type`, as the API spells it: unaddressed, channel, direct message.

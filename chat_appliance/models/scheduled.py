@@ -1,9 +1,9 @@
 """Messages waiting to be sent: scheduled messages ("send later") and reminders, which the
 scheduler (chat_appliance/scheduler.py) delivers when their time comes."""
 
-from peewee import BigIntegerField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, JSONField, now
+from .base import BaseModel, ForeignKeyField, JSONField, now
 from .realm import Realm
 from .users import UserProfile
 

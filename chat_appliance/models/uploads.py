@@ -1,8 +1,8 @@
 """Uploaded files (POST /user_uploads) and the presence each user last reported."""
 
-from peewee import CharField, ForeignKeyField, IntegerField
+from peewee import CharField, IntegerField
 
-from .base import BaseModel, now
+from .base import BaseModel, ForeignKeyField, now
 from .realm import Realm
 from .users import UserProfile
 

@@ -1,8 +1,8 @@
 """Users (humans and bots) and user groups, including the role-based system groups."""
 
-from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField, fn
+from peewee import BooleanField, CharField, IntegerField, TextField, fn
 
-from .base import BaseModel, JSONField, now, raw_select
+from .base import BaseModel, ForeignKeyField, JSONField, now, raw_select
 from .realm import Realm
 
 ROLE_OWNER = 100

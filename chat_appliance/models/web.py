@@ -1,8 +1,8 @@
 """Signed-in browser sessions of the web client."""
 
-from peewee import CharField, ForeignKeyField, IntegerField
+from peewee import CharField, IntegerField
 
-from .base import BaseModel, now
+from .base import BaseModel, ForeignKeyField, now
 from .users import UserProfile
 
 
