@@ -44,24 +44,33 @@ def write_transaction():
     """A transaction that will write: atomic, and on SQLite taking the write lock up front.
 
     Nested, it is a savepoint. Callbacks given to `on_commit` inside it run after the outermost
-    transaction commits, in order; those of a transaction (or savepoint) that rolls back are dropped."""
+    transaction commits, in order; those of a transaction (or savepoint) that rolls back are
+    dropped. On SQLite the callbacks of transactions committed together run in the thread that
+    commits them, in commit order (backends/group_commit.py)."""
     pending = getattr(_transaction_local, "pending", None)
     outermost = pending is None
     if outermost:
         pending = _transaction_local.pending = []
     mark = len(pending)
+
+    def run_pending():
+        saved = getattr(_transaction_local, "pending", None)
+        _transaction_local.pending = None  # a callback publishing more delivers at once
+        try:
+            for callback in pending:
+                callback()
+        finally:
+            _transaction_local.pending = saved
+
     try:
-        with backend().write_transaction(database):
+        with backend().write_transaction(database, after_commit=run_pending if outermost else None):
             yield
     except BaseException:
         del pending[mark:]
+        raise
+    finally:
         if outermost:
             _transaction_local.pending = None
-        raise
-    if outermost:
-        _transaction_local.pending = None
-        for callback in pending:
-            callback()
 
 
 def on_commit(callback):

@@ -109,8 +109,8 @@ def close_database(db):
 
 
 @contextmanager
-def write_transaction(db):
-    """A transaction that writes. SQLite has one writer at a time (BEGIN IMMEDIATE), and the
+def write_transaction(db, after_commit=None):
+    """A transaction that writes; `after_commit` runs once it has committed. SQLite has one writer at a time (BEGIN IMMEDIATE), and the
     actions rely on it: check-then-insert for unique names, "largest order + 1", the send path's
     reads of subscriptions before its inserts. PostgreSQL allows many writers, so the outermost
     write transaction takes one transaction-level ADVISORY lock (pg_advisory_xact_lock, released
@@ -118,10 +118,12 @@ def write_transaction(db):
     deadlock (a single lock has no ordering to get wrong), while readers never wait. Nested
     write_transactions are savepoints and take nothing more."""
     outermost = db.transaction_depth() == 0
-    with db.atomic() as txn:
+    with db.atomic():
         if outermost:
             db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK_KEY,))
-        yield txn
+        yield
+    if after_commit is not None:
+        after_commit()
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from playhouse.pool import PooledSqliteDatabase
 
 from ..lib.text import html_to_text
 from ..models.base import MAX_DATABASE_INT
+from .group_commit import GroupCommit
 from .text import words
 
 NAME = "sqlite"
@@ -25,6 +26,9 @@ PRAGMAS = {
     "synchronous": "normal",
     "cache_size": -4000,
     "busy_timeout": 10000,
+    # Statement journals (a savepoint's undo pages: every write transaction but the first of a
+    # group commit runs in one) and sorts stay in memory instead of temporary files.
+    "temp_store": "memory",
 }
 
 
@@ -70,7 +74,7 @@ def open_database(database_url, **_pool_options):
     db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
                                check_same_thread=False)
     db.keeper = _keep_open(path)
-    db.writer_lock = threading.RLock()
+    db.group_commit = GroupCommit(db)
     return db
 
 
@@ -79,6 +83,7 @@ def close_database(db):
     if not db.is_closed():
         db.close()
     db.close_all()
+    db.group_commit.close()
     keeper = getattr(db, "keeper", None)
     if keeper is not None:
         keeper.close()
@@ -109,22 +114,23 @@ def clone_database(source_url, target_url):
         source.close()
 
 
-# SQLite has one writer at a time. Without a lock (db.writer_lock, one per open database, so
-# apps on different files do not wait for each other), concurrent writers in this process
-# queue inside SQLite's busy handler, which sleeps and retries with growing pauses: sixteen
-# concurrent senders gave no more throughput than one and a p99 of seconds. Waiting on a
-# lock instead wakes the next writer the moment the previous one commits. Re-entrant, since
-# an action's helpers may open a nested (savepoint) write transaction. Other processes (the
-# CLI beside a running server) still meet the busy handler.
+# SQLite has one writer at a time. Without a lock (one per open database, so apps on different
+# files do not wait for each other), concurrent writers in this process queue inside SQLite's
+# busy handler, which sleeps and retries with growing pauses: sixteen concurrent senders gave
+# no more throughput than one and a p99 of seconds. Waiting on a lock instead wakes the next
+# writer the moment the previous one is done, and writers that queued share one COMMIT
+# (group_commit.py says how and why). Other processes (the CLI beside a running server) still
+# meet the busy handler.
 
 
 @contextmanager
-def write_transaction(db):
-    """BEGIN IMMEDIATE under the process's writer lock: writers take turns in order, and two
-    writers never deadlock upgrading from read to write (SQLite would answer SQLITE_BUSY)."""
-    with db.writer_lock:
-        with db.atomic("IMMEDIATE") as txn:
-            yield txn
+def write_transaction(db, after_commit=None):
+    """A write transaction under the process's writer lock, on the shared write connection:
+    writers take turns in order, never deadlock upgrading from read to write, and those queued
+    together commit together. `after_commit` runs once the changes are committed. Nested, a
+    savepoint."""
+    with db.group_commit.transaction(after_commit):
+        yield
 
 
 # --- reading an instance out (chat-appliance migrate-database) -----------------------------------

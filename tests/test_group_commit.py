@@ -1,0 +1,168 @@
+"""SQLite group commit (backends/group_commit.py): write transactions queued behind each other
+share one COMMIT; none returns before the COMMIT that holds its changes; one that fails takes
+nothing of the others with it; a failed COMMIT fails every transaction in it."""
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from chat_appliance.db import on_commit, write_transaction
+from chat_appliance.models import database
+
+from . import pg
+
+pytestmark = pytest.mark.skipif(pg.ENABLED, reason="group commit is SQLite's; PostgreSQL has many writers")
+
+
+class Abort(Exception):
+    """Raised to roll a test transaction back."""
+
+
+@pytest.fixture
+def table(app):
+    """A scratch table, a second connection that reads what is committed, and the app's group
+    commit state."""
+    with database.connection_context():
+        database.execute_sql("CREATE TABLE scratch (writer TEXT)")
+        database.execute_sql("CREATE TABLE deferred_child (parent INTEGER REFERENCES realm (id)"
+                             " DEFERRABLE INITIALLY DEFERRED)")
+    path = database.obj.database
+    reader = sqlite3.connect(path)
+    group = database.obj.group_commit
+
+    def committed():
+        return sorted(row[0] for row in reader.execute("SELECT writer FROM scratch"))
+
+    yield committed, group
+    reader.close()
+
+
+class Writer(threading.Thread):
+    """A thread running one write transaction that inserts `name`, holding it open until
+    `release` is set; records its on_commit callback and how it ended."""
+
+    def __init__(self, name, *, fail=False, sql=None, log=None):
+        super().__init__(daemon=True)
+        self.label, self.fail, self.sql, self.log = name, fail, sql, log if log is not None else []
+        self.inside, self.release = threading.Event(), threading.Event()
+        self.returned, self.error = False, None
+
+    def run(self):
+        try:
+            with database.connection_context():
+                with write_transaction():
+                    database.execute_sql("INSERT INTO scratch (writer) VALUES (?)", (self.label,))
+                    if self.sql:
+                        database.execute_sql(self.sql)
+                    on_commit(lambda: self.log.append(self.label))
+                    self.inside.set()
+                    self.release.wait(10)
+                    if self.fail:
+                        raise Abort
+            self.returned = True
+        except Exception as error:  # noqa: BLE001 - recorded for the test to check
+            self.error = error
+
+
+def wait_until(condition, seconds=10):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def test_queued_writers_share_one_commit_and_return_after_it(table):
+    """With B and C waiting for the writer lock while A writes, does A's row stay uncommitted
+    (and A not return) until the last of them is done, then all three commit together, their
+    callbacks run in commit order, before each returns?"""
+    committed, group = table
+    log = []
+    a, b, c = (Writer(name, log=log) for name in "abc")
+    a.start()
+    assert a.inside.wait(10)
+    b.start(), c.start()
+    wait_until(lambda: group.waiting == 2)
+    a.release.set()
+    wait_until(lambda: b.inside.is_set() or c.inside.is_set())
+    first = b if b.inside.is_set() else c
+    second = c if first is b else b
+    # A is done writing but its transaction is still open: the next writer continues it.
+    time.sleep(0.05)
+    assert not a.returned and committed() == [] and log == []
+    first.release.set()
+    assert second.inside.wait(10)
+    time.sleep(0.05)
+    assert not a.returned and not first.returned and committed() == []
+    second.release.set()
+    for writer in (a, b, c):
+        writer.join(10)
+        assert writer.returned and writer.error is None
+    assert committed() == ["a", "b", "c"]
+    assert log == ["a", first.label, second.label]
+
+
+def test_a_failing_writer_takes_nothing_of_the_others(table):
+    """Does a transaction that raises in the middle of a shared batch roll back only its own
+    row and callback, while the writers before and after it commit?"""
+    committed, group = table
+    log = []
+    a, b, c = Writer("a", log=log), Writer("b", fail=True, log=log), Writer("c", log=log)
+    a.start()
+    assert a.inside.wait(10)
+    b.start()
+    wait_until(lambda: group.waiting == 1)
+    a.release.set()
+    assert b.inside.wait(10)
+    c.start()
+    wait_until(lambda: group.waiting == 1)
+    b.release.set()
+    assert c.inside.wait(10)
+    c.release.set()
+    for writer in (a, b, c):
+        writer.join(10)
+    assert a.returned and c.returned and isinstance(b.error, Abort)
+    assert committed() == ["a", "c"] and log == ["a", "c"]
+
+
+def test_a_failed_commit_fails_every_writer_of_the_batch(table):
+    """When COMMIT itself fails (here a deferred foreign key that one writer broke), does every
+    writer of the batch raise, with nothing committed and no callback run, and does the next
+    write work again?"""
+    committed, group = table
+    log = []
+    a = Writer("a", log=log)
+    b = Writer("b", log=log, sql="INSERT INTO deferred_child (parent) VALUES (999999)")
+    a.start()
+    assert a.inside.wait(10)
+    b.start()
+    wait_until(lambda: group.waiting == 1)
+    a.release.set()
+    assert b.inside.wait(10)
+    b.release.set()
+    a.join(10), b.join(10)
+    assert isinstance(a.error, sqlite3.OperationalError) and isinstance(b.error, sqlite3.OperationalError)
+    assert committed() == [] and log == []
+    after = Writer("after", log=log)
+    after.release.set()
+    after.start()
+    after.join(10)
+    assert after.returned and committed() == ["after"] and log == ["after"]
+
+
+def test_a_lone_writer_commits_at_once(table):
+    """With nobody waiting, is a write committed before write_transaction returns, and does a
+    nested write_transaction that fails roll back only itself?"""
+    committed, _group = table
+    with database.connection_context():
+        with write_transaction():
+            database.execute_sql("INSERT INTO scratch (writer) VALUES ('outer')")
+            with pytest.raises(Abort), write_transaction():
+                database.execute_sql("INSERT INTO scratch (writer) VALUES ('inner')")
+                raise Abort
+        assert committed() == ["outer"]
+        with pytest.raises(Abort), write_transaction():
+            database.execute_sql("INSERT INTO scratch (writer) VALUES ('rolled back')")
+            raise Abort
+    assert committed() == ["outer"]
