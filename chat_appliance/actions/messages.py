@@ -23,7 +23,7 @@ from ..models import (
     UserProfile,
     now,
 )
-from ..models.base import query_rows, raw_select
+from ..models.base import insert_row, query_rows, raw_select
 from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from ..rendering import render_message
 from .uploads import claim_attachments
@@ -289,8 +289,8 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
                 automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
         # The sender always keeps a copy of what they sent, even in a channel they are not in.
         recipient_ids.add(sender.id)
-        message = Message.create(
-            realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
+        message = insert_row(
+            Message, realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
             topic_key=topic_key, content=content, rendered_content=rendered.html, date_sent=timestamp,
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,

@@ -24,8 +24,9 @@ FLAG_BITS = {
 
 class Message(BaseModel):
     realm = ForeignKeyField(Realm)
-    sender = ForeignKeyField(UserProfile)
-    recipient = ForeignKeyField(Recipient)
+    # No index of their own: (sender, id) and (recipient, id) below start with them.
+    sender = ForeignKeyField(UserProfile, index=False)
+    recipient = ForeignKeyField(Recipient, index=False)
     # Denormalised from the recipient for channel messages; null for direct messages.
     stream = ForeignKeyField(Stream, null=True)
     topic = CharField(max_length=60, default="")
@@ -55,7 +56,8 @@ class Message(BaseModel):
 class UserMessage(BaseModel):
     """One row per user who received (or was given history of) a message."""
 
-    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    # No index of its own: the primary key starts with it.
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE", index=False)
     message = ForeignKeyField(Message, on_delete="CASCADE")
     flags = IntegerField(default=0)
 
