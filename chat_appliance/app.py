@@ -22,6 +22,7 @@ from .events.queues import QueueManager
 from .lib import rate_limit
 from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
 from .lib.errors import JsonableError, RateLimitedError
+from .lib.messages import invalidate_messages_on_event
 from .lib.params import BoundedIntConverter
 from .lib.proxy import TrustedProxyMiddleware
 from .lib.response import json_error
@@ -101,6 +102,7 @@ def open_app(app, config=None, *, dev_mode=False):
     migrate()
     set_credentials_marker(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
+    bus.add_listener(invalidate_messages_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
     return app

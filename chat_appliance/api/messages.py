@@ -6,7 +6,7 @@ from flask import Blueprint, request
 from ..actions.messages import check_content, check_send_message, client_name_from_user_agent
 from ..lib.access import access_message
 from ..lib.errors import JsonableError
-from ..lib.messages import display_topic, load_messages, message_dicts
+from ..lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
 from ..lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
 from ..lib.params import (
     Param,
@@ -56,11 +56,10 @@ def send_message(user, type, to, content, topic, queue_id, local_id, read_by_sen
 def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, allow_empty_topic_name):
     """Message objects for (id, flags) rows, with search highlights when the narrow searched."""
     flags = dict(rows)
-    records = load_messages([mid for mid, _ in rows])
-    messages = message_dicts(records, user, flags, apply_markdown=apply_markdown,
-                             client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
+    messages = fetched_message_dicts([mid for mid, _ in rows], user, flags, apply_markdown=apply_markdown,
+                                     client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
     if narrow.search_terms:
-        stored = {m.id: m for m in records}
+        stored = {m.id: m for m in load_messages([data["id"] for data in messages])}
         for data in messages:
             data["match_content"] = highlight(stored[data["id"]].rendered_content, narrow.search_terms)
             data["match_subject"] = highlight_topic(

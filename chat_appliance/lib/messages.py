@@ -2,11 +2,14 @@
 and message events."""
 
 import json
+import threading
+from collections import OrderedDict
 
 from peewee import fn
 
 from ..markdown import topic_links
-from ..models import FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage, UserProfile
+from ..models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
+                      UserProfile, database)
 from ..models.base import query_rows, raw_select
 from ..rendering import topic_links_context
 from .access import can_read_stream_history, can_see_real_email
@@ -112,6 +115,17 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
     viewer's flag bits (None for a message outside their personal history). `fresh` marks
     messages created in this request."""
+    built = _shared_dicts(messages, viewer, apply_markdown=apply_markdown, client_gravatar=client_gravatar,
+                          allow_empty_topic_name=allow_empty_topic_name, fresh=fresh)
+    for _message, _email_visible, data in built:
+        data["flags"] = flags_to_names(flags_by_id.get(data["id"]))
+    return [data for _message, _email_visible, data in built]
+
+
+def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_empty_topic_name, fresh=False):
+    """[(message, email_visible, message object without flags)]: all of a message object but
+    the viewer's flags depends on the message, the shape asked for and whether the viewer may
+    see the sender's real email address (email_visible)."""
 
     realm = viewer.realm
     links_context = topic_links_context(realm)
@@ -138,7 +152,6 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
             "is_me_message": message.is_me_message,
             "reactions": reactions[message.id],
             "submessages": [],
-            "flags": flags_to_names(flags_by_id.get(message.id)),
         }
         if message.stream_id is not None:
             data["type"] = "stream"
@@ -160,8 +173,119 @@ def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_
             data["last_edit_timestamp"] = message.last_edit_time
         if message.last_moved_time is not None:
             data["last_moved_timestamp"] = message.last_moved_time
-        result.append(data)
+        result.append((message, email_visible, data))
     return result
+
+
+def fetched_message_dicts(message_ids, viewer, flags_by_id, *, apply_markdown, client_gravatar,
+                          allow_empty_topic_name):
+    """message_dicts for these ids (those that exist, in the order given), built once per
+    message and shape and kept in the message cache: a fetch then only adds the viewer's flags.
+    Zulip caches message dictionaries the same way."""
+    cache = message_cache()
+    shape = (apply_markdown, client_gravatar, allow_empty_topic_name)
+    generation = cache.generation
+    found = cache.get_many(message_ids, shape)
+    ready = {}
+    for mid, entry in found.items():
+        data = entry.forms.get(can_see_real_email(viewer, entry.sender))
+        if data is not None:
+            ready[mid] = data
+    missing = [mid for mid in message_ids if mid not in ready]
+    if missing:
+        built = _shared_dicts(load_messages(missing), viewer, apply_markdown=apply_markdown,
+                              client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
+        cache.put_many([(message.id, shape, message.sender, email_visible, data)
+                        for message, email_visible, data in built], generation)
+        ready.update((data["id"], data) for _message, _email_visible, data in built)
+    result = []
+    for mid in message_ids:
+        data = ready.get(mid)
+        if data is not None:
+            data = dict(data)
+            data["flags"] = flags_to_names(flags_by_id.get(mid))
+            result.append(data)
+    return result
+
+
+# --- the message cache ----------------------------------------------------------------------------
+# Event types that never change an existing message object (flags are not cached). Any other
+# event (an edit, a move, a deletion, a reaction, a renamed user or channel, an organization
+# setting ...) empties the cache: correct by construction, and rare next to these.
+HARMLESS_EVENTS = frozenset({
+    "message", "typing", "presence", "update_message_flags", "heartbeat", "subscription", "user_topic",
+    "muted_users", "alert_words", "drafts", "saved_snippets", "user_status", "onboarding_steps",
+    "scheduled_messages", "reminders", "attachment", "has_zoom_token", "navigation_view", "invites_changed",
+    "restart", "web_reload_client",
+})
+# Message objects kept, each about 1-2 KB: bounded so the server's memory stays within budget.
+MESSAGE_CACHE_SIZE = 2000
+
+
+class _CachedMessage:
+    """A message's forms for one shape: {email_visible: message object without flags}."""
+
+    __slots__ = ("sender", "forms")
+
+    def __init__(self, sender):
+        self.sender = sender
+        self.forms = {}
+
+
+class MessageCache:
+    """Message objects by (message id, shape), least recently used dropped first. A fetch that
+    read the database before an invalidation does not store what it read (the generation
+    counter), so nothing stale is ever put back."""
+
+    def __init__(self, size=MESSAGE_CACHE_SIZE):
+        self.size = size
+        self.entries = OrderedDict()
+        self.lock = threading.Lock()
+        self.generation = 0
+
+    def get_many(self, message_ids, shape):
+        found = {}
+        with self.lock:
+            for mid in message_ids:
+                entry = self.entries.get((mid, shape))
+                if entry is not None:
+                    self.entries.move_to_end((mid, shape))
+                    found[mid] = entry
+        return found
+
+    def put_many(self, items, generation):
+        with self.lock:
+            if generation != self.generation:
+                return
+            for mid, shape, sender, email_visible, data in items:
+                entry = self.entries.get((mid, shape))
+                if entry is None:
+                    entry = self.entries[(mid, shape)] = _CachedMessage(sender)
+                entry.forms[email_visible] = data
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+    def clear(self):
+        with self.lock:
+            self.generation += 1
+            self.entries.clear()
+
+
+def message_cache():
+    """The message cache of the database handle in use (each app's, each test's, its own)."""
+    handle = database.obj
+    cache = getattr(handle, "_chat_message_cache", None)
+    if cache is None:
+        cache = MessageCache()
+        if handle is not None:
+            handle._chat_message_cache = cache
+    return cache
+
+
+def invalidate_messages_on_event(event, _user_ids):
+    """Event listener: empty the message cache after any change that may alter a message object."""
+    if event.get("type") not in HARMLESS_EVENTS:
+        message_cache().clear()
 
 
 class MessageRecord:
