@@ -26,6 +26,10 @@ PRAGMAS = {
     "synchronous": "normal",
     "cache_size": -4000,
     "busy_timeout": 10000,
+    # Checkpoint after 10,000 WAL pages (40 MB) instead of 1,000: a send's COMMIT rewrites about
+    # 140 pages, so the default checkpointed (copying and fsyncing) every 7 sends; the same hot
+    # pages recur, so a larger WAL copies each once per checkpoint. Sends: 2.6 to 2.0 ms each.
+    "wal_autocheckpoint": 10000,
     # Statement journals (a savepoint's undo pages: every write transaction but the first of a
     # group commit runs in one) and sorts stay in memory instead of temporary files.
     "temp_store": "memory",

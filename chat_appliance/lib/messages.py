@@ -31,10 +31,18 @@ def flags_to_names(bits):
     """API flag names for a flag bitfield; None (no personal row) means a historical message."""
     if bits is None:
         return list(HISTORICAL_FLAGS)
-    names = [name for name, bit in FLAG_BITS.items() if bits & bit and name not in HIDDEN_FLAGS]
-    if bits & (FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]):
-        names.append("wildcard_mentioned")  # deprecated alias clients still read
-    return names
+    names = _FLAG_NAMES.get(bits)
+    if names is None:
+        names = [name for name, bit in FLAG_BITS.items() if bits & bit and name not in HIDDEN_FLAGS]
+        if bits & (FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]):
+            names.append("wildcard_mentioned")  # deprecated alias clients still read
+        names = _FLAG_NAMES[bits] = tuple(names)
+    return list(names)
+
+
+# Flag names by bitfield: a send names the flags of every recipient, a fetch of every message,
+# and only a few combinations occur.
+_FLAG_NAMES = {}
 
 
 def display_topic(topic, allow_empty_topic_name):
