@@ -270,34 +270,37 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
     has_link, has_image, has_attachment = link_facts(rendered)
     automatic_policy = None
     timestamp = date_sent or now()
-    with write_transaction():
-        if is_direct:
-            group = get_or_create_dm_group(users)
-            recipient_id = group.recipient_id
-            recipient_ids = {u.id for u in users if u.is_active}
-            participants = set()
-        else:
-            recipient_id = stream.recipient_id
-            recipient_ids = {user_id for (user_id,) in query_rows(
-                'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
-                ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream.id)}
-            participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
-            check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
+    # Everything the send only reads is worked out before the write transaction: writers take
+    # turns, and under the GIL each query a writer makes while holding the turn can leave it
+    # waiting for other threads' Python, with every other writer waiting behind it. (Zulip too
+    # computes recipients before its transaction; a subscription changing in between decides
+    # the message's audience either way, as it would a moment earlier or later.)
+    if is_direct:
+        recipient_ids = {u.id for u in users if u.is_active}
+        participants = set()
+    else:
+        recipient_ids = {user_id for (user_id,) in query_rows(
+            'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
+            ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream.id)}
+        participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
+        check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
+        if sender.id in recipient_ids:
             topic_is_new = not query_rows('SELECT 1 FROM "message" WHERE "recipient_id" = {p} AND "topic_key" = {p}'
-                                          ' LIMIT 1', recipient_id, topic_key)
-            if sender.id in recipient_ids:
-                automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
-        # The sender always keeps a copy of what they sent, even in a channel they are not in.
-        recipient_ids.add(sender.id)
+                                          ' LIMIT 1', stream.recipient_id, topic_key)
+            automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
+    # The sender always keeps a copy of what they sent, even in a channel they are not in.
+    recipient_ids.add(sender.id)
+    flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
+                            is_direct=is_direct, topic_participants=participants)
+    apply_personal_flags(flags, sender.id, content)
+    with write_transaction():
+        recipient_id = get_or_create_dm_group(users).recipient_id if is_direct else stream.recipient_id
         message = insert_row(
             Message, realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
             topic_key=topic_key, content=content, rendered_content=rendered.html, date_sent=timestamp,
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,
         )
-        flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
-                                is_direct=is_direct, topic_participants=participants)
-        apply_personal_flags(flags, sender.id, content)
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
                     [(uid, message.id, bits) for uid, bits in flags.items()])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
