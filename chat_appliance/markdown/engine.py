@@ -197,8 +197,24 @@ def _engine() -> markdown.Markdown:
 MAX_CONTENT = 100_000
 
 
+# One line of ASCII words, digits, spaces and sentence punctuation, not starting with a digit
+# (an ordered list) and with no dot before a letter or digit (a domain): nothing in it can open
+# any block, inline, link, mention, emoji or emoticon syntax, so it renders as one paragraph of
+# itself. Most chat lines are like this; they skip the Markdown pipeline (a fifth of a send's
+# work). tests/test_markdown_fast_path.py compares it with the full renderer.
+_PLAIN_LINE_RE = re.compile(r"(?![0-9 ])(?:[A-Za-z0-9 ,;?!']|\.(?![A-Za-z0-9]))+(?<! )")
+
+
 def render(content: str, context: Optional[RenderContext] = None) -> RenderResult:
     context = context or RenderContext()
+    # Linkifier patterns may match any text: with any, every message takes the full path.
+    if not context.linkifiers and _PLAIN_LINE_RE.fullmatch(content):
+        return RenderResult(html=f"<p>{content}</p>")
+    return render_markdown(content, context)
+
+
+def render_markdown(content: str, context: RenderContext) -> RenderResult:
+    """The full renderer (`render` takes a shortcut for plain lines)."""
     result = RenderResult()
     md = _engine()
     md.reset()
