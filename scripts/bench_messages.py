@@ -329,7 +329,13 @@ def wait_for(url, proc):
 
 def bench_send(instance, workdir, seconds):
     """POST /messages at 1 and 16 connections (wrk), then GET /users/me, each beside the pinned
-    baseline measured right after it; returns {figure: ((rate, p50, p99), (rate, p50, p99))}."""
+    baseline measured right after it, then GET /messages over HTTP and both servers' resident
+    memory; returns {figure: ((rate, p50, p99), (rate, p50, p99))} and the memory figures."""
+    import json
+    from urllib.parse import urlencode
+
+    import psutil
+
     from chat_appliance.models import UserProfile, database
 
     with database.connection_context():
@@ -363,6 +369,16 @@ def bench_send(instance, workdir, seconds):
         base = run_wrk(f"http://127.0.0.1:{base_port}/api/v1/users/me", method="GET", body={}, connections=1,
                        seconds=seconds, workdir=workdir, **base_auth)
         results["GET /users/me, 1 client"] = (ours, base)
+        # The fetch over HTTP too (no baseline: the in-process figures compare it with raw SQL),
+        # so that the memory read below is after both the send and the fetch load.
+        narrow = json.dumps([{"operator": "channel", "operand": "channel-0"}])
+        fetch_url = (f"http://127.0.0.1:{port}/api/v1/messages?" + urlencode(
+            {"anchor": "newest", "num_before": 100, "num_after": 0, "narrow": narrow}))
+        fetched = run_wrk(fetch_url, method="GET", body={}, connections=4, seconds=seconds, workdir=workdir,
+                          **ours_auth)
+        results["GET /messages newest 100, 4 clients"] = (fetched, None)
+        results["RSS after this load, MiB"] = (psutil.Process(serve.pid).memory_info().rss / 2**20,
+                                               psutil.Process(baseline.pid).memory_info().rss / 2**20)
     finally:
         for proc in (serve, baseline):
             proc.terminate()
@@ -411,9 +427,13 @@ def main():
             print(f"  {name:28}{ours:>8.1f}ms{fetch[name][0] / ours:>9.2f}x")
     print(f"{'flags/narrow, 1000 messages':30}{flags[0]:>8.1f}ms{flags[1]:>8.1f}ms{flags[0] / flags[1]:>7.1f}x")
     print(f"{'over HTTP (wrk)':30}{'req/s':>8}{'p50':>9}{'p99':>9}  {'baseline req/s, p50, p99':>26}{'ratio':>7}")
+    memory = send.pop("RSS after this load, MiB")
+    fetched = send.pop("GET /messages newest 100, 4 clients")[0]
     for name, ((rate, p50, p99), (b_rate, b_p50, b_p99)) in send.items():
         print(f"  {name:28}{rate:>8.0f}{p50:>7.1f}ms{p99:>7.1f}ms  {b_rate:>10.0f}{b_p50:>7.1f}ms{b_p99:>7.1f}ms"
               f"{rate / b_rate:>7.2f}x")
+    print(f"  {'GET /messages, 4 clients':28}{fetched[0]:>8.0f}{fetched[1]:>7.1f}ms{fetched[2]:>7.1f}ms")
+    print(f"RSS after this load: chat-appliance {memory[0]:.0f} MiB (target <= 70), baseline {memory[1]:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -81,9 +81,10 @@ class GroupCommit:
                 self.local.depth -= 1
             return
         batch = self._acquire()
+        # peewee's per-thread state points at the shared connection for the transaction's length.
         state = self.db._state
-        saved = (state.conn, state.closed, state.ctx, state.transactions)
-        state.conn, state.closed, state.ctx, state.transactions = self.connection, False, [], [IN_BATCH]
+        saved = (state.conn, state.closed, state.transactions)
+        state.conn, state.closed, state.transactions = self.connection, False, [IN_BATCH]
         self.local.depth = 1
         # The first writer of a batch needs no savepoint: if it fails, the whole (so far only
         # its own) transaction rolls back.
@@ -105,7 +106,7 @@ class GroupCommit:
             failed = False
         finally:
             self.local.depth = 0
-            state.conn, state.closed, state.ctx, state.transactions = saved
+            state.conn, state.closed, state.transactions = saved
             if failed:
                 self._hand_on(batch)
         batch.callbacks.append(after_commit)
