@@ -13,6 +13,8 @@ event queues to the instance folder (see cli.cmd_serve).
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import gc
 import io
 import logging
@@ -49,6 +51,32 @@ GC_THRESHOLD = 20_000
 MESSAGE_JSON_CACHE_SIZE = 256
 # Queue garbage collection runs at least this often even when nobody registers or polls.
 GC_INTERVAL_SECONDS = 10
+
+
+# --- memory ---------------------------------------------------------------------------------
+# glibc gives each thread that allocates its own malloc arena (up to 8 per core), and memory freed
+# in one stays mapped: 16 concurrent senders grew the server by 20 MiB; with two arenas, by 10.
+# (Trimming the heap afterwards, malloc_trim, gave nothing more back.)
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8
+
+
+def _libc():
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") else None
+
+
+_LIBC = _libc()
+
+
+def limit_malloc_arenas():
+    """Cap glibc's malloc arenas (no effect on other C libraries). Call before threads start."""
+    if _LIBC is not None:
+        _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
+
 
 
 class ChatApplianceASGI:

@@ -142,7 +142,9 @@ def raise_open_file_limit():
 def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     from .app import create_app
+    from .asgi import limit_malloc_arenas
 
+    limit_malloc_arenas()  # before any thread starts
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
     instance.mkdir(parents=True, exist_ok=True)
