@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Rule
 
 from . import webclient
 from .actions.service_dispatch import ServiceDispatcher
@@ -54,11 +55,29 @@ class AppState:
         self.rate_limiter = rate_limit.RateLimiter()
 
 
+class LazyBuilderRule(Rule):
+    """A URL rule whose URL-building functions are generated on first use. werkzeug generates
+    two per rule (Python source, compiled) as the rule is added: with 300 rules that was most of
+    create_app's time, and so of the server's start-up, while this server builds URLs for few."""
+
+    def _compile_builder(self, append_unknown=True):
+        generate = super()._compile_builder
+        built = []
+
+        def build(rule, *args, **kwargs):
+            if not built:
+                built.append(generate(append_unknown).__get__(rule, None))
+            return built[0](*args, **kwargs)
+
+        return build
+
+
 def create_app(config=None, *, dev_mode=False):
     """A Flask app for one instance. `config` overrides the documented defaults (config.py).
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
     app = Flask(__name__)
+    app.url_rule_class = LazyBuilderRule
     app.json.sort_keys = False
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
