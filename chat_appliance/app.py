@@ -26,7 +26,7 @@ from .lib.errors import JsonableError, RateLimitedError
 from .lib.messages import invalidate_messages_on_event
 from .lib.params import BoundedIntConverter
 from .lib.proxy import TrustedProxyMiddleware
-from .lib.response import json_error
+from .lib.response import FastJSONProvider, json_error
 from .lib.sessions import authenticate_session_headers
 from .rendering import invalidate_on_event
 from .runtime import activate, deactivate
@@ -78,6 +78,7 @@ def create_app(config=None, *, dev_mode=False):
     POST /dev_fetch_api_key."""
     app = Flask(__name__)
     app.url_rule_class = LazyBuilderRule
+    app.json = FastJSONProvider(app)
     app.json.sort_keys = False
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)

@@ -161,7 +161,7 @@ class ChatApplianceASGI:
 
     def dumps(self, value):
         """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
-        return self.flask_app.json.dumps(value, separators=(",", ":"))
+        return self.flask_app.json.dumps(value)
 
     def encode(self, payload):
         """A response body. A poll's events are encoded one by one, and the message object that

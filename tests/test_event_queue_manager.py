@@ -165,7 +165,7 @@ def test_native_events_body_is_what_jsonify_writes(app):
         expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
     assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
     assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
-        {"result": "success", "msg": "", "events": events, "queue_id": "q"}, separators=(",", ":")) + "\n"
+        {"result": "success", "msg": "", "events": events, "queue_id": "q"}) + "\n"
     native.executor.shutdown()
 
 

