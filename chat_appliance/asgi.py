@@ -64,7 +64,7 @@ _M_ARENA_MAX = -8
 def _libc():
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-    except OSError:
+    except (OSError, TypeError):  # no C library to load by name (Windows)
         return None
     return libc if hasattr(libc, "mallopt") else None
 
@@ -76,7 +76,6 @@ def limit_malloc_arenas():
     """Cap glibc's malloc arenas (no effect on other C libraries). Call before threads start."""
     if _LIBC is not None:
         _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
-
 
 
 class ChatApplianceASGI:
