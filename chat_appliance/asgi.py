@@ -16,7 +16,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import gc
-import io
 import logging
 import signal
 import threading
@@ -31,7 +30,8 @@ from .api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_ev
 from .db import close_connection
 from .lib.errors import JsonableError
 from .lib.params import parse_values
-from .wsgi_bridge import WSGIBridge
+from .lib.response import success_body
+from .wsgi_bridge import WSGIBridge, build_environ, read_request_body
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -121,12 +121,14 @@ class ChatApplianceASGI:
         user = None
         extra_headers = []
         try:
-            body = await read_body(receive)
+            body, declared = await read_request_body(scope, receive, MAX_EVENTS_BODY)
+            if declared > MAX_EVENTS_BODY:
+                raise JsonableError("Request Entity Too Large", http_status=413)
             user = cached_events_user(headers, session=session)
             if user is None:
                 loop = asyncio.get_running_loop()
                 user = await loop.run_in_executor(self.executor, self.authenticate_in_worker, headers, session)
-            values = request_values(scope, headers, body)
+            values = request_values(scope, body)
             if method == "GET":
                 params, ignored = parse_values(GET_EVENTS_PARAMS, values)
                 queue = self.queues.access(params["queue_id"], user.id)
@@ -142,7 +144,7 @@ class ChatApplianceASGI:
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
                 self.queues.access(params["queue_id"], user.id)
                 self.queues.delete(params["queue_id"])
-                payload = success(None, ignored)
+                payload = success_body(ignored=ignored)
             status = 200
         except JsonableError as error:
             status, payload = error.http_status, error.to_dict()
@@ -201,50 +203,17 @@ class EncodedEvents:
         self.events, self.queue_id, self.ignored = events, queue_id, ignored
 
 
-def success(data, ignored):
-    """Zulip's success envelope, as lib.response.json_success builds it."""
-    body = {"result": "success", "msg": ""}
-    if data:
-        body.update(data)
-    if ignored:
-        body["ignored_parameters_unsupported"] = sorted(ignored)
-    return body
-
-
-async def read_body(receive):
-    """The whole request body (small for the events endpoints); 413 past MAX_EVENTS_BODY."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_EVENTS_BODY:
-            raise JsonableError("Request Entity Too Large", http_status=413)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def request_values(scope, headers, body):
+def request_values(scope, body):
     """Query string and form body merged, the body winning: werkzeug parses both, exactly as
     the Flask views' lib.params.request_values sees them."""
-    environ = {
-        "REQUEST_METHOD": scope["method"], "QUERY_STRING": scope["query_string"].decode("latin-1"),
-        "CONTENT_TYPE": headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body)),
-        "wsgi.input": io.BytesIO(body), "SERVER_NAME": "localhost", "SERVER_PORT": "80",
-        "wsgi.url_scheme": "http",
-    }
     if not body:
         # The long poll's common case, without building a werkzeug request: the first value of
         # each name wins, as in werkzeug's MultiDict.
         values = {}
-        for name, value in parse_qsl(environ["QUERY_STRING"], keep_blank_values=True):
+        for name, value in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True):
             values.setdefault(name, value)
         return values
-    request = Request(environ)
+    request = Request(build_environ(scope, body, len(body)))
     values = dict(request.args.items())
     values.update(request.form.items())
     return values

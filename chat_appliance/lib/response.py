@@ -18,28 +18,32 @@ class FastJSONProvider(DefaultJSONProvider):
     def dumps(self, obj, **kwargs):
         if kwargs:  # separators, indent ...: the standard encoder's options
             return super().dumps(obj, **kwargs)
-        try:
-            return orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS).decode()
-        except TypeError:
-            return super().dumps(obj)
+        return self._encode(obj).decode()
 
     def response(self, *args, **kwargs):
-        obj = self._prepare_response_obj(args, kwargs)
-        try:
-            body = orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS) + b"\n"
-        except TypeError:
-            body = super().dumps(obj) + "\n"
+        body = self._encode(self._prepare_response_obj(args, kwargs)) + b"\n"
         return self._app.response_class(body, mimetype=self.mimetype)
 
+    def _encode(self, obj):
+        try:
+            return orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS)
+        except TypeError:
+            return super().dumps(obj).encode()
 
-def json_success(data=None, *, ignored=None):
-    """A success response: result, msg, the endpoint's fields, and any ignored parameters."""
+
+def success_body(data=None, *, ignored=None):
+    """Zulip's success envelope: result, msg, the endpoint's fields, and any ignored parameters."""
     body = {"result": "success", "msg": ""}
     if data:
         body.update(data)
     if ignored:
         body["ignored_parameters_unsupported"] = sorted(ignored)
-    return jsonify(body)
+    return body
+
+
+def json_success(data=None, *, ignored=None):
+    """A success response (success_body as JSON)."""
+    return jsonify(success_body(data, ignored=ignored))
 
 
 def json_error(error):
