@@ -112,27 +112,39 @@ class EventQueue:
     def _closing(self):
         return self.manager is not None and self.manager.closing
 
+    def _answer_now(self, last_event_id, dont_block):
+        """With the lock held, as a poll starts: acknowledge what the client has, and the events
+        to answer with at once, or None if the poll has to wait."""
+        self.acknowledge(last_event_id)
+        self.last_access = time.monotonic()
+        if self.events or dont_block:
+            return list(self.events)
+        if self._closing():
+            self.heartbeat()
+            return list(self.events)
+        return None
+
+    def _answer_after_wait(self):
+        """With the lock held, as a waiting poll ends: its events, or a heartbeat if none came."""
+        self.last_access = time.monotonic()
+        if not self.events and not self.closed:
+            self.heartbeat()
+        return list(self.events)
+
     def get(self, last_event_id, *, dont_block, heartbeat_seconds):
         """Events newer than last_event_id: at once if any (or with dont_block), else after the
         next event arrives, else a heartbeat after heartbeat_seconds. Waits in this thread."""
         woken = threading.Event()
         with self.lock:
-            self.acknowledge(last_event_id)
-            self.last_access = time.monotonic()
-            if self.events or dont_block:
-                return list(self.events)
-            if self._closing():
-                self.heartbeat()
-                return list(self.events)
+            ready = self._answer_now(last_event_id, dont_block)
+            if ready is not None:
+                return ready
             self.waiters.append(woken.set)
         woken.wait(heartbeat_seconds)
         with self.lock:
             if woken.set in self.waiters:
                 self.waiters.remove(woken.set)
-            if not self.events and not self.closed:
-                self.heartbeat()
-            self.last_access = time.monotonic()
-            return list(self.events)
+            return self._answer_after_wait()
 
     async def get_async(self, last_event_id, *, dont_block, heartbeat_seconds, disconnected=None):
         """As get, waiting on the running event loop without a thread. `disconnected` gives an
@@ -143,13 +155,9 @@ class EventQueue:
 
         loop = asyncio.get_running_loop()
         with self.lock:
-            self.acknowledge(last_event_id)
-            self.last_access = time.monotonic()
-            if self.events or dont_block:
-                return list(self.events)
-            if self._closing():
-                self.heartbeat()
-                return list(self.events)
+            ready = self._answer_now(last_event_id, dont_block)
+            if ready is not None:
+                return ready
             future = loop.create_future()
             loop_thread = threading.get_ident()
 
@@ -181,12 +189,10 @@ class EventQueue:
                 if wake in self.waiters:
                     self.waiters.remove(wake)
         with self.lock:
-            self.last_access = time.monotonic()
             if reason == "disconnected" and not self._closing():
+                self.last_access = time.monotonic()
                 return None
-            if not self.events and not self.closed:
-                self.heartbeat()
-            return list(self.events)
+            return self._answer_after_wait()
 
     def close(self):
         """Wake any waiting poll of a deleted queue."""
