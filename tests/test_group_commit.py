@@ -66,6 +66,15 @@ class Writer(threading.Thread):
             self.error = error
 
 
+def hand_on(holder, writer, group):
+    """Start `writer` while `holder` writes, let `holder` finish once `writer` queues for the
+    lock, and return when `writer` is inside the same batch."""
+    writer.start()
+    wait_until(lambda: group.waiting == 1)
+    holder.release.set()
+    assert writer.inside.wait(10)
+
+
 def wait_until(condition, seconds=10):
     deadline = time.monotonic() + seconds
     while not condition():
@@ -111,14 +120,8 @@ def test_a_failing_writer_takes_nothing_of_the_others(table):
     a, b, c = Writer("a", log=log), Writer("b", fail=True, log=log), Writer("c", log=log)
     a.start()
     assert a.inside.wait(10)
-    b.start()
-    wait_until(lambda: group.waiting == 1)
-    a.release.set()
-    assert b.inside.wait(10)
-    c.start()
-    wait_until(lambda: group.waiting == 1)
-    b.release.set()
-    assert c.inside.wait(10)
+    hand_on(a, b, group)
+    hand_on(b, c, group)
     c.release.set()
     for writer in (a, b, c):
         writer.join(10)
@@ -136,10 +139,7 @@ def test_a_failed_commit_fails_every_writer_of_the_batch(table):
     b = Writer("b", log=log, sql="INSERT INTO deferred_child (parent) VALUES (999999)")
     a.start()
     assert a.inside.wait(10)
-    b.start()
-    wait_until(lambda: group.waiting == 1)
-    a.release.set()
-    assert b.inside.wait(10)
+    hand_on(a, b, group)
     b.release.set()
     a.join(10), b.join(10)
     assert isinstance(a.error, sqlite3.OperationalError) and isinstance(b.error, sqlite3.OperationalError)
