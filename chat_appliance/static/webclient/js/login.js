@@ -11,12 +11,12 @@ function field(label, attrs) {
   return { input, row: h("label.field", h("span", label), input) };
 }
 
-export function showLogin(root) {
-  const email = field("Email", { type: "email", name: "username", autocomplete: "username", required: true });
-  const password = field("Password", { type: "password", name: "password", autocomplete: "current-password", required: true });
+// A sign-in or sign-up form: the button is off while `send` runs; a failure shows its message
+// above the button, which comes back on, and then `afterFailure` runs.
+function authForm(buttonLabel, rows, send, afterFailure = () => {}) {
   const error = h("p.error", { role: "alert" });
-  const button = h("button.primary", { type: "submit" }, "Log in");
-  const form = h(
+  const button = h("button.primary", { type: "submit" }, buttonLabel);
+  return h(
     "form.auth",
     {
       on: {
@@ -25,20 +25,32 @@ export function showLogin(root) {
           error.textContent = "";
           button.disabled = true;
           try {
-            await api.signIn("/accounts/login", { username: email.input.value, password: password.input.value });
-            location.reload();
+            await send();
           } catch (failure) {
             error.textContent = failure.message;
             button.disabled = false;
-            password.input.select();
+            afterFailure();
           }
         },
       },
     },
-    email.row,
-    password.row,
+    ...rows,
     error,
     button,
+  );
+}
+
+export function showLogin(root) {
+  const email = field("Email", { type: "email", name: "username", autocomplete: "username", required: true });
+  const password = field("Password", { type: "password", name: "password", autocomplete: "current-password", required: true });
+  const form = authForm(
+    "Log in",
+    [email.row, password.row],
+    async () => {
+      await api.signIn("/accounts/login", { username: email.input.value, password: password.input.value });
+      location.reload();
+    },
+    () => password.input.select(),
   );
   clear(root, card("Log in", form));
   email.input.focus();
@@ -47,7 +59,6 @@ export function showLogin(root) {
 export async function showJoin(root, key) {
   const name = field("Full name", { type: "text", name: "full_name", autocomplete: "name", required: true, maxlength: "100" });
   const password = field("Password", { type: "password", name: "password", autocomplete: "new-password", required: true, minlength: "6" });
-  const error = h("p.error", { role: "alert" });
   const email = field("Email", { type: "email", name: "email", autocomplete: "email" });
   const intro = h("p");
   let info = null;
@@ -65,31 +76,10 @@ export async function showJoin(root, key) {
     email.input.value = info.email;
     email.input.readOnly = true;
   } else email.input.required = true;
-  const button = h("button.primary", { type: "submit" }, "Sign up");
-  const form = h(
-    "form.auth",
-    {
-      on: {
-        submit: async (event) => {
-          event.preventDefault();
-          error.textContent = "";
-          button.disabled = true;
-          try {
-            await api.signIn(`/accounts/join/${encodeURIComponent(key)}`, { email: email.input.value, full_name: name.input.value, password: password.input.value });
-            location.replace("/");
-          } catch (failure) {
-            error.textContent = failure.message;
-            button.disabled = false;
-          }
-        },
-      },
-    },
-    email.row,
-    name.row,
-    password.row,
-    error,
-    button,
-  );
+  const form = authForm("Sign up", [email.row, name.row, password.row], async () => {
+    await api.signIn(`/accounts/join/${encodeURIComponent(key)}`, { email: email.input.value, full_name: name.input.value, password: password.input.value });
+    location.replace("/");
+  });
   clear(root, card("Join", intro, form));
   (info.email ? name : email).input.focus();
 }
