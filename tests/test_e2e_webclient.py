@@ -14,7 +14,7 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import DESKTOP, PASSWORD, PHONE, Site, launch, shot, sign_in  # noqa: E402
+from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, launch, shot, sign_in  # noqa: E402
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
@@ -262,17 +262,10 @@ def test_server_restart_keeps_the_compose_box(browser, tmp_path):
     """After a server restart (the page's event queue is gone: BAD_EVENT_QUEUE_ID), does the page
     register again by itself, keep what was typed in the compose box, and show new messages
     without a reload?"""
-    from .browser import Watched
-
     site = Site(tmp_path / "instance")
     try:
-        context = browser.new_context(viewport=DESKTOP)
-        watched = Watched(context.new_page())
-        page = watched.page
-        page.goto(site.url + "/")
-        page.get_by_label("Email").fill(site.server.email)
-        page.get_by_label("Password").fill(site.owner_password)
-        page.get_by_role("button", name="Log in").click()
+        watched = sign_in(browser, site, site.server.email, site.owner_password)
+        page, context = watched.page, watched.page.context
         open_topic(page, "general", "restart", site)
         page.get_by_role("textbox", name="Message").fill("typed before the restart")
         port = site.server.port
@@ -420,16 +413,9 @@ def test_settings_channels_password_key_and_bots(pages, site):
 def test_admin_changes_a_role_and_deactivates(browser, site):
     """Can the owner, in Settings > Users, change a member's role and deactivate them, as the API
     then reports?"""
-    from .browser import Watched
-
     dave_email, dave_auth, dave_id = site.person("dave@example.com", "Dave Null")
-    context = browser.new_context(viewport=DESKTOP)
-    watched = Watched(context.new_page())
-    page = watched.page
-    page.goto(site.url + "/")
-    page.get_by_label("Email").fill(site.server.email)
-    page.get_by_label("Password").fill(site.owner_password)
-    page.get_by_role("button", name="Log in").click()
+    watched = sign_in(browser, site, site.server.email, site.owner_password)
+    page, context = watched.page, watched.page.context
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
     settings.get_by_role("button", name="Users").click()
@@ -518,15 +504,8 @@ def test_desktop_notification_for_a_direct_message(pages, site):
 
 def test_log_out(browser, site):
     """Does Log out end the session: the sign-in form comes back, and stays after a reload?"""
-    from .browser import Watched
-
-    context = browser.new_context(viewport=DESKTOP)
-    watched = Watched(context.new_page())
-    page = watched.page
-    page.goto(site.url + "/")
-    page.get_by_label("Email").fill(BOB)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    watched = sign_in(browser, site, BOB, PASSWORD)
+    page, context = watched.page, watched.page.context
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("button", name="Log in")).to_be_visible()
@@ -561,15 +540,8 @@ def test_sign_up_from_an_invitation_link(browser, site):
     """Does an invitation link made in Settings > Invitations open a sign-up page at /join/<key>
     that creates the account from an email, a name and a password, signs the person in, and lets
     them chat with the inviter without a reload?"""
-    from .browser import Watched
-
-    context = browser.new_context(viewport=DESKTOP)
-    owner = Watched(context.new_page())
-    page = owner.page
-    page.goto(site.url + "/")
-    page.get_by_label("Email").fill(site.server.email)
-    page.get_by_label("Password").fill(site.owner_password)
-    page.get_by_role("button", name="Log in").click()
+    owner = sign_in(browser, site, site.server.email, site.owner_password)
+    page, context = owner.page, owner.page.context
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
     settings.get_by_role("button", name="Invitations").click()
