@@ -1,7 +1,6 @@
 """SQLite: WAL mode, foreign keys, a busy timeout; FTS5 for search. The only SQLite-only SQL."""
 
 import sqlite3
-import threading
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
