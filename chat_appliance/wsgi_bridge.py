@@ -18,6 +18,8 @@ import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from .lib.admission import turns
+
 log = logging.getLogger("chat_appliance")
 
 # A response is sent in one piece up to this size; past it, piece by piece as the app yields.
@@ -49,7 +51,15 @@ class WSGIBridge:
 
     def run(self, environ, loop, send, close):
         """In a worker thread: the app's whole answer as (status, headers, body pieces), or None
-        once a large answer has been streamed through the loop."""
+        once a large answer has been streamed through the loop. The app runs in its turn
+        (lib/admission.py)."""
+        turns.take()
+        try:
+            return self.run_app(environ, loop, send, close)
+        finally:
+            turns.give_back()
+
+    def run_app(self, environ, loop, send, close):
         started = []
 
         def start_response(status, headers, exc_info=None):
@@ -99,7 +109,8 @@ class WSGIBridge:
 
     @staticmethod
     def send_from_thread(loop, send, message):
-        asyncio.run_coroutine_threadsafe(send(message), loop).result()
+        with turns.waiting_on_others():
+            asyncio.run_coroutine_threadsafe(send(message), loop).result()
 
 
 async def read_request_body(scope, receive, limit):

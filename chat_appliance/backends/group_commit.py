@@ -24,6 +24,8 @@ from contextlib import contextmanager
 
 from peewee import SqliteDatabase
 
+from ..lib.admission import turns
+
 log = logging.getLogger(__name__)
 
 # At most this many write transactions share one COMMIT, so that a steady stream of writers
@@ -112,7 +114,9 @@ class GroupCommit:
         batch.callbacks.append(after_commit)
         batch.size += 1
         self._hand_on(batch)
-        batch.done.wait()
+        if not batch.done.is_set():
+            with turns.waiting_on_others():
+                batch.done.wait()
         if batch.error is not None:
             raise sqlite3.OperationalError(f"the transaction could not be committed: {batch.error}")
 
@@ -122,7 +126,9 @@ class GroupCommit:
         """Take the writer lock; the batch to write in (a new SQLite transaction if none is open)."""
         with self.guard:
             self.waiting += 1
-        self.lock.acquire()
+        if not self.lock.acquire(blocking=False):
+            with turns.waiting_on_others():
+                self.lock.acquire()
         with self.guard:
             self.waiting -= 1
         try:
@@ -182,7 +188,8 @@ class GroupCommit:
         """COMMIT the batch; False (its writers told) if that fails."""
         self.batch = None
         try:
-            self.connection.execute("COMMIT")
+            with turns.waiting_on_others():
+                self.connection.execute("COMMIT")
         except sqlite3.Error as error:
             log.exception("group commit failed")
             self._fail(batch, error)

@@ -1,0 +1,83 @@
+"""One worker thread runs the app's Python at a time; the others wait their turn in order.
+
+Python runs one thread at a time anyway (the GIL), but SQLite's driver lets go of the GIL around
+every statement it steps, and with sixteen busy worker threads each of those moments handed the
+interpreter to another thread: about 210 thread switches per send, which doubled each send's CPU
+time (BENCHMARKS.md, "Second round"). With this turn, a worker that lets go of the GIL for a few
+microseconds finds nobody else waiting for it and carries on. In-process, 16 threads sending to a
+50-subscriber channel went from 488 to 700 sends/s; with two turns at once, 631.
+
+A worker gives its turn up while it waits on something that another thread has to finish: the
+writer lock and the COMMIT of a group commit (backends/group_commit.py), a streamed response
+(wsgi_bridge.py). The worker takes a turn again afterwards.
+
+A slow request must not hold everyone up: a request that has had the turn for PATIENCE_SECONDS
+(a 40 ms search, a large export, a password hash, a stalled disk) no longer counts, and waiting
+workers go ahead beside it, as they would without turns. Threads that never took a turn (the
+Flask test client, the event loop, CLI commands, service-bot workers) are not affected.
+"""
+
+import threading
+import time
+
+PATIENCE_SECONDS = 0.010
+
+
+class Turns:
+    """The turn to run the app's Python: one holder; the next waiter watches the holder's time."""
+
+    def __init__(self, patience=PATIENCE_SECONDS):
+        self.patience = patience
+        self._turn = threading.Lock()
+        # Only the next waiter in line watches the clock; the others wait for it without polling.
+        self._next = threading.Lock()
+        self._holder = None  # (thread ident, time.monotonic() when it took the turn)
+        self._local = threading.local()
+
+    def holding(self):
+        """Whether this thread holds the turn."""
+        return getattr(self._local, "held", False)
+
+    def take(self):
+        """Wait for the turn, or until its holder has had it for longer than the patience."""
+        with self._next:
+            while not self._turn.acquire(timeout=self.patience):
+                holder = self._holder
+                if holder is not None and time.monotonic() - holder[1] > self.patience:
+                    self._local.held = False
+                    return  # the holder is slow: run beside it
+        self._holder = (threading.get_ident(), time.monotonic())
+        self._local.held = True
+
+    def give_back(self):
+        """End this thread's turn (nothing if it runs without one)."""
+        if self.holding():
+            self._local.held = False
+            self._holder = None
+            self._turn.release()
+
+    def waiting_on_others(self):
+        """A context manager: give the turn up for a wait on another thread, then take it again."""
+        return _Waiting(self)
+
+
+class _Waiting:
+    __slots__ = ("turns", "held")
+
+    def __init__(self, turns):
+        self.turns = turns
+        self.held = False
+
+    def __enter__(self):
+        self.held = self.turns.holding()
+        if self.held:
+            self.turns.give_back()
+
+    def __exit__(self, *exc):
+        if self.held:
+            self.turns.take()
+        return False
+
+
+# One per process: there is one interpreter lock to share.
+turns = Turns()
