@@ -271,8 +271,9 @@ class Server(uvicorn.Server):
 
 def run(flask_app, *, host, port, threads, on_started=None):
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
+    asgi_app = ChatApplianceASGI(flask_app, threads)
     config = uvicorn.Config(
-        ChatApplianceASGI(flask_app, threads), host=host, port=port, loop="auto", http="httptools",
+        asgi_app, host=host, port=port, loop="auto", http="httptools",
         lifespan="off", access_log=False, log_config=None, server_header=False,
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
@@ -290,4 +291,6 @@ def run(flask_app, *, host, port, threads, on_started=None):
         server.run()
     finally:
         queues.detach_loop()
+        # The loop has stopped and answered what it could: the workers end once their jobs are done.
+        asgi_app.executor.shutdown(wait=True)
     return server

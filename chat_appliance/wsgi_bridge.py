@@ -16,9 +16,9 @@ import asyncio
 import io
 import logging
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 from .lib.admission import turns
+from .workers import StackExecutor
 
 log = logging.getLogger("chat_appliance")
 
@@ -32,7 +32,7 @@ class WSGIBridge:
 
     def __init__(self, wsgi_app, threads, max_body):
         self.wsgi_app = wsgi_app
-        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="wsgi")
+        self.executor = StackExecutor(max_workers=threads, thread_name_prefix="wsgi")
         # A callable: the largest body the app accepts now (None: no limit).
         self.max_body = max_body
 
