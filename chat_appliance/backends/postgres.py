@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl, urlparse
 
 from playhouse.pool import PooledPostgresqlDatabase
 
+from ..drivers import load_psycopg2
 from .text import words as _words
 
 NAME = "postgres"
@@ -26,6 +27,7 @@ WRITER_LOCK_KEY = 0x63686174
 def open_database(database_url, pool_size=20, pool_timeout=30):
     """A pooled PostgresqlDatabase from a postgresql://user:password@host:port/dbname URL
     (query parameters, e.g. ?sslmode=require, are passed to the driver)."""
+    load_psycopg2()
     parsed = urlparse(database_url)
     options = dict(parse_qsl(parsed.query))
     return PooledPostgresqlDatabase(
