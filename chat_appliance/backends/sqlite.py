@@ -16,14 +16,16 @@ NAME = "sqlite"
 # WAL lets readers run beside the one writer. synchronous=NORMAL in WAL mode keeps every
 # committed transaction across a killed process (the WAL is written before COMMIT returns);
 # only an operating-system crash can lose the last commits. cache_size is in KiB when negative,
-# and it is per connection: with a pooled connection per worker thread, 4 MiB each keeps the
-# process's memory within its budget, while the operating system's file cache (not counted in
-# the process's memory) holds the rest of the hot pages.
+# and it is per connection: a busy server has a pooled connection per active worker thread, and
+# 1 MiB each keeps the process's memory within its budget, while the operating system's file
+# cache (not counted in the process's memory) holds the rest of the hot pages. 4 MiB each cost
+# 3 MiB more after 16 concurrent senders and bought no measurable speed: not in sends at 16
+# threads (the writer's cache included), nor in fetches from 1,000,000 messages.
 PRAGMAS = {
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
-    "cache_size": -4000,
+    "cache_size": -1000,
     "busy_timeout": 10000,
     # Checkpoint after 10,000 WAL pages (40 MB) instead of 1,000: a send's COMMIT rewrites about
     # 140 pages, so the default checkpointed (copying and fsyncing) every 7 sends; the same hot
