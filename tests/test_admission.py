@@ -61,6 +61,12 @@ def test_a_slow_holder_lets_the_next_go_after_the_patience():
 
     waiter_thread = run_in_thread(waiter)
     waiter_thread.join(5)
+    # Once the holder is known to be slow, later takers do not wait at all.
+    started = time.monotonic()
+    turns.take()
+    assert time.monotonic() - started < 0.04
+    assert not turns.holding()
+    turns.give_back()  # holds nothing: a no-op
     release.set()
     slow_thread.join(5)
     # It went ahead beside the slow holder, without the turn, after about the patience.

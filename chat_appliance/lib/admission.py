@@ -41,11 +41,14 @@ class Turns:
     def take(self):
         """Wait for the turn, or until its holder has had it for longer than the patience."""
         with self._next:
-            while not self._turn.acquire(timeout=self.patience):
+            while True:
                 holder = self._holder
-                if holder is not None and time.monotonic() - holder[1] > self.patience:
+                held_for = time.monotonic() - holder[1] if holder is not None else 0.0
+                if held_for > self.patience:
                     self._local.held = False
                     return  # the holder is slow: run beside it
+                if self._turn.acquire(timeout=self.patience - held_for + 0.001):
+                    break
         self._holder = (threading.get_ident(), time.monotonic())
         self._local.held = True
 
