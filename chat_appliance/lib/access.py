@@ -186,8 +186,10 @@ def group_in_realm(realm_id, group_id):
 
 
 def stream_in_realm(realm_id, stream_id):
-    """The organization's channel with this id, or None."""
-    return Stream.get_or_none((Stream.id == stream_id) & (Stream.realm == realm_id))
+    """The organization's channel with this id, or None (SQL built once: a channel narrow's
+    lookup through peewee's query builder was a third of a fetch)."""
+    rows = raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, realm_id)
+    return rows[0] if rows else None
 
 
 def user_in_realm(realm_id, user_id):

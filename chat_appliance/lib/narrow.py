@@ -31,6 +31,7 @@ from .access import (
     can_read_stream_history,
     find_user_by_email,
     get_stream_by_name,
+    stream_in_realm,
     user_can_access_message,
 )
 from .errors import JsonableError
@@ -111,7 +112,7 @@ class Narrow:
 
     def _stream(self, operand):
         if operand_id(operand) is not None:
-            stream = Stream.get_or_none((Stream.id == operand_id(operand)) & (Stream.realm == self.user.realm_id))
+            stream = stream_in_realm(self.user.realm_id, operand_id(operand))
         elif isinstance(operand, str) and not operand.isdigit():
             stream = get_stream_by_name(self.user.realm_id, operand)
         else:
