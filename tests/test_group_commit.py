@@ -166,3 +166,24 @@ def test_a_lone_writer_commits_at_once(table):
             database.execute_sql("INSERT INTO scratch (writer) VALUES ('rolled back')")
             raise Abort
     assert committed() == ["outer"]
+
+
+def test_commits_are_checkpointed_in_the_background(app, table, tmp_path):
+    """Does the checkpoint thread copy committed writes into the database file soon after
+    (so that no request pays for the copy), without any further write?"""
+    import shutil
+
+    committed, group = table
+    checkpointer = database.obj.checkpointer
+    before = checkpointer.checkpoints
+    with database.connection_context():
+        with write_transaction():
+            database.execute_sql("INSERT INTO scratch (writer) VALUES ('checkpointed')")
+    deadline = time.monotonic() + 5
+    while checkpointer.checkpoints == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert checkpointer.checkpoints > before
+    # The database file alone, without its write-ahead log, holds the row.
+    copy = tmp_path / "file-only.sqlite3"
+    shutil.copyfile(database.obj.database, copy)
+    assert sqlite3.connect(copy).execute("SELECT writer FROM scratch").fetchall() == [("checkpointed",)]

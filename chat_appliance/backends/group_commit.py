@@ -56,8 +56,10 @@ IN_BATCH = _InBatch()
 class GroupCommit:
     """The writer lock and the shared write connection of one open SQLite database."""
 
-    def __init__(self, db):
+    def __init__(self, db, after_commit=None):
         self.db = db
+        # Called after every successful COMMIT (the WAL checkpointer's `wrote`).
+        self.committed = after_commit
         self.lock = threading.Lock()
         self.guard = threading.Lock()  # protects `waiting`
         self.waiting = 0
@@ -194,6 +196,8 @@ class GroupCommit:
             log.exception("group commit failed")
             self._fail(batch, error)
             return False
+        if self.committed is not None:
+            self.committed()
         return True
 
     @staticmethod

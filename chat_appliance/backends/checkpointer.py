@@ -1,0 +1,75 @@
+"""WAL checkpoints in a thread of their own, off the request path.
+
+In WAL mode every commit appends pages to the write-ahead log, and a checkpoint copies them back
+into the database file and syncs both. SQLite checkpoints automatically in the connection whose
+COMMIT takes the log past `wal_autocheckpoint` pages: that send then paid for copying some
+10,000 pages and two fsyncs (25-28 ms, the p99 of a single client's sends), and every sender
+queued behind it waited too. Here a thread checkpoints shortly after writes, on a connection of
+its own, while requests go on: a PASSIVE checkpoint blocks neither readers nor the writer, and
+SQLite lets go of the GIL while it copies and syncs, so the work lands on another core.
+
+The automatic checkpoint stays as a fallback (at `wal_autocheckpoint`, far beyond what this
+thread lets the log reach), so that a log still cannot grow without bound if this thread fails.
+"""
+
+import logging
+import sqlite3
+import threading
+
+log = logging.getLogger(__name__)
+
+# After a commit, wait this long for more commits before checkpointing: a burst of sends shares
+# one checkpoint, and the log stays a few hundred pages long.
+DELAY_SECONDS = 0.05
+
+
+class Checkpointer:
+    """Checkpoints the database at `path` after writes; `wrote()` is cheap enough for every commit."""
+
+    def __init__(self, path, delay=DELAY_SECONDS):
+        self.path = path
+        self.delay = delay
+        self._pending = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+        self._lock = threading.Lock()
+        self.checkpoints = 0  # how many ran (for tests)
+
+    def wrote(self):
+        """A commit happened: checkpoint soon."""
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None and not self._stop.is_set():
+                    self._thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
+                    self._thread.start()
+        self._pending.set()
+
+    def close(self):
+        """Stop the thread after the checkpoint under way, if any."""
+        with self._lock:
+            self._stop.set()
+            thread = self._thread
+        self._pending.set()
+        if thread is not None:
+            thread.join(timeout=30)
+
+    def _run(self):
+        connection = None
+        try:
+            connection = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+            while not self._stop.is_set():
+                self._pending.wait()
+                # Let a burst of commits finish; commits during the checkpoint set `_pending` again.
+                if self._stop.wait(self.delay):
+                    return
+                self._pending.clear()
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.checkpoints += 1
+                except sqlite3.Error:  # the automatic checkpoint is still there
+                    log.exception("background WAL checkpoint failed")
+        except Exception:
+            log.exception("the WAL checkpoint thread stopped")
+        finally:
+            if connection is not None:
+                connection.close()
