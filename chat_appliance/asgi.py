@@ -28,6 +28,7 @@ from werkzeug.wrappers import Request
 from .api.context import EXTENSION
 from .api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events, cached_events_user
 from .db import close_connection
+from .lib.admission import turns
 from .lib.errors import JsonableError
 from .lib.params import parse_values
 from .lib.response import success_body
@@ -86,7 +87,9 @@ class ChatApplianceASGI:
     def __init__(self, flask_app, threads):
         self.flask_app = flask_app
         self.queues = flask_app.extensions[EXTENSION].queues
-        self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"])
+        backend = flask_app.extensions[EXTENSION].runtime.backend
+        self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"],
+                               turns=turns if backend.WORKERS_TAKE_TURNS else None)
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
         # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.

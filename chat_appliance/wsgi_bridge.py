@@ -30,8 +30,10 @@ INTERNAL_ERROR = b'{"result":"error","msg":"Internal server error","code":"INTER
 class WSGIBridge:
     """An ASGI callable for HTTP requests that runs a WSGI app in a pool of `threads` threads."""
 
-    def __init__(self, wsgi_app, threads, max_body):
+    def __init__(self, wsgi_app, threads, max_body, turns=None):
         self.wsgi_app = wsgi_app
+        # lib/admission.Turns when workers run the app one at a time (the SQLite backend), or None.
+        self.turns = turns
         self.executor = StackExecutor(max_workers=threads, thread_name_prefix="wsgi")
         # A callable: the largest body the app accepts now (None: no limit).
         self.max_body = max_body
@@ -51,13 +53,15 @@ class WSGIBridge:
 
     def run(self, environ, loop, send, close):
         """In a worker thread: the app's whole answer as (status, headers, body pieces), or None
-        once a large answer has been streamed through the loop. The app runs in its turn
-        (lib/admission.py)."""
-        turns.take()
+        once a large answer has been streamed through the loop. The app runs in its turn, if
+        workers take turns (lib/admission.py)."""
+        if self.turns is None:
+            return self.run_app(environ, loop, send, close)
+        self.turns.take()
         try:
             return self.run_app(environ, loop, send, close)
         finally:
-            turns.give_back()
+            self.turns.give_back()
 
     def run_app(self, environ, loop, send, close):
         started = []
@@ -109,7 +113,7 @@ class WSGIBridge:
 
     @staticmethod
     def send_from_thread(loop, send, message):
-        with turns.waiting_on_others():
+        with turns.waiting_on_others():  # a no-op for a thread that holds no turn
             asyncio.run_coroutine_threadsafe(send(message), loop).result()
 
 

@@ -112,3 +112,18 @@ def test_threads_without_a_turn_are_not_affected():
     thread.join(5)
     turns.give_back()
     assert done == [False]
+
+
+def test_serve_takes_turns_on_sqlite_only(app):
+    """On SQLite queries are in-process and workers take turns; on PostgreSQL every query waits
+    on the network, and a turn held through those waits would hold every request up."""
+    from chat_appliance.api.context import EXTENSION
+    from chat_appliance.asgi import ChatApplianceASGI
+    from chat_appliance.lib.admission import turns
+
+    server = ChatApplianceASGI(app, 2)
+    try:
+        on_sqlite = app.extensions[EXTENSION].runtime.backend.NAME == "sqlite"
+        assert server.wsgi.turns is (turns if on_sqlite else None)
+    finally:
+        server.executor.shutdown()

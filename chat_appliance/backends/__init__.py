@@ -10,6 +10,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     clone_database(source_url, target_url): make target a copy of source (test templates)
     client_error(exc) -> JsonableError (400) for a value only this engine refuses, else None
     close_database(db): release the connection and whatever else the backend holds for it
+    WORKERS_TAKE_TURNS: whether serve's worker threads run the app one at a time (lib/admission.py)
 
 and, for `chat-appliance migrate-database` (chat_appliance/migrate_database.py), on the source side
 (sqlite) open_read_only, source_tables, source_columns, read_rows, id_high_water_marks, and on

@@ -14,6 +14,10 @@ from .text import words as _words
 
 NAME = "postgres"
 
+# Worker threads do not take turns (lib/admission.py): every query waits on the network, and a
+# thread holding the turn through those waits would keep every other request waiting too.
+WORKERS_TAKE_TURNS = False
+
 # Text search configuration: 'english' stemming (the Snowball stemmer, Porter's successor) with no
 # stop-word list, created by migration 50. SQLite's FTS5 porter tokenizer keeps stop words, so a
 # search for "the" or "to be" finds the same messages on both engines.

@@ -14,6 +14,11 @@ from .text import words
 
 NAME = "sqlite"
 
+# Worker threads run the app in turns (lib/admission.py): queries run in this process, from
+# its page cache, so a thread rarely waits on anything but the writer lock and COMMIT, which
+# give the turn up.
+WORKERS_TAKE_TURNS = True
+
 # WAL lets readers run beside the one writer. synchronous=NORMAL in WAL mode keeps every
 # committed transaction across a killed process (the WAL is written before COMMIT returns);
 # only an operating-system crash can lose the last commits. cache_size is in KiB when negative,

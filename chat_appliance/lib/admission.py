@@ -15,6 +15,9 @@ A slow request must not hold everyone up: a request that has had the turn for PA
 (a 40 ms search, a large export, a password hash, a stalled disk) no longer counts, and waiting
 workers go ahead beside it, as they would without turns. Threads that never took a turn (the
 Flask test client, the event loop, CLI commands, service-bot workers) are not affected.
+
+Only on SQLite (backends: WORKERS_TAKE_TURNS), whose queries run in this process. On PostgreSQL
+every query waits on the network, and a turn held through those waits would hold everyone up.
 """
 
 import threading
