@@ -6,6 +6,7 @@ import urllib.error
 import urllib.request
 
 from ..db import write_transaction
+from ..lib.admission import turns
 from ..lib.errors import JsonableError
 from ..models import PushDevice, now
 
@@ -49,7 +50,7 @@ def forward_registration(relay_url, timeout, user, registration):
     request = urllib.request.Request(relay_url.rstrip("/") + "/register", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with turns.waiting_on_others(), urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
     except (urllib.error.URLError, OSError, ValueError):
         raise PushRelayError() from None

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 
 from ..db import write_transaction
+from ..lib.admission import turns
 from ..lib.errors import JsonableError
 from ..models import PushDevice, PushDeviceToken
 from .push import PushRelayError
@@ -59,7 +60,7 @@ def post_to_relay(relay, path, body, error=PushRelayError):
     request = urllib.request.Request(relay["url"].rstrip("/") + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=relay["timeout"]) as response:
+        with turns.waiting_on_others(), urllib.request.urlopen(request, timeout=relay["timeout"]) as response:
             response.read()
     except (urllib.error.URLError, OSError, ValueError):
         raise error() from None

@@ -7,9 +7,10 @@ time (BENCHMARKS.md, "Second round"). With this turn, a worker that lets go of t
 microseconds finds nobody else waiting for it and carries on. In-process, 16 threads sending to a
 50-subscriber channel went from 488 to 700 sends/s; with two turns at once, 631.
 
-A worker gives its turn up while it waits on something that another thread has to finish: the
-writer lock and the COMMIT of a group commit (backends/group_commit.py), a streamed response
-(wsgi_bridge.py). The worker takes a turn again afterwards.
+A worker gives its turn up while it waits on something that another thread has to finish, or
+that runs outside the GIL for long: the writer lock and the COMMIT of a group commit
+(backends/group_commit.py), a streamed response (wsgi_bridge.py), password hashing
+(lib/passwords.py), calls to the push relay. The worker takes a turn again afterwards.
 
 A slow request must not hold everyone up: a request that has had the turn for PATIENCE_SECONDS
 (a 40 ms search, a large export, a password hash, a stalled disk) no longer counts, and waiting
