@@ -35,8 +35,8 @@ PRAGMAS = {
     "busy_timeout": 10000,
     # The server checkpoints in a thread of its own (checkpointer.py). The automatic checkpoint,
     # which makes the commit that crosses it pay for the whole copy, is only a fallback, and for
-    # other programs that write to the file: at 50,000 WAL pages (200 MB). At SQLite's default of 1,000
-    # pages a send (about 140 pages) paid a checkpoint every 7 sends; at 10,000, one single
+    # other programs that write to the file: at 50,000 WAL pages (200 MB). At SQLite's default of
+    # 1,000 pages a send (about 140 pages) paid a checkpoint every 7 sends; at 10,000, one single
     # client's send in 70 took 25-28 ms.
     "wal_autocheckpoint": 50000,
     # Statement journals (a savepoint's undo pages: every write transaction but the first of a
