@@ -28,6 +28,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+from ..lib.admission import turns
 from ..lib.errors import JsonableError
 from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from ..lib.narrow import message_matches_narrow
@@ -140,7 +141,8 @@ class EventQueue:
             if ready is not None:
                 return ready
             self.waiters.append(woken.set)
-        woken.wait(heartbeat_seconds)
+        with turns.waiting_on_others():
+            woken.wait(heartbeat_seconds)
         with self.lock:
             if woken.set in self.waiters:
                 self.waiters.remove(woken.set)
