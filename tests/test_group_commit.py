@@ -187,3 +187,33 @@ def test_commits_are_checkpointed_in_the_background(app, table, tmp_path):
     copy = tmp_path / "file-only.sqlite3"
     shutil.copyfile(database.obj.database, copy)
     assert sqlite3.connect(copy).execute("SELECT writer FROM scratch").fetchall() == [("checkpointed",)]
+
+
+def test_the_write_ahead_log_starts_afresh_under_steady_writes(app, table):
+    """A checkpoint beside a steady stream of writes never reaches the end of the log, and SQLite
+    restarts the log only after one that does: does the checkpointer finish between two writes
+    once the log is long, so that the log stays short instead of growing to the fallback?"""
+    import os
+
+    checkpointer = database.obj.checkpointer
+    checkpointer.restart_after = 100  # pages
+    wal = database.obj.database + "-wal"
+    stop = threading.Event()
+
+    def write():
+        with database.connection_context():
+            while not stop.is_set():
+                with write_transaction():
+                    database.execute_sql("INSERT INTO scratch (writer) VALUES (?)", ("x" * 3000,))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    time.sleep(1.5)
+    stop.set()
+    writer.join(10)
+    committed, _group = table
+    written = len(committed())
+    assert written > 1000  # far more pages than the log is allowed to keep
+    # The log file never shrinks: its size is the most the log ever held.
+    most_pages = os.path.getsize(wal) // 4096
+    assert most_pages < written // 2, (most_pages, written)

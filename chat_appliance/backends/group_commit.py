@@ -56,10 +56,10 @@ IN_BATCH = _InBatch()
 class GroupCommit:
     """The writer lock and the shared write connection of one open SQLite database."""
 
-    def __init__(self, db, after_commit=None):
+    def __init__(self, db):
         self.db = db
-        # Called after every successful COMMIT (the WAL checkpointer's `wrote`).
-        self.committed = after_commit
+        # Called after every successful COMMIT, if set (the WAL checkpointer's `wrote`).
+        self.committed = None
         self.lock = threading.Lock()
         self.guard = threading.Lock()  # protects `waiting`
         self.waiting = 0
@@ -72,6 +72,16 @@ class GroupCommit:
             if self.connection is not None:
                 self.connection.close()
                 self.connection = None
+
+    def between_writes(self, fn):
+        """fn() with the writer lock held and no write transaction open (the WAL checkpointer's
+        last step, so that no write lands in the log while it finishes). False, without calling
+        fn, if a batch is being handed from one writer to the next."""
+        with self.lock:
+            if self.batch is not None:
+                return False
+            fn()
+            return True
 
     @contextmanager
     def transaction(self, after_commit=None):

@@ -87,8 +87,12 @@ def open_database(database_url, **_pool_options):
     db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
                                check_same_thread=False)
     db.keeper = _keep_open(path)
-    db.checkpointer = Checkpointer(path) if path != ":memory:" else None
-    db.group_commit = GroupCommit(db, after_commit=db.checkpointer.wrote if db.checkpointer else None)
+    db.group_commit = GroupCommit(db)
+    if path != ":memory:":
+        db.checkpointer = Checkpointer(path, between_writes=db.group_commit.between_writes)
+        db.group_commit.committed = db.checkpointer.wrote
+    else:
+        db.checkpointer = None
     return db
 
 
