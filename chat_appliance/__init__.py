@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from .drivers import import_peewee_without_drivers
+from chat_appliance.db.drivers import import_peewee_without_drivers
 
 import_peewee_without_drivers()

@@ -10,26 +10,26 @@ from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from . import webclient
-from .actions.service_dispatch import ServiceDispatcher
-from .actions.uploads import UploadStore
-from .api import BLUEPRINTS, ROOT_BLUEPRINTS
-from .api.context import EXTENSION
-from .api.events import set_session_authenticator
-from .config import DEFAULTS, Limits, database_url_for, instance_secret
-from .db import backend, close_connection, init_database, migrate
-from .events import bus
-from .events.queues import QueueManager
-from .lib import rate_limit
-from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
-from .lib.errors import JsonableError, RateLimitedError
-from .lib.messages import invalidate_messages_on_event
-from .lib.params import BoundedIntConverter
-from .lib.proxy import TrustedProxyMiddleware
-from .lib.response import FastJSONProvider, json_error
-from .lib.sessions import authenticate_session_headers
-from .rendering import invalidate_on_event
-from .runtime import activate, deactivate
+from chat_appliance.web import webclient
+from chat_appliance.actions.service_dispatch import ServiceDispatcher
+from chat_appliance.actions.uploads import UploadStore
+from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
+from chat_appliance.web.context import EXTENSION
+from chat_appliance.api.events import set_session_authenticator
+from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
+from chat_appliance.db.connection import backend, close_connection, init_database, migrate
+from chat_appliance.events import bus
+from chat_appliance.events.queues import QueueManager
+from chat_appliance.web import rate_limit
+from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
+from chat_appliance.lib.errors import JsonableError, RateLimitedError
+from chat_appliance.lib.messages import invalidate_messages_on_event
+from chat_appliance.web.params import BoundedIntConverter
+from chat_appliance.web.proxy import TrustedProxyMiddleware
+from chat_appliance.web.response import FastJSONProvider, json_error
+from chat_appliance.web.sessions import authenticate_session_headers
+from chat_appliance.lib.rendering import invalidate_on_event
+from chat_appliance.db.runtime import activate, deactivate
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")

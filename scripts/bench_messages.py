@@ -57,7 +57,7 @@ def build_database(instance, total_messages, seed=7):
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.app import create_app
     from chat_appliance.config import Limits
-    from chat_appliance.db import write_transaction
+    from chat_appliance.db.connection import write_transaction
     from chat_appliance.models import Message, database
 
     rng = random.Random(seed)
@@ -176,8 +176,8 @@ def bench_fetch(instances, repeat):
     Rounds alternate between instances, so every size sees the same machine load."""
     import json
 
-    from chat_appliance import runtime
-    from chat_appliance.api.context import EXTENSION
+    from chat_appliance.db import runtime
+    from chat_appliance.web.context import EXTENSION
     from chat_appliance.models import database
 
     setups = {}

@@ -115,9 +115,9 @@ def server_renderer(instance: str):
     from chat_appliance.actions.realm import do_create_realm
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.app import create_app
-    from chat_appliance.db import write_transaction
+    from chat_appliance.db.connection import write_transaction
     from chat_appliance.models import database
-    from chat_appliance.rendering import render_message
+    from chat_appliance.lib.rendering import render_message
 
     create_app({"INSTANCE_PATH": instance, "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000", "LOG_REQUESTS": False})
     database.connect(reuse_if_open=True)

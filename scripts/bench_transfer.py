@@ -28,7 +28,7 @@ def build(instance, users, messages):
     from chat_appliance.actions.realm import do_create_realm
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.config import database_url_for
-    from chat_appliance.db import init_database, migrate, write_transaction
+    from chat_appliance.db.connection import init_database, migrate, write_transaction
     from chat_appliance.models import Message, database
 
     init_database(database_url_for(instance))
@@ -68,8 +68,8 @@ def main():
     from flask import Flask
 
     from chat_appliance.models import database
-    from chat_appliance.transfer.exporter import export_realm
-    from chat_appliance.transfer.importer import import_export
+    from chat_appliance.ops.transfer.exporter import export_realm
+    from chat_appliance.ops.transfer.importer import import_export
 
     work = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     source = work / "source"

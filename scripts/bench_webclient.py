@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.serve_process import ServeProcess  # noqa: E402
 
-STATIC = ROOT / "chat_appliance" / "static" / "webclient"
+STATIC = ROOT / "chat_appliance" / "web" / "static" / "webclient"
 
 
 def api(server, auth, method, path, **params):

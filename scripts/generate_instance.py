@@ -39,7 +39,7 @@ def generate(instance, messages=10000, progress=None):
     from chat_appliance.actions.users import do_create_user
     from chat_appliance.app import create_app
     from chat_appliance.config import database_url_for
-    from chat_appliance.db import write_transaction
+    from chat_appliance.db.connection import write_transaction
     from chat_appliance.models import database
 
     instance = Path(instance)

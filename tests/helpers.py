@@ -11,7 +11,7 @@ import time
 from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
 from chat_appliance.actions.realm import do_create_realm
 from chat_appliance.actions.users import do_create_bot, do_create_user
-from chat_appliance.db import write_transaction
+from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import get_stream_by_name
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,

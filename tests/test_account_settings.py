@@ -2,7 +2,7 @@
 
 import io
 
-from chat_appliance.lib.sessions import SESSION_COOKIE
+from chat_appliance.web.sessions import SESSION_COOKIE
 
 from .helpers import PASSWORD
 from .helpers import err, ok

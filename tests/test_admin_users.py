@@ -2,7 +2,7 @@
 POST /users/{id}/reactivate, custom profile fields."""
 
 from chat_appliance.actions.users import do_set_permission
-from chat_appliance.db import write_transaction
+from chat_appliance.db.connection import write_transaction
 from chat_appliance.models import (
     Message,
     Reaction,

@@ -5,7 +5,7 @@ wait on another thread lets the others in."""
 import threading
 import time
 
-from chat_appliance.lib.admission import Turns
+from chat_appliance.db.admission import Turns
 
 
 def run_in_thread(target):
@@ -117,9 +117,9 @@ def test_threads_without_a_turn_are_not_affected():
 def test_serve_takes_turns_on_sqlite_only(app):
     """On SQLite queries are in-process and workers take turns; on PostgreSQL every query waits
     on the network, and a turn held through those waits would hold every request up."""
-    from chat_appliance.api.context import EXTENSION
-    from chat_appliance.asgi import ChatApplianceASGI
-    from chat_appliance.lib.admission import turns
+    from chat_appliance.web.context import EXTENSION
+    from chat_appliance.server.asgi import ChatApplianceASGI
+    from chat_appliance.db.admission import turns
 
     server = ChatApplianceASGI(app, 2)
     try:

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from chat_appliance.app import close_app, create_app
-from chat_appliance.backends import backend_for
+from chat_appliance.db.backends import backend_for
 from chat_appliance.config import database_url_for
 
 from .helpers import Org, app_config, get_events, ok, register, send

@@ -1,4 +1,4 @@
-"""peewee without database drivers until a backend needs one (chat_appliance/drivers.py)."""
+"""peewee without database drivers until a backend needs one (chat_appliance/db/drivers.py)."""
 
 import json
 import subprocess
@@ -24,7 +24,7 @@ def run_python(code):
 
 
 def test_a_sqlite_server_loads_no_postgres_driver():
-    out = run_python("import sys, chat_appliance.app, chat_appliance.cli; "
+    out = run_python("import sys, chat_appliance.app, chat_appliance.cli.main; "
                      "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pymysql', 'MySQLdb'))))")
     assert out == "[]"
 
@@ -34,6 +34,6 @@ def test_the_postgres_backend_gives_peewee_what_its_own_import_would():
     assert plain["psycopg2"] == "psycopg2"  # the driver is installed: peewee took it by itself
     deferred = json.loads(run_python(
         "import chat_appliance, peewee; assert peewee.psycopg2 is None; "
-        "from chat_appliance.backends import postgres; "
+        "from chat_appliance.db.backends import postgres; "
         "postgres.open_database('postgresql://nobody@127.0.0.1:1/none')\n" + PEEWEE_STATE))
     assert deferred == plain

@@ -1,5 +1,5 @@
 """End to end: the web client's session on a real `serve`, whose event loop answers /json/events
-natively (chat_appliance/asgi.py) with the session check of lib/sessions."""
+natively (chat_appliance/server/asgi.py) with the session check of lib/sessions."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""The bridge between `serve`'s event loop and the Flask app (chat_appliance/wsgi_bridge.py),
+"""The bridge between `serve`'s event loop and the Flask app (chat_appliance/server/wsgi_bridge.py),
 through a real server: large answers stream intact, non-ASCII paths arrive as sent, and bodies
 over the limit are refused with Zulip's 413 without being read."""
 
@@ -9,7 +9,7 @@ import pytest
 import requests
 from werkzeug.wrappers import Request
 
-from chat_appliance.wsgi_bridge import build_environ
+from chat_appliance.server.wsgi_bridge import build_environ
 
 from .serve_process import ServeProcess
 

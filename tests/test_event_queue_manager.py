@@ -152,7 +152,7 @@ def test_restore_brings_back_live_queues_only(tmp_path):
 def test_native_events_body_is_what_jsonify_writes(app):
     """Is the body `serve` writes for GET /events (message objects encoded once per fan-out)
     the same text Flask's jsonify writes for the same answer, ignored parameters included?"""
-    from chat_appliance.asgi import ChatApplianceASGI, EncodedEvents
+    from chat_appliance.server.asgi import ChatApplianceASGI, EncodedEvents
 
     message = {"id": 3, "content": "<p>caf\u00e9 \u2603</p>", "avatar_url": None, "flags": ["read"]}
     events = [{"type": "message", "message": message, "flags": [], "id": 0},
@@ -160,7 +160,7 @@ def test_native_events_body_is_what_jsonify_writes(app):
               {"type": "heartbeat", "id": 2}]
     native = ChatApplianceASGI(app, 1)
     with app.test_request_context():
-        from chat_appliance.lib.response import json_success
+        from chat_appliance.web.response import json_success
 
         expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
     assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
@@ -173,7 +173,7 @@ def call_native(app, method, path, query=b"", headers=(), body=b""):
     """One request to serve's ASGI application, in process: (status, headers, JSON body)."""
     import json
 
-    from chat_appliance.asgi import ChatApplianceASGI
+    from chat_appliance.server.asgi import ChatApplianceASGI
 
     native = ChatApplianceASGI(app, 2)
     scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": list(headers),

@@ -1,7 +1,7 @@
 """GET/DELETE /events check credentials against an in-memory cache (re-polls must not queue on
 database connections); the cache never accepts what the database would refuse."""
 
-from chat_appliance.lib import auth
+from chat_appliance.web import auth
 
 from .helpers import ApiClient, err, ok, register
 

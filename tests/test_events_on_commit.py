@@ -3,7 +3,7 @@
 import pytest
 
 from chat_appliance.actions.channels import subscribe_users_to_streams
-from chat_appliance.db import write_transaction
+from chat_appliance.db.connection import write_transaction
 from chat_appliance.models import Subscription, database
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from chat_appliance.app import create_app
-from chat_appliance.db import close_connection
+from chat_appliance.db.connection import close_connection
 from chat_appliance.models import RealmExport, UserProfile, database
-from chat_appliance.transfer.importer import ArchiveError, import_export
+from chat_appliance.ops.transfer.importer import ArchiveError, import_export
 
 from . import pg
 from .helpers import (

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from chat_appliance.db import on_commit, write_transaction
+from chat_appliance.db.connection import on_commit, write_transaction
 from chat_appliance.models import database
 
 from . import pg

@@ -17,15 +17,15 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 # The HTTP layer, and the modules of lib/ that are HTTP helpers (the request's parameters, Basic
 # authentication, the envelope): they read Flask's request, so they belong to it.
-HTTP_LAYER = ("chat_appliance.app", "chat_appliance.api", "chat_appliance.cli", "chat_appliance.cli_transfer",
-              "chat_appliance.pytest_plugin",
-              "chat_appliance.lib.params", "chat_appliance.lib.auth", "chat_appliance.lib.response",
-              "chat_appliance.lib.rate_limit")
+HTTP_LAYER = ("chat_appliance.app", "chat_appliance.api", "chat_appliance.cli.main", "chat_appliance.cli.transfer",
+              "chat_appliance.testing.pytest_plugin",
+              "chat_appliance.web.params", "chat_appliance.web.auth", "chat_appliance.web.response",
+              "chat_appliance.web.rate_limit")
 FLASK = ("flask", "flask_httpauth")
 # Function-local imports of the package's own modules are allowed only where they are the point:
 # the command line loads only what a command needs, and backends/__init__ loads only the engine in
 # use (so the other engine's driver need not be installed).
-LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.cli_transfer", "chat_appliance.backends")
+LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli.main", "chat_appliance.cli.transfer", "chat_appliance.db.backends")
 
 
 def module_name(path):
@@ -77,18 +77,18 @@ def violations(importers, forbidden, allowed_importers=()):
             for target, line, _local in found if within(target, forbidden)]
 
 
-LOW_FLOORS = ("chat_appliance.actions", "chat_appliance.events", "chat_appliance.lib", "chat_appliance.rendering",
-              "chat_appliance.markdown", "chat_appliance.models", "chat_appliance.db", "chat_appliance.backends",
-              "chat_appliance.runtime", "chat_appliance.config", "chat_appliance.migrations",
-              "chat_appliance.integrations", "chat_appliance.sample_data", "chat_appliance.transfer")
+LOW_FLOORS = ("chat_appliance.actions", "chat_appliance.events", "chat_appliance.lib", "chat_appliance.lib.rendering",
+              "chat_appliance.markdown", "chat_appliance.models", "chat_appliance.db.connection", "chat_appliance.db.backends",
+              "chat_appliance.db.runtime", "chat_appliance.config", "chat_appliance.migrations",
+              "chat_appliance.integrations", "chat_appliance.ops.sample_data", "chat_appliance.ops.transfer")
 
 CONTRACTS = {
     "nothing below the HTTP layer imports api/ or app.py":
-        (LOW_FLOORS, ("chat_appliance.api", "chat_appliance.app", "chat_appliance.cli"), HTTP_LAYER),
+        (LOW_FLOORS, ("chat_appliance.api", "chat_appliance.app", "chat_appliance.cli.main"), HTTP_LAYER),
     "nothing below the HTTP layer imports Flask":
         (LOW_FLOORS, FLASK, HTTP_LAYER),
     "lib/ and rendering.py import no action and no event machinery":
-        (("chat_appliance.lib", "chat_appliance.rendering"), ("chat_appliance.actions", "chat_appliance.events"),
+        (("chat_appliance.lib", "chat_appliance.lib.rendering"), ("chat_appliance.actions", "chat_appliance.events"),
          HTTP_LAYER),
     "events/ imports nothing from api/":
         (("chat_appliance.events",), ("chat_appliance.api",), ()),
@@ -96,13 +96,13 @@ CONTRACTS = {
         (("chat_appliance.events.bus", "chat_appliance.events.queues"), ("chat_appliance.actions",), ()),
     "markdown/ is a pure renderer: it imports none of the application":
         (("chat_appliance.markdown",), ("chat_appliance.actions", "chat_appliance.api", "chat_appliance.events",
-                                        "chat_appliance.lib", "chat_appliance.models", "chat_appliance.db",
-                                        "chat_appliance.rendering"), ()),
+                                        "chat_appliance.lib", "chat_appliance.models", "chat_appliance.db.connection",
+                                        "chat_appliance.lib.rendering"), ()),
     "models/ import only the ground (runtime)":
         (("chat_appliance.models",), ("chat_appliance.actions", "chat_appliance.api", "chat_appliance.events",
-                                      "chat_appliance.lib", "chat_appliance.db", "chat_appliance.rendering"), ()),
+                                      "chat_appliance.lib", "chat_appliance.db.connection", "chat_appliance.lib.rendering"), ()),
     "runtime.py imports nothing of the package":
-        (("chat_appliance.runtime",), (PACKAGE,), ()),
+        (("chat_appliance.db.runtime",), (PACKAGE,), ()),
 }
 
 

@@ -4,7 +4,7 @@ right after a change see it."""
 
 import pytest
 
-import chat_appliance.rendering as rendering
+import chat_appliance.lib.rendering as rendering
 
 from .helpers import PASSWORD, ok
 

@@ -1,7 +1,7 @@
 """DELETE /messages/{id}, POST /streams/{id}/delete_topic, delete_message and first_message_id events."""
 
 from chat_appliance.actions import message_delete
-from chat_appliance.db import backend
+from chat_appliance.db.connection import backend
 from chat_appliance.models import Message, Reaction, Stream, UserMessage, database
 
 from .helpers import err, get_events, ok, register, send, set_date_sent
@@ -82,7 +82,7 @@ def test_delete_takes_reactions_rows_and_search_index(org):
 def test_failed_delete_leaves_message(org, monkeypatch):
     """If the search index fails inside the delete's transaction, is the message still there,
     with its rows?"""
-    from chat_appliance import db
+    from chat_appliance.db import connection as db
 
     hamlet = org.client(org.hamlet)
     mid = send(hamlet)

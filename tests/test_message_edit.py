@@ -364,7 +364,7 @@ def test_history_visibility_policy(org):
 def test_failed_edit_leaves_message_unchanged(org, monkeypatch):
     """If something fails inside the edit's transaction (here the search index), is the message
     left exactly as it was: content, topic, history and flags?"""
-    from chat_appliance import db
+    from chat_appliance.db import connection as db
 
     hamlet = org.client(org.hamlet)
     mid = send(hamlet, content="original")

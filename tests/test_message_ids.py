@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from chat_appliance.db import applied_versions, migrate
+from chat_appliance.db.connection import applied_versions, migrate
 from chat_appliance.models import Message, Reaction, UserMessage, database
 
 from .helpers import err, ok, send
@@ -26,7 +26,8 @@ def test_deleted_newest_message_id_does_not_come_back(org):
 @pytest.fixture
 def before_migration_50(monkeypatch):
     """The app of the next fixtures migrates only up to the versions before 50."""
-    from chat_appliance import db as db_module, migrations
+    from chat_appliance import migrations
+    from chat_appliance.db import connection as db_module
 
     monkeypatch.setattr(db_module, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 50])
 
@@ -34,7 +35,8 @@ def before_migration_50(monkeypatch):
 def test_migration_50_keeps_existing_messages_and_their_rows(before_migration_50, org, monkeypatch):
     """Does migration 50 (which rebuilds SQLite's message table) keep every message with its
     personal rows, reactions and search entry, and are ids then never reused?"""
-    from chat_appliance import db as db_module, migrations
+    from chat_appliance import migrations
+    from chat_appliance.db import connection as db_module
 
     hamlet = org.client(org.hamlet)
     first, newest = send(hamlet, content="zebra crossing"), send(hamlet, content="second")

@@ -14,7 +14,7 @@ import pytest
 
 from chat_appliance.app import create_app
 from chat_appliance.config import load_config
-from chat_appliance.db import backend, close_connection
+from chat_appliance.db.connection import backend, close_connection
 from chat_appliance.models import database
 
 from . import pg

@@ -2,7 +2,7 @@
 earlier one that arrived after it (branches own version ranges and merge in any order)."""
 
 from chat_appliance.config import database_url_for
-from chat_appliance.db import SchemaMigration, close_connection, init_database, migrate
+from chat_appliance.db.connection import SchemaMigration, close_connection, init_database, migrate
 from chat_appliance.models import database
 
 

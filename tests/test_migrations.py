@@ -4,8 +4,10 @@
 import peewee
 import pytest
 
-from chat_appliance import backends, models
-from chat_appliance.db import applied_versions, init_database, migrate
+from chat_appliance import models
+
+from chat_appliance.db import backends
+from chat_appliance.db.connection import applied_versions, init_database, migrate
 from chat_appliance.migrations import MIGRATIONS
 from chat_appliance.models import database
 
@@ -143,7 +145,8 @@ def test_two_processes_migrating_at_once_apply_each_version_once(tmp_path):
 def test_migration_83_keeps_invitations_and_adds_their_foreign_keys(tmp_path, monkeypatch):
     """Does migration 83 keep every invitation (ids included) while giving the table the model's
     foreign keys, and do new invitations then get fresh ids?"""
-    from chat_appliance import db as db_module, migrations
+    from chat_appliance import migrations
+    from chat_appliance.db import connection as db_module
 
     name = None
     if pg.ENABLED:

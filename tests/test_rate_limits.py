@@ -5,7 +5,7 @@ import time
 import pytest
 
 from chat_appliance.config import load_config
-from chat_appliance.lib.rate_limit import RateLimiter
+from chat_appliance.web.rate_limit import RateLimiter
 
 from .helpers import PASSWORD, ApiClient, err, ok
 

@@ -5,7 +5,7 @@ import time
 
 from chat_appliance.actions.scheduled_messages import deliver_due_messages
 from chat_appliance.models import database
-from chat_appliance.scheduler import Scheduler
+from chat_appliance.server.scheduler import Scheduler
 
 from .helpers import err, ok, polled, queues
 

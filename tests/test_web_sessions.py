@@ -2,7 +2,7 @@
 
 import io
 
-from chat_appliance.lib.sessions import SESSION_COOKIE
+from chat_appliance.web.sessions import SESSION_COOKIE
 from chat_appliance.models import Message, database
 
 from .helpers import PASSWORD
@@ -187,7 +187,7 @@ def test_header_only_session_check(org, flask_client):
     import pytest
 
     from chat_appliance.lib.errors import JsonableError
-    from chat_appliance.lib.sessions import authenticate_session_headers
+    from chat_appliance.web.sessions import authenticate_session_headers
 
     web = SessionClient.signed_in(flask_client, "hamlet@zulip.example", PASSWORD)
     cookie = f"other=1; {SESSION_COOKIE}={session_cookie(flask_client).value}"
@@ -210,8 +210,8 @@ def test_every_web_client_file_is_packaged():
     root = Path(__file__).resolve().parent.parent
     config = configparser.ConfigParser()
     config.read(root / "setup.cfg")
-    patterns = [p.strip() for p in config["options.package_data"]["chat_appliance"].split(",")]
-    package = root / "chat_appliance"
+    patterns = [p.strip() for p in config["options.package_data"]["chat_appliance.web"].split(",")]
+    package = root / "chat_appliance" / "web"
     files = [str(f.relative_to(package)) for f in (package / "static").rglob("*") if f.is_file()]
     assert files and [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
 

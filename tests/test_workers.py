@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from chat_appliance.workers import StackExecutor
+from chat_appliance.server.workers import StackExecutor
 
 
 def test_runs_jobs_and_returns_results_and_errors():

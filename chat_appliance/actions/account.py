@@ -2,15 +2,15 @@
 
 from pathlib import Path
 
-from .. import runtime
-from ..db import write_transaction
-from ..lib.errors import JsonableError
-from ..lib.rate_limit import check_login_allowed, record_failed_login
-from ..lib.passwords import check_password, hash_password
-from ..lib.serializers import gravatar_url, uploaded_avatar_url
-from ..lib.sessions import delete_other_sessions
-from ..models import UserProfile
-from .users import notify_user_updated
+from chat_appliance.db import runtime
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
+from chat_appliance.lib.passwords import check_password, hash_password
+from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
+from chat_appliance.web.sessions import delete_other_sessions
+from chat_appliance.models import UserProfile
+from chat_appliance.actions.users import notify_user_updated
 
 # Zulip's PASSWORD_MIN_LENGTH.
 PASSWORD_MIN_LENGTH = 6

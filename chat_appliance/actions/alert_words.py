@@ -8,10 +8,10 @@ rendered text outside code.
 
 import re
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..models import AlertWord
-from ..models.base import query_rows
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.models import AlertWord
+from chat_appliance.models.base import query_rows
 
 ALERT_WORD_MAX_LENGTH = 100
 BEFORE = r"(?:^|(?<=[\s(\"'.,;\[*`>]))"

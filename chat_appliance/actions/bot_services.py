@@ -7,9 +7,9 @@ import socket
 from importlib import util as import_util
 from urllib.parse import urlparse
 
-from ..lib.errors import JsonableError
-from ..models import INTERFACE_GENERIC, INTERFACE_SLACK, ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile
-from ..models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models import INTERFACE_GENERIC, INTERFACE_SLACK, ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile
+from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
 
 # The zulip_bots bots Zulip offers as embedded bots: they need no outside service or keys of
 # their own beyond what config_data gives them.

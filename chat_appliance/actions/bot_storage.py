@@ -1,9 +1,9 @@
 """Bot storage: string values under string keys, one namespace per account (the zulip_bots
 StateHandler keeps its state here; it JSON-encodes values itself and sends strings)."""
 
-from ..db import write_transaction
-from ..lib.errors import JsonableError
-from ..models import BotStorageData
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models import BotStorageData
 
 # Zulip's limits: total characters of keys and values per account, and one key's length.
 STORAGE_SIZE_LIMIT = 10_000_000

@@ -3,13 +3,13 @@ PATCH /streams/{id} with folder_id."""
 
 from peewee import fn
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.errors import JsonableError
-from ..lib.serializers import folder_dict
-from ..models import ChannelFolder
-from ..rendering import render_plain
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.serializers import folder_dict
+from chat_appliance.models import ChannelFolder
+from chat_appliance.lib.rendering import render_plain
 
 
 def access_folder(realm_id, folder_id):

@@ -15,18 +15,18 @@ Zulip's rules (facts, not code):
 import re
 import secrets
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import non_guest_user_ids
-from ..lib.errors import JsonableError
-from ..lib.groups import is_user_in_group
-from ..lib.onboarding_settings import user_has_realm_permission
-from ..lib.serializers import stream_dict
-from ..lib.subscriptions import default_streams_event
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..models import FLAG_BITS, Realm, Stream, UserMessage
-from ..models.channel_email import ChannelEmailAddress
-from .channels import (
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import non_guest_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.lib.onboarding_settings import user_has_realm_permission
+from chat_appliance.lib.serializers import stream_dict
+from chat_appliance.lib.subscriptions import default_streams_event
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.models import FLAG_BITS, Realm, Stream, UserMessage
+from chat_appliance.models.channel_email import ChannelEmailAddress
+from chat_appliance.actions.channels import (
     create_stream_row,
     create_subscription_rows,
     notify_streams_created,
@@ -35,8 +35,8 @@ from .channels import (
     subscriber_counts,
     subscriber_ids,
 )
-from .messages import check_send_message, internal_send_direct_message
-from .users import active_user_ids
+from chat_appliance.actions.messages import check_send_message, internal_send_direct_message
+from chat_appliance.actions.users import active_user_ids
 
 # Zulip's topic for Notification Bot's notes about a channel.
 CHANNEL_EVENTS_TOPIC = "channel events"

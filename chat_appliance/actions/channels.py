@@ -1,15 +1,15 @@
 """Channels: creation, subscriptions, default channels."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.access import can_access_stream_metadata, get_stream_by_name
-from ..lib.audiences import non_guest_user_ids
-from ..lib.errors import JsonableError
-from ..lib.groups import system_group
-from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
-from ..lib.subscriptions import default_streams_event, subscriber_counts, subscriber_ids
-from ..models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
-from ..rendering import render_plain
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import can_access_stream_metadata, get_stream_by_name
+from chat_appliance.lib.audiences import non_guest_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import system_group
+from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, subscription_dict
+from chat_appliance.lib.subscriptions import default_streams_event, subscriber_counts, subscriber_ids
+from chat_appliance.models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
+from chat_appliance.lib.rendering import render_plain
 
 # The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
 # refuses anything else at start-up).

@@ -8,14 +8,14 @@ queue of the draft's owner and nobody else's, as Zulip sends them.
 import math
 import time
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.access import access_stream_by_id
-from ..lib.errors import JsonableError
-from ..lib.params import ParamError, check_string
-from ..lib.serializers import draft_dict
-from ..lib.user_settings import user_setting
-from ..models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import access_stream_by_id
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import ParamError, check_string
+from chat_appliance.lib.serializers import draft_dict
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
 
 DRAFT_FIELDS = ("type", "to", "topic", "content")
 OPTIONAL_DRAFT_FIELDS = ("timestamp",)

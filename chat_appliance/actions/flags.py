@@ -1,11 +1,11 @@
 """Personal message flags: set and clear over message ids, with update_message_flags events."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.access import user_can_access_message
-from ..lib.errors import JsonableError
-from ..lib.messages import direct_recipients
-from ..models import FLAG_BITS, Message, Subscription, UserMessage
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import user_can_access_message
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import direct_recipients
+from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage
 
 # Flags a user may change by hand; the others are computed by the server.
 USER_EDITABLE_FLAGS = ("read", "starred", "collapsed")

@@ -2,9 +2,9 @@
 telling who follows invitations (kept apart from invites.py, which creates accounts and so
 imports users.py)."""
 
-from ..events.bus import publish
-from ..lib.audiences import invites_changed_audience
-from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, Invitation
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import invites_changed_audience
+from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, Invitation
 
 
 def notify_invites_changed(realm_id, referrer_id):

@@ -19,13 +19,13 @@ import string
 
 from peewee import fn
 
-from .. import runtime
-from ..db import write_transaction
-from ..lib.access import access_stream_by_id
-from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
-from ..lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..models import (
+from chat_appliance.db import runtime
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.lib.access import access_stream_by_id
+from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
+from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_MODERATOR,
     ROLE_OWNER,
@@ -35,13 +35,13 @@ from ..models import (
     UserProfile,
     now,
 )
-from ..models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
-from .channels import create_subscription_rows, default_streams, notify_subscribed
-from .invite_status import notify_invites_changed
-from .messages import internal_send_direct_message
-from .user_groups import access_group, check_member_change_permission, notify_group
-from .users import EMAIL_RE, check_email, check_full_name, create_user_row, email_in_use, notify_user_added
-from .welcome import send_welcome_message
+from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
+from chat_appliance.actions.channels import create_subscription_rows, default_streams, notify_subscribed
+from chat_appliance.actions.invite_status import notify_invites_changed
+from chat_appliance.actions.messages import internal_send_direct_message
+from chat_appliance.actions.user_groups import access_group, check_member_change_permission, notify_group
+from chat_appliance.actions.users import EMAIL_RE, check_email, check_full_name, create_user_row, email_in_use, notify_user_added
+from chat_appliance.actions.welcome import send_welcome_message
 
 KEY_LENGTH = 24
 _KEY_ALPHABET = string.ascii_lowercase + string.digits

@@ -5,14 +5,14 @@ from urllib.parse import urlsplit
 
 from peewee import fn
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.errors import JsonableError
-from ..lib.linkifiers import realm_linkifiers
-from ..lib.serializers import linkifier_dict
-from ..lib.uri_template import InvalidTemplate, template_variables
-from ..models import Linkifier
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.linkifiers import realm_linkifiers
+from chat_appliance.lib.serializers import linkifier_dict
+from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
+from chat_appliance.models import Linkifier
 
 
 def check_linkifier(pattern, url_template):

@@ -10,10 +10,10 @@ import time
 
 from peewee import fn
 
-from ..db import backend, write_transaction
-from ..events.bus import publish
-from ..models import AttachmentMessage, Message, Stream, UserMessage
-from .channels import stream_audience_ids, subscriber_ids
+from chat_appliance.db.connection import backend, write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.models import AttachmentMessage, Message, Stream, UserMessage
+from chat_appliance.actions.channels import stream_audience_ids, subscriber_ids
 
 # delete_topic deletes this many messages per transaction, so one request never holds the write
 # lock for long and a timeout leaves whole batches deleted.

@@ -13,22 +13,22 @@ guest not subscribed to it) lose their copy and get delete_message events instea
 
 import hashlib
 
-from ..db import backend, write_transaction
-from ..events.bus import publish
-from ..lib.access import access_stream_by_id, can_read_stream_history
-from ..lib.errors import JsonableError
-from ..lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
-from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
-from ..lib.serializers import user_topic_event
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
-from ..models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
-from ..rendering import render_message, render_topic_links
-from .alert_words import users_with_alert_word_in
-from .channels import subscriber_ids
-from .message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
-from .uploads import relink_attachments
-from .messages import (
+from chat_appliance.db.connection import backend, write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import access_stream_by_id, can_read_stream_history
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
+from chat_appliance.lib.serializers import user_topic_event
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
+from chat_appliance.models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
+from chat_appliance.lib.rendering import render_message, render_topic_links
+from chat_appliance.actions.alert_words import users_with_alert_word_in
+from chat_appliance.actions.channels import subscriber_ids
+from chat_appliance.actions.message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
+from chat_appliance.actions.uploads import relink_attachments
+from chat_appliance.actions.messages import (
     access_stream_for_send,
     check_content,
     check_send_message,

@@ -6,11 +6,11 @@ reported user ("NAME moderation", as Zulip names it), quoting the message and li
 
 import re
 
-from ..lib.errors import JsonableError
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..markdown.urls import topic_narrow
-from ..models import Stream
-from .messages import check_send_message
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.markdown.urls import topic_narrow
+from chat_appliance.models import Stream
+from chat_appliance.actions.messages import check_send_message
 
 
 def check_report(user, report_type, description):

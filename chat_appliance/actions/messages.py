@@ -2,15 +2,15 @@
 
 import re
 
-from ..db import backend, bulk_insert, write_transaction
-from ..events.bus import publish
-from ..lib.access import can_access_stream_metadata, find_user_by_email, get_stream_by_name, is_subscribed
-from ..lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
-from ..lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
-from ..lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
-from ..lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
-from ..lib.user_settings import user_setting
-from ..models import (
+from chat_appliance.db.connection import backend, bulk_insert, write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import can_access_stream_metadata, find_user_by_email, get_stream_by_name, is_subscribed
+from chat_appliance.lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
+from chat_appliance.lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
+from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
+from chat_appliance.lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import (
     FLAG_BITS,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
@@ -23,12 +23,12 @@ from ..models import (
     UserProfile,
     now,
 )
-from ..models.base import insert_row, query_rows, raw_select
-from ..models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
-from ..rendering import render_message
-from .uploads import claim_attachments
-from .personal_flags import apply_personal_flags
-from .user_topics import set_topic_visibility
+from chat_appliance.models.base import insert_row, query_rows, raw_select
+from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
+from chat_appliance.lib.rendering import render_message
+from chat_appliance.actions.uploads import claim_attachments
+from chat_appliance.actions.personal_flags import apply_personal_flags
+from chat_appliance.actions.user_topics import set_topic_visibility
 
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).

@@ -4,12 +4,12 @@ total and trigger no notification. Clients hide them; the server still delivers 
 
 from peewee import IntegrityError
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.errors import JsonableError
-from ..models import FLAG_BITS, Message, MutedUser, UserMessage, now
-from ..models.base import query_rows
-from .flags import do_update_message_flags
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models import FLAG_BITS, Message, MutedUser, UserMessage, now
+from chat_appliance.models.base import query_rows
+from chat_appliance.actions.flags import do_update_message_flags
 
 
 def muted_users_list(user):

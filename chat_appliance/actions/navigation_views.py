@@ -1,10 +1,10 @@
 """Navigation views: each user's pinned or hidden left-sidebar views, built-in or custom."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.serializers import view_dict
-from ..models import NavigationView
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.lib.serializers import view_dict
+from chat_appliance.models import NavigationView
 
 # The fragments of Zulip's built-in views (web app URL hashes). A stored row for one of them
 # only records whether it is pinned; built-in views never carry a name.

@@ -1,12 +1,12 @@
 """Changing the organization settings of lib/onboarding_settings (invitations, channel creation,
 subscribing others, the welcome text, read receipts) through PATCH /realm."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.errors import JsonableError
-from ..lib.onboarding_settings import REALM_GROUP_SETTING_DEFAULTS, realm_group_setting_id, realm_value_setting
-from ..models import UserGroup
-from .users import active_user_ids
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.onboarding_settings import REALM_GROUP_SETTING_DEFAULTS, realm_group_setting_id, realm_value_setting
+from chat_appliance.models import UserGroup
+from chat_appliance.actions.users import active_user_ids
 
 
 def check_onboarding_settings(realm, values):

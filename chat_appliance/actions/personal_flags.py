@@ -1,9 +1,9 @@
 """Flags a new message gets from its recipients' own choices: read for those who muted the
 sender, has_alert_word for those whose alert words it contains. The sender is left alone."""
 
-from ..models import FLAG_BITS
-from .alert_words import users_with_alert_word_in
-from .muted_users import muter_ids
+from chat_appliance.models import FLAG_BITS
+from chat_appliance.actions.alert_words import users_with_alert_word_in
+from chat_appliance.actions.muted_users import muter_ids
 
 
 def apply_personal_flags(flags, sender_id, content):

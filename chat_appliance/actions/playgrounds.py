@@ -5,12 +5,12 @@ import re
 
 from peewee import IntegrityError
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.errors import JsonableError
-from ..lib.uri_template import InvalidTemplate, template_variables
-from ..models import RealmPlayground
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
+from chat_appliance.models import RealmPlayground
 
 PYGMENTS_LANGUAGE_MAX_LENGTH = 40
 NAME_MAX_LENGTH = 100

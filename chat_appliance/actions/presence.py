@@ -12,10 +12,10 @@ event for the periodic refreshes of someone already online).
 
 import time
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.user_settings import user_setting
-from ..models import UserPresence, UserProfile, now
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import UserPresence, UserProfile, now
 
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.

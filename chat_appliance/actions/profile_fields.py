@@ -4,11 +4,11 @@ import json
 
 from peewee import fn
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.errors import JsonableError
-from ..lib.profile_data import (  # noqa: F401 - the field types are also imported from here
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.profile_data import (  # noqa: F401 - the field types are also imported from here
     DATE,
     EXTERNAL_ACCOUNT,
     FIELD_TYPES,
@@ -20,10 +20,10 @@ from ..lib.profile_data import (  # noqa: F401 - the field types are also import
     URL,
     USER,
 )
-from ..lib.serializers import field_dict
-from ..models import CustomProfileField, CustomProfileFieldValue, UserProfile
-from ..rendering import render_plain
-from .users import notify_user_updated
+from chat_appliance.lib.serializers import field_dict
+from chat_appliance.models import CustomProfileField, CustomProfileFieldValue, UserProfile
+from chat_appliance.lib.rendering import render_plain
+from chat_appliance.actions.users import notify_user_updated
 
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80

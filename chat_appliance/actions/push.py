@@ -5,10 +5,10 @@ import json
 import urllib.error
 import urllib.request
 
-from ..db import write_transaction
-from ..lib.admission import turns
-from ..lib.errors import JsonableError
-from ..models import PushDevice, now
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.db.admission import turns
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models import PushDevice, now
 
 
 class PushServiceNotConfiguredError(JsonableError):

@@ -12,11 +12,11 @@ import json
 import urllib.error
 import urllib.request
 
-from ..db import write_transaction
-from ..lib.admission import turns
-from ..lib.errors import JsonableError
-from ..models import PushDevice, PushDeviceToken
-from .push import PushRelayError
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.db.admission import turns
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models import PushDevice, PushDeviceToken
+from chat_appliance.actions.push import PushRelayError
 
 TOKEN_MAX_LENGTH = 4096
 

@@ -2,13 +2,13 @@
 
 from peewee import IntegrityError
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
-from ..lib.errors import JsonableError
-from ..lib.messages import message_audience_ids
-from ..markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
-from ..models import FLAG_BITS, Reaction, Stream, UserMessage
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import message_audience_ids
+from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from chat_appliance.models import FLAG_BITS, Reaction, Stream, UserMessage
 
 REACTION_TYPES = ("unicode_emoji", "realm_emoji", "service_extra_emoji")
 

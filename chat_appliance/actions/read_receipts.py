@@ -6,10 +6,10 @@ requester (feature level 143); bots that marked the message read are included. D
 accounts are left out.
 """
 
-from ..lib.errors import JsonableError
-from ..lib.onboarding_settings import realm_value_setting
-from ..lib.user_settings import user_setting
-from ..models import FLAG_BITS, MutedUser, UserMessage, UserProfile
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.onboarding_settings import realm_value_setting
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import FLAG_BITS, MutedUser, UserMessage, UserProfile
 
 
 def check_read_receipts_enabled(realm):

@@ -1,16 +1,16 @@
 """The organization: creation with its system groups, owner and first channel; settings."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
-from ..lib.message_permissions import realm_message_settings_state
-from ..lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
-from ..models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
-from ..models.users import BOT_GENERIC
-from .channels import create_stream_row, create_subscription_rows
-from .users import check_email, check_full_name, create_user_row
-from .welcome import send_welcome_message
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
+from chat_appliance.lib.message_permissions import realm_message_settings_state
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
+from chat_appliance.models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
+from chat_appliance.models.users import BOT_GENERIC
+from chat_appliance.actions.channels import create_stream_row, create_subscription_rows
+from chat_appliance.actions.users import check_email, check_full_name, create_user_row
+from chat_appliance.actions.welcome import send_welcome_message
 
 # Zulip's system bots. They belong to the organization here (one organization per server)
 # and are reported as cross-realm bots.

@@ -4,14 +4,14 @@
 import re
 from pathlib import Path
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.custom_emoji import active_realm_emoji, realm_emoji_state
-from ..lib.errors import JsonableError
-from ..lib.groups import is_user_in_group, system_group
-from ..markdown.emoji import NAME_TO_CODE
-from ..models import RealmEmoji
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_state
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import is_user_in_group, system_group
+from chat_appliance.markdown.emoji import NAME_TO_CODE
+from chat_appliance.models import RealmEmoji
 
 EMOJI_NAME_MAX_LENGTH = 60
 

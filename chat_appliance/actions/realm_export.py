@@ -7,13 +7,13 @@ import secrets
 import time
 from pathlib import Path
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import admin_ids
-from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.user_settings import user_setting
-from ..models import RealmExport, UserProfile
-from ..transfer.exporter import export_realm, make_tarball
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import admin_ids
+from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import RealmExport, UserProfile
+from chat_appliance.ops.transfer.exporter import export_realm, make_tarball
 
 EXPORT_URL_PREFIX = "/user_avatars/exports/"
 

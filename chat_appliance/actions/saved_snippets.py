@@ -1,11 +1,11 @@
 """Saved snippets: titled Markdown a user keeps for inserting into messages. Only the owner's
 queues hear of changes."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.errors import JsonableError
-from ..lib.serializers import saved_snippet_dict
-from ..models import MAX_DATABASE_INT, SavedSnippet
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.serializers import saved_snippet_dict
+from chat_appliance.models import MAX_DATABASE_INT, SavedSnippet
 
 
 def check_title(title):

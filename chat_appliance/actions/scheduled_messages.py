@@ -1,6 +1,6 @@
 """Scheduled messages ("send later") and reminders: create, edit, delete, and delivery when due.
 
-Delivery is `deliver_due_messages(now)`, which the scheduler (chat_appliance/scheduler.py) calls in
+Delivery is `deliver_due_messages(now)`, which the scheduler (chat_appliance/server/scheduler.py) calls in
 the server process; it takes the time as an argument so that tests choose the clock. A message
 that cannot be sent when due (its channel was archived, a recipient deactivated) is kept, marked
 `failed`, and Notification Bot tells its sender, as Zulip does; editing it with a new time
@@ -11,15 +11,15 @@ Events go to the owner only: scheduled_messages add/update/remove and reminders 
 
 import logging
 
-from .. import runtime
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.errors import JsonableError
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..models import UserProfile, now
-from ..models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
-from ..rendering import render_message
-from .messages import (
+from chat_appliance.db import runtime
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.models import UserProfile, now
+from chat_appliance.models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
+from chat_appliance.lib.rendering import render_message
+from chat_appliance.actions.messages import (
     access_stream_for_send,
     check_content,
     check_send_message,

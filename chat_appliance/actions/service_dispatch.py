@@ -18,16 +18,16 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 
-from .. import __version__
-from ..config import Limits
-from ..lib.errors import JsonableError
-from ..lib.system_bots import NOTIFICATION_BOT, system_bot
-from ..models import INTERFACE_SLACK, BotService, Message, UserProfile, database
-from ..models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
-from .bot_services import check_payload_url
-from .bot_storage import do_remove_storage, do_update_storage, stored_items
-from .messages import check_send_message
-from .reactions import check_emoji, do_add_reaction
+from chat_appliance import __version__
+from chat_appliance.config import Limits
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.models import INTERFACE_SLACK, BotService, Message, UserProfile, database
+from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
+from chat_appliance.actions.bot_services import check_payload_url
+from chat_appliance.actions.bot_storage import do_remove_storage, do_update_storage, stored_items
+from chat_appliance.actions.messages import check_send_message
+from chat_appliance.actions.reactions import check_emoji, do_add_reaction
 
 log = logging.getLogger(__name__)
 

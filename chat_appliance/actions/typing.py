@@ -1,10 +1,10 @@
 """Typing notifications: nothing is stored; events go to the conversation's participants."""
 
-from ..events.bus import publish
-from ..lib.messages import message_audience_ids
-from ..lib.user_settings import user_setting
-from ..models import UserProfile
-from .channels import subscriber_ids
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.messages import message_audience_ids
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.models import UserProfile
+from chat_appliance.actions.channels import subscriber_ids
 
 
 def _person(user):

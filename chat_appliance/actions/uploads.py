@@ -22,10 +22,10 @@ from urllib.parse import unquote
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.utils import secure_filename
 
-from ..db import write_transaction
-from ..lib.access import user_can_access_message
-from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..models import Attachment, AttachmentMessage, Message
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.lib.access import user_can_access_message
+from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.models import Attachment, AttachmentMessage, Message
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,

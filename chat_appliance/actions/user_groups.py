@@ -4,19 +4,19 @@ Membership is recursive through subgroups (lib/groups.py); every permission that
 group (realm.can_mention_many_users_group_id, channel and group settings) uses it.
 """
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.errors import JsonableError
-from ..lib.groups import creator_group_value, is_user_in_setting, setting_names_group, subgroup_closure
-from ..lib.serializers import (
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import creator_group_value, is_user_in_setting, setting_names_group, subgroup_closure
+from chat_appliance.lib.serializers import (
     GROUP_CREATOR,
     USER_GROUP_SETTINGS,
     user_group_dict,
     user_group_setting,
     user_group_setting_defaults,
 )
-from ..models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
+from chat_appliance.models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
 
 MAX_GROUP_NAME_LENGTH = 100
 # Group-valued settings of a user group and the system group each defaults to. Administrators

@@ -3,12 +3,12 @@
 Stored in realm.settings["user_settings_defaults"] over Zulip's defaults (lib/user_settings.py);
 a new account starts with them (actions.users.create_user_row)."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.user_settings import USER_SETTING_DEFAULTS
-from ..models import Realm
-from ..models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.models import Realm
+from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 
 STORAGE_KEY = "user_settings_defaults"
 

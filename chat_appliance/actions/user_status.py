@@ -4,16 +4,16 @@ The deprecated `away` is Zulip's legacy view of the presence_enabled setting (aw
 presence_enabled): setting it changes that setting.
 """
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.audiences import active_user_ids
-from ..lib.custom_emoji import active_realm_emoji
-from ..lib.errors import JsonableError
-from ..lib.user_settings import user_setting
-from ..markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
-from ..models import UserProfile, UserStatus, now
-from .reactions import check_custom_emoji
-from .users import do_change_settings
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.audiences import active_user_ids
+from chat_appliance.lib.custom_emoji import active_realm_emoji
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from chat_appliance.models import UserProfile, UserStatus, now
+from chat_appliance.actions.reactions import check_custom_emoji
+from chat_appliance.actions.users import do_change_settings
 
 STATUS_TEXT_MAX_LENGTH = 60
 

@@ -1,10 +1,10 @@
 """Topic visibility (user_topics): mute, unmute, follow, reset; the user's policies."""
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.serializers import user_topic_event
-from ..models import Stream, UserTopic, now
-from ..models.messages import TOPIC_INHERIT
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.serializers import user_topic_event
+from chat_appliance.models import Stream, UserTopic, now
+from chat_appliance.models.messages import TOPIC_INHERIT
 
 
 def user_topic_rows(user):

@@ -4,24 +4,24 @@ import re
 
 from peewee import fn
 
-from ..db import write_transaction
-from ..events.bus import publish
-from ..lib.access import can_see_real_email
-from ..lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
-from ..lib.auth import forget_cached_credentials
-from ..lib.errors import JsonableError
-from ..lib.groups import set_role_group_membership
-from ..lib.passwords import generate_api_key, hash_password
-from ..lib.serializers import bot_dict, service_dicts, user_dict
-from ..models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
-from ..models.users import EMAIL_VISIBLE_EVERYONE
-from .bot_services import bot_administrator_ids, create_bot_service
-from .channels import create_subscription_rows, default_streams
-from .drafts import delete_all_drafts
-from .invite_status import notify_invites_changed, revoke_invitations_by
-from .message_delete import delete_message_rows, notify_messages_deleted
-from .user_settings_defaults import new_user_settings
-from .welcome import send_welcome_message
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.access import can_see_real_email
+from chat_appliance.lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
+from chat_appliance.web.auth import forget_cached_credentials
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import set_role_group_membership
+from chat_appliance.lib.passwords import generate_api_key, hash_password
+from chat_appliance.lib.serializers import bot_dict, service_dicts, user_dict
+from chat_appliance.models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
+from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.actions.bot_services import bot_administrator_ids, create_bot_service
+from chat_appliance.actions.channels import create_subscription_rows, default_streams
+from chat_appliance.actions.drafts import delete_all_drafts
+from chat_appliance.actions.invite_status import notify_invites_changed, revoke_invitations_by
+from chat_appliance.actions.message_delete import delete_message_rows, notify_messages_deleted
+from chat_appliance.actions.user_settings_defaults import new_user_settings
+from chat_appliance.actions.welcome import send_welcome_message
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
 MAX_NAME_LENGTH = 60

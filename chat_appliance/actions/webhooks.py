@@ -1,8 +1,8 @@
 """Incoming webhooks: a message formatted by an integration, sent as the bot whose key called."""
 
-from ..lib.errors import InvalidAPIKeyError, JsonableError, UserDeactivatedError
-from ..models import UserProfile
-from .messages import check_send_message
+from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UserDeactivatedError
+from chat_appliance.models import UserProfile
+from chat_appliance.actions.messages import check_send_message
 
 
 def user_for_webhook_key(api_key):

@@ -1,9 +1,9 @@
 """The welcome message every new account receives: real clients fail on an empty first view
 (zulip-terminal 0.7.0 crashes when its first GET /messages returns nothing to show)."""
 
-from ..lib.system_bots import WELCOME_BOT
-from ..models import UserProfile
-from .messages import internal_send_direct_message
+from chat_appliance.lib.system_bots import WELCOME_BOT
+from chat_appliance.models import UserProfile
+from chat_appliance.actions.messages import internal_send_direct_message
 
 WELCOME_TEXT = (
     "Hello, and welcome to {realm}! This is a direct message from the Welcome Bot.\n\n"

@@ -1,6 +1,6 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
-from . import (
+from chat_appliance.api import (
     avatars,
     bot_storage,
     channel_folders,
@@ -15,7 +15,7 @@ from . import (
     linkifiers,
     message_activity,
     message_delete,
-    message_edits,
+    message_edit,
     message_flags,
     message_reports,
     messages,
@@ -45,7 +45,7 @@ from . import (
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
-    drafts.bp, saved_snippets.bp, message_edits.bp, message_delete.bp, message_reports.bp, reactions.bp,
+    drafts.bp, saved_snippets.bp, message_edit.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
     people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,

@@ -2,10 +2,10 @@
 
 from flask import Blueprint, request
 
-from ..actions.account import do_reset_avatar, do_set_avatar
-from ..lib.errors import JsonableError
-from ..lib.params import endpoint
-from .context import app_state
+from chat_appliance.actions.account import do_reset_avatar, do_set_avatar
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import endpoint
+from chat_appliance.web.context import app_state
 
 
 def avatars_root():

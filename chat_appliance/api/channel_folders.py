@@ -3,7 +3,7 @@ and PATCH /streams/{stream_id} (the folder_id parameter)."""
 
 from flask import Blueprint
 
-from ..actions.channel_folders import (
+from chat_appliance.actions.channel_folders import (
     access_folder,
     check_folder_description,
     check_folder_name,
@@ -13,10 +13,10 @@ from ..actions.channel_folders import (
     do_update_folder,
     realm_folders,
 )
-from ..lib.access import require_realm_admin
-from ..lib.params import Param, check_bool, check_int, endpoint, list_of
-from ..lib.serializers import folder_dict
-from .context import limits
+from chat_appliance.lib.access import require_realm_admin
+from chat_appliance.web.params import Param, check_bool, check_int, endpoint, list_of
+from chat_appliance.lib.serializers import folder_dict
+from chat_appliance.web.context import limits
 
 bp = Blueprint("channel_folders", __name__)
 

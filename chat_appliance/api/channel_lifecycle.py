@@ -4,8 +4,8 @@ PATCH /users/me/subscriptions and GET /users/{id}/subscriptions/{stream_id}."""
 
 from flask import Blueprint
 
-from ..actions.channel_folders import access_folder
-from ..actions.channel_lifecycle import (
+from chat_appliance.actions.channel_folders import access_folder
+from chat_appliance.actions.channel_lifecycle import (
     can_administer_channel,
     check_create_permission,
     do_archive_stream,
@@ -14,8 +14,8 @@ from ..actions.channel_lifecycle import (
     do_get_channel_email_address,
     notification_bot,
 )
-from ..actions.channels import check_stream_name, do_change_subscription_properties
-from ..lib.access import (
+from chat_appliance.actions.channels import check_stream_name, do_change_subscription_properties
+from chat_appliance.lib.access import (
     access_stream_by_id,
     access_user_by_id,
     active_subscription,
@@ -26,13 +26,13 @@ from ..lib.access import (
     require_realm_admin,
     user_in_realm,
 )
-from ..lib.errors import JsonableError, OrganizationAdministratorRequiredError
-from ..lib.onboarding_settings import can_subscribe_other_users
-from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
-from ..lib.serializers import STREAM_GROUP_SETTINGS
-from .channel_folders import check_folder_id
-from .channels import check_color, subscribe, unsubscribe
-from .context import limits
+from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
+from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
+from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS
+from chat_appliance.api.channel_folders import check_folder_id
+from chat_appliance.api.channels import check_color, subscribe, unsubscribe
+from chat_appliance.web.context import limits
 
 bp = Blueprint("channel_lifecycle", __name__)
 

@@ -4,16 +4,16 @@ import re
 
 from flask import Blueprint
 
-from ..actions.channel_folders import access_folder
-from ..actions.channel_lifecycle import check_archive_change, check_create_permission, do_unarchive_stream
-from ..actions.channels import (
+from chat_appliance.actions.channel_folders import access_folder
+from chat_appliance.actions.channel_lifecycle import check_archive_change, check_create_permission, do_unarchive_stream
+from chat_appliance.actions.channels import (
     check_stream_name,
     do_change_subscription_properties,
     do_subscribe_creating_streams,
     do_update_stream,
     unsubscribe_users,
 )
-from ..lib.access import (
+from chat_appliance.lib.access import (
     access_stream_by_id,
     access_stream_by_name,
     active_subscription,
@@ -25,9 +25,9 @@ from ..lib.access import (
     require_realm_admin,
     user_in_realm,
 )
-from ..lib.errors import JsonableError
-from ..lib.onboarding_settings import can_subscribe_other_users
-from ..lib.params import (
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
+from chat_appliance.web.params import (
     Param,
     ParamError,
     check_any_json,
@@ -39,17 +39,17 @@ from ..lib.params import (
     endpoint,
     list_of,
 )
-from ..lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
-from ..lib.subscriptions import (
+from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
+from chat_appliance.lib.subscriptions import (
     realm_streams,
     subscribed_stream_ids,
     subscriber_counts,
     subscriber_ids,
     subscription_list,
 )
-from ..models import UserProfile
-from .channel_folders import check_folder_id
-from .context import limits
+from chat_appliance.models import UserProfile
+from chat_appliance.api.channel_folders import check_folder_id
+from chat_appliance.web.context import limits
 
 bp = Blueprint("channels", __name__)
 

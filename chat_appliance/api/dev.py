@@ -3,9 +3,9 @@ server only (Zulip's development-server login). Everywhere else it does not exis
 
 from flask import Blueprint, current_app
 
-from ..lib.errors import JsonableError, UserDeactivatedError
-from ..lib.params import Param, endpoint
-from ..models import UserProfile
+from chat_appliance.lib.errors import JsonableError, UserDeactivatedError
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.models import UserProfile
 
 bp = Blueprint("dev", __name__)
 

@@ -2,7 +2,7 @@
 
 from flask import Blueprint
 
-from ..actions.drafts import (
+from chat_appliance.actions.drafts import (
     access_draft,
     check_draft,
     check_drafts_enabled,
@@ -11,9 +11,9 @@ from ..actions.drafts import (
     do_edit_draft,
     user_drafts,
 )
-from ..lib.params import Param, check_dict, endpoint, list_of
-from ..lib.serializers import draft_dict
-from .context import limits
+from chat_appliance.web.params import Param, check_dict, endpoint, list_of
+from chat_appliance.lib.serializers import draft_dict
+from chat_appliance.web.context import limits
 
 bp = Blueprint("drafts", __name__)
 

@@ -2,12 +2,12 @@
 
 from flask import Blueprint, current_app
 
-from ..db import close_connection
-from ..events.state import fetch_initial_state
-from ..lib.auth import authenticate_basic, cached_basic_user
-from ..lib.errors import JsonableError, UnauthorizedError
-from ..lib.messages import max_message_id
-from ..lib.params import (
+from chat_appliance.db.connection import close_connection
+from chat_appliance.events.state import fetch_initial_state
+from chat_appliance.web.auth import authenticate_basic, cached_basic_user
+from chat_appliance.lib.errors import JsonableError, UnauthorizedError
+from chat_appliance.lib.messages import max_message_id
+from chat_appliance.web.params import (
     Param,
     ParamError,
     check_bool,
@@ -19,9 +19,9 @@ from ..lib.params import (
     is_id_string,
     list_of,
 )
-from .channels import parse_include_subscribers
-from .context import limits, queue_manager
-from .server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
+from chat_appliance.api.channels import parse_include_subscribers
+from chat_appliance.web.context import limits, queue_manager
+from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 
 bp = Blueprint("events", __name__)
 
@@ -99,7 +99,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
 
 
 # --- GET/DELETE /events ----------------------------------------------------------------------
-# `serve` answers these on its event loop (chat_appliance/asgi.py), without a thread per waiting
+# `serve` answers these on its event loop (chat_appliance/server/asgi.py), without a thread per waiting
 # poll; the Flask views below answer them under any other WSGI server and in the test client.
 # Both use the parameter specs and the authentication function defined here.
 

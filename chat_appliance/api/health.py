@@ -2,7 +2,7 @@
 
 from flask import Blueprint, jsonify
 
-from ..db import check_database
+from chat_appliance.db.connection import check_database
 
 bp = Blueprint("health", __name__)
 

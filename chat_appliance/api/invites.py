@@ -2,7 +2,7 @@
 
 from flask import Blueprint, current_app
 
-from ..actions.invites import (
+from chat_appliance.actions.invites import (
     InvitationError,
     access_invite_for_update,
     check_invite_groups,
@@ -16,10 +16,10 @@ from ..actions.invites import (
     invites_controlled_by,
     parse_invitee_emails,
 )
-from ..lib.errors import JsonableError
-from ..lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
-from ..lib.params import Param, check_bool, check_int, endpoint, int_range, list_of, one_of
-from ..models import ROLE_MEMBER, ROLES
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
+from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, list_of, one_of
+from chat_appliance.models import ROLE_MEMBER, ROLES
 
 bp = Blueprint("invites", __name__)
 

@@ -2,17 +2,17 @@
 
 from flask import Blueprint
 
-from ..actions.linkifiers import (
+from chat_appliance.actions.linkifiers import (
     access_linkifier,
     do_add_linkifier,
     do_remove_linkifier,
     do_reorder_linkifiers,
     do_update_linkifier,
 )
-from ..lib.access import require_realm_admin
-from ..lib.linkifiers import realm_linkifiers
-from ..lib.params import Param, check_int, endpoint, list_of, string_max
-from ..lib.serializers import linkifier_dict
+from chat_appliance.lib.access import require_realm_admin
+from chat_appliance.lib.linkifiers import realm_linkifiers
+from chat_appliance.web.params import Param, check_int, endpoint, list_of, string_max
+from chat_appliance.lib.serializers import linkifier_dict
 
 # Every message render runs every pattern: a bound of our choosing keeps them reasonable.
 MAX_PATTERN_LENGTH = 1000

@@ -3,12 +3,12 @@ POST /messages/{id}/typing."""
 
 from flask import Blueprint
 
-from ..actions.read_receipts import check_read_receipts_enabled, read_receipt_user_ids
-from ..actions.typing import do_send_message_edit_typing
-from ..lib.errors import JsonableError
-from ..lib.params import Param, endpoint, one_of
-from ..lib.user_settings import user_setting
-from .messages import access_message
+from chat_appliance.actions.read_receipts import check_read_receipts_enabled, read_receipt_user_ids
+from chat_appliance.actions.typing import do_send_message_edit_typing
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, endpoint, one_of
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.api.messages import access_message
 
 bp = Blueprint("message_activity", __name__)
 

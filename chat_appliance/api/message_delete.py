@@ -2,10 +2,10 @@
 
 from flask import Blueprint
 
-from ..actions.message_delete import do_delete_messages
-from ..lib.access import access_message
-from ..lib.message_permissions import check_delete
-from ..lib.params import endpoint
+from chat_appliance.actions.message_delete import do_delete_messages
+from chat_appliance.lib.access import access_message
+from chat_appliance.lib.message_permissions import check_delete
+from chat_appliance.web.params import endpoint
 
 bp = Blueprint("message_delete", __name__)
 

@@ -3,12 +3,12 @@ POST /messages/render. Flags are in message_flags.py, topic visibility in user_t
 
 from flask import Blueprint, request
 
-from ..actions.messages import check_content, check_send_message, client_name_from_user_agent
-from ..lib.access import access_message
-from ..lib.errors import JsonableError
-from ..lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
-from ..lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
-from ..lib.params import (
+from chat_appliance.actions.messages import check_content, check_send_message, client_name_from_user_agent
+from chat_appliance.lib.access import access_message
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
+from chat_appliance.lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
+from chat_appliance.web.params import (
     Param,
     check_bool,
     check_int,
@@ -20,8 +20,8 @@ from ..lib.params import (
     parse_anchor,
     parse_anchor_date,
 )
-from ..rendering import render_message
-from .context import limits
+from chat_appliance.lib.rendering import render_message
+from chat_appliance.web.context import limits
 
 bp = Blueprint("messages", __name__)
 

@@ -4,7 +4,7 @@ Fragments may contain slashes (narrow/is/starred), hence the `path` converter.""
 
 from flask import Blueprint
 
-from ..actions.navigation_views import (
+from chat_appliance.actions.navigation_views import (
     BUILT_IN_FRAGMENTS,
     access_view_for_update,
     check_new_view,
@@ -14,9 +14,9 @@ from ..actions.navigation_views import (
     name_taken,
     user_views,
 )
-from ..lib.errors import JsonableError
-from ..lib.params import Param, check_bool, endpoint, string_max
-from ..lib.serializers import view_dict
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, check_bool, endpoint, string_max
+from chat_appliance.lib.serializers import view_dict
 
 # Bounds of our choosing: a view is a URL fragment and a label in a sidebar.
 MAX_FRAGMENT_LENGTH = 1000

@@ -3,12 +3,12 @@ PATCH /realm/user_settings_defaults, and GET /calls/bigbluebutton/create."""
 
 from flask import Blueprint
 
-from ..actions.playgrounds import access_playground, check_playground, do_add_playground, do_remove_playground
-from ..actions.user_settings_defaults import do_update_user_settings_defaults
-from ..lib.access import require_realm_admin
-from ..lib.errors import JsonableError
-from ..lib.params import Param, check_bool, endpoint, int_range, one_of
-from ..lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.actions.playgrounds import access_playground, check_playground, do_add_playground, do_remove_playground
+from chat_appliance.actions.user_settings_defaults import do_update_user_settings_defaults
+from chat_appliance.lib.access import require_realm_admin
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, check_bool, endpoint, int_range, one_of
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 
 bp = Blueprint("org_settings", __name__)
 

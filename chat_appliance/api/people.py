@@ -4,27 +4,27 @@ DELETE /users/me; and GET /user_groups/{user_group_id}/members/{user_id}."""
 
 from flask import Blueprint
 
-from ..actions.alert_words import (
+from chat_appliance.actions.alert_words import (
     ALERT_WORD_MAX_LENGTH,
     clean_alert_words,
     do_add_alert_words,
     do_remove_alert_words,
     user_alert_words,
 )
-from ..actions.muted_users import check_mute_target, do_mute_user, do_unmute_user
-from ..actions.user_groups import access_group, direct_member_ids
-from ..actions.user_status import (
+from chat_appliance.actions.muted_users import check_mute_target, do_mute_user, do_unmute_user
+from chat_appliance.actions.user_groups import access_group, direct_member_ids
+from chat_appliance.actions.user_status import (
     check_status_emoji,
     check_status_text,
     do_update_user_status,
     get_user_status,
 )
-from ..actions.users import do_deactivate_user
-from ..lib.access import access_user_by_id
-from ..lib.errors import JsonableError
-from ..lib.groups import is_user_in_group
-from ..lib.params import Param, check_bool, endpoint, list_of, string_max
-from .users import only_owner
+from chat_appliance.actions.users import do_deactivate_user
+from chat_appliance.lib.access import access_user_by_id
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.web.params import Param, check_bool, endpoint, list_of, string_max
+from chat_appliance.api.users import only_owner
 
 bp = Blueprint("people", __name__)
 

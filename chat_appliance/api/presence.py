@@ -4,17 +4,17 @@ import time
 
 from flask import Blueprint
 
-from ..actions.presence import (
+from chat_appliance.actions.presence import (
     DEFAULT_HISTORY_LIMIT_DAYS,
     do_update_user_presence,
     legacy_presence,
     realm_presences,
     user_presence,
 )
-from ..lib.access import access_user_by_email, access_user_by_id
-from ..lib.errors import JsonableError
-from ..lib.params import Param, check_bool, check_int, endpoint, int_range, is_id_string, one_of
-from ..lib.user_settings import user_setting
+from chat_appliance.lib.access import access_user_by_email, access_user_by_id
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, is_id_string, one_of
+from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("presence", __name__)
 

@@ -3,7 +3,7 @@ PATCH|DELETE /realm/profile_fields/{id}."""
 
 from flask import Blueprint
 
-from ..actions.profile_fields import (
+from chat_appliance.actions.profile_fields import (
     access_field,
     check_field_attributes,
     do_create_field,
@@ -12,9 +12,9 @@ from ..actions.profile_fields import (
     do_update_field,
     realm_fields,
 )
-from ..lib.access import require_realm_admin
-from ..lib.params import Param, check_any_json, check_bool, check_int, endpoint, list_of
-from ..lib.serializers import field_dict
+from chat_appliance.lib.access import require_realm_admin
+from chat_appliance.web.params import Param, check_any_json, check_bool, check_int, endpoint, list_of
+from chat_appliance.lib.serializers import field_dict
 
 bp = Blueprint("profile_fields", __name__)
 

@@ -5,9 +5,9 @@ import binascii
 
 from flask import Blueprint, current_app
 
-from ..actions.push import PushServiceNotConfiguredError, do_register_push_device
-from ..lib.errors import JsonableError
-from ..lib.params import Param, ParamError, check_int, check_string, endpoint, one_of
+from chat_appliance.actions.push import PushServiceNotConfiguredError, do_register_push_device
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, ParamError, check_int, check_string, endpoint, one_of
 
 bp = Blueprint("push", __name__)
 

@@ -3,8 +3,8 @@ POST /mobile_push/test_notification, POST /mobile_push/e2ee/test_notification.""
 
 from flask import Blueprint, current_app
 
-from ..actions.push import PushServiceNotConfiguredError
-from ..actions.push_legacy import (
+from chat_appliance.actions.push import PushServiceNotConfiguredError
+from chat_appliance.actions.push_legacy import (
     access_push_token,
     check_token,
     do_add_push_token,
@@ -13,7 +13,7 @@ from ..actions.push_legacy import (
     e2ee_test_devices,
     legacy_test_devices,
 )
-from ..lib.params import Param, check_int, endpoint
+from chat_appliance.web.params import Param, check_int, endpoint
 
 bp = Blueprint("push_legacy", __name__)
 

@@ -2,9 +2,9 @@
 
 from flask import Blueprint
 
-from ..actions.reactions import REACTION_TYPES, check_emoji, do_add_reaction, do_remove_reaction
-from ..lib.access import access_message
-from ..lib.params import Param, endpoint, one_of
+from chat_appliance.actions.reactions import REACTION_TYPES, check_emoji, do_add_reaction, do_remove_reaction
+from chat_appliance.lib.access import access_message
+from chat_appliance.web.params import Param, endpoint, one_of
 
 bp = Blueprint("reactions", __name__)
 

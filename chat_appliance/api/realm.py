@@ -4,19 +4,19 @@ import zoneinfo
 
 from flask import Blueprint, request
 
-from ..actions.account import do_change_password
-from ..actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
-from ..actions.realm import do_update_realm
-from ..actions.users import check_full_name, do_change_full_name, do_change_settings
-from ..actions.welcome import do_send_test_welcome_message
-from ..lib.access import group_in_realm, require_realm_admin, stream_in_realm
-from ..lib.errors import JsonableError
-from ..lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
-from ..lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
-from ..lib.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
-from ..lib.sessions import SESSION_COOKIE
-from ..lib.user_settings import USER_SETTING_DEFAULTS
-from ..models import EDIT_HISTORY_POLICIES
+from chat_appliance.actions.account import do_change_password
+from chat_appliance.actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
+from chat_appliance.actions.realm import do_update_realm
+from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
+from chat_appliance.actions.welcome import do_send_test_welcome_message
+from chat_appliance.lib.access import group_in_realm, require_realm_admin, stream_in_realm
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
+from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
+from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
+from chat_appliance.web.sessions import SESSION_COOKIE
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.models import EDIT_HISTORY_POLICIES
 
 bp = Blueprint("realm", __name__)
 

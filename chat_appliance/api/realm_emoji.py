@@ -3,7 +3,7 @@ their images at /user_avatars/{realm_id}/emoji/images/{file_name}."""
 
 from flask import Blueprint, current_app, request, send_file
 
-from ..actions.realm_emoji import (
+from chat_appliance.actions.realm_emoji import (
     access_emoji_for_removal,
     check_add_emoji,
     check_emoji_image,
@@ -12,9 +12,9 @@ from ..actions.realm_emoji import (
     emoji_by_file_name,
     emoji_image_path,
 )
-from ..lib.custom_emoji import realm_emoji_state
-from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.params import endpoint
+from chat_appliance.lib.custom_emoji import realm_emoji_state
+from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.web.params import endpoint
 
 bp = Blueprint("realm_emoji", __name__)
 images_bp = Blueprint("emoji_images", __name__)

@@ -2,7 +2,7 @@
 
 from flask import Blueprint
 
-from ..actions.saved_snippets import (
+from chat_appliance.actions.saved_snippets import (
     access_saved_snippet,
     check_snippet_content,
     check_title,
@@ -11,9 +11,9 @@ from ..actions.saved_snippets import (
     do_edit_saved_snippet,
     user_saved_snippets,
 )
-from ..lib.params import Param, endpoint, string_max
-from ..lib.serializers import saved_snippet_dict
-from .context import limits
+from chat_appliance.web.params import Param, endpoint, string_max
+from chat_appliance.lib.serializers import saved_snippet_dict
+from chat_appliance.web.context import limits
 
 MAX_TITLE_LENGTH = 60  # Zulip's SavedSnippet title limit
 

@@ -2,8 +2,8 @@
 
 from flask import Blueprint, request
 
-from ..actions.messages import client_name_from_user_agent
-from ..actions.scheduled_messages import (
+from chat_appliance.actions.messages import client_name_from_user_agent
+from chat_appliance.actions.scheduled_messages import (
     access_scheduled_message,
     do_create_reminder,
     do_delete_scheduled_message,
@@ -13,10 +13,10 @@ from ..actions.scheduled_messages import (
     scheduled_message_dict,
     user_scheduled_messages,
 )
-from ..lib.params import Param, check_bool, endpoint, int_range, json_or_string, one_of
-from ..models import MAX_DATABASE_INT
-from ..models.scheduled import REMINDER
-from .messages import access_message
+from chat_appliance.web.params import Param, check_bool, endpoint, int_range, json_or_string, one_of
+from chat_appliance.models import MAX_DATABASE_INT
+from chat_appliance.models.scheduled import REMINDER
+from chat_appliance.api.messages import access_message
 
 bp = Blueprint("scheduled_messages", __name__)
 

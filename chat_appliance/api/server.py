@@ -2,10 +2,10 @@
 
 from flask import Blueprint, current_app
 
-from .. import __version__
-from ..lib.access import instance_realm
-from ..lib.auth import authenticate_by_password
-from ..lib.params import Param, endpoint
+from chat_appliance import __version__
+from chat_appliance.lib.access import instance_realm
+from chat_appliance.web.auth import authenticate_by_password
+from chat_appliance.web.params import Param, endpoint
 
 bp = Blueprint("server", __name__)
 

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, redirect
 
-from ..lib.errors import JsonableError
-from ..lib.params import Param, endpoint, one_of
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, endpoint, one_of
 
 bp = Blueprint("thumbnail", __name__)
 

@@ -2,12 +2,12 @@
 
 from flask import Blueprint
 
-from ..actions.typing import do_send_direct_typing, do_send_stream_typing
-from ..lib.access import access_stream_by_id, access_user_by_id
-from ..lib.errors import JsonableError, MissingArgumentError
-from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from ..lib.params import Param, check_int, endpoint, list_of, one_of
-from ..lib.user_settings import user_setting
+from chat_appliance.actions.typing import do_send_direct_typing, do_send_stream_typing
+from chat_appliance.lib.access import access_stream_by_id, access_user_by_id
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance.web.params import Param, check_int, endpoint, list_of, one_of
+from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("typing", __name__)
 

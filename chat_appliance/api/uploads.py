@@ -4,7 +4,7 @@ DELETE /attachments/{id}; and, outside /api/v1, the downloads: GET /user_uploads
 
 from flask import Blueprint, request, send_file
 
-from ..actions.uploads import (
+from chat_appliance.actions.uploads import (
     UPLOAD_URL_PREFIX,
     access_own_attachment,
     access_temporary_upload,
@@ -15,10 +15,10 @@ from ..actions.uploads import (
     temporary_url,
     user_attachments,
 )
-from ..lib.errors import JsonableError, ResourceNotFoundError
-from ..lib.params import endpoint
-from ..lib.serializers import attachment_dict
-from .context import app_state, limits
+from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.web.params import endpoint
+from chat_appliance.lib.serializers import attachment_dict
+from chat_appliance.web.context import app_state, limits
 
 bp = Blueprint("uploads", __name__)
 downloads_bp = Blueprint("downloads", __name__)

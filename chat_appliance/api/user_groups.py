@@ -4,7 +4,7 @@ POST /user_groups/{id}/deactivate."""
 
 from flask import Blueprint
 
-from ..actions.user_groups import (
+from chat_appliance.actions.user_groups import (
     GROUP_SETTINGS,
     access_group,
     access_group_for_update,
@@ -23,9 +23,9 @@ from ..actions.user_groups import (
     group_dict,
     realm_groups,
 )
-from ..lib.errors import JsonableError
-from ..lib.groups import recursive_member_ids, subgroup_closure
-from ..lib.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of, string_max
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import recursive_member_ids, subgroup_closure
+from chat_appliance.web.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of, string_max
 
 # Every /register carries every group's description, so one member's must not weigh megabytes.
 MAX_GROUP_DESCRIPTION_LENGTH = 1024

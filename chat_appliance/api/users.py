@@ -3,9 +3,9 @@ POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 
 from flask import Blueprint, current_app
 
-from ..actions.bot_services import check_service_settings
-from ..actions.profile_fields import check_profile_data, do_update_profile_data
-from ..actions.users import (
+from chat_appliance.actions.bot_services import check_service_settings
+from chat_appliance.actions.profile_fields import check_profile_data, do_update_profile_data
+from chat_appliance.actions.users import (
     CAN_CHANGE_USER_EMAILS,
     check_email,
     check_full_name,
@@ -19,12 +19,12 @@ from ..actions.users import (
     do_regenerate_api_key,
     has_permission,
 )
-from ..lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
-from ..lib.errors import JsonableError, OrganizationOwnerRequiredError
-from ..lib.messages import max_message_id
-from ..lib.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of, string_max
-from ..lib.serializers import own_user_dict, user_dict
-from ..models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
+from chat_appliance.lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
+from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
+from chat_appliance.lib.messages import max_message_id
+from chat_appliance.web.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of, string_max
+from chat_appliance.lib.serializers import own_user_dict, user_dict
+from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 
 bp = Blueprint("users", __name__)
 

@@ -8,13 +8,13 @@ import json
 
 from flask import Blueprint, request
 
-from ..actions.webhooks import do_send_webhook_message, user_for_webhook_key
-from ..integrations import INTEGRATIONS, UnsupportedEvent
-from ..lib.auth import authenticate_request
-from ..lib.errors import JsonableError
-from ..lib.rate_limit import check_api_request
-from ..lib.response import json_success
-from .context import limits
+from chat_appliance.actions.webhooks import do_send_webhook_message, user_for_webhook_key
+from chat_appliance.integrations import INTEGRATIONS, UnsupportedEvent
+from chat_appliance.web.auth import authenticate_request
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.rate_limit import check_api_request
+from chat_appliance.web.response import json_success
+from chat_appliance.web.context import limits
 
 bp = Blueprint("webhooks", __name__)
 

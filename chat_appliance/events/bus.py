@@ -7,8 +7,8 @@ as a listener. With no listener (the CLI, unit tests of actions) publishing does
 
 import logging
 
-from .. import runtime
-from ..db import on_commit
+from chat_appliance.db import runtime
+from chat_appliance.db.connection import on_commit
 
 log = logging.getLogger(__name__)
 

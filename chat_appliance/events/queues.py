@@ -28,10 +28,10 @@ import threading
 import time
 from contextlib import contextmanager
 
-from ..lib.admission import turns
-from ..lib.errors import JsonableError
-from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from ..lib.narrow import message_matches_narrow
+from chat_appliance.db.admission import turns
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance.lib.narrow import message_matches_narrow
 
 log = logging.getLogger(__name__)
 

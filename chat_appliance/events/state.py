@@ -6,30 +6,30 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 import time
 
-from ..actions.alert_words import user_alert_words
-from ..actions.bot_services import administered_bots, service_of
-from ..actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
-from ..actions.drafts import user_drafts
-from ..actions.muted_users import muted_users_list
-from ..actions.playgrounds import realm_playgrounds
-from ..actions.presence import realm_presences
-from ..actions.saved_snippets import user_saved_snippets
-from ..actions.scheduled_messages import (
+from chat_appliance.actions.alert_words import user_alert_words
+from chat_appliance.actions.bot_services import administered_bots, service_of
+from chat_appliance.actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+from chat_appliance.actions.drafts import user_drafts
+from chat_appliance.actions.muted_users import muted_users_list
+from chat_appliance.actions.playgrounds import realm_playgrounds
+from chat_appliance.actions.presence import realm_presences
+from chat_appliance.actions.saved_snippets import user_saved_snippets
+from chat_appliance.actions.scheduled_messages import (
     MAX_REMINDER_NOTE_LENGTH,
     reminder_dict,
     scheduled_message_dict,
     user_scheduled_messages,
 )
-from ..actions.user_settings_defaults import realm_user_settings_defaults
-from ..actions.user_status import realm_user_statuses
-from ..actions.user_topics import user_topic_rows
-from ..lib.access import can_access_stream_metadata
-from ..lib.custom_emoji import realm_emoji_state
-from ..lib.linkifiers import realm_linkifiers
-from ..lib.message_permissions import realm_message_settings_state
-from ..lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from ..lib.onboarding_settings import onboarding_settings_state
-from ..lib.serializers import (
+from chat_appliance.actions.user_settings_defaults import realm_user_settings_defaults
+from chat_appliance.actions.user_status import realm_user_statuses
+from chat_appliance.actions.user_topics import user_topic_rows
+from chat_appliance.lib.access import can_access_stream_metadata
+from chat_appliance.lib.custom_emoji import realm_emoji_state
+from chat_appliance.lib.linkifiers import realm_linkifiers
+from chat_appliance.lib.message_permissions import realm_message_settings_state
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance.lib.onboarding_settings import onboarding_settings_state
+from chat_appliance.lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
     draft_dict,
@@ -43,9 +43,9 @@ from ..lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
-from ..lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
-from ..lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
-from ..models import (
+from chat_appliance.lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
+from chat_appliance.models import (
     FLAG_BITS,
     DirectMessageGroup,
     DirectMessageGroupMember,
@@ -58,8 +58,8 @@ from ..models import (
     UserMessage,
     UserProfile,
 )
-from ..models.messages import TOPIC_MUTED
-from ..models.scheduled import REMINDER
+from chat_appliance.models.messages import TOPIC_MUTED
+from chat_appliance.models.scheduled import REMINDER
 
 # Zulip sends these personal settings at the top level of /register too, unless the client
 # declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.

@@ -6,8 +6,8 @@ module here and listing it in INTEGRATIONS.
 This package is pure: it knows nothing of HTTP frameworks or the database.
 """
 
-from . import github, json_formatter, slack_incoming
-from .base import UnsupportedEvent
+from chat_appliance.integrations import github, json_formatter, slack_incoming
+from chat_appliance.integrations.base import UnsupportedEvent
 
 INTEGRATIONS = {module.NAME: module for module in (slack_incoming, github, json_formatter)}
 

@@ -2,7 +2,7 @@
 Topics follow the repository: `repo / branch` for pushes, `repo / PR #n title` and
 `repo / issue #n title` for the others, so each piece of work keeps one topic."""
 
-from .base import UnsupportedEvent, link, shorten
+from chat_appliance.integrations.base import UnsupportedEvent, link, shorten
 
 NAME = "github"
 DEFAULT_TOPIC = "GitHub"

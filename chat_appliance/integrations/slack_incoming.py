@@ -3,7 +3,7 @@ mrkdwn, converted to Zulip Markdown. Lets scripts written for Slack post here un
 
 import re
 
-from .base import UnsupportedEvent
+from chat_appliance.integrations.base import UnsupportedEvent
 
 NAME = "slack_incoming"
 DEFAULT_TOPIC = "(no topic)"

@@ -6,17 +6,17 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
-from ..models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
-from ..models.base import query_rows, raw_select
-from ..models.users import (
+from chat_appliance.models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
+from chat_appliance.models.base import query_rows, raw_select
+from chat_appliance.models.users import (
     EMAIL_VISIBLE_ADMINS,
     EMAIL_VISIBLE_EVERYONE,
     EMAIL_VISIBLE_MEMBERS,
     EMAIL_VISIBLE_MODERATORS,
     ROLE_OWNER,
 )
-from .errors import JsonableError, OrganizationAdministratorRequiredError
-from .params import is_id_string
+from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from chat_appliance.web.params import is_id_string
 
 
 def require_realm_admin(user):

@@ -1,6 +1,6 @@
 """Who hears about organization-wide changes: the audiences of realm-wide events."""
 
-from ..models import ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_OWNER, UserProfile
+from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_OWNER, UserProfile
 
 
 def active_user_ids(realm_id):

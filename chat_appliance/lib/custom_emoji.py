@@ -1,6 +1,6 @@
 """Custom emoji lookups shared by the renderer, reactions and user statuses."""
 
-from ..models import RealmEmoji
+from chat_appliance.models import RealmEmoji
 
 EMOJI_URL_PREFIX = "/user_avatars/"
 

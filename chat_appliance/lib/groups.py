@@ -1,6 +1,6 @@
 """User-group membership, recursive through subgroups; the role-based system groups."""
 
-from ..models import (
+from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
     ROLE_MEMBER,

@@ -1,6 +1,6 @@
 """The organization's linkifiers, as the renderer and /register read them."""
 
-from ..models import Linkifier
+from chat_appliance.models import Linkifier
 
 
 def realm_linkifiers(realm_id):

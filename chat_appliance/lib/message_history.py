@@ -9,8 +9,8 @@ the message's current state, so both forms come from the one record.
 import difflib
 import re
 
-from .errors import JsonableError
-from .messages import display_topic
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import display_topic
 
 # An HTML tag, a run of whitespace, or a run of other text: the units the diff compares.
 TOKEN_RE = re.compile(r"<[^>]*>|\s+|[^<\s]+")

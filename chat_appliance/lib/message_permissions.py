@@ -23,9 +23,9 @@ Decisions where Zulip's documentation leaves room:
   can_delete_any are not time-limited.
 """
 
-from ..models import UserGroup, now
-from .errors import JsonableError
-from .groups import is_user_in_group
+from chat_appliance.models import UserGroup, now
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.groups import is_user_in_group
 
 ONE_WEEK = 7 * 24 * 3600
 # Zulip allows content edits this many seconds past the limit: the web app offers editing until

@@ -7,14 +7,14 @@ from collections import OrderedDict
 
 from peewee import fn
 
-from ..markdown import topic_links
-from ..models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
+from chat_appliance.markdown import topic_links
+from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile, database)
-from ..models.base import query_rows, raw_select
-from ..rendering import topic_links_context
-from .access import can_read_stream_history, can_see_real_email
-from .serializers import avatar_url
-from .subscriptions import subscriber_ids
+from chat_appliance.models.base import query_rows, raw_select
+from chat_appliance.lib.rendering import topic_links_context
+from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
+from chat_appliance.lib.serializers import avatar_url
+from chat_appliance.lib.subscriptions import subscriber_ids
 
 # Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
 # not declared the empty_topic_name capability (or allow_empty_topic_name=false).

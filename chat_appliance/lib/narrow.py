@@ -10,8 +10,8 @@ import re
 
 from peewee import JOIN, SQL
 
-from ..db import backend
-from ..models import (
+from chat_appliance.db.connection import backend
+from chat_appliance.models import (
     FLAG_BITS,
     DirectMessageGroup,
     DirectMessageGroupMember,
@@ -25,8 +25,8 @@ from ..models import (
     database,
     in_ids,
 )
-from ..models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
-from .access import (
+from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
+from chat_appliance.lib.access import (
     can_access_stream_metadata,
     can_read_stream_history,
     find_user_by_email,
@@ -34,11 +34,11 @@ from .access import (
     stream_in_realm,
     user_can_access_message,
 )
-from .errors import JsonableError
-from .messages import EMPTY_TOPIC_ALIASES
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES
 # Zulip's anchor for "no such message", larger than any message id, lives with parse_anchor
 # (lib/params.py), which clamps anchors to it.
-from .params import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
+from chat_appliance.web.params import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
 
 RESOLVED_TOPIC_PREFIX = "✔ "
 

@@ -3,9 +3,9 @@ message and read receipts, under Zulip's names and with Zulip's defaults. They a
 `realm.settings`; group settings hold a system group name (the default) or a group id.
 """
 
-from ..models import UserGroup
-from .groups import is_user_in_group
-from .params import Param, ParamError, check_bool, check_group_id
+from chat_appliance.models import UserGroup
+from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id
 
 REALM_GROUP_SETTING_DEFAULTS = {
     "can_invite_users_group": "role:members",

@@ -6,7 +6,7 @@ import string
 
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .admission import turns
+from chat_appliance.db.admission import turns
 
 API_KEY_LENGTH = 32  # as Zulip's generate_api_key
 _API_KEY_ALPHABET = string.ascii_letters + string.digits

@@ -1,6 +1,6 @@
 """Custom profile field types and a user's profile_data (read by the user serializer)."""
 
-from ..models.base import query_rows
+from chat_appliance.models.base import query_rows
 
 # Zulip's field types.
 SHORT_TEXT, LONG_TEXT, SELECT, DATE, URL, USER, EXTERNAL_ACCOUNT, PRONOUNS = 1, 2, 3, 4, 5, 6, 7, 8

@@ -6,10 +6,10 @@ Responses and events both use these functions, so a field is defined once.
 import hashlib
 from datetime import datetime, timezone
 
-from ..models.users import BOT_OUTGOING_WEBHOOK
-from .access import can_see_real_email
-from .groups import creator_group_value, system_group
-from .profile_data import profile_data_for
+from chat_appliance.models.users import BOT_OUTGOING_WEBHOOK
+from chat_appliance.lib.access import can_see_real_email
+from chat_appliance.lib.groups import creator_group_value, system_group
+from chat_appliance.lib.profile_data import profile_data_for
 
 
 def isoformat(timestamp):

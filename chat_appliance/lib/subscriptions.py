@@ -2,8 +2,8 @@
 
 from peewee import fn
 
-from ..models import Stream, Subscription, UserProfile
-from .serializers import subscription_dict
+from chat_appliance.models import Stream, Subscription, UserProfile
+from chat_appliance.lib.serializers import subscription_dict
 
 
 def subscriber_ids(stream):

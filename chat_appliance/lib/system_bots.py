@@ -1,6 +1,6 @@
 """The organization's system bots: who they are and how to find them."""
 
-from ..models import UserProfile
+from chat_appliance.models import UserProfile
 
 # (short name, full name); the email is SHORTNAME@REALMHOST.
 WELCOME_BOT = ("welcome-bot", "Welcome Bot")

@@ -23,7 +23,7 @@ The renderer never touches the database: the caller passes lookups in a
 Rendering is thread-safe (one engine per thread).
 """
 
-from .context import MentionTarget, RenderContext, RenderResult
-from .engine import render, topic_links
+from chat_appliance.markdown.context import MentionTarget, RenderContext, RenderResult
+from chat_appliance.markdown.engine import render, topic_links
 
 __all__ = ["MentionTarget", "RenderContext", "RenderResult", "render", "topic_links"]

@@ -21,7 +21,7 @@ from pygments.lexers.special import TextLexer
 from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
-from .fastlex import speed_up
+from chat_appliance.markdown.fastlex import speed_up
 
 # An opening fence: three or more backticks or tildes, then optionally a
 # language (which may be written ".py" or "{.py}") and, after spaces, a header

@@ -22,18 +22,18 @@ from markdown.extensions.tables import TableExtension
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import Treeprocessor
 
-from . import inline
-from .blocks import (
+from chat_appliance.markdown import inline
+from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
     ZulipBlockQuoteProcessor,
     ZulipHashHeaderProcessor,
     depth_limited,
 )
-from .context import RenderContext, RenderResult
-from .previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
-from .sanitize import restore_code_blocks, sanitize_html
-from .urls import autolink_href, find_bare_urls, sanitize_url
+from chat_appliance.markdown.context import RenderContext, RenderResult
+from chat_appliance.markdown.previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
+from chat_appliance.markdown.sanitize import restore_code_blocks, sanitize_html
+from chat_appliance.markdown.urls import autolink_href, find_bare_urls, sanitize_url
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
 

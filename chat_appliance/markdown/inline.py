@@ -15,8 +15,8 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
-from . import emoji as emoji_data
-from .urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
+from chat_appliance.markdown import emoji as emoji_data
+from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode, urlsplit
 
 from markdown.treeprocessors import Treeprocessor
 
-from .urls import sanitize_url
+from chat_appliance.markdown.urls import sanitize_url
 
 _STASH_RE = re.compile("\x02wzxhzdk:([0-9]+)\x03")
 

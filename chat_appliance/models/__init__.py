@@ -1,8 +1,8 @@
 """Peewee models, split by domain. Import them from here."""
 
-from .base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
-from .bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
-from .channels import (
+from chat_appliance.models.base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
+from chat_appliance.models.bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
+from chat_appliance.models.channels import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
     DirectMessageGroup,
@@ -11,9 +11,9 @@ from .channels import (
     Stream,
     Subscription,
 )
-from .invites import Invitation
-from .messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
-from .org import (
+from chat_appliance.models.invites import Invitation
+from chat_appliance.models.messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
+from chat_appliance.models.org import (
     ChannelFolder,
     CustomProfileField,
     CustomProfileFieldValue,
@@ -22,12 +22,12 @@ from .org import (
     PushDevice,
     UserPermission,
 )
-from .customization import RealmEmoji, RealmExport, RealmPlayground
-from .people import AlertWord, MutedUser, PushDeviceToken, UserStatus
-from .personal import DRAFT_TYPES, Draft, SavedSnippet
-from .realm import EDIT_HISTORY_POLICIES, Realm
-from .uploads import Attachment, AttachmentMessage, UserPresence
-from .users import (
+from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground
+from chat_appliance.models.people import AlertWord, MutedUser, PushDeviceToken, UserStatus
+from chat_appliance.models.personal import DRAFT_TYPES, Draft, SavedSnippet
+from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm
+from chat_appliance.models.uploads import Attachment, AttachmentMessage, UserPresence
+from chat_appliance.models.users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
     ROLE_MEMBER,
@@ -39,7 +39,7 @@ from .users import (
     UserGroupMembership,
     UserProfile,
 )
-from .web import WebSession
+from chat_appliance.models.web import WebSession
 
 __all__ = [
     "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",

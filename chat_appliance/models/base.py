@@ -7,7 +7,7 @@ import peewee
 from peewee import (AutoField, BigAutoField, BigIntegerField, CharField, DatabaseProxy, ForeignKeyAccessor, IntegerField,
                     Model, TextField)
 
-from .. import runtime
+from chat_appliance.db import runtime
 
 
 class RuntimeDatabase(DatabaseProxy):

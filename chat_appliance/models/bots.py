@@ -3,8 +3,8 @@ and configuration (Zulip's Service and BotConfigData, folded into one row per bo
 
 from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField
+from chat_appliance.models.users import UserProfile
 
 # Outgoing webhook interfaces, as Zulip numbers them.
 INTERFACE_GENERIC = 1

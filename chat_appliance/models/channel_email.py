@@ -3,10 +3,10 @@ sender. This server receives no email; the address is shown as Zulip shows it.""
 
 from peewee import CharField, IntegerField
 
-from .base import BaseModel, ForeignKeyField, now
-from .channels import Stream
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, now
+from chat_appliance.models.channels import Stream
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 
 class ChannelEmailAddress(BaseModel):

@@ -2,9 +2,9 @@
 
 from peewee import BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField, now
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 # Recipient types, as Zulip numbers them. Every direct-message conversation, one-to-one
 # and self included, has a DIRECT_MESSAGE_GROUP recipient (Zulip feature level 482 moved

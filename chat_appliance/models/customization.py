@@ -2,9 +2,9 @@
 
 from peewee import BooleanField, CharField, FloatField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 
 class RealmEmoji(BaseModel):

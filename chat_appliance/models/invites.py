@@ -3,9 +3,9 @@ MultiuseInvite, kept in one table: ids are unique across both kinds here, which 
 
 from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField, now
-from .realm import Realm
-from .users import ROLE_MEMBER, UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import ROLE_MEMBER, UserProfile
 
 # An invitation's status. An email invitation becomes USED when its account is created; a
 # reusable link stays ACTIVE until revoked or expired.

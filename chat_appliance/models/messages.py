@@ -2,10 +2,10 @@
 
 from peewee import BooleanField, CharField, CompositeKey, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField, now
-from .channels import Recipient, Stream
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from chat_appliance.models.channels import Recipient, Stream
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 # Personal flag bits of UserMessage.flags. The names are Zulip's API flag names.
 FLAG_BITS = {

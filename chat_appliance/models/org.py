@@ -3,9 +3,9 @@ fields, special user permissions and push registrations."""
 
 from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, now
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, now
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 
 class ChannelFolder(BaseModel):

@@ -3,8 +3,8 @@ legacy (unencrypted) push device tokens."""
 
 from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, now
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, now
+from chat_appliance.models.users import UserProfile
 
 
 class UserStatus(BaseModel):

@@ -2,8 +2,8 @@
 
 from peewee import CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField, now
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from chat_appliance.models.users import UserProfile
 
 # A draft's `type`, as the API spells it: unaddressed, channel, direct message.
 DRAFT_TYPES = ("", "stream", "private")

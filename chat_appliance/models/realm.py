@@ -2,7 +2,7 @@
 
 from peewee import BooleanField, CharField, IntegerField
 
-from .base import BaseModel, JSONField, now
+from chat_appliance.models.base import BaseModel, JSONField, now
 
 # Zulip's message_edit_history_visibility_policy values, by API name.
 EDIT_HISTORY_POLICIES = {"all": 1, "moves": 2, "none": 3}

@@ -1,11 +1,11 @@
 """Messages waiting to be sent: scheduled messages ("send later") and reminders, which the
-scheduler (chat_appliance/scheduler.py) delivers when their time comes."""
+scheduler (chat_appliance/server/scheduler.py) delivers when their time comes."""
 
 from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-from .base import BaseModel, ForeignKeyField, JSONField, now
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 # delivery_type: a message the sender scheduled, or a reminder Notification Bot sends them.
 SEND_LATER, REMINDER = 1, 2

@@ -2,9 +2,9 @@
 
 from peewee import CharField, IntegerField
 
-from .base import BaseModel, ForeignKeyField, now
-from .realm import Realm
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, now
+from chat_appliance.models.realm import Realm
+from chat_appliance.models.users import UserProfile
 
 
 class Attachment(BaseModel):

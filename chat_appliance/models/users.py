@@ -2,8 +2,8 @@
 
 from peewee import BooleanField, CharField, IntegerField, TextField, fn
 
-from .base import BaseModel, ForeignKeyField, JSONField, now, raw_select
-from .realm import Realm
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now, raw_select
+from chat_appliance.models.realm import Realm
 
 ROLE_OWNER = 100
 ROLE_ADMINISTRATOR = 200

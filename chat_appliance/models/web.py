@@ -2,8 +2,8 @@
 
 from peewee import CharField, IntegerField
 
-from .base import BaseModel, ForeignKeyField, now
-from .users import UserProfile
+from chat_appliance.models.base import BaseModel, ForeignKeyField, now
+from chat_appliance.models.users import UserProfile
 
 
 class WebSession(BaseModel):

@@ -12,15 +12,15 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, request, send_file
 
-from .actions.account import uploaded_avatar
-from .actions.invites import do_accept_invitation, get_valid_invitation
-from .api.avatars import avatars_root
-from .lib.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
-from .lib.errors import JsonableError
-from .lib.params import Param, endpoint
-from .lib.response import json_success
-from .lib.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
-from .markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from chat_appliance.actions.account import uploaded_avatar
+from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
+from chat_appliance.api.avatars import avatars_root
+from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.web.response import json_success
+from chat_appliance.web.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
+from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 
 bp = Blueprint("webclient", __name__)
 

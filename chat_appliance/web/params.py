@@ -18,11 +18,11 @@ from datetime import datetime, timezone
 from flask import request
 from werkzeug.routing import IntegerConverter, ValidationError
 
-from ..models.base import MAX_DATABASE_INT
-from .auth import authenticate_request, authenticate_request_cached
-from .errors import JsonableError, MissingArgumentError
-from .rate_limit import check_api_request
-from .response import json_success
+from chat_appliance.models.base import MAX_DATABASE_INT
+from chat_appliance.web.auth import authenticate_request, authenticate_request_cached
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError
+from chat_appliance.web.rate_limit import check_api_request
+from chat_appliance.web.response import json_success
 
 REQUIRED = object()
 # Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).

@@ -25,14 +25,14 @@ from urllib.parse import parse_qsl
 import uvicorn
 from werkzeug.wrappers import Request
 
-from .api.context import EXTENSION
-from .api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events, cached_events_user
-from .db import close_connection
-from .lib.admission import turns
-from .lib.errors import JsonableError
-from .lib.params import parse_values
-from .lib.response import success_body
-from .wsgi_bridge import WSGIBridge, build_environ, read_request_body
+from chat_appliance.web.context import EXTENSION
+from chat_appliance.api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events, cached_events_user
+from chat_appliance.db.connection import close_connection
+from chat_appliance.db.admission import turns
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.params import parse_values
+from chat_appliance.web.response import success_body
+from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")

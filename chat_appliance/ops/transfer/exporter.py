@@ -17,10 +17,10 @@ import os
 import shutil
 from pathlib import Path
 
-from ..actions.uploads import messages_linking
-from ..lib.user_settings import all_user_settings
-from ..migrations import MIGRATIONS
-from ..models import (
+from chat_appliance.actions.uploads import messages_linking
+from chat_appliance.lib.user_settings import all_user_settings
+from chat_appliance.migrations import MIGRATIONS
+from chat_appliance.models import (
     FLAG_BITS,
     AlertWord,
     Attachment,
@@ -51,7 +51,7 @@ from ..models import (
     UserStatus,
     UserTopic,
 )
-from . import layout
+from chat_appliance.ops.transfer import layout
 
 # Zulip's export types: public data only, or a standard export with the private data of the
 # users who consented (allow_private_data_export). `chat-appliance export` writes everything.

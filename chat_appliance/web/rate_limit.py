@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from flask import current_app, g, request
 
-from .errors import RateLimitedError
+from chat_appliance.lib.errors import RateLimitedError
 
 API_BY_USER = "api_by_user"
 API_BY_IP = "api_by_ip"

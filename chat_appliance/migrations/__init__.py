@@ -22,8 +22,8 @@ from peewee import (
     TextField,
 )
 
-from .migration_people_and_customization import create_tables
-from .migration_steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
+from chat_appliance.migrations.people_and_customization import create_tables
+from chat_appliance.migrations.steps_api_a import channel_email_addresses_schema, invitations_schema, scheduled_messages_schema
 
 
 def _base(db):

@@ -13,9 +13,11 @@ import json
 import sys
 from pathlib import Path
 
-from . import backends, models
-from .db import SchemaMigration
-from .migrations import MIGRATIONS
+from chat_appliance import models
+
+from chat_appliance.db import backends
+from chat_appliance.db.connection import SchemaMigration
+from chat_appliance.migrations import MIGRATIONS
 
 BATCH = 1000
 

@@ -15,12 +15,12 @@ call `invalidate_render_context` after its commit.
 
 import threading
 
-from . import runtime
-from .lib.custom_emoji import realm_emoji_for_render
-from .lib.linkifiers import linkifiers_for_realm
-from .lib.user_settings import user_setting
-from .markdown import MentionTarget, RenderContext, render, topic_links
-from .models import Stream, UserGroup, UserProfile, database
+from chat_appliance.db import runtime
+from chat_appliance.lib.custom_emoji import realm_emoji_for_render
+from chat_appliance.lib.linkifiers import linkifiers_for_realm
+from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
+from chat_appliance.models import Stream, UserGroup, UserProfile, database
 
 # Event types after which mentions, channel links or linkifiers may resolve differently.
 INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})

@@ -12,7 +12,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     close_database(db): release the connection and whatever else the backend holds for it
     WORKERS_TAKE_TURNS: whether serve's worker threads run the app one at a time (lib/admission.py)
 
-and, for `chat-appliance migrate-database` (chat_appliance/migrate_database.py), on the source side
+and, for `chat-appliance migrate-database` (chat_appliance/ops/migrate_database.py), on the source side
 (sqlite) open_read_only, source_tables, source_columns, read_rows, id_high_water_marks, and on
 the target side (postgres) existing_tables, insert_rows, advance_sequences.
 
@@ -26,11 +26,11 @@ def backend_for(database_url):
     """The backend module for a database URL (`sqlite:///path` or `postgresql://...`)."""
     scheme = urlparse(database_url).scheme
     if scheme in ("postgres", "postgresql"):
-        from . import postgres
+        from chat_appliance.db.backends import postgres
 
         return postgres
     if scheme in ("sqlite", ""):
-        from . import sqlite
+        from chat_appliance.db.backends import sqlite
 
         return sqlite
     raise ValueError(f"Unsupported database URL scheme {scheme!r}: use sqlite:/// or postgresql://")

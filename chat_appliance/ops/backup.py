@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import __version__
-from .backends import sqlite as sqlite_backend
+from chat_appliance import __version__
+from chat_appliance.db.backends import sqlite as sqlite_backend
 
 FORMAT = 1
 DATABASE_NAME = "chat.sqlite3"

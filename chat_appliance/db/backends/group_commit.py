@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from peewee import SqliteDatabase
 
-from ..lib.admission import turns
+from chat_appliance.db.admission import turns
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ from urllib.parse import urlparse
 
 from playhouse.pool import PooledSqliteDatabase
 
-from ..lib.text import html_to_text
-from ..models.base import MAX_DATABASE_INT
-from .checkpointer import Checkpointer
-from .group_commit import GroupCommit
-from .text import words
+from chat_appliance.lib.text import html_to_text
+from chat_appliance.models.base import MAX_DATABASE_INT
+from chat_appliance.db.backends.checkpointer import Checkpointer
+from chat_appliance.db.backends.group_commit import GroupCommit
+from chat_appliance.db.backends.text import words
 
 NAME = "sqlite"
 

@@ -12,9 +12,11 @@ from contextlib import contextmanager
 
 from peewee import IntegerField, Model
 
-from . import backends, runtime
-from .migrations import MIGRATIONS
-from .models import database, now
+from chat_appliance.db import backends
+
+from chat_appliance.db import runtime
+from chat_appliance.migrations import MIGRATIONS
+from chat_appliance.models import database, now
 
 log = logging.getLogger(__name__)
 

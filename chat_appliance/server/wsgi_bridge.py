@@ -17,8 +17,8 @@ import io
 import logging
 import sys
 
-from .lib.admission import turns
-from .workers import StackExecutor
+from chat_appliance.db.admission import turns
+from chat_appliance.server.workers import StackExecutor
 
 log = logging.getLogger("chat_appliance")
 

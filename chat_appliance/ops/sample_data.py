@@ -8,15 +8,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from .actions.bot_services import check_service_settings
-from .actions.channels import do_create_streams, subscribe_users_to_streams
-from .actions.messages import check_send_message
-from .actions.reactions import check_emoji, do_add_reaction
-from .actions.realm import do_create_realm
-from .actions.user_groups import do_create_group
-from .actions.users import do_create_bot, do_create_user
-from .db import write_transaction
-from .models import ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, Message, database
+from chat_appliance.actions.bot_services import check_service_settings
+from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
+from chat_appliance.actions.messages import check_send_message
+from chat_appliance.actions.reactions import check_emoji, do_add_reaction
+from chat_appliance.actions.realm import do_create_realm
+from chat_appliance.actions.user_groups import do_create_group
+from chat_appliance.actions.users import do_create_bot, do_create_user
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, Message, database
 
 REALM_NAME = "Chat Appliance Dev"
 REALM_HOST = "example.com"

@@ -11,9 +11,9 @@ import logging
 import threading
 import time
 
-from .actions.scheduled_messages import deliver_due_messages, next_due_timestamp
-from .events import bus
-from .models import database
+from chat_appliance.actions.scheduled_messages import deliver_due_messages, next_due_timestamp
+from chat_appliance.events import bus
+from chat_appliance.models import database
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 def cmd_export(args):
     """Write the organization to a folder in Zulip's export layout, and a .tar.gz of it."""
-    from .cli import CommandError, open_instance, require_realm
-    from .models import database
-    from .transfer.exporter import export_realm, make_tarball
-    from .transfer.progress import ProgressBar
+    from chat_appliance.cli.main import CommandError, open_instance, require_realm
+    from chat_appliance.models import database
+    from chat_appliance.ops.transfer.exporter import export_realm, make_tarball
+    from chat_appliance.ops.transfer.progress import ProgressBar
 
     instance, config = open_instance(args)
     output = Path(args.output) if args.output else instance / "exports" / f"zulip-export-{int(time.time())}"
@@ -28,10 +28,10 @@ def cmd_export(args):
 
 def cmd_import_zulip(args):
     """Create a new instance from an export (this server's or a Zulip server's `manage.py export`)."""
-    from .cli import CommandError
-    from .config import instance_path_from_env
-    from .transfer.importer import ArchiveError, import_export
-    from .transfer.progress import ProgressBar
+    from chat_appliance.cli.main import CommandError
+    from chat_appliance.config import instance_path_from_env
+    from chat_appliance.ops.transfer.importer import ArchiveError, import_export
+    from chat_appliance.ops.transfer.progress import ProgressBar
 
     instance = instance_path_from_env(args.instance)
     bar = ProgressBar()

@@ -21,15 +21,15 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..actions.user_settings_defaults import STORAGE_KEY
-from ..config import load_config
-from ..db import backend, bulk_insert, init_database, migrate, write_transaction
-from ..lib.groups import NOBODY_GROUP, SYSTEM_GROUPS, set_role_group_membership
-from ..lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
-from ..lib.passwords import generate_api_key
-from ..lib.serializers import STREAM_GROUP_SETTINGS, USER_GROUP_SETTINGS
-from ..lib.user_settings import USER_SETTING_DEFAULTS
-from ..models import (
+from chat_appliance.actions.user_settings_defaults import STORAGE_KEY
+from chat_appliance.config import load_config
+from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
+from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS, set_role_group_membership
+from chat_appliance.lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
+from chat_appliance.lib.passwords import generate_api_key
+from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, USER_GROUP_SETTINGS
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.models import (
     FLAG_BITS,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_STREAM,
@@ -65,9 +65,9 @@ from ..models import (
     UserTopic,
     database,
 )
-from ..models.users import EMAIL_VISIBLE_EVERYONE
-from ..rendering import render_message
-from . import layout
+from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.lib.rendering import render_message
+from chat_appliance.ops.transfer import layout
 
 
 class ArchiveError(Exception):

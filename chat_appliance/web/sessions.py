@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 
-from ..db import write_transaction
-from ..models import UserProfile, WebSession, now
-from .errors import JsonableError, UnauthorizedError, UserDeactivatedError
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.models import UserProfile, WebSession, now
+from chat_appliance.lib.errors import JsonableError, UnauthorizedError, UserDeactivatedError
 
 SESSION_COOKIE = "chat_appliance_session"
 CSRF_HEADER = "X-CSRFToken"

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
-from .runtime import current as current_runtime
+from chat_appliance.config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
+from chat_appliance.db.runtime import current as current_runtime
 
 DEFAULT_PORT = 9991
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
@@ -23,8 +23,8 @@ class CommandError(Exception):
 def open_instance(args, *, must_exist=True, overrides=None):
     """Load the instance's configuration (with the command line's `overrides`), open its
     database and apply pending migrations."""
-    from .db import init_database, migrate
-    from .lib.auth import CREDENTIALS_MARKER, set_credentials_marker
+    from chat_appliance.db.connection import init_database, migrate
+    from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 
     instance = instance_path_from_env(args.instance)
     if must_exist and not instance.exists():
@@ -42,7 +42,7 @@ def open_instance(args, *, must_exist=True, overrides=None):
 
 def current_realm():
     """The instance's organization, or None before init."""
-    from .lib.access import instance_realm
+    from chat_appliance.lib.access import instance_realm
 
     return instance_realm()
 
@@ -57,7 +57,7 @@ def require_realm():
 
 def find_user(realm, email):
     """An account by email, or a CommandError naming the address."""
-    from .models import UserProfile
+    from chat_appliance.models import UserProfile
 
     user = UserProfile.get_by_login_email(email)
     if user is None or user.realm_id != realm.id:
@@ -67,7 +67,7 @@ def find_user(realm, email):
 
 def create_organization(config, org_name, email, full_name, password, realm_url):
     """Create the organization and its owner; returns the owner."""
-    from .actions.realm import do_create_realm
+    from chat_appliance.actions.realm import do_create_realm
 
     host = urlparse(realm_url).hostname or "localhost"
     _realm, owner = do_create_realm(org_name, host, realm_url, email, full_name, password,
@@ -77,8 +77,8 @@ def create_organization(config, org_name, email, full_name, password, realm_url)
 
 def cmd_init(args):
     """Create an instance folder with its database, organization and owner."""
-    from .lib.errors import JsonableError
-    from .models import database
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import database
 
     instance = instance_path_from_env(args.instance)
     if instance.exists() and any(instance.iterdir()) and (instance / "chat.sqlite3").exists():
@@ -101,7 +101,7 @@ def cmd_init(args):
 def ensure_organization(config, realm_url):
     """On an instance with no organization, create one from defaults and print its owner's
     credentials once, so that `chat-appliance serve` alone gives a working server."""
-    from .models import database
+    from chat_appliance.models import database
 
     with database.connection_context():
         if current_realm() is not None:
@@ -141,8 +141,8 @@ def raise_open_file_limit():
 
 def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
-    from .app import create_app
-    from .asgi import limit_malloc_arenas
+    from chat_appliance.app import create_app
+    from chat_appliance.server.asgi import limit_malloc_arenas
 
     limit_malloc_arenas()  # before any thread starts
     configure_logging(not args.quiet)
@@ -156,15 +156,15 @@ def cmd_serve(args):
 
 
 def run_server(app, args, instance):
-    """Serve `app` on --host/--port on an event loop (chat_appliance/asgi.py) until SIGINT or
+    """Serve `app` on --host/--port on an event loop (chat_appliance/server/asgi.py) until SIGINT or
     SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
     restored first, and saved again after this one. The scheduler, which sends scheduled
     messages and reminders, runs beside the server."""
-    from . import asgi
-    from .api.context import EXTENSION
-    from .app import close_app
-    from .events.queues import DUMP_FILENAME
-    from .scheduler import Scheduler
+    from chat_appliance.server import asgi
+    from chat_appliance.web.context import EXTENSION
+    from chat_appliance.app import close_app
+    from chat_appliance.events.queues import DUMP_FILENAME
+    from chat_appliance.server.scheduler import Scheduler
 
     queues = app.extensions[EXTENSION].queues
     open_files = raise_open_file_limit()
@@ -201,9 +201,9 @@ def cmd_dev(args):
     import shutil
     import time
 
-    from .app import create_app
-    from .models import UserProfile, database
-    from .sample_data import Account, build_sample_organization, write_client_files
+    from chat_appliance.app import create_app
+    from chat_appliance.models import UserProfile, database
+    from chat_appliance.ops.sample_data import Account, build_sample_organization, write_client_files
 
     started = time.perf_counter()
     configure_logging(not args.quiet)
@@ -219,7 +219,7 @@ def cmd_dev(args):
     instance.mkdir(parents=True, exist_ok=True)
     site_url = f"http://{args.host}:{args.port}"
     config = load_config(instance, DEV_SETTINGS)
-    from .db import init_database, migrate
+    from chat_appliance.db.connection import init_database, migrate
 
     init_database(config["DATABASE_URL"])
     migrate()
@@ -262,9 +262,9 @@ def print_accounts_table(accounts, paths, botserverrc):
 
 def cmd_create_user(args):
     """Create an account."""
-    from .actions.users import do_create_user
-    from .lib.errors import JsonableError
-    from .models import ROLES, database
+    from chat_appliance.actions.users import do_create_user
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import ROLES, database
 
     _instance, config = open_instance(args)
     if args.role not in ROLES:
@@ -283,9 +283,9 @@ def cmd_create_user(args):
 
 def cmd_change_role(args):
     """Change an account's role."""
-    from .actions.users import do_change_role
-    from .lib.access import only_owner
-    from .models import ROLE_OWNER, ROLES, database
+    from chat_appliance.actions.users import do_change_role
+    from chat_appliance.lib.access import only_owner
+    from chat_appliance.models import ROLE_OWNER, ROLES, database
 
     open_instance(args)
     if args.role not in ROLES:
@@ -301,8 +301,8 @@ def cmd_change_role(args):
 
 def cmd_reset_api_key(args):
     """Give an account a new API key and print it."""
-    from .actions.users import do_regenerate_api_key
-    from .models import database
+    from chat_appliance.actions.users import do_regenerate_api_key
+    from chat_appliance.models import database
 
     open_instance(args)
     with database.connection_context():
@@ -313,9 +313,9 @@ def cmd_reset_api_key(args):
 
 def cmd_set_permission(args):
     """Grant or revoke a special permission (Zulip's can_change_user_emails)."""
-    from .actions.users import do_set_permission
-    from .lib.errors import JsonableError
-    from .models import database
+    from chat_appliance.actions.users import do_set_permission
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import database
 
     open_instance(args)
     with database.connection_context():
@@ -332,8 +332,8 @@ def cmd_set_password(args):
     """Set an account's password (the appliance sends no email, so an administrator resets lost ones)."""
     import getpass
 
-    from .actions.users import do_change_password
-    from .models import database
+    from chat_appliance.actions.users import do_change_password
+    from chat_appliance.models import database
 
     _instance, config = open_instance(args)
     with database.connection_context():
@@ -355,7 +355,7 @@ def cmd_set_password(args):
 
 def cmd_backup(args):
     """Write a consistent archive of a (running) instance."""
-    from .backup import BackupError, backup
+    from chat_appliance.ops.backup import BackupError, backup
 
     instance = instance_path_from_env(args.instance)
     if not instance.exists():
@@ -373,7 +373,7 @@ def cmd_backup(args):
 
 def cmd_restore(args):
     """Unpack a backup into a new instance folder and verify it."""
-    from .backup import BackupError, restore
+    from chat_appliance.ops.backup import BackupError, restore
 
     instance = instance_path_from_env(args.instance)
     try:
@@ -389,7 +389,7 @@ def cmd_restore(args):
 
 def cmd_list_users(args):
     """Print the organization's accounts."""
-    from .models import UserProfile, database
+    from chat_appliance.models import UserProfile, database
 
     open_instance(args)
     with database.connection_context():
@@ -403,8 +403,8 @@ def cmd_list_users(args):
 
 def cmd_migrate_database(args):
     """Copy the instance's SQLite database into an empty PostgreSQL database, then point the
-    instance at it (chat_appliance/migrate_database.py)."""
-    from .migrate_database import TransferError, migrate_database, point_instance_at
+    instance at it (chat_appliance/ops/migrate_database.py)."""
+    from chat_appliance.ops.migrate_database import TransferError, migrate_database, point_instance_at
 
     instance = instance_path_from_env(args.instance)
     if not instance.exists():
@@ -514,7 +514,7 @@ def build_parser():
                "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
     move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
 
-    from .cli_transfer import add_transfer_commands
+    from chat_appliance.cli.transfer import add_transfer_commands
 
     add_transfer_commands(add)
     return parser

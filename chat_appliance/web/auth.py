@@ -8,13 +8,14 @@ from flask import current_app, g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
-from .. import runtime
-from ..models import UserProfile
-from . import passwords, sessions
-from .errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
-from .passwords import api_key_matches
-from .rate_limit import check_login_allowed, record_failed_login
-from .sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
+from chat_appliance.db import runtime
+from chat_appliance.models import UserProfile
+from chat_appliance.lib import passwords
+from chat_appliance.web import sessions
+from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
+from chat_appliance.lib.passwords import api_key_matches
+from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
+from chat_appliance.web.sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
 basic_auth = HTTPBasicAuth(realm="zulip")
 

@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, urlparse
 
 from playhouse.pool import PooledPostgresqlDatabase
 
-from ..drivers import load_psycopg2
-from .text import words as _words
+from chat_appliance.db.drivers import load_psycopg2
+from chat_appliance.db.backends.text import words as _words
 
 NAME = "postgres"
 
@@ -66,7 +66,7 @@ def client_error(error):
     this is the net under it, so that a value reaching the database by another path (a header,
     a URL path, a JSON value) is a clear 400 and never a 500. The failed statement's transaction
     has been rolled back, so nothing changed."""
-    from ..lib.errors import JsonableError
+    from chat_appliance.lib.errors import JsonableError
 
     if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
         return JsonableError("Request contains NULL (0x00) characters")
@@ -207,7 +207,7 @@ def create_search_index(db):
 
 def index_messages(db, rows, new=False):
     """(Re)index messages given as (id, topic, rendered_html); an upsert, so `new` changes nothing."""
-    from ..lib.text import html_to_text
+    from chat_appliance.lib.text import html_to_text
 
     rows = list(rows)
     for start in range(0, len(rows), 500):
