@@ -83,7 +83,7 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
     bind_runtime(app)
-    # Before any route is added: every <int:...> in a path is bounded in length (lib/params.py).
+    # Before any route is added: every <int:...> in a path is bounded in length (web/params.py).
     app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)

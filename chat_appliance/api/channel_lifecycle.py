@@ -28,7 +28,8 @@ from chat_appliance.lib.access import (
 )
 from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
-from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import ParamError, check_bool, check_group_id, check_int, check_string, list_of
 from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS
 from chat_appliance.api.channel_folders import check_folder_id
 from chat_appliance.api.channels import check_color, subscribe, unsubscribe

@@ -27,8 +27,8 @@ from chat_appliance.lib.access import (
 )
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
-from chat_appliance.web.params import (
-    Param,
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import (
     ParamError,
     check_any_json,
     check_bool,
@@ -36,7 +36,6 @@ from chat_appliance.web.params import (
     check_group_id,
     check_json_list,
     check_string,
-    endpoint,
     list_of,
 )
 from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict

@@ -7,7 +7,8 @@ from chat_appliance.actions.playgrounds import access_playground, check_playgrou
 from chat_appliance.actions.user_settings_defaults import do_update_user_settings_defaults
 from chat_appliance.lib.access import require_realm_admin
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_bool, endpoint, int_range, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, int_range, one_of
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 
 bp = Blueprint("org_settings", __name__)

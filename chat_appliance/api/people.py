@@ -23,7 +23,8 @@ from chat_appliance.actions.users import do_deactivate_user
 from chat_appliance.lib.access import access_user_by_id
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.web.params import Param, check_bool, endpoint, list_of, string_max
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, list_of, string_max
 from chat_appliance.api.users import only_owner
 
 bp = Blueprint("people", __name__)

@@ -13,7 +13,8 @@ from chat_appliance.actions.presence import (
 )
 from chat_appliance.lib.access import access_user_by_email, access_user_by_id
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, is_id_string, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, int_range, is_id_string, one_of
 from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("presence", __name__)

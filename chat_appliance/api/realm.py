@@ -12,8 +12,21 @@ from chat_appliance.actions.welcome import do_send_test_welcome_message
 from chat_appliance.lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
-from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
-from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
+from chat_appliance.lib.onboarding_settings import (
+    ONBOARDING_SETTING_NAMES,
+    REALM_GROUP_SETTING_DEFAULTS,
+    check_welcome_text_param,
+)
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import (
+    ParamError,
+    check_bool,
+    check_group_id,
+    check_int,
+    int_range,
+    one_of,
+    string_max,
+)
 from chat_appliance.web.sessions import SESSION_COOKIE
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.models import EDIT_HISTORY_POLICIES
@@ -36,6 +49,15 @@ def check_limit_or_unlimited(var_name, value):
     if value == "unlimited":
         return None
     return int_range(low=0)(var_name, value)
+
+
+# PATCH /realm parameters for the onboarding settings of lib/onboarding_settings.py (absent: None).
+def realm_setting_params():
+    params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
+    params.update(invite_required=Param(check_bool, default=None),
+                  enable_read_receipts=Param(check_bool, default=None),
+                  welcome_message_custom_text=Param(check_welcome_text_param, default=None))
+    return params
 
 
 MESSAGE_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in MESSAGE_GROUP_SETTINGS}

@@ -22,7 +22,8 @@ from chat_appliance.actions.users import (
 from chat_appliance.lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
 from chat_appliance.lib.messages import max_message_id
-from chat_appliance.web.params import Param, ParamError, check_bool, check_dict, check_int, endpoint, list_of, one_of, string_max
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import ParamError, check_bool, check_dict, check_int, list_of, one_of, string_max
 from chat_appliance.lib.serializers import own_user_dict, user_dict
 from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 
