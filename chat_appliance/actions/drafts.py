@@ -111,12 +111,6 @@ def check_draft(user, var_name, raw, limits):
     }
 
 
-def user_drafts(user):
-    """The user's drafts, most recently edited first (as GET /drafts and /register list them)."""
-    return list(Draft.select().where(Draft.user_profile == user)
-                .order_by(Draft.last_edit_time.desc(), Draft.id.desc()))
-
-
 def access_draft(user, draft_id):
     """One of the user's own drafts; anyone else's, like a missing one, is 'Draft does not exist'
     (HTTP 404 with code BAD_REQUEST, as Zulip answers)."""

@@ -25,7 +25,8 @@ from werkzeug.utils import secure_filename
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
-from chat_appliance.models import Attachment, AttachmentMessage, Message
+from chat_appliance.models import Attachment, AttachmentMessage
+from chat_appliance.lib.uploads import messages_linking
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
@@ -89,14 +90,6 @@ def remove_file(store, path_id):
         target.parent.rmdir()
     except OSError:
         pass
-
-
-def messages_linking(attachment):
-    """Messages that share the file, oldest first."""
-    return (Message.select()
-            .join(AttachmentMessage, on=(AttachmentMessage.message_id == Message.id))
-            .where(AttachmentMessage.attachment_id == attachment.id)
-            .order_by(Message.id))
 
 
 def can_access_attachment(user, attachment):

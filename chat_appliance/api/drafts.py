@@ -9,8 +9,8 @@ from chat_appliance.actions.drafts import (
     do_create_drafts,
     do_delete_draft,
     do_edit_draft,
-    user_drafts,
 )
+from chat_appliance.lib.drafts import user_drafts
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_dict, list_of
 from chat_appliance.lib.serializers import draft_dict

@@ -9,8 +9,8 @@ from chat_appliance.actions.alert_words import (
     clean_alert_words,
     do_add_alert_words,
     do_remove_alert_words,
-    user_alert_words,
 )
+from chat_appliance.lib.alert_words import user_alert_words
 from chat_appliance.actions.muted_users import check_mute_target, do_mute_user, do_unmute_user
 from chat_appliance.actions.user_groups import access_group, direct_member_ids
 from chat_appliance.actions.user_status import (
