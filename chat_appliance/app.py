@@ -193,7 +193,7 @@ def register_error_handlers(app):
     def handle_unexpected(error):
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
-            return handle_jsonable(refused)
+            return handle_jsonable(JsonableError(refused))
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 
