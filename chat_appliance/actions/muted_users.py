@@ -9,7 +9,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import FLAG_BITS, Message, MutedUser, UserMessage, now
 from chat_appliance.models.base import query_rows
-from chat_appliance.actions.flags import do_update_message_flags
+from chat_appliance.actions.message_flags import do_update_message_flags
 from chat_appliance.lib.muted_users import muted_users_list
 
 

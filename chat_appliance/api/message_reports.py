@@ -2,7 +2,7 @@
 
 from flask import Blueprint
 
-from chat_appliance.actions.message_report import check_report, do_report_message
+from chat_appliance.actions.message_reports import check_report, do_report_message
 from chat_appliance.events.state import REPORT_MESSAGE_TYPES
 from chat_appliance.lib.access import access_message
 from chat_appliance.web.params import Param, endpoint

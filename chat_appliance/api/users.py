@@ -1,5 +1,5 @@
 """Users: GET /users/me, GET /users, GET|PATCH /users/{user_id} and /users/{email}, DELETE /users/{user_id},
-POST /users/{user_id}/reactivate, POST /users, POST /bots."""
+DELETE /users/me, POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 
 from flask import Blueprint, current_app
 
@@ -243,3 +243,22 @@ def create_bot(user, full_name, short_name, bot_type, payload_url, interface_typ
         config_data=config_data, allow_private=current_app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"])
     bot = do_create_bot(user, full_name, short_name, bot_type, service=service)
     return {"user_id": bot.id, "api_key": bot.api_key}
+
+
+class CannotDeactivateLastUserError(JsonableError):
+    """Zulip's refusal to deactivate the organization's only owner."""
+
+    code = "CANNOT_DEACTIVATE_LAST_USER"
+
+    def __init__(self):
+        super().__init__("Cannot deactivate the only organization owner", entity="organization owner",
+                         is_last_owner=True)
+
+
+@bp.delete("/users/me")
+@endpoint()
+def deactivate_own_user(user):
+    """Deactivate one's own account; the organization's only owner cannot."""
+    if user.is_owner and only_owner(user):
+        raise CannotDeactivateLastUserError()
+    do_deactivate_user(user, acting_user=user)
