@@ -3,11 +3,9 @@
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserPresence, UserProfile, now
 
-
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
 OFFLINE_THRESHOLD_SECONDS = 140
-
 
 # How far back presence data is served unless the client asks otherwise (Zulip: two weeks).
 DEFAULT_HISTORY_LIMIT_DAYS = 14

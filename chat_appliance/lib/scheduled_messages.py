@@ -2,7 +2,6 @@
 
 from chat_appliance.models.scheduled import SEND_LATER, ScheduledMessage
 
-
 # Zulip's limit on a reminder's note (reported as max_reminder_note_length).
 MAX_REMINDER_NOTE_LENGTH = 1000
 

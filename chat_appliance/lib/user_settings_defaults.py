@@ -3,7 +3,6 @@
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 
-
 STORAGE_KEY = "user_settings_defaults"
 
 

@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models.base import MAX_DATABASE_INT
 
-
 # Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
 # What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces), of at most
