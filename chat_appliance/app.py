@@ -84,7 +84,7 @@ def create_app(config=None, *, dev_mode=False):
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
     bind_runtime(app)
-    # Before any route is added: every <int:...> in a path is bounded in length (lib/params.py).
+    # Before any route is added: every <int:...> in a path is bounded in length (web/params.py).
     app.url_map.converters["int"] = BoundedIntConverter
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
@@ -194,7 +194,7 @@ def register_error_handlers(app):
     def handle_unexpected(error):
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
-            return handle_jsonable(refused)
+            return handle_jsonable(JsonableError(refused))
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 

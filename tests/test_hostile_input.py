@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from chat_appliance.web.params import MAX_INT
+from chat_appliance.lib.validators import MAX_INT
 
 from .helpers import err, ok
 

@@ -221,3 +221,20 @@ def test_web_sign_in_and_fetch_api_key_share_one_lock_out(app, org, flask_client
     assert locked.status_code == 429 and locked.get_json()["code"] == "RATE_LIMIT_HIT"
     err(anon.post("fetch_api_key", username=email, password=PASSWORD), 429, "RATE_LIMIT_HIT")
     assert web_sign_in(PASSWORD).status_code == 429
+
+
+def test_wrong_old_passwords_count_as_failed_logins(app, org, flask_client, clock):
+    """Does a wrong old password in PATCH /settings count toward the account's login lock-out, so
+    that a stolen API key cannot guess the password there, and is the right one then refused too
+    (while a missing old password is refused without counting)?"""
+    hamlet = org.client(org.hamlet)
+    anon = ApiClient(flask_client, None, None)
+    err(hamlet.patch("settings", new_password="a brand new secret"), 400, "BAD_REQUEST", "Please fill out all fields.")
+    for attempt in range(4):
+        err(hamlet.patch("settings", old_password=f"wrong {attempt}", new_password="a brand new secret"), 400,
+            "BAD_REQUEST", "Wrong password!")
+    err(anon.post("fetch_api_key", username=org.hamlet.email, password="wrong 4"), 401, "AUTHENTICATION_FAILED")
+    err(hamlet.patch("settings", old_password=PASSWORD, new_password="a brand new secret"), 429, "RATE_LIMIT_HIT")
+    err(anon.post("fetch_api_key", username=org.hamlet.email, password=PASSWORD), 429, "RATE_LIMIT_HIT")
+    clock.advance(1800)
+    ok(hamlet.patch("settings", old_password=PASSWORD, new_password="a brand new secret"))

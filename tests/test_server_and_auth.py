@@ -2,6 +2,8 @@
 
 import base64
 
+import pytest
+
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL
 
 from .helpers import ApiClient, err, ok
@@ -112,6 +114,39 @@ def test_passwords_are_hashed(org):
     with database.connection_context():
         stored = UserProfile.get_by_id(org.hamlet.id).password
     assert PASSWORD not in stored and stored.startswith("pbkdf2:")
+
+
+@pytest.mark.parametrize("method", ["scrypt", "pbkdf2:sha256:1000", "pbkdf2:sha512:2000"])
+def test_hashes_stored_by_werkzeug_still_sign_in(org, flask_client, method):
+    """Does a password hash written by werkzeug.security (what every stored hash was, before
+    lib/passwords hashed with hashlib itself) still sign in with its password, and only with it?"""
+    from werkzeug.security import generate_password_hash
+
+    from chat_appliance.models import UserProfile, database
+
+    with database.connection_context():
+        UserProfile.update(password=generate_password_hash("old werkzeug secret", method=method)).where(
+            UserProfile.id == org.hamlet.id).execute()
+    login = {"username": "hamlet@zulip.example", "password": "old werkzeug secret"}
+    assert ok(flask_client.post("/api/v1/fetch_api_key", data=login))["api_key"] == org.hamlet.api_key
+    err(flask_client.post("/api/v1/fetch_api_key", data={**login, "password": "old werkzeug secreT"}), 401,
+        "AUTHENTICATION_FAILED")
+
+
+@pytest.mark.parametrize("method", ["scrypt", "pbkdf2:sha256", "pbkdf2:sha256:1000"])
+def test_new_hashes_keep_werkzeugs_format(method):
+    """Does a new hash spell out its method's parameters in werkzeug's format, so that werkzeug
+    (and so any older build of this server, after a downgrade) verifies it?"""
+    from werkzeug.security import check_password_hash
+
+    from chat_appliance.lib.passwords import check_password, hash_password
+
+    stored = hash_password("a new secret", method)
+    assert stored.startswith({"scrypt": "scrypt:32768:8:1$", "pbkdf2:sha256": "pbkdf2:sha256:1000000$",
+                              "pbkdf2:sha256:1000": "pbkdf2:sha256:1000$"}[method])
+    assert check_password_hash(stored, "a new secret") and not check_password_hash(stored, "a new secreT")
+    assert check_password(stored, "a new secret") and not check_password(stored, "a new secreT")
+    assert not check_password("sha1$nonsense", "a new secret")
 
 
 def test_api_keys_are_32_random_characters(org):

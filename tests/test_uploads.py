@@ -22,6 +22,18 @@ def test_upload_returns_a_url_the_uploader_can_download(org):
     assert "attachment" in response.headers["Content-Disposition"]
 
 
+@pytest.mark.parametrize("name", ["café menu.PDF", "../../etc/passwd", "  .hidden  ", "a/b\\c d\tе.txt",
+                                  "日本語.png", "___", "résumé – final (2).docx", "x" * 5 + "..tar.gz."])
+def test_uploaded_file_names_are_what_they_always_were(org, name):
+    """Is an uploaded file stored under the name werkzeug's secure_filename gave it, as before
+    actions/uploads made the name itself (so that files uploaded before and after link alike)?"""
+    from werkzeug.utils import secure_filename
+
+    body = ok(upload(org, org.hamlet, b"bytes", name=name))
+    assert body["filename"] == (secure_filename(name) or "uploaded-file")
+    assert body["url"].endswith("/" + body["filename"])
+
+
 def test_who_may_download(org):
     """May a user download a file only once a message they can read links it, and do missing and
     forbidden files look alike? Does a download need credentials?"""

@@ -5,10 +5,8 @@ from pathlib import Path
 from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.lib.passwords import check_password, hash_password
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
-from chat_appliance.web.sessions import delete_other_sessions
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import notify_user_updated
 
@@ -22,23 +20,23 @@ IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "imag
                     (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
 
 
-def do_change_password(user, old_password, new_password, *, keep_session=None):
-    """Zulip's rules and texts: the old password must match; the new one must not be weak. Every
-    other browser session of the account ends (the one making the change stays)."""
+class WrongPasswordError(JsonableError):
+    """The old password does not match: the HTTP layer counts it as a failed login."""
+
+
+def do_change_password(user, old_password, new_password):
+    """Zulip's rules and texts: the old password must match; the new one must not be weak. (The
+    view throttles wrong old passwords as failed logins and ends the other browser sessions.)"""
     if not old_password:
         raise JsonableError("Please fill out all fields.")
-    # A wrong old password is a failed login: the same per-account throttle as signing in.
-    check_login_allowed(user.delivery_email)
     if not check_password(user.password, old_password):
-        record_failed_login(user.delivery_email)
-        raise JsonableError("Wrong password!")
+        raise WrongPasswordError("Wrong password!")
     if len(new_password) < PASSWORD_MIN_LENGTH:
         raise JsonableError("New password is too weak!")
     hashed = hash_password(new_password, runtime.current().settings["PASSWORD_HASH_METHOD"])
     with write_transaction():
         UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
     user.password = hashed
-    delete_other_sessions(user.id, keep_token=keep_session)
 
 
 def image_type(data):

@@ -12,16 +12,11 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.models import AlertWord
 from chat_appliance.models.base import query_rows
+from chat_appliance.lib.alert_words import user_alert_words
 
 ALERT_WORD_MAX_LENGTH = 100
 BEFORE = r"(?:^|(?<=[\s(\"'.,;\[*`>]))"
 AFTER = r"(?=$|[\s)\"'?:.,;\]!*`])"
-
-
-def user_alert_words(user):
-    """The user's words, as typed, in the order they were added."""
-    return [row.word for row in AlertWord.select(AlertWord.word).where(AlertWord.user_profile == user)
-            .order_by(AlertWord.id)]
 
 
 def clean_alert_words(words):

@@ -79,21 +79,6 @@ def create_bot_service(bot, fields):
     return BotService.create(bot=bot, token=secrets.token_urlsafe(24)[:32], **fields)
 
 
-def service_of(bot):
-    """The bot's service row, or None."""
-    return BotService.get_or_none(BotService.bot == bot.id)
-
-
-def administered_bots(user):
-    """Bots `user` administers: every bot of the organization for administrators, else their own.
-    System bots are nobody's to administer."""
-    query = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_bot
-                                       & ~UserProfile.is_system_bot)
-    if not user.is_realm_admin:
-        query = query.where(UserProfile.bot_owner == user.id)
-    return list(query.order_by(UserProfile.id))
-
-
 def bot_administrator_ids(bot):
     """Who receives realm_bot events about `bot`: its owner and the organization's administrators."""
     admins = UserProfile.select(UserProfile.id).where(

@@ -37,16 +37,13 @@ from chat_appliance.actions.channels import (
 )
 from chat_appliance.actions.messages import check_send_message, internal_send_direct_message
 from chat_appliance.actions.users import active_user_ids
+from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
 # Zulip's topic for Notification Bot's notes about a channel.
 CHANNEL_EVENTS_TOPIC = "channel events"
 
 # The capability that decides which events a client gets for archiving (see module doc).
 ARCHIVED_CHANNELS = "archived_channels"
-
-# Notification Bot tells new subscribers of their subscription only when a request subscribes at
-# most this many (Zulip's max_bulk_new_subscription_messages).
-MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100
 
 
 def capability_gated(event, capability, declared):

@@ -12,7 +12,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import access_stream_by_id
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import ParamError, check_string
+from chat_appliance.lib.validators import ParamError, check_string
 from chat_appliance.lib.serializers import draft_dict
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
@@ -109,12 +109,6 @@ def check_draft(user, var_name, raw, limits):
         "content": truncate(content, limits.max_message_length, CONTENT_TRUNCATED),
         "last_edit_time": int(timestamp),
     }
-
-
-def user_drafts(user):
-    """The user's drafts, most recently edited first (as GET /drafts and /register list them)."""
-    return list(Draft.select().where(Draft.user_profile == user)
-                .order_by(Draft.last_edit_time.desc(), Draft.id.desc()))
 
 
 def access_draft(user, draft_id):

@@ -9,13 +9,8 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import FLAG_BITS, Message, MutedUser, UserMessage, now
 from chat_appliance.models.base import query_rows
-from chat_appliance.actions.flags import do_update_message_flags
-
-
-def muted_users_list(user):
-    """[{id, timestamp}] in the order the users were muted."""
-    rows = MutedUser.select().where(MutedUser.user_profile == user).order_by(MutedUser.date_muted, MutedUser.id)
-    return [{"id": row.muted_user_id, "timestamp": row.date_muted} for row in rows]
+from chat_appliance.actions.message_flags import do_update_message_flags
+from chat_appliance.lib.muted_users import muted_users_list
 
 
 def muter_ids(sender_id, user_ids):

@@ -11,23 +11,12 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import RealmPlayground
+from chat_appliance.lib.playgrounds import realm_playgrounds
 
 PYGMENTS_LANGUAGE_MAX_LENGTH = 40
 NAME_MAX_LENGTH = 100
 # Zulip keeps the language open (custom "languages" unknown to Pygments) but limits its characters.
 PYGMENTS_LANGUAGE_RE = re.compile(r"^[ a-zA-Z0-9_+\-./#]*$")
-
-
-def playground_dict(playground):
-    """Zulip's RealmPlayground object."""
-    return {"id": playground.id, "name": playground.name, "pygments_language": playground.pygments_language,
-            "url_template": playground.url_template}
-
-
-def realm_playgrounds(realm_id):
-    """The organization's playgrounds, oldest first."""
-    return [playground_dict(p) for p in RealmPlayground.select().where(RealmPlayground.realm == realm_id)
-            .order_by(RealmPlayground.id)]
 
 
 def check_playground(name, pygments_language, url_template):

@@ -16,60 +16,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserPresence, UserProfile, now
-
-# Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
-# ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
-OFFLINE_THRESHOLD_SECONDS = 140
-# How far back presence data is served unless the client asks otherwise (Zulip: two weeks).
-DEFAULT_HISTORY_LIMIT_DAYS = 14
-
-
-def legacy_status(presence):
-    """(status, timestamp) of the legacy format."""
-    active = presence.last_active_time
-    if active is not None and active + OFFLINE_THRESHOLD_SECONDS >= presence.last_connected_time:
-        return "active", active
-    return "idle", presence.last_connected_time
-
-
-def legacy_presence(presence):
-    """{"website": ..., "aggregated": ...}: since Zulip 7.0 both carry the same data, and the
-    client is always "website"."""
-    status, timestamp = legacy_status(presence)
-    return {
-        "website": {"client": "website", "status": status, "timestamp": timestamp, "pushable": False},
-        "aggregated": {"client": "website", "status": status, "timestamp": timestamp},
-    }
-
-
-def modern_presence(presence):
-    """{"active_timestamp", "idle_timestamp"}: the last time active, the last time connected."""
-    return {"active_timestamp": presence.last_active_time or 0,
-            "idle_timestamp": presence.last_connected_time}
-
-
-def realm_presences(user, *, slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS, last_update_id=None):
-    """({key: presence}, the largest last_update_id served or -1) for the requester's organization:
-    humans sharing their presence, seen within the history limit (or changed after last_update_id)."""
-    query = (UserPresence.select(UserPresence, UserProfile)
-             .join(UserProfile)
-             .where((UserProfile.realm == user.realm_id) & UserProfile.is_active & ~UserProfile.is_bot))
-    if last_update_id is not None and last_update_id >= 0:
-        query = query.where(UserPresence.last_update_id > last_update_id)
-    else:
-        query = query.where(UserPresence.last_connected_time >= now() - history_limit_days * 86400)
-    presences, newest = {}, -1
-    for row in query:
-        if not user_setting(row.user_profile, "presence_enabled"):
-            continue
-        newest = max(newest, row.last_update_id)
-        if slim:
-            presences[str(row.user_profile_id)] = modern_presence(row)
-        else:
-            presences[row.user_profile.email] = legacy_presence(row)
-    if last_update_id is not None:
-        newest = max(newest, last_update_id)
-    return presences, newest
+from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, legacy_presence
 
 
 def do_update_user_presence(user, status, *, new_user_input):

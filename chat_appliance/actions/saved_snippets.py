@@ -27,11 +27,6 @@ def check_snippet_content(content, limits):
     return content
 
 
-def user_saved_snippets(user):
-    """The user's snippets in the order they were created."""
-    return list(SavedSnippet.select().where(SavedSnippet.user_profile == user).order_by(SavedSnippet.id))
-
-
 def access_saved_snippet(user, snippet_id):
     """One of the user's own snippets; anyone else's, like a missing one, gives Zulip's
     'Saved snippet does not exist.' (HTTP 404, code BAD_REQUEST)."""

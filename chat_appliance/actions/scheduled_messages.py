@@ -27,11 +27,10 @@ from chat_appliance.actions.messages import (
     normalize_topic,
     resolve_direct_recipients,
 )
+from chat_appliance.lib.scheduled_messages import MAX_REMINDER_NOTE_LENGTH, reminder_dict, scheduled_message_dict
 
 log = logging.getLogger(__name__)
 
-# Zulip's limit on a reminder's note (reported as max_reminder_note_length).
-MAX_REMINDER_NOTE_LENGTH = 1000
 # A reminder quotes at most this much of its message, so that quote, link and note stay within
 # the message length limit whatever the message's length.
 MAX_REMINDER_QUOTE_LENGTH = 2000
@@ -41,36 +40,6 @@ def message_limits():
     """The app's Limits (config.Limits): delivery runs in the scheduler's thread, outside any
     request, so they come from the runtime rather than from a view."""
     return runtime.current().settings["limits"]
-
-
-def scheduled_message_dict(sm):
-    """A scheduled message as GET /scheduled_messages and its events give it."""
-    data = {
-        "scheduled_message_id": sm.id,
-        "type": sm.type,
-        "to": sm.to,
-        "content": sm.content,
-        "rendered_content": sm.rendered_content,
-        "scheduled_delivery_timestamp": sm.scheduled_timestamp,
-        "failed": sm.failed,
-    }
-    if sm.type == "stream":
-        data["topic"] = sm.topic
-    return data
-
-
-def reminder_dict(sm):
-    """A reminder as GET /reminders and its events give it."""
-    return {
-        "reminder_id": sm.id,
-        "type": "private",
-        "to": sm.to,
-        "content": sm.content,
-        "rendered_content": sm.rendered_content,
-        "scheduled_delivery_timestamp": sm.scheduled_timestamp,
-        "failed": sm.failed,
-        "reminder_target_message_id": sm.reminder_target_message_id,
-    }
 
 
 def check_delivery_time(timestamp, at=None):
@@ -176,14 +145,6 @@ def do_delete_scheduled_message(sm):
         publish({"type": "reminders", "op": "remove", "reminder_id": sm.id}, [sm.sender_id])
     else:
         publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
-
-
-def user_scheduled_messages(user, delivery_type=SEND_LATER):
-    """The user's undelivered scheduled messages (or reminders), soonest first."""
-    return list(ScheduledMessage.select().where((ScheduledMessage.sender == user.id)
-                                                & (ScheduledMessage.delivery_type == delivery_type)
-                                                & ~ScheduledMessage.delivered)
-                .order_by(ScheduledMessage.scheduled_timestamp, ScheduledMessage.id))
 
 
 # --- reminders ---------------------------------------------------------------------------------

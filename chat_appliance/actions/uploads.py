@@ -16,18 +16,20 @@ import os
 import re
 import secrets
 import shutil
+import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from werkzeug.utils import secure_filename
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
-from chat_appliance.models import Attachment, AttachmentMessage, Message
+from chat_appliance.models import Attachment, AttachmentMessage
+from chat_appliance.lib.uploads import messages_linking
 
 UPLOAD_URL_PREFIX = "/user_uploads/"
+_NOT_IN_FILE_NAMES = re.compile(r"[^A-Za-z0-9_.-]")
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
 # as in Zulip. They are signed with the instance's key, so they survive a restart.
 TEMPORARY_URL_SECONDS = 60
@@ -47,8 +49,13 @@ class UploadStore:
 
 
 def safe_file_name(name):
-    """A file name safe in a URL and on disk; Zulip also keeps only such characters."""
-    return secure_filename(name or "") or "uploaded-file"
+    """A file name safe in a URL and on disk; Zulip also keeps only such characters. Accents
+    become plain letters ("café" -> "cafe"), other non-ASCII characters go, runs of spaces and
+    slashes become one "_", anything but letters, digits, "_", "." and "-" goes, and no name starts
+    or ends with "." or "_" (no hidden files, no "..")."""
+    ascii_name = unicodedata.normalize("NFKD", name or "").encode("ascii", "ignore").decode("ascii")
+    words = ascii_name.replace("/", " ").split()
+    return _NOT_IN_FILE_NAMES.sub("", "_".join(words)).strip("._") or "uploaded-file"
 
 
 def check_upload_size(size, limits):
@@ -89,14 +96,6 @@ def remove_file(store, path_id):
         target.parent.rmdir()
     except OSError:
         pass
-
-
-def messages_linking(attachment):
-    """Messages that share the file, oldest first."""
-    return (Message.select()
-            .join(AttachmentMessage, on=(AttachmentMessage.message_id == Message.id))
-            .where(AttachmentMessage.attachment_id == attachment.id)
-            .order_by(Message.id))
 
 
 def can_access_attachment(user, attachment):

@@ -6,19 +6,9 @@ a new account starts with them (actions.users.create_user_row)."""
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
-from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.models import Realm
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
-
-STORAGE_KEY = "user_settings_defaults"
-
-
-def realm_user_settings_defaults(realm):
-    """Every default, as /register's realm_user_settings_defaults gives them."""
-    values = dict(USER_SETTING_DEFAULTS)
-    values["email_address_visibility"] = EMAIL_VISIBLE_EVERYONE
-    values.update((realm.settings or {}).get(STORAGE_KEY, {}))
-    return values
+from chat_appliance.lib.user_settings_defaults import STORAGE_KEY, realm_user_settings_defaults
 
 
 def new_user_settings(realm):

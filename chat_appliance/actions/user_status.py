@@ -11,9 +11,10 @@ from chat_appliance.lib.custom_emoji import active_realm_emoji
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
-from chat_appliance.models import UserProfile, UserStatus, now
+from chat_appliance.models import UserStatus, now
 from chat_appliance.actions.reactions import check_custom_emoji
 from chat_appliance.actions.users import do_change_settings
+from chat_appliance.lib.user_status import user_status_dict
 
 STATUS_TEXT_MAX_LENGTH = 60
 
@@ -62,35 +63,10 @@ def check_status_text(status_text):
     return status_text
 
 
-def user_status_dict(status, *, away=False):
-    """The status as GET /users/{id}/status and /register give it: only what is set."""
-    result = {}
-    if away:
-        result["away"] = True
-    if status is not None and status.status_text:
-        result["status_text"] = status.status_text
-    if status is not None and status.emoji_name:
-        result.update(emoji_name=status.emoji_name, emoji_code=status.emoji_code,
-                      reaction_type=status.reaction_type)
-    return result
-
-
 def get_user_status(user):
     """The user's status dict (empty when none is set)."""
     status = UserStatus.get_or_none(UserStatus.user_profile == user)
     return user_status_dict(status, away=not user_setting(user, "presence_enabled"))
-
-
-def realm_user_statuses(realm_id):
-    """{str(user id): status} for the users of the organization who have one (/register)."""
-    users = {u.id: u for u in UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active)}
-    statuses = {s.user_profile_id: s for s in UserStatus.select().where(UserStatus.user_profile.in_(list(users)))}
-    result = {}
-    for user_id, user in users.items():
-        entry = user_status_dict(statuses.get(user_id), away=not user_setting(user, "presence_enabled"))
-        if entry:
-            result[str(user_id)] = entry
-    return result
 
 
 def do_update_user_status(user, *, away, status_text, emoji):

@@ -3,16 +3,8 @@
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.serializers import user_topic_event
-from chat_appliance.models import Stream, UserTopic, now
+from chat_appliance.models import UserTopic, now
 from chat_appliance.models.messages import TOPIC_INHERIT
-
-
-def user_topic_rows(user):
-    """The user's topics with a policy other than the default, with their channels, oldest first
-    (/register's user_topics and muted_topics, GET /user_topics)."""
-    return list(UserTopic.select(UserTopic, Stream).join(Stream)
-                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
-                .order_by(UserTopic.id))
 
 
 def set_topic_visibility(user, stream, topic, policy):

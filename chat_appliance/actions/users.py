@@ -8,7 +8,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import can_see_real_email
 from chat_appliance.lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
-from chat_appliance.web.auth import forget_cached_credentials
+from chat_appliance.lib.credential_changes import credentials_changed
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import set_role_group_membership
 from chat_appliance.lib.passwords import generate_api_key, hash_password
@@ -193,7 +193,7 @@ def do_regenerate_api_key(user):
     key = generate_api_key()
     with write_transaction():
         UserProfile.update(api_key=key).where(UserProfile.id == user.id).execute()
-    forget_cached_credentials(user.id)
+    credentials_changed(user.id)
     user.api_key = key
     return key
 
@@ -267,7 +267,7 @@ def do_change_delivery_email(user, new_email):
         user.delivery_email = new_email
         user.email = api_email_for(user)
         user.save()
-    forget_cached_credentials(user.id)
+    credentials_changed(user.id)
     audience = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     seeing = [u.id for u in audience if can_see_real_email(u, user)]
     publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, "delivery_email": new_email}},
@@ -293,7 +293,7 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
         target.is_active = False
         if revoked_invitations:
             notify_invites_changed(target.realm_id, None)
-        forget_cached_credentials(target.id)
+        credentials_changed(target.id)
         notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):
             publish({"type": "realm_user", "op": "update",

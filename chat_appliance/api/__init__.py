@@ -1,15 +1,16 @@
 """One blueprint per endpoint group, all mounted under /api/v1."""
 
 from chat_appliance.api import (
+    alert_words,
     avatars,
     bot_storage,
+    calls,
     channel_folders,
     channel_lifecycle,
     channels,
     dev,
     drafts,
     events,
-    export,
     health,
     invites,
     linkifiers,
@@ -19,9 +20,9 @@ from chat_appliance.api import (
     message_flags,
     message_reports,
     messages,
+    muted_users,
     navigation_views,
-    org_settings,
-    people,
+    playgrounds,
     presence,
     profile_fields,
     push,
@@ -29,28 +30,33 @@ from chat_appliance.api import (
     reactions,
     realm,
     realm_emoji,
+    realm_export,
     saved_snippets,
     scheduled_messages,
     server,
+    settings,
     thumbnail,
     topics,
     typing,
     uploads,
     user_groups,
+    user_settings_defaults,
+    user_status,
     user_topics,
     users,
     webhooks,
 )
 
 BLUEPRINTS = [
-    server.bp, users.bp, channels.bp, realm.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
+    server.bp, users.bp, channels.bp, realm.bp, settings.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
     channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edit.bp, message_delete.bp, message_reports.bp, reactions.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
-    people.bp, realm_emoji.bp, org_settings.bp, push_legacy.bp, export.bp,
+    user_status.bp, muted_users.bp, alert_words.bp, realm_emoji.bp, user_settings_defaults.bp, playgrounds.bp,
+    calls.bp, push_legacy.bp, realm_export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
     avatars.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, export.files_bp, thumbnail.bp, health.bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, realm_export.files_bp, thumbnail.bp, health.bp]

@@ -5,12 +5,7 @@ from flask import Blueprint, request
 from chat_appliance.actions.account import do_reset_avatar, do_set_avatar
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import endpoint
-from chat_appliance.web.context import app_state
-
-
-def avatars_root():
-    """Uploaded avatars live beside the instance's other uploads."""
-    return app_state().uploads.root / "avatars"
+from chat_appliance.web.context import avatars_root
 
 bp = Blueprint("avatars", __name__)
 

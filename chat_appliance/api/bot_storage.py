@@ -3,7 +3,8 @@
 from flask import Blueprint
 
 from chat_appliance.actions.bot_storage import do_remove_storage, do_update_storage, stored_items
-from chat_appliance.web.params import Param, check_dict, check_string, endpoint, list_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_dict, check_string, list_of
 
 bp = Blueprint("bot_storage", __name__)
 

@@ -14,7 +14,8 @@ from chat_appliance.actions.channel_folders import (
     realm_folders,
 )
 from chat_appliance.lib.access import require_realm_admin
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, list_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, list_of
 from chat_appliance.lib.serializers import folder_dict
 from chat_appliance.web.context import limits
 

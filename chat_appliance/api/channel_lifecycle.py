@@ -1,6 +1,5 @@
 """A channel's life and the organization's channel lists: POST /channels/create, DELETE
-/streams/{id} (archive), /default_streams, GET /streams/{id}/email_address,
-PATCH /users/me/subscriptions and GET /users/{id}/subscriptions/{stream_id}."""
+/streams/{id} (archive), /default_streams, GET /streams/{id}/email_address."""
 
 from flask import Blueprint
 
@@ -14,24 +13,20 @@ from chat_appliance.actions.channel_lifecycle import (
     do_get_channel_email_address,
     notification_bot,
 )
-from chat_appliance.actions.channels import check_stream_name, do_change_subscription_properties
+from chat_appliance.actions.channels import check_stream_name
 from chat_appliance.lib.access import (
     access_stream_by_id,
-    access_user_by_id,
-    active_subscription,
-    can_access_stream_metadata,
     get_stream_by_name,
     group_in_realm,
-    is_subscribed,
     require_realm_admin,
     user_in_realm,
 )
 from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
-from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, check_string, endpoint, list_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_group_id, check_int, list_of
 from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS
 from chat_appliance.api.channel_folders import check_folder_id
-from chat_appliance.api.channels import check_color, subscribe, unsubscribe
 from chat_appliance.web.context import limits
 
 bp = Blueprint("channel_lifecycle", __name__)
@@ -158,61 +153,3 @@ def get_stream_email_address(user, stream_id, sender_id):
     return {"email": do_get_channel_email_address(user, stream, sender)}
 
 
-@bp.get("/users/<int:user_id>/subscriptions/<int:stream_id>")
-@endpoint()
-def get_subscription_status(user, user_id, stream_id):
-    """Whether a user is subscribed to a channel the requester may see."""
-    target = access_user_by_id(user, user_id)
-    stream = access_stream_by_id(user, stream_id)
-    return {"is_subscribed": is_subscribed(target, stream)}
-
-
-def check_add_requests(var_name, value):
-    """add=[{"name": ..., "color": ..., "description": ...}]"""
-    items = list_of(lambda name, item: item)(var_name, value)
-    specs = []
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise ParamError(f"{var_name}[{index}] is not a dict")
-        name = item.get("name")
-        if not isinstance(name, str):
-            raise ParamError(f'{var_name}[{index}]["name"] is missing or not a string')
-        description = item.get("description", "")
-        if not isinstance(description, str):
-            raise ParamError(f'{var_name}[{index}]["description"] is not a string')
-        color = check_color(f'{var_name}[{index}]["color"]', item["color"]) if "color" in item else None
-        specs.append((name, description, color))
-    return specs
-
-
-@bp.patch("/users/me/subscriptions")
-@endpoint(add=Param(check_add_requests, default=[]), delete=Param(list_of(check_string), default=[]))
-def update_subscriptions(user, add, delete):
-    """Subscribe to (creating as needed) and unsubscribe from channels in one request, as POST and
-    DELETE /users/me/subscriptions do; every channel to leave is checked before anything changes."""
-
-    if not add and not delete:
-        raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
-    for name in delete:
-        stream = get_stream_by_name(user.realm_id, name)
-        if stream is None or not can_access_stream_metadata(user, stream):
-            raise JsonableError(f"Channel(s) ({name}) do not exist")
-    result = {"subscribed": {}, "already_subscribed": {}, "removed": [], "not_removed": []}
-    if add:
-        # The views of POST and DELETE /users/me/subscriptions, called with their defaults.
-        added = subscribe.__wrapped__(user, subscriptions=[(name, description) for name, description, _color in add],
-                                      principals=None, authorization_errors_fatal=True, invite_only=False,
-                                      history_public_to_subscribers=None, announce=False)
-        result.update(subscribed=added["subscribed"], already_subscribed=added["already_subscribed"])
-        newly = set(added["subscribed"].get(str(user.id), []))
-        colors = []
-        for name, _description, color in add:
-            stream = get_stream_by_name(user.realm_id, name)
-            if color is not None and stream is not None and stream.name in newly:
-                sub = active_subscription(user, stream)
-                colors.append((sub, "color", color))
-        if colors:
-            do_change_subscription_properties(colors)
-    if delete:
-        result.update(unsubscribe.__wrapped__(user, subscriptions=delete, principals=None))
-    return result

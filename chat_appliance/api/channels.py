@@ -1,4 +1,5 @@
-"""Channels and subscriptions: /users/me/subscriptions(/properties), /streams, /get_stream_id."""
+"""Channels and subscriptions: /users/me/subscriptions(/properties), GET /users/{id}/subscriptions/{stream_id},
+/streams, /get_stream_id."""
 
 import re
 
@@ -16,6 +17,7 @@ from chat_appliance.actions.channels import (
 from chat_appliance.lib.access import (
     access_stream_by_id,
     access_stream_by_name,
+    access_user_by_id,
     active_subscription,
     can_access_stream_metadata,
     find_user_by_email,
@@ -27,8 +29,8 @@ from chat_appliance.lib.access import (
 )
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
-from chat_appliance.web.params import (
-    Param,
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import (
     ParamError,
     check_any_json,
     check_bool,
@@ -36,7 +38,6 @@ from chat_appliance.web.params import (
     check_group_id,
     check_json_list,
     check_string,
-    endpoint,
     list_of,
 )
 from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
@@ -47,7 +48,6 @@ from chat_appliance.lib.subscriptions import (
     subscriber_ids,
     subscription_list,
 )
-from chat_appliance.models import UserProfile
 from chat_appliance.api.channel_folders import check_folder_id
 from chat_appliance.web.context import limits
 
@@ -372,3 +372,63 @@ def update_subscription_properties(user, subscription_data):
             raise JsonableError(f"Not subscribed to channel ID {stream_id}")
         changes.append((sub, prop, value))
     do_change_subscription_properties(changes)
+
+
+@bp.get("/users/<int:user_id>/subscriptions/<int:stream_id>")
+@endpoint()
+def get_subscription_status(user, user_id, stream_id):
+    """Whether a user is subscribed to a channel the requester may see."""
+    target = access_user_by_id(user, user_id)
+    stream = access_stream_by_id(user, stream_id)
+    return {"is_subscribed": is_subscribed(target, stream)}
+
+
+def check_add_requests(var_name, value):
+    """add=[{"name": ..., "color": ..., "description": ...}]"""
+    items = list_of(lambda name, item: item)(var_name, value)
+    specs = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ParamError(f"{var_name}[{index}] is not a dict")
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise ParamError(f'{var_name}[{index}]["name"] is missing or not a string')
+        description = item.get("description", "")
+        if not isinstance(description, str):
+            raise ParamError(f'{var_name}[{index}]["description"] is not a string')
+        color = check_color(f'{var_name}[{index}]["color"]', item["color"]) if "color" in item else None
+        specs.append((name, description, color))
+    return specs
+
+
+@bp.patch("/users/me/subscriptions")
+@endpoint(add=Param(check_add_requests, default=[]), delete=Param(list_of(check_string), default=[]))
+def update_subscriptions(user, add, delete):
+    """Subscribe to (creating as needed) and unsubscribe from channels in one request, as POST and
+    DELETE /users/me/subscriptions do; every channel to leave is checked before anything changes."""
+
+    if not add and not delete:
+        raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
+    for name in delete:
+        stream = get_stream_by_name(user.realm_id, name)
+        if stream is None or not can_access_stream_metadata(user, stream):
+            raise JsonableError(f"Channel(s) ({name}) do not exist")
+    result = {"subscribed": {}, "already_subscribed": {}, "removed": [], "not_removed": []}
+    if add:
+        # The views of POST and DELETE /users/me/subscriptions, called with their defaults.
+        added = subscribe.__wrapped__(user, subscriptions=[(name, description) for name, description, _color in add],
+                                      principals=None, authorization_errors_fatal=True, invite_only=False,
+                                      history_public_to_subscribers=None, announce=False)
+        result.update(subscribed=added["subscribed"], already_subscribed=added["already_subscribed"])
+        newly = set(added["subscribed"].get(str(user.id), []))
+        colors = []
+        for name, _description, color in add:
+            stream = get_stream_by_name(user.realm_id, name)
+            if color is not None and stream is not None and stream.name in newly:
+                sub = active_subscription(user, stream)
+                colors.append((sub, "color", color))
+        if colors:
+            do_change_subscription_properties(colors)
+    if delete:
+        result.update(unsubscribe.__wrapped__(user, subscriptions=delete, principals=None))
+    return result

@@ -9,9 +9,10 @@ from chat_appliance.actions.drafts import (
     do_create_drafts,
     do_delete_draft,
     do_edit_draft,
-    user_drafts,
 )
-from chat_appliance.web.params import Param, check_dict, endpoint, list_of
+from chat_appliance.lib.drafts import user_drafts
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_dict, list_of
 from chat_appliance.lib.serializers import draft_dict
 from chat_appliance.web.context import limits
 

@@ -7,15 +7,14 @@ from chat_appliance.events.state import fetch_initial_state
 from chat_appliance.web.auth import authenticate_basic, cached_basic_user
 from chat_appliance.lib.errors import JsonableError, UnauthorizedError
 from chat_appliance.lib.messages import max_message_id
-from chat_appliance.web.params import (
-    Param,
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import (
     ParamError,
     check_bool,
     check_dict,
     check_int,
     check_json_list,
     check_string,
-    endpoint,
     is_id_string,
     list_of,
 )

@@ -18,7 +18,8 @@ from chat_appliance.actions.invites import (
 )
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, list_of, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, int_range, list_of, one_of
 from chat_appliance.models import ROLE_MEMBER, ROLES
 
 bp = Blueprint("invites", __name__)

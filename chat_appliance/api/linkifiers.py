@@ -11,7 +11,8 @@ from chat_appliance.actions.linkifiers import (
 )
 from chat_appliance.lib.access import require_realm_admin
 from chat_appliance.lib.linkifiers import realm_linkifiers
-from chat_appliance.web.params import Param, check_int, endpoint, list_of, string_max
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_int, list_of, string_max
 from chat_appliance.lib.serializers import linkifier_dict
 
 # Every message render runs every pattern: a bound of our choosing keeps them reasonable.

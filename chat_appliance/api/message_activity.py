@@ -6,7 +6,8 @@ from flask import Blueprint
 from chat_appliance.actions.read_receipts import check_read_receipts_enabled, read_receipt_user_ids
 from chat_appliance.actions.typing import do_send_message_edit_typing
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import one_of
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.api.messages import access_message
 

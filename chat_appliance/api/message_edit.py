@@ -5,7 +5,8 @@ from flask import Blueprint
 from chat_appliance.actions.message_edit import PROPAGATE_MODES, check_update_message, do_update_message
 from chat_appliance.lib.access import access_message
 from chat_appliance.lib.message_history import edit_snapshots
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, one_of
 from chat_appliance.web.context import limits
 
 bp = Blueprint("message_edits", __name__)

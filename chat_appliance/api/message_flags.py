@@ -3,11 +3,12 @@ POST /mark_all_as_read, /mark_stream_as_read, /mark_topic_as_read."""
 
 from flask import Blueprint
 
-from chat_appliance.actions.flags import do_mark_read, do_update_flags_by_id, do_update_flags_in_range
+from chat_appliance.actions.message_flags import do_mark_read, do_update_flags_by_id, do_update_flags_in_range
 from chat_appliance.actions.messages import normalize_topic
 from chat_appliance.lib.access import access_stream_by_id
 from chat_appliance.lib.narrow import Narrow, RangeQuery, parse_narrow, resolve_anchor
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, list_of, one_of, parse_anchor
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, int_range, list_of, one_of, parse_anchor
 from chat_appliance.web.context import limits
 
 bp = Blueprint("message_flags", __name__)

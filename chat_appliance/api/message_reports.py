@@ -2,10 +2,11 @@
 
 from flask import Blueprint
 
-from chat_appliance.actions.message_report import check_report, do_report_message
+from chat_appliance.actions.message_reports import check_report, do_report_message
 from chat_appliance.events.state import REPORT_MESSAGE_TYPES
 from chat_appliance.lib.access import access_message
-from chat_appliance.web.params import Param, endpoint, one_of, string_max
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import one_of, string_max
 from chat_appliance.web.context import limits
 
 bp = Blueprint("message_reports", __name__)

@@ -8,11 +8,10 @@ from chat_appliance.lib.access import access_message
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
 from chat_appliance.lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
-from chat_appliance.web.params import (
-    Param,
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import (
     check_bool,
     check_int,
-    endpoint,
     int_range,
     json_or_string,
     list_of,

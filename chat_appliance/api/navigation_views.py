@@ -15,7 +15,8 @@ from chat_appliance.actions.navigation_views import (
     user_views,
 )
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_bool, endpoint, string_max
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, string_max
 from chat_appliance.lib.serializers import view_dict
 
 # Bounds of our choosing: a view is a URL fragment and a label in a sidebar.

@@ -4,16 +4,12 @@ import time
 
 from flask import Blueprint
 
-from chat_appliance.actions.presence import (
-    DEFAULT_HISTORY_LIMIT_DAYS,
-    do_update_user_presence,
-    legacy_presence,
-    realm_presences,
-    user_presence,
-)
+from chat_appliance.actions.presence import do_update_user_presence, user_presence
+from chat_appliance.lib.presence import DEFAULT_HISTORY_LIMIT_DAYS, legacy_presence, realm_presences
 from chat_appliance.lib.access import access_user_by_email, access_user_by_id
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_bool, check_int, endpoint, int_range, is_id_string, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, check_int, int_range, is_id_string, one_of
 from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("presence", __name__)

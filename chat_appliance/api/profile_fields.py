@@ -13,7 +13,8 @@ from chat_appliance.actions.profile_fields import (
     realm_fields,
 )
 from chat_appliance.lib.access import require_realm_admin
-from chat_appliance.web.params import Param, check_any_json, check_bool, check_int, endpoint, list_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_any_json, check_bool, check_int, list_of
 from chat_appliance.lib.serializers import field_dict
 
 bp = Blueprint("profile_fields", __name__)

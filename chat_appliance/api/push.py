@@ -7,7 +7,8 @@ from flask import Blueprint, current_app
 
 from chat_appliance.actions.push import PushServiceNotConfiguredError, do_register_push_device
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, ParamError, check_int, check_string, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import ParamError, check_int, check_string, one_of
 
 bp = Blueprint("push", __name__)
 

@@ -13,7 +13,8 @@ from chat_appliance.actions.push_legacy import (
     e2ee_test_devices,
     legacy_test_devices,
 )
-from chat_appliance.web.params import Param, check_int, endpoint
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_int
 
 bp = Blueprint("push_legacy", __name__)
 

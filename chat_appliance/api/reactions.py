@@ -4,7 +4,8 @@ from flask import Blueprint
 
 from chat_appliance.actions.reactions import REACTION_TYPES, check_emoji, do_add_reaction, do_remove_reaction
 from chat_appliance.lib.access import access_message
-from chat_appliance.web.params import Param, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import one_of
 
 bp = Blueprint("reactions", __name__)
 

@@ -1,22 +1,17 @@
-"""Organization and personal settings: PATCH /realm, PATCH /settings."""
+"""Organization settings: PATCH /realm, and the preview of the custom welcome message."""
 
-import zoneinfo
+from flask import Blueprint
 
-from flask import Blueprint, request
-
-from chat_appliance.actions.account import do_change_password
 from chat_appliance.actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
 from chat_appliance.actions.realm import do_update_realm
-from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
 from chat_appliance.actions.welcome import do_send_test_welcome_message
 from chat_appliance.lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
-from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
-from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
-from chat_appliance.web.sessions import SESSION_COOKIE
-from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, REALM_GROUP_SETTING_DEFAULTS, check_welcome_text_param
+from chat_appliance.lib.validators import check_bool, check_group_id, check_int, int_range, one_of, string_max
 from chat_appliance.models import EDIT_HISTORY_POLICIES
+from chat_appliance.web.params import Param, endpoint
 
 bp = Blueprint("realm", __name__)
 
@@ -36,6 +31,15 @@ def check_limit_or_unlimited(var_name, value):
     if value == "unlimited":
         return None
     return int_range(low=0)(var_name, value)
+
+
+# PATCH /realm parameters for the onboarding settings of lib/onboarding_settings.py (absent: None).
+def realm_setting_params():
+    params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
+    params.update(invite_required=Param(check_bool, default=None),
+                  enable_read_receipts=Param(check_bool, default=None),
+                  welcome_message_custom_text=Param(check_welcome_text_param, default=None))
+    return params
 
 
 MESSAGE_SETTING_PARAMS = {name: Param(check_group_id, default=None) for name in MESSAGE_GROUP_SETTINGS}
@@ -103,42 +107,6 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         do_update_realm(realm, changes)
     if onboarding_changes:
         do_set_onboarding_settings(realm, onboarding_changes)
-
-
-def check_timezone(var_name, value):
-    """An IANA time zone name, or the empty string."""
-    if value and value not in zoneinfo.available_timezones():
-        raise ParamError(f"Invalid {var_name}")
-    return value
-
-
-BOOLEAN_SETTINGS = {k for k, v in USER_SETTING_DEFAULTS.items() if isinstance(v, bool)}
-
-
-def _settings_params():
-    params = {name: Param(check_bool, default=None) for name in sorted(BOOLEAN_SETTINGS)}
-    params.update(
-        full_name=Param(default=None),
-        timezone=Param(check_timezone, default=None),
-        email_address_visibility=Param(int_range(1, 5), default=None),
-        old_password=Param(default=None),
-        new_password=Param(default=None),
-    )
-    return params
-
-
-@bp.patch("/settings")
-@endpoint(**_settings_params())
-def update_settings(user, full_name, old_password, new_password, **settings):
-    """The requester changes their own name, password and personal settings."""
-    if new_password:
-        keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
-        do_change_password(user, old_password, new_password, keep_session=keep)
-    if full_name is not None and full_name.strip() != user.full_name:
-        do_change_full_name(user, check_full_name(full_name))
-    changes = {k: v for k, v in settings.items() if v is not None}
-    if changes:
-        do_change_settings(user, changes)
 
 
 @bp.post("/realm/test_welcome_bot_custom_message")

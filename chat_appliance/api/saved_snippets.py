@@ -9,9 +9,10 @@ from chat_appliance.actions.saved_snippets import (
     do_create_saved_snippet,
     do_delete_saved_snippet,
     do_edit_saved_snippet,
-    user_saved_snippets,
 )
-from chat_appliance.web.params import Param, endpoint, string_max
+from chat_appliance.lib.saved_snippets import user_saved_snippets
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import string_max
 from chat_appliance.lib.serializers import saved_snippet_dict
 from chat_appliance.web.context import limits
 

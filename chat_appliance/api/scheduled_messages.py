@@ -9,11 +9,10 @@ from chat_appliance.actions.scheduled_messages import (
     do_delete_scheduled_message,
     do_edit_scheduled_message,
     do_schedule_message,
-    reminder_dict,
-    scheduled_message_dict,
-    user_scheduled_messages,
 )
-from chat_appliance.web.params import Param, check_bool, endpoint, int_range, json_or_string, one_of
+from chat_appliance.lib.scheduled_messages import reminder_dict, scheduled_message_dict, user_scheduled_messages
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, int_range, json_or_string, one_of
 from chat_appliance.models import MAX_DATABASE_INT
 from chat_appliance.models.scheduled import REMINDER
 from chat_appliance.api.messages import access_message

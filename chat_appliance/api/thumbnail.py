@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from flask import Blueprint, redirect
 
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import one_of
 
 bp = Blueprint("thumbnail", __name__)
 

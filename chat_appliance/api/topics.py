@@ -6,7 +6,8 @@ from chat_appliance.actions.message_delete import do_delete_topic
 from chat_appliance.actions.messages import normalize_topic
 from chat_appliance.lib.access import access_stream_by_id, access_stream_for_topic_deletion, require_realm_admin
 from chat_appliance.lib.messages import display_topic, stream_topics
-from chat_appliance.web.params import Param, check_bool, endpoint
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool
 from chat_appliance.web.context import limits
 
 bp = Blueprint("topics", __name__)

@@ -6,7 +6,8 @@ from chat_appliance.actions.typing import do_send_direct_typing, do_send_stream_
 from chat_appliance.lib.access import access_stream_by_id, access_user_by_id
 from chat_appliance.lib.errors import JsonableError, MissingArgumentError
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from chat_appliance.web.params import Param, check_int, endpoint, list_of, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_int, list_of, one_of
 from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("typing", __name__)

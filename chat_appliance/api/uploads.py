@@ -5,16 +5,16 @@ DELETE /attachments/{id}; and, outside /api/v1, the downloads: GET /user_uploads
 from flask import Blueprint, request, send_file
 
 from chat_appliance.actions.uploads import (
-    UPLOAD_URL_PREFIX,
     access_own_attachment,
     access_temporary_upload,
     access_upload,
     do_delete_attachment,
     do_upload_file,
-    messages_linking,
     temporary_url,
+    UPLOAD_URL_PREFIX,
     user_attachments,
 )
+from chat_appliance.lib.uploads import messages_linking
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.web.params import endpoint
 from chat_appliance.lib.serializers import attachment_dict

@@ -1,6 +1,6 @@
 """User groups: POST /user_groups/create, GET /user_groups, PATCH /user_groups/{id},
 GET|POST /user_groups/{id}/members, GET|POST /user_groups/{id}/subgroups,
-POST /user_groups/{id}/deactivate."""
+POST /user_groups/{id}/deactivate, GET /user_groups/{id}/members/{user_id}."""
 
 from flask import Blueprint
 
@@ -23,9 +23,11 @@ from chat_appliance.actions.user_groups import (
     group_dict,
     realm_groups,
 )
+from chat_appliance.lib.access import access_user_by_id
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.groups import recursive_member_ids, subgroup_closure
-from chat_appliance.web.params import Param, ParamError, check_any_json, check_bool, check_int, endpoint, list_of, string_max
+from chat_appliance.lib.groups import is_user_in_group, recursive_member_ids, subgroup_closure
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import ParamError, check_any_json, check_bool, check_int, list_of, string_max
 
 # Every /register carries every group's description, so one member's must not weigh megabytes.
 MAX_GROUP_DESCRIPTION_LENGTH = 1024
@@ -174,3 +176,15 @@ def deactivate_group(user, group_id):
     if group.deactivated:
         raise JsonableError("User group is already deactivated.")
     do_deactivate_group(group)
+
+
+@bp.get("/user_groups/<int:group_id>/members/<int:user_id>")
+@endpoint(direct_member_only=Param(check_bool, default=False))
+def get_is_user_group_member(user, group_id, user_id, direct_member_only):
+    """Whether a user is in a group (recursively unless direct_member_only); deactivated users are in none."""
+    group = access_group(user.realm_id, group_id)
+    target = access_user_by_id(user, user_id)
+    if not target.is_active:
+        return {"is_user_group_member": False}
+    member = target.id in direct_member_ids(group) if direct_member_only else is_user_in_group(target, group.id)
+    return {"is_user_group_member": member}

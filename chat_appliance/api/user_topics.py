@@ -4,10 +4,12 @@ PATCH /users/me/subscriptions/muted_topics."""
 from flask import Blueprint
 
 from chat_appliance.actions.messages import normalize_topic
-from chat_appliance.actions.user_topics import do_set_user_topic, user_topic_rows
+from chat_appliance.actions.user_topics import do_set_user_topic
+from chat_appliance.lib.user_topics import user_topic_rows
 from chat_appliance.lib.access import access_stream_by_id, access_stream_by_name
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_int, endpoint, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_int, one_of
 from chat_appliance.lib.serializers import user_topic_dict
 from chat_appliance.models.messages import TOPIC_INHERIT, TOPIC_MUTED
 from chat_appliance.web.context import limits

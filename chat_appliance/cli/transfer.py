@@ -5,10 +5,11 @@ import sys
 import time
 from pathlib import Path
 
+from chat_appliance.cli.common import CommandError, open_instance, require_realm
+
 
 def cmd_export(args):
     """Write the organization to a folder in Zulip's export layout, and a .tar.gz of it."""
-    from chat_appliance.cli.main import CommandError, open_instance, require_realm
     from chat_appliance.models import database
     from chat_appliance.ops.transfer.exporter import export_realm, make_tarball
     from chat_appliance.ops.transfer.progress import ProgressBar
@@ -28,7 +29,6 @@ def cmd_export(args):
 
 def cmd_import_zulip(args):
     """Create a new instance from an export (this server's or a Zulip server's `manage.py export`)."""
-    from chat_appliance.cli.main import CommandError
     from chat_appliance.config import instance_path_from_env
     from chat_appliance.ops.transfer.importer import ArchiveError, import_export
     from chat_appliance.ops.transfer.progress import ProgressBar
@@ -49,8 +49,8 @@ def cmd_import_zulip(args):
     return 0
 
 
-def add_transfer_commands(add):
-    """Register the commands on the CLI's parser (`add` is cli.build_parser's helper)."""
+def add_commands(add):
+    """Register export and import-zulip on the parser (`add` is cli.main.build_parser's helper)."""
     export = add("export", cmd_export, "Export the organization in Zulip's export layout (folder and .tar.gz).")
     export.add_argument("--output", help="folder to create (default: INSTANCE/exports/zulip-export-TIME)")
     imp = add("import-zulip", cmd_import_zulip,

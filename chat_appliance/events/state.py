@@ -6,29 +6,25 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 import time
 
-from chat_appliance.actions.alert_words import user_alert_words
-from chat_appliance.actions.bot_services import administered_bots, service_of
-from chat_appliance.actions.channel_lifecycle import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
-from chat_appliance.actions.drafts import user_drafts
-from chat_appliance.actions.muted_users import muted_users_list
-from chat_appliance.actions.playgrounds import realm_playgrounds
-from chat_appliance.actions.presence import realm_presences
-from chat_appliance.actions.saved_snippets import user_saved_snippets
-from chat_appliance.actions.scheduled_messages import (
+from chat_appliance.lib.access import can_access_stream_metadata
+from chat_appliance.lib.alert_words import user_alert_words
+from chat_appliance.lib.bot_services import administered_bots, service_of
+from chat_appliance.lib.custom_emoji import realm_emoji_state
+from chat_appliance.lib.drafts import user_drafts
+from chat_appliance.lib.linkifiers import realm_linkifiers
+from chat_appliance.lib.message_permissions import realm_message_settings_state
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance.lib.muted_users import muted_users_list
+from chat_appliance.lib.onboarding_settings import onboarding_settings_state
+from chat_appliance.lib.playgrounds import realm_playgrounds
+from chat_appliance.lib.presence import realm_presences
+from chat_appliance.lib.saved_snippets import user_saved_snippets
+from chat_appliance.lib.scheduled_messages import (
     MAX_REMINDER_NOTE_LENGTH,
     reminder_dict,
     scheduled_message_dict,
     user_scheduled_messages,
 )
-from chat_appliance.actions.user_settings_defaults import realm_user_settings_defaults
-from chat_appliance.actions.user_status import realm_user_statuses
-from chat_appliance.actions.user_topics import user_topic_rows
-from chat_appliance.lib.access import can_access_stream_metadata
-from chat_appliance.lib.custom_emoji import realm_emoji_state
-from chat_appliance.lib.linkifiers import realm_linkifiers
-from chat_appliance.lib.message_permissions import realm_message_settings_state
-from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
@@ -43,8 +39,12 @@ from chat_appliance.lib.serializers import (
     user_group_setting_defaults,
     user_topic_dict,
 )
+from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 from chat_appliance.lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
+from chat_appliance.lib.user_settings_defaults import realm_user_settings_defaults
+from chat_appliance.lib.user_status import realm_user_statuses
+from chat_appliance.lib.user_topics import user_topic_rows
 from chat_appliance.models import (
     FLAG_BITS,
     DirectMessageGroup,

@@ -16,7 +16,7 @@ from chat_appliance.models.users import (
     ROLE_OWNER,
 )
 from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
-from chat_appliance.web.params import is_id_string
+from chat_appliance.lib.validators import is_id_string
 
 
 def require_realm_admin(user):

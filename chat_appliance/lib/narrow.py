@@ -37,8 +37,8 @@ from chat_appliance.lib.access import (
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES
 # Zulip's anchor for "no such message", larger than any message id, lives with parse_anchor
-# (lib/params.py), which clamps anchors to it.
-from chat_appliance.web.params import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
+# (lib/validators.py), which clamps anchors to it.
+from chat_appliance.lib.validators import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
 
 RESOLVED_TOPIC_PREFIX = "✔ "
 

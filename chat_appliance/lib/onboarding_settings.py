@@ -5,7 +5,7 @@ message and read receipts, under Zulip's names and with Zulip's defaults. They a
 
 from chat_appliance.models import UserGroup
 from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id
+from chat_appliance.lib.validators import ParamError
 
 REALM_GROUP_SETTING_DEFAULTS = {
     "can_invite_users_group": "role:members",
@@ -82,16 +82,6 @@ def check_welcome_text_param(var_name, value):
     if len(value) > MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH:
         raise ParamError(f"{var_name} is too long (limit: {MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)")
     return value
-
-
-# PATCH /realm parameters for these settings (absent: None).
-def realm_setting_params():
-
-    params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
-    params.update(invite_required=Param(check_bool, default=None),
-                  enable_read_receipts=Param(check_bool, default=None),
-                  welcome_message_custom_text=Param(check_welcome_text_param, default=None))
-    return params
 
 
 ONBOARDING_SETTING_NAMES = tuple(REALM_GROUP_SETTING_DEFAULTS) + tuple(REALM_VALUE_SETTING_DEFAULTS)

@@ -71,3 +71,8 @@ def default_stream_ids(realm):
 def default_streams_event(realm):
     """default_streams with the ids of the default channels (Zulip feature level 330)."""
     return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
+
+
+# Notification Bot tells new subscribers of their subscription only when a request subscribes at
+# most this many (Zulip's max_bulk_new_subscription_messages).
+MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100

@@ -26,7 +26,8 @@ from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPl
 from chat_appliance.models.people import AlertWord, MutedUser, PushDeviceToken, UserStatus
 from chat_appliance.models.personal import DRAFT_TYPES, Draft, SavedSnippet
 from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm
-from chat_appliance.models.uploads import Attachment, AttachmentMessage, UserPresence
+from chat_appliance.models.presence import UserPresence
+from chat_appliance.models.uploads import Attachment, AttachmentMessage
 from chat_appliance.models.users import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -52,7 +53,8 @@ __all__ = [
     "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
-    "Attachment", "AttachmentMessage", "UserPresence",
+    "Attachment", "AttachmentMessage",
+    "UserPresence",
     "WebSession",
     "Invitation",
     "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",

@@ -1,4 +1,4 @@
-"""Uploaded files (POST /user_uploads) and the presence each user last reported."""
+"""Uploaded files (POST /user_uploads) and the messages that share them."""
 
 from peewee import CharField, IntegerField
 
@@ -32,14 +32,3 @@ class AttachmentMessage(BaseModel):
     class Meta:
         table_name = "attachment_message"
         indexes = ((("attachment_id", "message_id"), True),)
-
-
-class UserPresence(BaseModel):
-    """The last presence a user's clients reported. Zulip keeps two times: when a client was last
-    connected (idle or active) and when the user was last active; `last_update_id` orders changes
-    for the incremental presence protocol."""
-
-    user_profile = ForeignKeyField(UserProfile, unique=True, on_delete="CASCADE")
-    last_connected_time = IntegerField(default=now)
-    last_active_time = IntegerField(null=True)
-    last_update_id = IntegerField(default=0, index=True)

@@ -10,7 +10,7 @@ from werkzeug.datastructures import Authorization
 
 from chat_appliance.db import runtime
 from chat_appliance.models import UserProfile
-from chat_appliance.lib import passwords
+from chat_appliance.lib import credential_changes, passwords
 from chat_appliance.web import sessions
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from chat_appliance.lib.passwords import api_key_matches
@@ -189,6 +189,9 @@ def forget_cached_credentials(user_id):
             for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
                 del cache[email]
     _touch_marker()
+
+
+credential_changes.subscribe(forget_cached_credentials)  # actions tell of changes through lib
 
 
 # --- the web client's session on a request (lib.sessions checks it) ------------------------------

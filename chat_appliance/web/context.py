@@ -21,3 +21,9 @@ def queue_manager():
 def limits():
     """The configured limits (config.Limits): the ones /register reports and the server enforces."""
     return app_state().limits
+
+
+def avatars_root():
+    """Uploaded avatars live beside the instance's other uploads (the API and the web client's
+    avatar URLs both read them)."""
+    return app_state().uploads.root / "avatars"

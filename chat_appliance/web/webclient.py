@@ -14,7 +14,7 @@ from flask import Blueprint, Response, current_app, request, send_file
 
 from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
-from chat_appliance.api.avatars import avatars_root
+from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import Param, endpoint

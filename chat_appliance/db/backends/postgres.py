@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlparse
 from playhouse.pool import PooledPostgresqlDatabase
 
 from chat_appliance.db.drivers import load_psycopg2
-from chat_appliance.db.backends.text import words as _words
+from chat_appliance.db.backends.text import html_to_text, words as _words
 
 NAME = "postgres"
 
@@ -61,20 +61,18 @@ _REFUSED_VALUES = {
 
 
 def client_error(error):
-    """The 400 answer for an error that only PostgreSQL raises because of what a request sent,
-    or None. The parameter layer refuses NUL characters and out-of-range numbers it knows of;
+    """The message of the 400 answer for an error that only PostgreSQL raises because of what a
+    request sent, or None (app.py makes it Zulip's BAD_REQUEST). The parameter layer refuses NUL characters and out-of-range numbers it knows of;
     this is the net under it, so that a value reaching the database by another path (a header,
     a URL path, a JSON value) is a clear 400 and never a 500. The failed statement's transaction
     has been rolled back, so nothing changed."""
-    from chat_appliance.lib.errors import JsonableError
-
     if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
-        return JsonableError("Request contains NULL (0x00) characters")
+        return "Request contains NULL (0x00) characters"
     code = getattr(getattr(error, "orig", None), "pgcode", None) or getattr(error, "pgcode", None)
     if code is None and error.__cause__ is not None:
         code = getattr(error.__cause__, "pgcode", None)
     if code in _REFUSED_VALUES:
-        return JsonableError(_REFUSED_VALUES[code])
+        return _REFUSED_VALUES[code]
     return None
 
 
@@ -207,8 +205,6 @@ def create_search_index(db):
 
 def index_messages(db, rows, new=False):
     """(Re)index messages given as (id, topic, rendered_html); an upsert, so `new` changes nothing."""
-    from chat_appliance.lib.text import html_to_text
-
     rows = list(rows)
     for start in range(0, len(rows), 500):
         chunk = rows[start:start + 500]

@@ -6,11 +6,10 @@ from urllib.parse import urlparse
 
 from playhouse.pool import PooledSqliteDatabase
 
-from chat_appliance.lib.text import html_to_text
 from chat_appliance.models.base import MAX_DATABASE_INT
 from chat_appliance.db.backends.checkpointer import Checkpointer
 from chat_appliance.db.backends.group_commit import GroupCommit
-from chat_appliance.db.backends.text import words
+from chat_appliance.db.backends.text import html_to_text, words
 
 NAME = "sqlite"
 
@@ -198,8 +197,8 @@ def id_high_water_marks(conn):
 
 
 def client_error(error):
-    """The 400 answer for an engine error caused by what a request sent, or None (SQLite stores
-    what PostgreSQL refuses; see backends.postgres)."""
+    """The message of the 400 answer for an engine error caused by what a request sent, or None
+    (SQLite stores what PostgreSQL refuses; see backends.postgres)."""
     return None
 
 

@@ -17,7 +17,7 @@ import os
 import shutil
 from pathlib import Path
 
-from chat_appliance.actions.uploads import messages_linking
+from chat_appliance.lib.uploads import messages_linking
 from chat_appliance.lib.user_settings import all_user_settings
 from chat_appliance.migrations import MIGRATIONS
 from chat_appliance.models import (

@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from chat_appliance.actions.user_settings_defaults import STORAGE_KEY
+from chat_appliance.lib.user_settings_defaults import STORAGE_KEY
 from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
 from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS, set_role_group_membership

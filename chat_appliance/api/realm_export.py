@@ -5,7 +5,8 @@ from flask import Blueprint, current_app, send_file
 
 from chat_appliance.actions.realm_export import access_export_file, do_export_realm, export_consents, realm_exports
 from chat_appliance.lib.access import require_realm_admin
-from chat_appliance.web.params import Param, endpoint, int_range, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import int_range, one_of
 
 bp = Blueprint("export", __name__)
 files_bp = Blueprint("export_files", __name__)

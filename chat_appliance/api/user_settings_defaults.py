@@ -1,33 +1,14 @@
-"""Organization extras: POST /realm/playgrounds, DELETE /realm/playgrounds/{playground_id},
-PATCH /realm/user_settings_defaults, and GET /calls/bigbluebutton/create."""
+"""The settings new users start with: PATCH /realm/user_settings_defaults."""
 
 from flask import Blueprint
 
-from chat_appliance.actions.playgrounds import access_playground, check_playground, do_add_playground, do_remove_playground
 from chat_appliance.actions.user_settings_defaults import do_update_user_settings_defaults
 from chat_appliance.lib.access import require_realm_admin
-from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import Param, check_bool, endpoint, int_range, one_of
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.lib.validators import check_bool, int_range, one_of
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 
-bp = Blueprint("org_settings", __name__)
-
-
-@bp.post("/realm/playgrounds")
-@endpoint(name=Param(), pygments_language=Param(), url_template=Param())
-def add_playground(user, name, pygments_language, url_template):
-    """Administrators add a code playground."""
-    require_realm_admin(user)
-    checked = check_playground(name, pygments_language, url_template)
-    return {"id": do_add_playground(user.realm_id, *checked)}
-
-
-@bp.delete("/realm/playgrounds/<int:playground_id>")
-@endpoint()
-def remove_playground(user, playground_id):
-    """Administrators remove a code playground."""
-    require_realm_admin(user)
-    do_remove_playground(access_playground(user.realm_id, playground_id))
+bp = Blueprint("user_settings_defaults", __name__)
 
 
 # The non-boolean defaults this server keeps, with Zulip's allowed values.
@@ -57,10 +38,3 @@ def update_user_settings_defaults(user, **values):
     changes = {k: v for k, v in values.items() if v is not None}
     if changes:
         do_update_user_settings_defaults(user.realm, changes)
-
-
-@bp.get("/calls/bigbluebutton/create")
-@endpoint(meeting_name=Param(), voice_only=Param(check_bool, default=False))
-def create_bigbluebutton_call(user, meeting_name, voice_only):
-    """No BigBlueButton server is configured here: Zulip's answer for that case."""
-    raise JsonableError("BigBlueButton is not configured.")

@@ -1,0 +1,65 @@
+"""A person's own settings: PATCH /settings (name, password, personal settings)."""
+
+import zoneinfo
+
+from flask import Blueprint, request
+
+from chat_appliance.actions.account import WrongPasswordError, do_change_password
+from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
+from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
+from chat_appliance.lib.validators import ParamError, check_bool, int_range
+from chat_appliance.web.params import Param, endpoint
+from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
+from chat_appliance.web.sessions import SESSION_COOKIE, delete_other_sessions
+
+bp = Blueprint("settings", __name__)
+
+
+def check_timezone(var_name, value):
+    """An IANA time zone name, or the empty string."""
+    if value and value not in zoneinfo.available_timezones():
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+BOOLEAN_SETTINGS = {k for k, v in USER_SETTING_DEFAULTS.items() if isinstance(v, bool)}
+
+
+def _settings_params():
+    params = {name: Param(check_bool, default=None) for name in sorted(BOOLEAN_SETTINGS)}
+    params.update(
+        full_name=Param(default=None),
+        timezone=Param(check_timezone, default=None),
+        email_address_visibility=Param(int_range(1, 5), default=None),
+        old_password=Param(default=None),
+        new_password=Param(default=None),
+    )
+    return params
+
+
+def change_password(user, old_password, new_password):
+    """A wrong old password is a failed login: the same per-account throttle as signing in,
+    checked before the password. Every other browser session of the account then ends (the one
+    making the change stays)."""
+    if old_password:
+        check_login_allowed(user.delivery_email)
+    try:
+        do_change_password(user, old_password, new_password)
+    except WrongPasswordError:
+        record_failed_login(user.delivery_email)
+        raise
+    keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
+    delete_other_sessions(user.id, keep_token=keep)
+
+
+@bp.patch("/settings")
+@endpoint(**_settings_params())
+def update_settings(user, full_name, old_password, new_password, **settings):
+    """The requester changes their own name, password and personal settings."""
+    if new_password:
+        change_password(user, old_password, new_password)
+    if full_name is not None and full_name.strip() != user.full_name:
+        do_change_full_name(user, check_full_name(full_name))
+    changes = {k: v for k, v in settings.items() if v is not None}
+    if changes:
+        do_change_settings(user, changes)

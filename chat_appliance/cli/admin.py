@@ -1,0 +1,144 @@
+"""The administrator's commands on accounts: create-user, change-role, reset-api-key,
+set-permission, list-users, set-password."""
+
+import sys
+
+from chat_appliance.cli.common import CommandError, find_user, open_instance, require_realm
+
+
+def cmd_create_user(args):
+    """Create an account."""
+    from chat_appliance.actions.users import do_create_user
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import ROLES, database
+
+    _instance, config = open_instance(args)
+    if args.role not in ROLES:
+        raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
+    with database.connection_context():
+        realm = require_realm()
+        try:
+            user = do_create_user(realm, args.email, args.password, args.full_name, role=args.role,
+                                  password_method=config["PASSWORD_HASH_METHOD"])
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+        print(f"Created {user.email} (user id {user.id}, role {user.role})")
+        print(f"API key: {user.api_key}")
+    return 0
+
+
+def cmd_change_role(args):
+    """Change an account's role."""
+    from chat_appliance.actions.users import do_change_role
+    from chat_appliance.lib.access import only_owner
+    from chat_appliance.models import ROLE_OWNER, ROLES, database
+
+    open_instance(args)
+    if args.role not in ROLES:
+        raise CommandError(f"--role must be one of {', '.join(map(str, ROLES))}")
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        if user.role == ROLE_OWNER and args.role != ROLE_OWNER and only_owner(user):
+            raise CommandError("That is the only owner; make another user owner first.")
+        do_change_role(user, args.role)
+        print(f"{user.email} now has role {args.role}")
+    return 0
+
+
+def cmd_reset_api_key(args):
+    """Give an account a new API key and print it."""
+    from chat_appliance.actions.users import do_regenerate_api_key
+    from chat_appliance.models import database
+
+    open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        print(do_regenerate_api_key(user))
+    return 0
+
+
+def cmd_set_permission(args):
+    """Grant or revoke a special permission (Zulip's can_change_user_emails)."""
+    from chat_appliance.actions.users import do_set_permission
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import database
+
+    open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        try:
+            do_set_permission(user, args.permission, not args.revoke)
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+        print(f"{user.email}: {args.permission} {'revoked' if args.revoke else 'granted'}")
+    return 0
+
+
+def cmd_list_users(args):
+    """Print the organization's accounts."""
+    from chat_appliance.models import UserProfile, database
+
+    open_instance(args)
+    with database.connection_context():
+        realm = require_realm()
+        print(f"{'id':>5}  {'role':>4}  {'active':6}  {'bot':3}  email / name")
+        for user in UserProfile.select().where(UserProfile.realm == realm).order_by(UserProfile.id):
+            print(f"{user.id:>5}  {user.role:>4}  {'yes' if user.is_active else 'no':6}  "
+                  f"{'yes' if user.is_bot else 'no':3}  {user.email} / {user.full_name}")
+    return 0
+
+
+def cmd_set_password(args):
+    """Set an account's password (the appliance sends no email, so an administrator resets lost ones)."""
+    import getpass
+
+    from chat_appliance.actions.users import do_change_password
+    from chat_appliance.models import database
+
+    _instance, config = open_instance(args)
+    with database.connection_context():
+        user = find_user(require_realm(), args.email)
+        if user.is_bot:
+            raise CommandError(f"{user.email} is a bot; bots sign in with their API key.")
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\n")
+        else:
+            password = getpass.getpass(f"New password for {user.email}: ")
+            if getpass.getpass("Again: ") != password:
+                raise CommandError("The passwords differ; nothing was changed.")
+        if len(password) < 6:
+            raise CommandError("A password needs at least 6 characters; nothing was changed.")
+        do_change_password(user, password, config["PASSWORD_HASH_METHOD"])
+    print(f"Password of {user.email} changed.")
+    return 0
+
+
+def add_commands(add):
+    """Register the account commands on the parser (`add` is cli.main.build_parser's helper)."""
+    create = add("create-user", cmd_create_user, "Create an account.")
+    create.add_argument("--email", required=True)
+    create.add_argument("--full-name", required=True)
+    create.add_argument("--password", required=True)
+    create.add_argument("--role", type=int, default=400, help="100 owner, 200 admin, 300 moderator, "
+                        "400 member (default), 600 guest")
+
+    role = add("change-role", cmd_change_role, "Change an account's role.")
+    role.add_argument("--email", required=True)
+    role.add_argument("--role", type=int, required=True, help="100, 200, 300, 400 or 600")
+
+    reset = add("reset-api-key", cmd_reset_api_key, "Give an account a new API key and print it.")
+    reset.add_argument("--email", required=True)
+
+    perm = add("set-permission", cmd_set_permission,
+               "Grant (or with --revoke, revoke) a special permission such as can_change_user_emails, "
+               "which an owner needs to change other users' email addresses.")
+    perm.add_argument("--email", required=True)
+    perm.add_argument("--permission", required=True, help="can_change_user_emails")
+    perm.add_argument("--revoke", action="store_true")
+
+    add("list-users", cmd_list_users, "List the organization's accounts.")
+
+    password = add("set-password", cmd_set_password,
+                   "Set an account's password (asked twice on the terminal, or read from stdin).")
+    password.add_argument("email")
+    password.add_argument("--password-stdin", action="store_true", help="read the new password from stdin")

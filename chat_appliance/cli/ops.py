@@ -1,0 +1,78 @@
+"""The operator's commands on a whole instance: backup, restore, migrate-database."""
+
+import sys
+
+from chat_appliance.cli.common import CommandError
+from chat_appliance.config import instance_path_from_env, load_config
+
+
+def cmd_backup(args):
+    """Write a consistent archive of a (running) instance."""
+    from chat_appliance.ops.backup import BackupError, backup
+
+    instance = instance_path_from_env(args.instance)
+    if not instance.exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    try:
+        manifest = backup(instance, config, args.file)
+    except BackupError as error:
+        raise CommandError(str(error)) from None
+    tables = manifest["database"].get("tables")
+    rows = f"{tables.get('message', 0)} messages, " if tables else ""
+    print(f"Backed up {instance} to {args.file}: {rows}{manifest['uploads']['count']} uploads.")
+    return 0
+
+
+def cmd_restore(args):
+    """Unpack a backup into a new instance folder and verify it."""
+    from chat_appliance.ops.backup import BackupError, restore
+
+    instance = instance_path_from_env(args.instance)
+    try:
+        manifest = restore(instance, args.file)
+    except BackupError as error:
+        raise CommandError(str(error)) from None
+    tables = manifest["database"].get("tables")
+    rows = f"{tables.get('message', 0)} messages, " if tables else ""
+    print(f"Restored {args.file} into {instance}: {rows}{manifest['uploads']['count']} uploads, verified. "
+          f"Start it with: chat-appliance serve --instance {instance}")
+    return 0
+
+
+def cmd_migrate_database(args):
+    """Copy the instance's SQLite database into an empty PostgreSQL database, then point the
+    instance at it (chat_appliance/ops/migrate_database.py)."""
+    from chat_appliance.ops.migrate_database import TransferError, migrate_database, point_instance_at
+
+    instance = instance_path_from_env(args.instance)
+    if not instance.exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    if config["DATABASE_URL"] == args.to:
+        raise CommandError("The instance already uses that database.")
+    print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
+    try:
+        migrate_database(config["DATABASE_URL"], args.to)
+    except TransferError as error:
+        raise CommandError(str(error)) from None
+    point_instance_at(instance, args.to)
+    print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
+          "uploaded files stay in the instance folder.")
+    return 0
+
+
+def add_commands(add):
+    """Register backup, restore and migrate-database on the parser (`add` is cli.main.build_parser's helper)."""
+    backup = add("backup", cmd_backup,
+                 "Archive the database (SQLite online backup), uploads and configuration while serve runs.")
+    backup.add_argument("file", help="the archive to write (.tar.gz)")
+
+    restore = add("restore", cmd_restore,
+                  "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
+    restore.add_argument("file", help="the archive written by chat-appliance backup")
+
+    move = add("migrate-database", cmd_migrate_database,
+               "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
+               "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
+    move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")

@@ -1,0 +1,228 @@
+"""`chat-appliance init`, `serve` and `dev`: creating an instance and running it."""
+
+import logging
+import secrets
+import sys
+from pathlib import Path
+
+from chat_appliance.cli.common import CommandError, create_organization, current_realm, open_instance
+from chat_appliance.config import Limits, instance_path_from_env, load_config
+from chat_appliance.db.runtime import current as current_runtime
+
+DEFAULT_PORT = 9991
+# Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
+# event loop and hold no thread). Change with --threads.
+DEFAULT_THREADS = 64
+
+
+def cmd_init(args):
+    """Create an instance folder with its database, organization and owner."""
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import database
+
+    instance = instance_path_from_env(args.instance)
+    if instance.exists() and any(instance.iterdir()) and (instance / "chat.sqlite3").exists():
+        raise CommandError(f"{instance} already holds an instance; nothing was changed.")
+    instance.mkdir(parents=True, exist_ok=True)
+    _instance, config = open_instance(args)
+    with database.connection_context():
+        if current_realm() is not None:
+            raise CommandError(f"{instance} already holds an organization; nothing was changed.")
+        try:
+            owner = create_organization(config, args.org_name, args.owner_email, args.owner_name,
+                                        args.owner_password, args.realm_url)
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+    print(f"Created organization {args.org_name!r} in {instance}")
+    print(f"Owner: {owner.email} (user id {owner.id})")
+    return 0
+
+
+def ensure_organization(config, realm_url):
+    """On an instance with no organization, create one from defaults and print its owner's
+    credentials once, so that `chat-appliance serve` alone gives a working server."""
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        if current_realm() is not None:
+            return
+        password = secrets.token_urlsafe(12)
+        owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url)
+        print("Created a new organization. Sign in with these credentials (shown once):")
+        print(f"  email:    {owner.email}")
+        print(f"  password: {password}")
+        print(f"  API key:  {owner.api_key}")
+        sys.stdout.flush()
+
+
+def configure_logging(verbose=True):
+    """Request logs with timings on stderr."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def raise_open_file_limit():
+    """Raise the soft limit on open files to the hard limit: every waiting long poll is an open
+    connection, and the usual soft limit (1,024) would refuse clients long before memory runs
+    out. Returns the soft limit in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    for target in (hard, 1_048_576, 65_536):
+        if target == resource.RLIM_INFINITY or (hard != resource.RLIM_INFINITY and target > hard) or target <= soft:
+            continue
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return target
+        except (ValueError, OSError):
+            continue
+    return soft
+
+
+def cmd_serve(args):
+    """Serve the API until SIGINT or SIGTERM."""
+    from chat_appliance.app import create_app
+    from chat_appliance.server.asgi import limit_malloc_arenas
+
+    limit_malloc_arenas()  # before any thread starts
+    configure_logging(not args.quiet)
+    instance = instance_path_from_env(args.instance)
+    instance.mkdir(parents=True, exist_ok=True)
+    _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
+    realm_url = args.realm_url or f"http://{args.host}:{args.port}"
+    ensure_organization(config, realm_url)
+    current_runtime().close()  # the app opens its own
+    return run_server(create_app(config), args, instance)
+
+
+def run_server(app, args, instance):
+    """Serve `app` on --host/--port on an event loop (chat_appliance/server/asgi.py) until SIGINT or
+    SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
+    restored first, and saved again after this one. The scheduler, which sends scheduled
+    messages and reminders, runs beside the server."""
+    from chat_appliance.server import asgi
+    from chat_appliance.web.context import EXTENSION
+    from chat_appliance.app import close_app
+    from chat_appliance.events.queues import DUMP_FILENAME
+    from chat_appliance.server.scheduler import Scheduler
+
+    queues = app.extensions[EXTENSION].queues
+    open_files = raise_open_file_limit()
+    queue_file = Path(instance) / DUMP_FILENAME
+    restored = queues.restore(queue_file)
+    if restored:
+        print(f"Restored {restored} event queue(s).", flush=True)
+
+    def started():
+        print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads, "
+              f"open-file limit {open_files})", flush=True)
+
+    scheduler = Scheduler(app).start()
+    try:
+        server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
+    finally:
+        scheduler.stop()
+    if not server.started:
+        raise CommandError(f"could not listen on {args.host}:{args.port}")
+    saved = queues.dump(queue_file)
+    close_app(app)
+    print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
+    return 0
+
+
+DEV_MARKER = ".chat-appliance-dev"
+DEV_SETTINGS = {"RATE_LIMITING": False, "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": True}
+
+
+def cmd_dev(args):
+    """A development server on the sample organization: rate limits off, /dev_fetch_api_key on,
+    a zuliprc for every account and a botserverrc written into DIR/zuliprc/."""
+    import json
+    import shutil
+    import time
+
+    from chat_appliance.app import create_app
+    from chat_appliance.models import UserProfile, database
+    from chat_appliance.ops.sample_data import Account, build_sample_organization, write_client_files
+
+    started = time.perf_counter()
+    configure_logging(not args.quiet)
+    instance = Path(args.instance or "dev-instance").resolve()
+    marker = instance / DEV_MARKER
+    if args.reset and instance.exists() and any(instance.iterdir()):
+        if not marker.exists():
+            raise CommandError(f"{instance} was not created by `chat-appliance dev`; --reset leaves it alone.")
+        shutil.rmtree(instance)
+    if instance.exists() and any(instance.iterdir()) and not marker.exists():
+        raise CommandError(f"{instance} holds something `chat-appliance dev` did not create. "
+                           "Name another folder with --instance.")
+    instance.mkdir(parents=True, exist_ok=True)
+    site_url = f"http://{args.host}:{args.port}"
+    config = load_config(instance, DEV_SETTINGS)
+    from chat_appliance.db.connection import init_database, migrate
+
+    init_database(config["DATABASE_URL"])
+    migrate()
+    accounts_file = instance / "accounts.json"
+    if not marker.exists():
+        limits = Limits.from_config(config)
+        print(f"Creating the sample organization in {instance} ...", file=sys.stderr)
+        accounts, sections = build_sample_organization(
+            site_url, password_method=config["PASSWORD_HASH_METHOD"], limits=limits,
+            progress=lambda text: print(f"  {text}", file=sys.stderr))
+        accounts_file.write_text(json.dumps({"accounts": [vars(a) for a in accounts],
+                                             "botserver": sections}, indent=1))
+        marker.write_text("Created by `chat-appliance dev`; `chat-appliance dev --reset` may delete this folder.\n")
+    saved = json.loads(accounts_file.read_text())
+    with database.connection_context():
+        accounts = []
+        for entry in saved["accounts"]:
+            user = UserProfile.get_or_none(UserProfile.email == entry["email"])
+            if user is not None:
+                accounts.append(Account(**dict(entry, api_key=user.api_key)))
+        keys = {a.email: a.api_key for a in accounts}
+        sections = [(name, email, keys.get(email, key), token) for name, email, key, token in saved["botserver"]]
+    paths, botserverrc = write_client_files(instance / "zuliprc", site_url, accounts, sections)
+    print_accounts_table(accounts, paths, botserverrc)
+    print(f"Ready in {time.perf_counter() - started:.1f} s. Web and API at {site_url} "
+          "(rate limits off; POST /api/v1/dev_fetch_api_key works here only).", flush=True)
+    return run_server(create_app(config, dev_mode=True), args, instance)
+
+
+def print_accounts_table(accounts, paths, botserverrc):
+    """Who, password, key, file: everything a bot author needs to start."""
+    rows = [(f"{a.full_name} ({a.kind})", a.email, a.password or "-", a.api_key, str(paths[a.short_name]))
+            for a in accounts]
+    headers = ("who", "email", "password", "API key", "zuliprc")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    for row in [headers] + rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print(f"zulip-botserver: zulip-botserver --config-file {botserverrc} (runs helloworld on port 5002)")
+
+
+def add_commands(add):
+    """Register init, serve and dev on the parser (`add` is cli.main.build_parser's helper)."""
+    init = add("init", cmd_init, "Create an instance: database, organization and owner.")
+    init.add_argument("--org-name", required=True, help="the organization's name")
+    init.add_argument("--owner-email", required=True, help="the owner's email address (their login)")
+    init.add_argument("--owner-name", required=True, help="the owner's full name")
+    init.add_argument("--owner-password", required=True, help="the owner's password")
+    init.add_argument("--realm-url", default=f"http://localhost:{DEFAULT_PORT}",
+                      help="the URL users reach the server at; its host names bot emails (default: %(default)s)")
+
+    serve = add("serve", cmd_serve, "Serve the API until SIGINT/SIGTERM.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                       help="worker threads for the REST API; long polls hold none (default: %(default)s)")
+    serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
+    serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+
+    dev = add("dev", cmd_dev, "A development server on a ready sample organization (people, bots, channels, "
+              "messages), rate limits off, a zuliprc per account in DIR/zuliprc/. DIR defaults to ./dev-instance.")
+    dev.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    dev.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="worker threads (default: %(default)s)")
+    dev.add_argument("--reset", action="store_true", help="rebuild the sample organization from scratch "
+                     "(only in a folder `dev` created)")
+    dev.add_argument("--quiet", action="store_true", help="log warnings only, not every request")

@@ -1,0 +1,44 @@
+"""Reads and shapes of scheduled messages and reminders (actions/scheduled_messages.py changes them)."""
+
+from chat_appliance.models.scheduled import SEND_LATER, ScheduledMessage
+
+# Zulip's limit on a reminder's note (reported as max_reminder_note_length).
+MAX_REMINDER_NOTE_LENGTH = 1000
+
+
+def scheduled_message_dict(sm):
+    """A scheduled message as GET /scheduled_messages and its events give it."""
+    data = {
+        "scheduled_message_id": sm.id,
+        "type": sm.type,
+        "to": sm.to,
+        "content": sm.content,
+        "rendered_content": sm.rendered_content,
+        "scheduled_delivery_timestamp": sm.scheduled_timestamp,
+        "failed": sm.failed,
+    }
+    if sm.type == "stream":
+        data["topic"] = sm.topic
+    return data
+
+
+def reminder_dict(sm):
+    """A reminder as GET /reminders and its events give it."""
+    return {
+        "reminder_id": sm.id,
+        "type": "private",
+        "to": sm.to,
+        "content": sm.content,
+        "rendered_content": sm.rendered_content,
+        "scheduled_delivery_timestamp": sm.scheduled_timestamp,
+        "failed": sm.failed,
+        "reminder_target_message_id": sm.reminder_target_message_id,
+    }
+
+
+def user_scheduled_messages(user, delivery_type=SEND_LATER):
+    """The user's undelivered scheduled messages (or reminders), soonest first."""
+    return list(ScheduledMessage.select().where((ScheduledMessage.sender == user.id)
+                                                & (ScheduledMessage.delivery_type == delivery_type)
+                                                & ~ScheduledMessage.delivered)
+                .order_by(ScheduledMessage.scheduled_timestamp, ScheduledMessage.id))

@@ -1,0 +1,12 @@
+"""Reads of a user's topic visibility policies (actions/user_topics.py changes them)."""
+
+from chat_appliance.models import Stream, UserTopic
+from chat_appliance.models.messages import TOPIC_INHERIT
+
+
+def user_topic_rows(user):
+    """The user's topics with a policy other than the default, with their channels, oldest first
+    (/register's user_topics and muted_topics, GET /user_topics)."""
+    return list(UserTopic.select(UserTopic, Stream).join(Stream)
+                .where((UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT))
+                .order_by(UserTopic.id))

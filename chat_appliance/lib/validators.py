@@ -1,0 +1,222 @@
+"""Parsers and checks of values that requests carry, with no request in sight.
+
+Each parser takes (var_name, value) and returns the value converted, or raises ParamError with
+Zulip's text. web/params.py declares a view's parameters with them and reads the request;
+actions/ and lib/ use them on values inside JSON documents (drafts, narrows, settings) without
+depending on the HTTP layer.
+"""
+
+import json
+import re
+from datetime import datetime, timezone
+
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.models.base import MAX_DATABASE_INT
+
+# Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).
+LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
+# What json.loads reads as an int, exactly (no sign +, no leading zeros, no spaces), of at most
+# 19 digits: longer numbers take the JSON decoder's path and its range check.
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})\Z")
+
+# Ids and counts are 64-bit signed integers in both engines; a larger number in a JSON value can
+# only be hostile, and is refused here before any query.
+MAX_INT = MAX_DATABASE_INT
+MIN_INT = -MAX_DATABASE_INT - 1
+# JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
+MAX_JSON_DEPTH = 32
+
+
+class ParamError(JsonableError):
+    """A parameter of the wrong type or shape: BAD_REQUEST with Zulip's text."""
+
+# --- parsers: each takes (var_name, value) and returns the converted value ------------
+
+
+def _decode_json(var_name, raw):
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        raise ParamError(f"{var_name} is not valid JSON") from None
+    check_json_value(var_name, value)
+    return value
+
+
+def check_json_value(var_name, value, depth=0):
+    """Refuse what no client sends and what would break further down: nesting deeper than
+    MAX_JSON_DEPTH (Python's parser and ours recurse) and integers beyond 64 bits. Errors name
+    the place, as drafts[0]['to'][0]."""
+    if depth > MAX_JSON_DEPTH:
+        raise ParamError(f"{var_name} is nested too deeply")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not MIN_INT <= value <= MAX_INT:
+            raise ParamError(f"{var_name} is out of range")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_json_value(f"{var_name}[{index}]", item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_json_value(f"{var_name}[{key!r}]", item, depth + 1)
+
+
+def check_no_nul(var_name, value):
+    """NUL characters anywhere in a parsed value (they arrive JSON-escaped as \\u0000, past the
+    check on raw parameters): PostgreSQL cannot store them in text, so no endpoint accepts them.
+    Runs after the parameter's own parser, whose more specific error, if any, wins."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ParamError(f"{var_name} contains NULL (0x00) characters")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_no_nul(var_name, item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_no_nul(var_name, key)
+            check_no_nul(var_name, item)
+
+
+def check_string(var_name, value):
+    """A string, as sent."""
+    if not isinstance(value, str):
+        raise ParamError(f"{var_name} is not a string")
+    return value
+
+
+def check_int(var_name, value):
+    """An integer, JSON-encoded on the wire (`30`), never a boolean."""
+    if isinstance(value, str) and _JSON_INTEGER.match(value) and MIN_INT <= int(value) <= MAX_INT:
+        return int(value)  # the common case without the JSON decoder (every long poll sends one)
+    if isinstance(value, str):
+        value = _decode_json(var_name, value) if value.strip() else value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"{var_name} is not an integer")
+    return value
+
+
+def check_bool(var_name, value):
+    """A JSON boolean (`true`/`false`)."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        raise ParamError(f"{var_name} is not a boolean")
+    if not isinstance(value, bool):
+        raise ParamError(f"{var_name} is not a boolean")
+    return value
+
+
+def check_any_json(var_name, value):
+    """Any JSON value."""
+    return _decode_json(var_name, value) if isinstance(value, str) else value
+
+
+def check_dict(var_name, value):
+    """A JSON object."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, dict):
+        raise ParamError(f"{var_name} is not a dict")
+    return value
+
+
+def check_json_list(var_name, value):
+    """A JSON list (its items unchecked)."""
+    value = check_any_json(var_name, value)
+    if not isinstance(value, list):
+        raise ParamError(f"{var_name} is not a list")
+    return value
+
+
+def list_of(item_parser):
+    """A JSON list whose items pass `item_parser`."""
+    def check_list(var_name, value):
+        value = check_json_list(var_name, value)
+        return [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
+
+    return check_list
+
+
+def json_or_string(var_name, value):
+    """JSON if it parses, else the raw string: `to=general` and `to=["general"]` both arrive."""
+    if not isinstance(value, str):
+        return value
+    try:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    check_json_value(var_name, decoded)
+    return decoded
+
+
+def check_group_id(var_name, value):
+    """A group-valued setting given as a group id, or in Zulip's {"new": id, "old": id} update form."""
+    value = check_any_json(var_name, value)
+    if isinstance(value, dict) and "new" in value:
+        value = value["new"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+def one_of(*choices, parser=check_string):
+    """A value from a fixed set."""
+    def check_choice(var_name, value):
+        value = parser(var_name, value)
+        if value not in choices:
+            raise ParamError(f"Invalid {var_name}")
+        return value
+
+    return check_choice
+
+
+def int_range(low=None, high=None):
+    """An integer within bounds."""
+    def check_bounded(var_name, value):
+        value = check_int(var_name, value)
+        if low is not None and value < low:
+            raise ParamError(f"{var_name} is too small")
+        if high is not None and value > high:
+            raise ParamError(f"{var_name} is too large")
+        return value
+
+    return check_bounded
+
+
+def string_max(limit):
+    """A string of at most `limit` characters."""
+    def check_length(var_name, value):
+        value = check_string(var_name, value)
+        if len(value) > limit:
+            raise ParamError(f"{var_name} is too long (limit: {limit} characters)")
+        return value
+
+    return check_length
+
+
+def is_id_string(value):
+    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and int(value) <= MAX_INT
+
+
+def parse_anchor(var_name, value):
+    """newest, oldest, first_unread, date, or a message id."""
+    if value in ("newest", "oldest", "first_unread", "date"):
+        return value
+    try:
+        anchor = int(value)
+    except (TypeError, ValueError):
+        raise ParamError("Invalid anchor") from None
+    if anchor < 0:
+        raise ParamError("Invalid anchor")
+    # As Zulip: any anchor past the newest message means "newest" (and stays in 64 bits).
+    return min(anchor, LARGER_THAN_MAX_MESSAGE_ID)
+
+
+def parse_anchor_date(var_name, value):
+    """ISO 8601 date (midnight UTC) or datetime (UTC when no zone is given) -> UNIX seconds."""
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ParamError(f"Invalid {var_name}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp())
