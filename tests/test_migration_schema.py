@@ -258,3 +258,26 @@ def test_migration_modules_are_found_in_order_with_unique_numbers(tmp_path):
         sys.path.remove(str(tmp_path))
         for name in [n for n in sys.modules if n.startswith("fake_migrations")]:
             del sys.modules[name]
+
+
+def test_migrations_import_only_peewee_and_the_frozen_helper():
+    """Does every migration module import nothing of the application but migrations/frozen.py (a
+    migration that read the live models would change with them)?"""
+    import ast
+
+    from chat_appliance import migrations
+
+    folder = Path(migrations.__file__).parent
+    imported = {}
+    for path in sorted(folder.glob("[0-9][0-9][0-9][0-9]_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            imported.setdefault(path.name, set()).update(
+                name for name in names if name.startswith("chat_appliance") and name != "chat_appliance.migrations.frozen")
+    assert {name: found for name, found in imported.items() if found} == {}
+    assert len(list(folder.glob("[0-9][0-9][0-9][0-9]_*.py"))) == len(MIGRATIONS)

@@ -23,7 +23,7 @@ def apply(database, backend):
 
         class Meta:
             table_name = "attachment_message"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (111 renames them)
             indexes = ((("attachment_id", "message_id"), True),)
 
     frozen.create(AttachmentMessage)

@@ -22,7 +22,7 @@ def apply(database, backend):
 
         class Meta:
             table_name = "web_session"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (111 renames them)
             indexes = ((("user",), False),)
 
     frozen.create(WebSession70)

@@ -32,7 +32,7 @@ def apply(database, backend):
 
         class Meta:
             table_name = "invitation"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (83 rebuilds the table)
             indexes = ((("realm_id", "status"), False),)
 
     frozen.create(Invitation)

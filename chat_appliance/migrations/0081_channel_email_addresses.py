@@ -25,7 +25,7 @@ def apply(database, backend):
 
         class Meta:
             table_name = "channel_email_address"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (111 renames them)
             indexes = ((("stream_id", "sender_id"), True),)
 
     frozen.create(ChannelEmailAddress)

@@ -35,7 +35,7 @@ def apply(database, backend):
 
         class Meta:
             table_name = "scheduled_message"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (111 renames them)
             indexes = ((("sender_id", "delivery_type", "delivered"), False),)
 
     frozen.create(ScheduledMessage)

@@ -23,6 +23,6 @@ def apply(database, backend):
 
         class Meta:
             table_name = "bot_service"
-            legacy_table_names = True  # index names from the class name, as shipped
+            legacy_table_names = True  # index names from the class name, as shipped (111 renames them)
 
     frozen.create(FrozenBotService)
