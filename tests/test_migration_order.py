@@ -1,8 +1,14 @@
 """Migrations merged out of order: a database that already has a later version still gets an
-earlier one that arrived after it (branches own version ranges and merge in any order)."""
+earlier one that arrived after it (branches write migrations at the same time and merge in any
+order)."""
 
 from chat_appliance.config import database_url_for
-from chat_appliance.db.connection import SchemaMigration, close_connection, init_database, migrate
+from chat_appliance.db.connection import (
+    SchemaMigration,
+    close_connection,
+    init_database,
+    migrate,
+)
 from chat_appliance.models import database
 
 

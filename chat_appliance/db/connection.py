@@ -152,9 +152,10 @@ def applied_versions():
 def migrate(progress=False):
     """Apply every migration the database lacks, in version order, each in its own transaction.
 
-    Every missing version, not only those above the newest applied: helpers' migrations land
-    out of order (a database may hold 40 before a later-merged 30 exists). Returns the versions
-    applied. With progress=True, prints a line per step to stderr.
+    Every missing version, not only those above the newest applied: migrations written on
+    branches at the same time land out of order (a database may hold 113 before a later-merged
+    112 exists). Returns the versions applied. With progress=True, prints a line per step to
+    stderr.
     """
 
     with database.connection_context():

@@ -9,12 +9,13 @@ rolls the whole target back to empty. Only after the commit does the instance's 
 the new DATABASE_URL. Uploaded files stay where they are, in the instance folder.
 """
 
+import importlib
 import json
+import pkgutil
 import sys
 from pathlib import Path
 
 from chat_appliance import models
-
 from chat_appliance.db import backends
 from chat_appliance.db.connection import SchemaMigration
 from chat_appliance.migrations import MIGRATIONS
@@ -48,15 +49,26 @@ class Progress:
         self.stream.flush()
 
 
+def live_models():
+    """Every model class in chat_appliance/models/, each of its modules imported: a model that
+    models/__init__.py does not export has a table all the same."""
+    for info in pkgutil.iter_modules(models.__path__):
+        importlib.import_module(f"{models.__name__}.{info.name}")
+    found, pending = set(), [models.BaseModel]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            found.add(subclass)
+            pending.append(subclass)
+    return sorted(found, key=lambda model: model._meta.table_name)
+
+
 def tables_in_order(source, source_backend):
     """The source's tables to copy, parents before children (foreign keys hold at every insert):
     the live models' order, then any other table, leaving out the schema bookkeeping and the
     search index (the target builds its own)."""
     from peewee import sort_models
 
-    live = [obj for name in models.__all__ for obj in [getattr(models, name)]
-            if isinstance(obj, type) and issubclass(obj, models.BaseModel) and obj is not models.BaseModel]
-    ordered = [model._meta.table_name for model in sort_models(live)]
+    ordered = [model._meta.table_name for model in sort_models(live_models())]
     present = [t for t in source_backend.source_tables(source) if t != "schema_migration"]
     return [t for t in ordered if t in present] + [t for t in present if t not in ordered]
 
@@ -98,7 +110,7 @@ def migrate_database(source_url, target_url, out=sys.stderr):
 
 def _copy(source, target, source_backend, target_backend, tables, progress):
     """Schema, rows, sequences and search index, inside the caller's transaction."""
-    for version, _doc, step in sorted(MIGRATIONS, key=lambda entry: entry[0]):
+    for _version, _doc, step in MIGRATIONS:
         step(target, target_backend)
     with target.bind_ctx([SchemaMigration]):
         target.create_tables([SchemaMigration])

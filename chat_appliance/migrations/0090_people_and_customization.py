@@ -1,7 +1,6 @@
-"""Migration 90 (issue 19, part B): user statuses, muted users, alert words, legacy push tokens,
-custom emoji, code playgrounds and organization exports.
-
-The schema is frozen here as it is at version 90, independent of the live models in models/.
+"""Migration 90: people and an organization's customization: user statuses, muted users, alert
+words, legacy (non-encrypted) push device tokens, custom emoji, code playgrounds and
+organization exports.
 """
 
 from peewee import (
@@ -10,27 +9,19 @@ from peewee import (
     FloatField,
     ForeignKeyField,
     IntegerField,
-    Model,
     TextField,
 )
 
+from chat_appliance.migrations.frozen import Frozen
 
-def create_tables(database):
-    """Create the version-90 tables on `database`."""
+DESCRIPTION = "people and organization customization"
 
-    class Frozen(Model):
-        class Meta:
-            legacy_table_names = False
 
-    class Realm(Frozen):
-        class Meta:
-            table_name = "realm"
+def apply(database, backend):
+    frozen = Frozen(database)
+    Realm, UserProfile = frozen.tables("realm", "user_profile")
 
-    class UserProfile(Frozen):
-        class Meta:
-            table_name = "user_profile"
-
-    class UserStatus(Frozen):
+    class UserStatus(frozen.Model):
         user_profile = ForeignKeyField(UserProfile, unique=True, on_delete="CASCADE")
         status_text = CharField(max_length=255, default="")
         emoji_name = CharField(max_length=100, default="")
@@ -41,7 +32,7 @@ def create_tables(database):
         class Meta:
             table_name = "user_status"
 
-    class MutedUser(Frozen):
+    class MutedUser(frozen.Model):
         user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
         muted_user = ForeignKeyField(UserProfile, on_delete="CASCADE")
         date_muted = IntegerField()
@@ -50,7 +41,7 @@ def create_tables(database):
             table_name = "muted_user"
             indexes = ((("user_profile", "muted_user"), True), (("muted_user",), False))
 
-    class AlertWord(Frozen):
+    class AlertWord(frozen.Model):
         user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
         word = TextField()
         word_key = CharField(max_length=100)
@@ -59,7 +50,7 @@ def create_tables(database):
             table_name = "alert_word"
             indexes = ((("user_profile", "word_key"), True),)
 
-    class PushDeviceToken(Frozen):
+    class PushDeviceToken(frozen.Model):
         user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
         kind = CharField(max_length=10)
         token = CharField(max_length=4096)
@@ -70,7 +61,7 @@ def create_tables(database):
             table_name = "push_device_token"
             indexes = ((("user_profile", "kind", "token"), True),)
 
-    class RealmEmoji(Frozen):
+    class RealmEmoji(frozen.Model):
         realm = ForeignKeyField(Realm, on_delete="CASCADE")
         name = CharField(max_length=100)
         author = ForeignKeyField(UserProfile, null=True, on_delete="SET NULL")
@@ -81,7 +72,7 @@ def create_tables(database):
         class Meta:
             table_name = "realm_emoji"
 
-    class RealmPlayground(Frozen):
+    class RealmPlayground(frozen.Model):
         realm = ForeignKeyField(Realm, on_delete="CASCADE")
         name = CharField(max_length=100)
         pygments_language = CharField(max_length=40)
@@ -91,7 +82,7 @@ def create_tables(database):
             table_name = "realm_playground"
             indexes = ((("realm", "pygments_language", "name"), True),)
 
-    class RealmExport(Frozen):
+    class RealmExport(frozen.Model):
         realm = ForeignKeyField(Realm, on_delete="CASCADE")
         acting_user = ForeignKeyField(UserProfile, null=True, on_delete="SET NULL")
         export_type = IntegerField(default=1)
@@ -104,6 +95,4 @@ def create_tables(database):
         class Meta:
             table_name = "realm_export"
 
-    tables = [UserStatus, MutedUser, AlertWord, PushDeviceToken, RealmEmoji, RealmPlayground, RealmExport]
-    database.bind(tables, bind_refs=False, bind_backrefs=False)
-    database.create_tables(tables)
+    frozen.create(UserStatus, MutedUser, AlertWord, PushDeviceToken, RealmEmoji, RealmPlayground, RealmExport)
