@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
@@ -22,9 +21,10 @@ IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "imag
                     (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
 
 
-def do_change_password(user, old_password, new_password, *, keep_session=None):
+def do_change_password(user, old_password, new_password, *, password_method, keep_session=None):
     """Zulip's rules and texts: the old password must match; the new one must not be weak. Every
-    other browser session of the account ends (the one making the change stays)."""
+    other browser session of the account ends (the one making the change stays). The new one is
+    hashed with `password_method` (PASSWORD_HASH_METHOD)."""
     if not old_password:
         raise JsonableError("Please fill out all fields.")
     # A wrong old password is a failed login: the same per-account throttle as signing in.
@@ -34,7 +34,7 @@ def do_change_password(user, old_password, new_password, *, keep_session=None):
         raise JsonableError("Wrong password!")
     if len(new_password) < PASSWORD_MIN_LENGTH:
         raise JsonableError("New password is too weak!")
-    hashed = hash_password(new_password, runtime.current().settings["PASSWORD_HASH_METHOD"])
+    hashed = hash_password(new_password, password_method)
     with write_transaction():
         UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
     user.password = hashed

@@ -14,6 +14,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
 from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, check_welcome_text_param, realm_setting_params
 from chat_appliance.web.params import Param, ParamError, check_bool, check_group_id, check_int, endpoint, int_range, one_of, string_max
+from chat_appliance.web.context import password_method
 from chat_appliance.web.sessions import SESSION_COOKIE
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.models import EDIT_HISTORY_POLICIES
@@ -133,7 +134,7 @@ def update_settings(user, full_name, old_password, new_password, **settings):
     """The requester changes their own name, password and personal settings."""
     if new_password:
         keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
-        do_change_password(user, old_password, new_password, keep_session=keep)
+        do_change_password(user, old_password, new_password, password_method=password_method(), keep_session=keep)
     if full_name is not None and full_name.strip() != user.full_name:
         do_change_full_name(user, check_full_name(full_name))
     changes = {k: v for k, v in settings.items() if v is not None}

@@ -21,3 +21,8 @@ def queue_manager():
 def limits():
     """The configured limits (config.Limits): the ones /register reports and the server enforces."""
     return app_state().limits
+
+
+def password_method():
+    """PASSWORD_HASH_METHOD: how new passwords are hashed."""
+    return app_state().password_method
