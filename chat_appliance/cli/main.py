@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from chat_appliance.config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
+from chat_appliance.db.drivers import import_peewee_without_drivers
 from chat_appliance.db.runtime import current as current_runtime
 
 DEFAULT_PORT = 9991
@@ -523,6 +524,9 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the console script and of `python -m chat_appliance`."""
+    # This process is the command's: peewee comes without the drivers of backends not in use,
+    # before anything imports it (db/drivers.py).
+    import_peewee_without_drivers()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
