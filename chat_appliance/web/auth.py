@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from flask import current_app, g, request
+from flask import g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
@@ -10,6 +10,7 @@ from chat_appliance.db import runtime
 from chat_appliance.models import UserProfile
 from chat_appliance.lib import passwords
 from chat_appliance.web import sessions
+from chat_appliance.web.context import password_method
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
@@ -55,7 +56,7 @@ def user_for_login_email(email):
 
 def authenticate_request():
     """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
-    client (/json/...) authenticate by session cookie and CSRF token instead (lib.sessions)."""
+    client (/json/...) authenticate by session cookie and CSRF token instead (web.sessions)."""
     if is_session_request():
         user = sessions.authenticate_session(*request_session_args())
         g.user = user
@@ -157,7 +158,7 @@ def forget_cached_credentials(user_id):
     active.credentials_marker.touch()
 
 
-# --- the web client's session on a request (lib.sessions checks it) ------------------------------
+# --- the web client's session on a request (web.sessions checks it) ------------------------------
 
 # Links inside messages that the page's browser follows with its cookie: uploads and image
 # previews (/thumbnail). Other clients send HTTP Basic there, as before.
@@ -174,7 +175,7 @@ def is_session_request():
 
 
 def request_session_args():
-    """(cookie token, method, CSRF header) of this request, as lib.sessions takes them."""
+    """(cookie token, method, CSRF header) of this request, as web.sessions takes them."""
     return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
 
 
@@ -212,7 +213,7 @@ def authenticate_by_password(email, password):
     check_login_allowed(email)
     user = UserProfile.get_by_login_email(email) if email else None
     if user is None or user.is_bot or not user.password:
-        passwords.check_password_against_dummy(password, current_app.config["PASSWORD_HASH_METHOD"])
+        passwords.check_password_against_dummy(password, password_method())
         matches = False
     else:
         matches = passwords.check_password(user.password, password)

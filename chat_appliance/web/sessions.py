@@ -2,7 +2,7 @@
 
 The web client calls the same API as other clients, under /json instead of /api/v1, and
 authenticates with the session cookie instead of HTTP Basic (as Zulip's web app does). Any
-request under /json is authenticated here (lib.auth dispatches on the path), so no view knows
+request under /json is authenticated here (web.auth dispatches on the path), so no view knows
 which kind of client called it. /api/v1 never looks at the cookie.
 
 `authenticate_session` and `authenticate_session_cached` take the cookie value, the method and
@@ -101,11 +101,11 @@ def authenticate_session(token, method, csrf_offered):
     return session.user
 
 
-# --- cached sessions for long polls (the counterpart of lib.auth's credential cache) -------------
+# --- cached sessions for long polls (the counterpart of web.auth's credential cache) -------------
 
 @dataclass(frozen=True)
 class SessionUser:
-    """The little a long poll needs to know about a session's user (as lib.auth.CachedUser)."""
+    """The little a long poll needs to know about a session's user (as web.auth.CachedUser)."""
 
     id: int
     realm_id: int
