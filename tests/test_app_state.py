@@ -14,8 +14,7 @@ import pytest
 import chat_appliance
 from chat_appliance.app import close_app, create_app
 from chat_appliance.db.backends import backend_for
-from chat_appliance.db.caches import ExpiringCache
-from chat_appliance.db.runtime import activate, deactivate
+from chat_appliance.db.runtime import ExpiringCache, activate, deactivate
 from chat_appliance.config import database_url_for
 from chat_appliance.models import UserProfile, database
 from chat_appliance.web.auth import CREDENTIALS_MARKER

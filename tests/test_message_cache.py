@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from chat_appliance.db.caches import GenerationCache
+from chat_appliance.db.runtime import GenerationCache
 from chat_appliance.lib import messages as message_lib
 from chat_appliance.models import database
 

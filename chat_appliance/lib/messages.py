@@ -240,7 +240,7 @@ class _CachedMessage:
 
 
 def message_cache():
-    """The message cache of the app in use (db.caches.GenerationCache: (message id, shape) ->
+    """The message cache of the app in use (db.runtime.GenerationCache: (message id, shape) ->
     _CachedMessage, least recently used dropped first; each app's, each test's, its own)."""
     return runtime.current().messages
 

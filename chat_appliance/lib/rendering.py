@@ -62,7 +62,7 @@ class _RealmRenderData:
 
 
 def _cache():
-    """The render contexts of the app in use (db.caches.GenerationCache: realm id -> data)."""
+    """The render contexts of the app in use (db.runtime.GenerationCache: realm id -> data)."""
     return runtime.current().render_contexts
 
 
