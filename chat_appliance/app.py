@@ -40,11 +40,13 @@ JSON_PREFIX = "/json"
 
 class AppState:
     """What one app owns, kept on app.extensions["chat_appliance"]: its configuration as the
-    actions take it, its uploaded files, its runtime (database, backend, event listeners,
-    credential cache) and its event queues. `close_app` releases it all."""
+    actions take it, its uploaded files, its runtime (database, backend, event listeners, and
+    every cache: credentials, sessions, render contexts, message objects) and its event queues.
+    `close_app` releases it all."""
 
     def __init__(self, config, runtime):
         self.limits = Limits.from_config(config)
+        self.password_method = config["PASSWORD_HASH_METHOD"]
         instance = Path(config["INSTANCE_PATH"])
         self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
         self.runtime = runtime
@@ -116,12 +118,11 @@ def open_app(app, config=None, *, dev_mode=False):
         largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
-                           pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"])
+                           pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"],
+                           inline_image_preview=app.config["INLINE_IMAGE_PREVIEW"])
     state = app.extensions[EXTENSION] = AppState(app.config, opened)
-    state.runtime.settings.update(INLINE_IMAGE_PREVIEW=app.config["INLINE_IMAGE_PREVIEW"], limits=state.limits,
-                                  PASSWORD_HASH_METHOD=app.config["PASSWORD_HASH_METHOD"])
     migrate()
-    set_credentials_marker(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
+    set_credentials_marker(state.runtime, os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(invalidate_messages_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)

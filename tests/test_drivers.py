@@ -23,17 +23,32 @@ def run_python(code):
     return result.stdout.strip().splitlines()[-1]
 
 
+DRIVERS_LOADED = "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pymysql', 'MySQLdb'))))"
+
+
 def test_a_sqlite_server_loads_no_postgres_driver():
-    out = run_python("import sys, chat_appliance.app, chat_appliance.cli.main; "
-                     "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pymysql', 'MySQLdb'))))")
+    """Once the `chat-appliance` command has started (as `serve` does), does loading the whole
+    server leave every database driver unloaded?"""
+    out = run_python("import sys\nfrom chat_appliance.cli.main import main\n"
+                     "try:\n    main(['serve', '--help'])\nexcept SystemExit:\n    pass\n"
+                     "import chat_appliance.app, chat_appliance.server.asgi\n" + DRIVERS_LOADED)
     assert out == "[]"
+
+
+def test_importing_the_package_leaves_peewee_alone():
+    """Does a program that only imports the package (a bot author's test suite loads its pytest
+    plugin) keep peewee as peewee's own import makes it, drivers included?"""
+    out = run_python("import sys, chat_appliance, chat_appliance.testing.pytest_plugin, chat_appliance.config\n"
+                     "import peewee\nprint(getattr(peewee.psycopg2, '__name__', None))")
+    assert out == "psycopg2"
 
 
 def test_the_postgres_backend_gives_peewee_what_its_own_import_would():
     plain = json.loads(run_python(PEEWEE_STATE))
     assert plain["psycopg2"] == "psycopg2"  # the driver is installed: peewee took it by itself
     deferred = json.loads(run_python(
-        "import chat_appliance, peewee; assert peewee.psycopg2 is None; "
+        "from chat_appliance.db.drivers import import_peewee_without_drivers; import_peewee_without_drivers(); "
+        "import peewee; assert peewee.psycopg2 is None; "
         "from chat_appliance.db.backends import postgres; "
         "postgres.open_database('postgresql://nobody@127.0.0.1:1/none')\n" + PEEWEE_STATE))
     assert deferred == plain

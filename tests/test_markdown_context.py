@@ -104,12 +104,12 @@ def test_invalidate_hook_drops_only_that_organization(org):
     send(client, "warm the cache")
     with database.connection_context():
         cache = rendering._cache()
-        assert org.realm.id in cache["realms"]
+        assert org.realm.id in cache
         rendering.invalidate_render_context(org.realm.id)
-        assert org.realm.id not in cache["realms"]
+        assert org.realm.id not in cache
     send(client, "reloads")
     with database.connection_context():
-        assert org.realm.id in rendering._cache()["realms"]
+        assert org.realm.id in rendering._cache()
 
 
 def test_channel_description_has_no_image_preview(org):

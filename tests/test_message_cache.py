@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from chat_appliance.db.runtime import GenerationCache
 from chat_appliance.lib import messages as message_lib
 from chat_appliance.models import database
 
@@ -107,11 +108,10 @@ def test_warm_fetches_do_not_load_messages(org, sent, monkeypatch):
 def test_the_cache_is_bounded_and_ignores_stale_writes():
     """Does the cache drop its least recently used entries past its size, and refuse entries
     read before an invalidation?"""
-    bounded = message_lib.MessageCache(size=3)
-    shape = (True, True, False)
-    bounded.put_many([(mid, shape, None, True, {"id": mid}) for mid in range(5)], bounded.generation)
-    assert sorted(bounded.get_many(range(5), shape)) == [2, 3, 4]
+    bounded = GenerationCache(3)
+    bounded.put_many([(mid, {"id": mid}) for mid in range(5)], bounded.generation)
+    assert sorted(bounded.get_many(range(5))) == [2, 3, 4]
     generation = bounded.generation
     bounded.clear()
-    bounded.put_many([(9, shape, None, True, {"id": 9})], generation)
-    assert bounded.get_many([9], shape) == {}
+    bounded.put_many([(9, {"id": 9})], generation)
+    assert bounded.get_many([9]) == {}

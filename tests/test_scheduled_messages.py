@@ -23,7 +23,7 @@ def scheduled(client):
 
 def deliver(app, at):
     with app.app_context(), database.connection_context():
-        return deliver_due_messages(at)
+        return deliver_due_messages(at, app.extensions["chat_appliance"].limits)
 
 
 def newest(client, narrow):

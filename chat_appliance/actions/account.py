@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.passwords import check_password, hash_password
@@ -24,16 +23,17 @@ class WrongPasswordError(JsonableError):
     """The old password does not match: the HTTP layer counts it as a failed login."""
 
 
-def do_change_password(user, old_password, new_password):
-    """Zulip's rules and texts: the old password must match; the new one must not be weak. (The
-    view throttles wrong old passwords as failed logins and ends the other browser sessions.)"""
+def do_change_password(user, old_password, new_password, *, password_method):
+    """Zulip's rules and texts: the old password must match; the new one must not be weak. The new
+    one is hashed with `password_method` (PASSWORD_HASH_METHOD). (The view throttles wrong old
+    passwords as failed logins and ends the other browser sessions.)"""
     if not old_password:
         raise JsonableError("Please fill out all fields.")
     if not check_password(user.password, old_password):
         raise WrongPasswordError("Wrong password!")
     if len(new_password) < PASSWORD_MIN_LENGTH:
         raise JsonableError("New password is too weak!")
-    hashed = hash_password(new_password, runtime.current().settings["PASSWORD_HASH_METHOD"])
+    hashed = hash_password(new_password, password_method)
     with write_transaction():
         UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
     user.password = hashed

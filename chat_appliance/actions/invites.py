@@ -19,7 +19,6 @@ import string
 
 from peewee import fn
 
-from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import access_stream_by_id
 from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
@@ -267,7 +266,7 @@ def get_valid_invitation(key):
     return invite
 
 
-def do_accept_invitation(key, full_name, password, *, email=None, password_method=None):
+def do_accept_invitation(key, full_name, password, *, email=None, password_method):
     """Create the account an invitation offers and return it.
 
     An email invitation creates the invited address (`email`, if given, must match it); a reusable
@@ -290,7 +289,6 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
     full_name = check_full_name(full_name)
     if not password:
         raise JsonableError("Password can't be empty.")
-    method = password_method or runtime.current().settings["PASSWORD_HASH_METHOD"]
     referrer = invite.referred_by
     with write_transaction():
         # Read again inside the write lock: a concurrent sign-up may have used or revoked it.
@@ -298,7 +296,7 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
         if email_in_use(realm, email):
             raise JsonableError(f"Email '{email}' already in use")
         user = create_user_row(realm, email, full_name, password=password, role=invite.invited_as,
-                               password_method=method)
+                               password_method=password_method)
         streams = list(Stream.select().where(Stream.id.in_(invite.stream_ids or [0]) & ~Stream.deactivated
                                              & (Stream.realm == realm.id)))
         if invite.include_realm_default_subscriptions:

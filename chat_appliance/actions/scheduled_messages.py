@@ -1,7 +1,8 @@
 """Scheduled messages ("send later") and reminders: create, edit, delete, and delivery when due.
 
-Delivery is `deliver_due_messages(now)`, which the scheduler (chat_appliance/server/scheduler.py) calls in
-the server process; it takes the time as an argument so that tests choose the clock. A message
+Delivery is `deliver_due_messages(now, limits)`, which the scheduler (chat_appliance/server/scheduler.py)
+calls in the server process, with the app's limits given to it when it was made; it takes the
+time as an argument so that tests choose the clock. A message
 that cannot be sent when due (its channel was archived, a recipient deactivated) is kept, marked
 `failed`, and Notification Bot tells its sender, as Zulip does; editing it with a new time
 schedules it again.
@@ -11,7 +12,6 @@ Events go to the owner only: scheduled_messages add/update/remove and reminders 
 
 import logging
 
-from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
@@ -36,12 +36,6 @@ log = logging.getLogger(__name__)
 MAX_REMINDER_QUOTE_LENGTH = 2000
 
 
-def message_limits():
-    """The app's Limits (config.Limits): delivery runs in the scheduler's thread, outside any
-    request, so they come from the runtime rather than from a view."""
-    return runtime.current().settings["limits"]
-
-
 def check_delivery_time(timestamp, at=None):
     """A time in the future."""
     if timestamp <= (now() if at is None else at):
@@ -49,10 +43,10 @@ def check_delivery_time(timestamp, at=None):
     return timestamp
 
 
-def check_target(sender, message_type, to, topic):
+def check_target(sender, message_type, to, topic, limits):
     """(API type, stored `to`, topic) after the checks sending would make now: the channel exists
-    and the sender may post there, or the direct-message recipients exist and are active."""
-    limits = message_limits()
+    and the sender may post there, or the direct-message recipients exist and are active.
+    `limits` (config.Limits) bounds the topic."""
     if message_type in ("stream", "channel"):
         if isinstance(to, list) and len(to) == 1:
             to = to[0]
@@ -78,10 +72,12 @@ def render(sender, content):
     return render_message(content, realm=sender.realm, sender=sender).html
 
 
-def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, read_by_sender, client_name):
-    """Store a message to send at `timestamp`; the sender's clients get scheduled_messages add."""
-    content = check_content(content, message_limits().max_message_length)
-    message_type, to, topic = check_target(sender, message_type, to, topic)
+def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, read_by_sender, client_name,
+                        limits):
+    """Store a message to send at `timestamp`; the sender's clients get scheduled_messages add.
+    `limits` (config.Limits) bounds what the sender writes, as for a message sent now."""
+    content = check_content(content, limits.max_message_length)
+    message_type, to, topic = check_target(sender, message_type, to, topic, limits)
     check_delivery_time(timestamp)
     with write_transaction():
         sm = ScheduledMessage.create(realm=sender.realm_id, sender=sender.id, delivery_type=SEND_LATER,
@@ -105,7 +101,7 @@ def access_scheduled_message(user, scheduled_message_id, *, delivery_type=SEND_L
     return sm
 
 
-def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, timestamp):
+def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, timestamp, limits):
     """Change any of type, recipients, topic, content and time (the Zulip rules: a new type needs
     `to`, and a channel type a topic; a failed message needs a new time). Editing clears `failed`."""
     changes = {}
@@ -118,11 +114,11 @@ def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, t
         new_type = message_type or sm.type
         new_topic = topic if topic is not None else sm.topic
         changes["type"], changes["to"], changes["topic"] = check_target(
-            sender, new_type, to if to is not None else sm.to, new_topic)
+            sender, new_type, to if to is not None else sm.to, new_topic, limits)
     elif topic is not None and sm.type == "stream":
-        changes["type"], changes["to"], changes["topic"] = check_target(sender, "stream", sm.to, topic)
+        changes["type"], changes["to"], changes["topic"] = check_target(sender, "stream", sm.to, topic, limits)
     if content is not None:
-        changes["content"] = check_content(content, message_limits().max_message_length)
+        changes["content"] = check_content(content, limits.max_message_length)
         changes["rendered_content"] = render(sender, changes["content"])
     if timestamp is not None:
         changes["scheduled_timestamp"] = check_delivery_time(timestamp)
@@ -193,9 +189,10 @@ def notification_bot(realm):
     return system_bot(realm, NOTIFICATION_BOT[0])
 
 
-def send_scheduled(sm):
-    """Send one due message as its sender (or, for a reminder, from Notification Bot); returns the
-    new message's id. Raises JsonableError when it cannot be sent any more."""
+def send_scheduled(sm, limits):
+    """Send one due message as its sender (or, for a reminder, from Notification Bot), within
+    `limits` (config.Limits); returns the new message's id. Raises JsonableError when it cannot be
+    sent any more."""
     sender = UserProfile.get_by_id(sm.sender_id)
     if not sender.is_active:
         raise JsonableError("Account is deactivated")
@@ -206,7 +203,7 @@ def send_scheduled(sm):
     message_id, _policy = check_send_message(sender, message_type=message_type, to=sm.to,
                                              topic=sm.topic if message_type == "stream" else None,
                                              content=sm.content, client_name=sm.sending_client,
-                                             limits=message_limits(), read_by_sender=sm.read_by_sender)
+                                             limits=limits, read_by_sender=sm.read_by_sender)
     return message_id
 
 
@@ -237,16 +234,16 @@ def mark_failed(sm, reason):
             "It is still in your scheduled messages; edit it with a new time to try again.")
 
 
-def deliver_due_messages(at):
+def deliver_due_messages(at, limits):
     """Send every scheduled message and reminder due at or before `at` (UNIX seconds), oldest
-    first. Returns the ids delivered."""
+    first, within `limits` (the app's config.Limits). Returns the ids delivered."""
     due = list(ScheduledMessage.select().where(~ScheduledMessage.delivered & ~ScheduledMessage.failed
                                                & (ScheduledMessage.scheduled_timestamp <= at))
                .order_by(ScheduledMessage.scheduled_timestamp, ScheduledMessage.id))
     delivered = []
     for sm in due:
         try:
-            message_id = send_scheduled(sm)
+            message_id = send_scheduled(sm, limits)
         except JsonableError as error:
             mark_failed(sm, error.msg)
             continue

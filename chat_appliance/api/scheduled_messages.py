@@ -13,6 +13,7 @@ from chat_appliance.actions.scheduled_messages import (
 from chat_appliance.lib.scheduled_messages import reminder_dict, scheduled_message_dict, user_scheduled_messages
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_bool, int_range, json_or_string, one_of
+from chat_appliance.web.context import limits
 from chat_appliance.models import MAX_DATABASE_INT
 from chat_appliance.models.scheduled import REMINDER
 from chat_appliance.api.messages import access_message
@@ -40,7 +41,7 @@ def create_scheduled_message(user, type, to, content, topic, scheduled_delivery_
     client_name = client_name_from_user_agent(request.headers.get("User-Agent"))
     sm = do_schedule_message(user, message_type=type, to=to, topic=topic, content=content,
                              timestamp=scheduled_delivery_timestamp, read_by_sender=read_by_sender,
-                             client_name=client_name)
+                             client_name=client_name, limits=limits())
     return {"scheduled_message_id": sm.id}
 
 
@@ -52,7 +53,7 @@ def edit_scheduled_message(user, scheduled_message_id, type, to, content, topic,
     """Change a scheduled message's audience, topic, content or time."""
     sm = access_scheduled_message(user, scheduled_message_id)
     do_edit_scheduled_message(user, sm, message_type=type, to=to, topic=topic, content=content,
-                              timestamp=scheduled_delivery_timestamp)
+                              timestamp=scheduled_delivery_timestamp, limits=limits())
 
 
 @bp.delete("/scheduled_messages/<int:scheduled_message_id>")

@@ -8,6 +8,7 @@ from chat_appliance.actions.account import WrongPasswordError, do_change_passwor
 from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.lib.validators import ParamError, check_bool, int_range
+from chat_appliance.web.context import password_method
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import SESSION_COOKIE, delete_other_sessions
@@ -44,7 +45,7 @@ def change_password(user, old_password, new_password):
     if old_password:
         check_login_allowed(user.delivery_email)
     try:
-        do_change_password(user, old_password, new_password)
+        do_change_password(user, old_password, new_password, password_method=password_method())
     except WrongPasswordError:
         record_failed_login(user.delivery_email)
         raise

@@ -21,10 +21,11 @@ def open_instance(args, *, must_exist=True, overrides=None):
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance, overrides)
-    init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
-                  pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"])
+    opened = init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
+                           pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"],
+                           inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
     # Credential changes made here reach a running server's long-poll cache (web/auth.py).
-    set_credentials_marker(instance / CREDENTIALS_MARKER)
+    set_credentials_marker(opened, instance / CREDENTIALS_MARKER)
     applied = migrate(progress=True)
     if applied:
         print(f"Applied {len(applied)} migration(s).", file=sys.stderr)

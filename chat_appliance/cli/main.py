@@ -11,6 +11,7 @@ import sys
 from chat_appliance.cli import admin, ops, serve, transfer
 from chat_appliance.cli.common import CommandError
 from chat_appliance.config import STRING_KEYS, ConfigError
+from chat_appliance.db.drivers import import_peewee_without_drivers
 
 
 CONFIG_HELP = f"""configuration:
@@ -45,6 +46,9 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the console script and of `python -m chat_appliance`."""
+    # This process is the command's: peewee comes without the drivers of backends not in use,
+    # before anything imports it (db/drivers.py).
+    import_peewee_without_drivers()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -161,7 +161,7 @@ def cmd_dev(args):
     config = load_config(instance, DEV_SETTINGS)
     from chat_appliance.db.connection import init_database, migrate
 
-    init_database(config["DATABASE_URL"])
+    init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
     migrate()
     accounts_file = instance / "accounts.json"
     if not marker.exists():

@@ -21,13 +21,14 @@ from chat_appliance.models import database, now
 log = logging.getLogger(__name__)
 
 
-def init_database(database_url, pool_size=20, pool_timeout=30):
+def init_database(database_url, pool_size=20, pool_timeout=30, *, inline_image_preview=True):
     """Open the configured database in a new Runtime, installed as the one in use outside
     requests; returns the Runtime (create_app keeps it, and makes it current per request). The
-    pool options size the PostgreSQL connection pool (SQLite ignores them)."""
+    pool options size the PostgreSQL connection pool (SQLite ignores them); the runtime renders
+    messages with INLINE_IMAGE_PREVIEW `inline_image_preview`."""
     backend = backends.backend_for(database_url)
     opened = runtime.Runtime(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout),
-                             backend)
+                             backend, inline_image_preview=inline_image_preview)
     runtime.install(opened)
     return opened
 

@@ -2,9 +2,16 @@
 
 peewee imports every database driver it finds installed, and psycopg2 (a dependency, for the
 PostgreSQL backend) brings libpq and its own copy of OpenSSL: 9.7 MiB of a SQLite server's
-resident memory (BENCHMARKS.md). The package imports peewee with the drivers held back, and the
-PostgreSQL backend hands psycopg2 to peewee when it opens a database, setting what peewee's own
-import would have set (tests/test_drivers.py compares the two).
+resident memory (BENCHMARKS.md). The `chat-appliance` command (cli/main.py `main`, which `serve`
+and every admin command go through) imports peewee with the drivers held back before anything
+else imports it, and the PostgreSQL backend hands psycopg2 to peewee when it opens a database,
+setting what peewee's own import would have set (tests/test_drivers.py compares the two).
+
+Importing the package changes nothing: the command owns its process, but a program that merely
+imports the package does not (a bot author's test suite loads its pytest plugin, and may use
+peewee with its own drivers). A program that embeds `create_app` may call
+`import_peewee_without_drivers` itself, first, for the same saving; without it peewee simply
+finds psycopg2 itself.
 """
 
 import sys

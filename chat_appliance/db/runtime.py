@@ -1,17 +1,33 @@
 """Which instance this thread works for: the state one app (or one command) owns.
 
-A `Runtime` holds an open database with its backend module, the event listeners, and the
-credential cache of long polls. `create_app` makes one per app (kept on its AppState) and makes
-it current for each of its requests; code outside a request (the command line, tests calling
-actions, bot worker threads) works with the latest one installed. Two apps in one process thus
-share no database handle, listener or cache. The models reach their database through
-`models.database`, which asks `current()`.
+A `Runtime` holds an open database with its backend module, the event listeners, and every
+cache of the app (each a typed attribute, of one of the kinds at the end of this module).
+`create_app` makes one per app (kept on its AppState) and makes it current for each of its
+requests; code outside a request (the command line, tests calling actions, bot worker threads)
+works with the latest one installed. Two apps in one process thus share no database handle, listener or cache:
+no module of the package keeps a cache of its own (tests/test_app_state.py checks). The models
+reach their database through `models.database`, which asks `current()`.
+
+Configuration reaches actions as arguments from the views. The one value below the HTTP layer
+needs outside any request (whether rendering previews images: messages are rendered by bot
+workers, the scheduler and imports too) is given to the Runtime when it is made.
 
 This module imports nothing from the package: every other floor may use it.
 """
 
 import contextvars
+import os
 import threading
+import time
+from collections import OrderedDict
+
+# Cache sizes: bounded, so that memory stays within the server's budget whatever the traffic.
+CREDENTIALS_CACHE_SIZE = 10_000
+LOGIN_ID_CACHE_SIZE = 10_000
+SESSION_CACHE_SIZE = 10_000
+RENDER_CONTEXT_CACHE_SIZE = 64
+# Message objects, each about 1-2 KB.
+MESSAGE_CACHE_SIZE = 2000
 
 _current = contextvars.ContextVar("chat_appliance_runtime", default=None)
 _latest = {"runtime": None}
@@ -20,14 +36,24 @@ _latest = {"runtime": None}
 class Runtime:
     """An instance's open database and what lives beside it for the life of the app."""
 
-    def __init__(self, database, backend):
+    def __init__(self, database, backend, *, inline_image_preview=True):
         self.database = database
         self.backend = backend
         self.listeners = []
-        self.credentials = {}
-        self.credentials_lock = threading.Lock()
-        # The few configuration values code below the HTTP layer reads (set by create_app).
-        self.settings = {}
+        # web/auth.py: Basic credentials of long polls (login email -> (API key, CachedUser)).
+        self.credentials = ExpiringCache(CREDENTIALS_CACHE_SIZE)
+        # web/auth.py: login email -> account id, where to look first for a Basic user name.
+        self.login_ids = ExpiringCache(LOGIN_ID_CACHE_SIZE)
+        # web/auth.py: the instance file admin commands touch when they change credentials.
+        self.credentials_marker = ChangeMarker()
+        # web/sessions.py: browser sessions of long polls (token digest -> (SessionUser, CSRF token)).
+        self.sessions = ExpiringCache(SESSION_CACHE_SIZE)
+        # lib/rendering.py: what rendering needs to know of each organization (realm id -> data).
+        self.render_contexts = GenerationCache(RENDER_CONTEXT_CACHE_SIZE)
+        # lib/messages.py: message objects by (message id, shape).
+        self.messages = GenerationCache(MESSAGE_CACHE_SIZE)
+        # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
+        self.inline_image_preview = bool(inline_image_preview)
 
     def close(self):
         """Close this thread's connection and release what the backend holds (SQLite's keeper
@@ -55,3 +81,180 @@ def activate(runtime):
 def deactivate(token):
     """Undo an `activate`."""
     _current.reset(token)
+
+
+# --- the kinds of cache a Runtime keeps --------------------------------------------------------
+# Bounded and thread-safe. Nothing here knows what a cache holds; the modules that fill one say
+# that (web/auth.py, web/sessions.py, lib/rendering.py, lib/messages.py).
+
+
+class ExpiringCache:
+    """A map whose entries live a given number of seconds, holding at most `max_entries`.
+
+    Entries are kept in the order they were stored, and every lookup or store first drops the
+    expired entries at the front: an expired entry goes within one lifetime of the entries stored
+    before it (entries of one cache live about as long as each other), whether or not anyone asks
+    for it again. When the cache is full, the oldest entry makes room."""
+
+    def __init__(self, max_entries, clock=time.monotonic):
+        self.max_entries = max_entries
+        self.clock = clock
+        self._entries = OrderedDict()  # key -> (expires, value)
+        self._lock = threading.Lock()
+
+    def _drop_expired_front(self, now):
+        entries = self._entries
+        while entries:
+            key, (expires, _value) = next(iter(entries.items()))
+            if expires > now:
+                break
+            del entries[key]
+
+    def get(self, key):
+        """The live value stored under `key`, else None (an expired entry is dropped)."""
+        now = self.clock()
+        with self._lock:
+            self._drop_expired_front(now)
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= now:
+                del self._entries[key]
+                return None
+            return entry[1]
+
+    def put(self, key, value, seconds):
+        """Keep `value` under `key` for `seconds` (nothing is kept for a lifetime of 0 or less)."""
+        now = self.clock()
+        with self._lock:
+            self._entries.pop(key, None)
+            self._drop_expired_front(now)
+            if seconds <= 0:
+                return
+            while len(self._entries) >= self.max_entries:
+                self._entries.popitem(last=False)
+            self._entries[key] = (now + seconds, value)
+
+    def __contains__(self, key):
+        return self.get(key) is not None
+
+    def pop(self, key):
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def discard_where(self, predicate):
+        """Drop every entry whose value satisfies `predicate`."""
+        with self._lock:
+            for key in [k for k, (_expires, value) in self._entries.items() if predicate(value)]:
+                del self._entries[key]
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self):
+        with self._lock:
+            return len(self._entries)
+
+
+class GenerationCache:
+    """Values by key, least recently used dropped first beyond `max_entries`, for data read from
+    the database and dropped when it changes. A reader notes `generation` before it reads the
+    database and hands it to `put_many`: if an invalidation came in between, what it read may be
+    stale and is not stored, so nothing stale is ever put back."""
+
+    def __init__(self, max_entries):
+        self.max_entries = max_entries
+        self.generation = 0
+        self._entries = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def get_many(self, keys):
+        """{key: value} for the keys present."""
+        found = {}
+        with self._lock:
+            for key in keys:
+                value = self._entries.get(key)
+                if value is not None:
+                    self._entries.move_to_end(key)
+                    found[key] = value
+        return found
+
+    def put_many(self, items, generation):
+        """Store (key, value) pairs read at `generation`, unless the cache was invalidated since."""
+        with self._lock:
+            if generation != self.generation:
+                return
+            for key, value in items:
+                self._entries[key] = value
+                self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def __contains__(self, key):
+        with self._lock:
+            return key in self._entries
+
+    def discard(self, key):
+        """Drop one key; readers that started before do not store what they read."""
+        with self._lock:
+            self.generation += 1
+            self._entries.pop(key, None)
+
+    def clear(self):
+        with self._lock:
+            self.generation += 1
+            self._entries.clear()
+
+    def __len__(self):
+        with self._lock:
+            return len(self._entries)
+
+
+class ChangeMarker:
+    """A file whose modification time tells the processes of one instance that something changed
+    (credentials changed by an admin command while the server runs): `touch` it after a change,
+    and ask `changed` before trusting what a cache holds. One stat() per question."""
+
+    def __init__(self, path=None):
+        self.path = None
+        self.seen = None
+        if path is not None:
+            self.watch(path)
+
+    def watch(self, path):
+        """Signal and watch changes through `path` (a file of the instance folder)."""
+        self.path = os.fspath(path)
+        self.seen = self._time()
+
+    def _time(self):
+        try:
+            return os.stat(self.path).st_mtime_ns if self.path else None
+        except OSError:
+            return None
+
+    def changed(self):
+        """Whether the file moved since the last question or touch (True once per change)."""
+        current = self._time()
+        if current == self.seen:
+            return False
+        self.seen = current
+        return True
+
+    def touch(self):
+        """Tell the instance's other processes (touch the file), if a path is watched."""
+        if not self.path:
+            return
+        try:
+            with open(self.path, "a"):
+                os.utime(self.path)
+        except OSError:
+            return
+        self.seen = self._time()

@@ -2,14 +2,13 @@
 and message events."""
 
 import json
-import threading
-from collections import OrderedDict
 
 from peewee import fn
 
+from chat_appliance.db import runtime
 from chat_appliance.markdown import topic_links
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
-                      UserProfile, database)
+                      UserProfile)
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
@@ -193,7 +192,7 @@ def fetched_message_dicts(message_ids, viewer, flags_by_id, *, apply_markdown, c
     cache = message_cache()
     shape = (apply_markdown, client_gravatar, allow_empty_topic_name)
     generation = cache.generation
-    found = cache.get_many(message_ids, shape)
+    found = {key[0]: entry for key, entry in cache.get_many([(mid, shape) for mid in message_ids]).items()}
     ready = {}
     for mid, entry in found.items():
         data = entry.forms.get(can_see_real_email(viewer, entry.sender))
@@ -203,8 +202,10 @@ def fetched_message_dicts(message_ids, viewer, flags_by_id, *, apply_markdown, c
     if missing:
         built = _shared_dicts(load_messages(missing), viewer, apply_markdown=apply_markdown,
                               client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
-        cache.put_many([(message.id, shape, message.sender, email_visible, data)
-                        for message, email_visible, data in built], generation)
+        # A message cached in the other form keeps it: the entry is replaced by one with both.
+        cache.put_many([((message.id, shape), _CachedMessage(message.sender, {
+            **(found[message.id].forms if message.id in found else {}), email_visible: data}))
+            for message, email_visible, data in built], generation)
         ready.update((data["id"], data) for _message, _email_visible, data in built)
     result = []
     for mid in message_ids:
@@ -226,8 +227,6 @@ HARMLESS_EVENTS = frozenset({
     "scheduled_messages", "reminders", "attachment", "has_zoom_token", "navigation_view", "invites_changed",
     "restart", "web_reload_client",
 })
-# Message objects kept, each about 1-2 KB: bounded so the server's memory stays within budget.
-MESSAGE_CACHE_SIZE = 2000
 
 
 class _CachedMessage:
@@ -235,59 +234,15 @@ class _CachedMessage:
 
     __slots__ = ("sender", "forms")
 
-    def __init__(self, sender):
+    def __init__(self, sender, forms):
         self.sender = sender
-        self.forms = {}
-
-
-class MessageCache:
-    """Message objects by (message id, shape), least recently used dropped first. A fetch that
-    read the database before an invalidation does not store what it read (the generation
-    counter), so nothing stale is ever put back."""
-
-    def __init__(self, size=MESSAGE_CACHE_SIZE):
-        self.size = size
-        self.entries = OrderedDict()
-        self.lock = threading.Lock()
-        self.generation = 0
-
-    def get_many(self, message_ids, shape):
-        found = {}
-        with self.lock:
-            for mid in message_ids:
-                entry = self.entries.get((mid, shape))
-                if entry is not None:
-                    self.entries.move_to_end((mid, shape))
-                    found[mid] = entry
-        return found
-
-    def put_many(self, items, generation):
-        with self.lock:
-            if generation != self.generation:
-                return
-            for mid, shape, sender, email_visible, data in items:
-                entry = self.entries.get((mid, shape))
-                if entry is None:
-                    entry = self.entries[(mid, shape)] = _CachedMessage(sender)
-                entry.forms[email_visible] = data
-            while len(self.entries) > self.size:
-                self.entries.popitem(last=False)
-
-    def clear(self):
-        with self.lock:
-            self.generation += 1
-            self.entries.clear()
+        self.forms = forms
 
 
 def message_cache():
-    """The message cache of the database handle in use (each app's, each test's, its own)."""
-    handle = database.obj
-    cache = getattr(handle, "_chat_message_cache", None)
-    if cache is None:
-        cache = MessageCache()
-        if handle is not None:
-            handle._chat_message_cache = cache
-    return cache
+    """The message cache of the app in use (db.runtime.GenerationCache: (message id, shape) ->
+    _CachedMessage, least recently used dropped first; each app's, each test's, its own)."""
+    return runtime.current().messages
 
 
 def invalidate_messages_on_event(event, _user_ids):

@@ -3,9 +3,9 @@ the database (users, groups, channels, linkifiers, the sender's settings).
 
 Messages are rendered once, at send and edit time, and the HTML is stored.
 
-The organization's part of the context is loaded once and cached (per database handle,
-per organization); `invalidate_render_context(realm_id)` drops it. Actions need not call
-it themselves for the usual changes: every change that publishes a `realm_user`,
+The organization's part of the context is loaded once and cached (per app, in its
+runtime.render_contexts, per organization); `invalidate_render_context(realm_id)` drops
+it. Actions need not call it themselves for the usual changes: every change that publishes a `realm_user`,
 `user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all of them do,
 after commit) invalidates the cache through `invalidate_on_event`, which create_app registers
 on the app's event bus. An action that changes what
@@ -13,19 +13,15 @@ mentions, channel links or linkifiers resolve to without publishing such an even
 call `invalidate_render_context` after its commit.
 """
 
-import threading
-
 from chat_appliance.db import runtime
 from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
-from chat_appliance.models import Stream, UserGroup, UserProfile, database
+from chat_appliance.models import Stream, UserGroup, UserProfile
 
 # Event types after which mentions, channel links or linkifiers may resolve differently.
 INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})
-
-_lock = threading.Lock()
 
 
 class _RealmRenderData:
@@ -66,42 +62,30 @@ class _RealmRenderData:
 
 
 def _cache():
-    """The cache of the database handle in use: {realm_id: data} plus a generation
-    counter (a fresh handle, as each test's database is, starts empty)."""
-    handle = database.obj
-    if handle is None:  # no database yet: nothing can be cached
-        return {"generation": 0, "realms": {}}
-    cache = getattr(handle, "_chat_render_cache", None)
-    if cache is None:
-        cache = handle._chat_render_cache = {"generation": 0, "realms": {}}
-    return cache
+    """The render contexts of the app in use (db.runtime.GenerationCache: realm id -> data)."""
+    return runtime.current().render_contexts
 
 
 def _realm_data(realm):
     cache = _cache()
-    data = cache["realms"].get(realm.id)
+    data = cache.get(realm.id)
     if data is not None:
         return data
-    generation = cache["generation"]
+    generation = cache.generation
     data = _RealmRenderData(realm)
-    with _lock:
-        # A change committed while we were reading would be missing from `data`:
-        # keep it only if no invalidation happened in between.
-        if cache["generation"] == generation:
-            cache["realms"][realm.id] = data
+    # A change committed while we were reading would be missing from `data`: the cache keeps
+    # it only if no invalidation happened in between.
+    cache.put_many([(realm.id, data)], generation)
     return data
 
 
 def invalidate_render_context(realm_id=None):
     """Forget the cached render context of one organization (all of them with None).
     Call after the commit of a change to users, groups, channels, linkifiers or emoji."""
-    cache = _cache()
-    with _lock:
-        cache["generation"] += 1
-        if realm_id is None:
-            cache["realms"].clear()
-        else:
-            cache["realms"].pop(realm_id, None)
+    if realm_id is None:
+        _cache().clear()
+    else:
+        _cache().discard(realm_id)
 
 
 def invalidate_on_event(event, _user_ids):
@@ -132,9 +116,8 @@ def render_context(realm, sender=None):
 
 
 def _image_previews():
-    """INLINE_IMAGE_PREVIEW of the app in use (create_app puts it in its runtime's settings)."""
-    active = runtime.current()
-    return bool(active.settings.get("INLINE_IMAGE_PREVIEW", True)) if active is not None else True
+    """INLINE_IMAGE_PREVIEW of the app in use (given to its runtime when create_app made it)."""
+    return runtime.current().inline_image_preview
 
 
 def render_message(content, *, realm, sender):

@@ -13,6 +13,7 @@ import time
 
 from chat_appliance.actions.scheduled_messages import deliver_due_messages, next_due_timestamp
 from chat_appliance.events import bus
+from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,8 @@ SCHEDULE_EVENT_TYPES = ("scheduled_messages", "reminders")
 class Scheduler:
     def __init__(self, app, *, clock=time.time, max_wait=60.0):
         self.app = app
+        # The app's limits, which messages sent when due must respect as they would if sent now.
+        self.limits = app.extensions[EXTENSION].limits
         self.clock = clock
         self.max_wait = max_wait
         self._wake = threading.Event()
@@ -32,7 +35,7 @@ class Scheduler:
     def run_once(self):
         """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
         with self.app.app_context(), database.connection_context():
-            deliver_due_messages(int(self.clock()))
+            deliver_due_messages(int(self.clock()), self.limits)
             return next_due_timestamp()
 
     def seconds_until(self, next_due):

@@ -1,10 +1,8 @@
 """HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
 
-import os
-import time
 from dataclasses import dataclass
 
-from flask import current_app, g, request
+from flask import g, request
 from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
@@ -12,6 +10,7 @@ from chat_appliance.db import runtime
 from chat_appliance.models import UserProfile
 from chat_appliance.lib import credential_changes, passwords
 from chat_appliance.web import sessions
+from chat_appliance.web.context import password_method
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
@@ -33,33 +32,31 @@ def verify_api_key(email, api_key):
     return user
 
 
-# Login email -> account id, so that most requests find their account by primary key instead of
-# matching both email columns case-insensitively (no index serves that). The row itself is
-# always read fresh, and used only while it still answers to that email: the map never
-# decides who someone is, it only says where to look first.
-_login_ids = {}
-LOGIN_ID_CACHE_SIZE = 10_000
+# Login email -> account id (the app's runtime.login_ids), so that most requests find their
+# account by primary key instead of matching both email columns case-insensitively (no index
+# serves that). The row itself is always read fresh, and used only while it still answers to
+# that email: the map never decides who someone is, it only says where to look first.
+LOGIN_ID_SECONDS = 3600
 
 
 def user_for_login_email(email):
     """The account a Basic user name names (API email or real address), or None."""
     lowered = email.strip().lower()
-    user_id = _login_ids.get(lowered)
+    login_ids = runtime.current().login_ids
+    user_id = login_ids.get(lowered)
     if user_id is not None:
         user = UserProfile.fetch_by_id(user_id)
         if user is not None and lowered in (user.email.lower(), user.delivery_email.lower()):
             return user
     user = UserProfile.get_by_login_email(email)
     if user is not None:
-        if len(_login_ids) >= LOGIN_ID_CACHE_SIZE:
-            _login_ids.clear()
-        _login_ids[lowered] = user.id
+        login_ids.put(lowered, user.id, LOGIN_ID_SECONDS)
     return user
 
 
 def authenticate_request():
     """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
-    client (/json/...) authenticate by session cookie and CSRF token instead (lib.sessions)."""
+    client (/json/...) authenticate by session cookie and CSRF token instead (web.sessions)."""
     if is_session_request():
         user = sessions.authenticate_session(*request_session_args())
         g.user = user
@@ -80,41 +77,23 @@ def authenticate_request():
 AUTH_CACHE_SECONDS = 60
 
 # Admin commands (`chat-appliance reset-api-key`, deactivation) run in another process. They touch
-# this file when credentials change, and the server drops its whole cache when the file's time
-# moves: one stat() per long poll, no database query.
+# this file of the instance folder when credentials change, and the server drops its whole cache
+# when the file's time moves: one stat() per long poll, no database query.
 CREDENTIALS_MARKER = "credentials.changed"
-_marker = {"path": None, "seen": None}
 
 
-def set_credentials_marker(path):
-    """Where this process signals and watches credential changes (the instance folder)."""
-    _marker["path"] = path
-    _marker["seen"] = _marker_time()
+def set_credentials_marker(active, path):
+    """Where runtime `active` signals and watches credential changes (the instance folder)."""
+    active.credentials_marker.watch(path)
 
 
-def _marker_time():
-    try:
-        return os.stat(_marker["path"]).st_mtime_ns if _marker["path"] else None
-    except OSError:
-        return None
-
-
-def _drop_cache_if_credentials_changed(cache):
-    """Called with the cache's lock held, before every cache lookup."""
-    marker = _marker_time()
-    if marker != _marker["seen"]:
-        cache.clear()
-        _marker["seen"] = marker
-
-
-def _touch_marker():
-    if _marker["path"]:
-        try:
-            with open(_marker["path"], "a"):
-                os.utime(_marker["path"])
-        except OSError:
-            pass
-        _marker["seen"] = _marker_time()
+def _credentials():
+    """The current runtime's credential cache, emptied first if an admin command changed
+    credentials: one per app."""
+    active = runtime.current()
+    if active.credentials_marker.changed():
+        active.credentials.clear()
+    return active.credentials
 
 
 @dataclass(frozen=True)
@@ -124,12 +103,6 @@ class CachedUser:
     id: int
     realm_id: int
     email: str
-
-
-def _credentials():
-    """The current runtime's credential cache and its lock: one per app."""
-    active = runtime.current()
-    return active.credentials, active.credentials_lock
 
 
 def basic_credentials(authorization):
@@ -144,11 +117,8 @@ def cached_basic_user(authorization):
     """The CachedUser for these Basic credentials if the cache vouches for them, else None.
     Never touches the database (the event loop of `serve` calls it)."""
     email, api_key = basic_credentials(authorization)
-    cache, lock = _credentials()
-    with lock:
-        _drop_cache_if_credentials_changed(cache)
-        entry = cache.get(email)
-    if entry is not None and entry[2] > time.monotonic() and api_key and api_key_matches(entry[0], api_key):
+    entry = _credentials().get(email)
+    if entry is not None and api_key and api_key_matches(entry[0], api_key):
         return entry[1]
     return None
 
@@ -162,9 +132,7 @@ def authenticate_basic(authorization):
     email, api_key = basic_credentials(authorization)
     full = verify_api_key(email, api_key)
     cached = CachedUser(full.id, full.realm_id, full.email)
-    cache, lock = _credentials()
-    with lock:
-        cache[email] = (full.api_key, cached, time.monotonic() + AUTH_CACHE_SECONDS)
+    _credentials().put(email, (full.api_key, cached), AUTH_CACHE_SECONDS)
     return cached
 
 
@@ -180,21 +148,20 @@ def authenticate_request_cached():
 
 def forget_cached_credentials(user_id):
     """Drop a user's cached credentials (new key, deactivation, new email), in this process and,
-    through the marker file, in a server running beside an admin command (which has no app, and
-    so no cache of its own, but must still touch the marker). Browser sessions end too."""
+    through the marker file, in a server running beside an admin command (whose runtime has
+    caches nobody reads, but a marker to touch). Browser sessions end too."""
+    active = runtime.current()
+    if active is None:  # no database open: nothing can have changed
+        return
     sessions.forget_user_sessions(user_id)
-    if runtime.current() is not None:
-        cache, lock = _credentials()
-        with lock:
-            for email in [e for e, entry in cache.items() if entry[1].id == user_id]:
-                del cache[email]
-    _touch_marker()
+    active.credentials.discard_where(lambda entry: entry[1].id == user_id)
+    active.credentials_marker.touch()
 
 
 credential_changes.subscribe(forget_cached_credentials)  # actions tell of changes through lib
 
 
-# --- the web client's session on a request (lib.sessions checks it) ------------------------------
+# --- the web client's session on a request (web.sessions checks it) ------------------------------
 
 # Links inside messages that the page's browser follows with its cookie: uploads and image
 # previews (/thumbnail). Other clients send HTTP Basic there, as before.
@@ -211,7 +178,7 @@ def is_session_request():
 
 
 def request_session_args():
-    """(cookie token, method, CSRF header) of this request, as lib.sessions takes them."""
+    """(cookie token, method, CSRF header) of this request, as web.sessions takes them."""
     return request.cookies.get(SESSION_COOKIE), request.method, request.headers.get(CSRF_HEADER)
 
 
@@ -249,7 +216,7 @@ def authenticate_by_password(email, password):
     check_login_allowed(email)
     user = UserProfile.get_by_login_email(email) if email else None
     if user is None or user.is_bot or not user.password:
-        passwords.check_password_against_dummy(password, current_app.config["PASSWORD_HASH_METHOD"])
+        passwords.check_password_against_dummy(password, password_method())
         matches = False
     else:
         matches = passwords.check_password(user.password, password)

@@ -27,3 +27,8 @@ def avatars_root():
     """Uploaded avatars live beside the instance's other uploads (the API and the web client's
     avatar URLs both read them)."""
     return app_state().uploads.root / "avatars"
+
+
+def password_method():
+    """PASSWORD_HASH_METHOD: how new passwords are hashed."""
+    return app_state().password_method

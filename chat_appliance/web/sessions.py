@@ -2,7 +2,7 @@
 
 The web client calls the same API as other clients, under /json instead of /api/v1, and
 authenticates with the session cookie instead of HTTP Basic (as Zulip's web app does). Any
-request under /json is authenticated here (lib.auth dispatches on the path), so no view knows
+request under /json is authenticated here (web.auth dispatches on the path), so no view knows
 which kind of client called it. /api/v1 never looks at the cookie.
 
 `authenticate_session` and `authenticate_session_cached` take the cookie value, the method and
@@ -12,11 +12,11 @@ long-poll handler) can call them as its authentication function.
 
 import hashlib
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 
+from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.models import UserProfile, WebSession, now
 from chat_appliance.lib.errors import JsonableError, UnauthorizedError, UserDeactivatedError
@@ -58,8 +58,7 @@ def delete_session(token):
     digest = token_hash(token)
     with write_transaction():
         WebSession.delete().where(WebSession.token_hash == digest).execute()
-    with _cache_lock:
-        _cache.pop(digest, None)
+    runtime.current().sessions.pop(digest)
 
 
 def delete_other_sessions(user_id, keep_token=None):
@@ -102,28 +101,25 @@ def authenticate_session(token, method, csrf_offered):
     return session.user
 
 
-# --- cached sessions for long polls (the counterpart of lib.auth's credential cache) -------------
+# --- cached sessions for long polls (the counterpart of web.auth's credential cache) -------------
 
 @dataclass(frozen=True)
 class SessionUser:
-    """The little a long poll needs to know about a session's user (as lib.auth.CachedUser)."""
+    """The little a long poll needs to know about a session's user (as web.auth.CachedUser)."""
 
     id: int
     realm_id: int
     email: str
 
 
-_cache = {}
-_cache_lock = threading.Lock()
-
-
 def authenticate_session_cached(token, method, csrf_offered):
-    """Like authenticate_session, answering from memory for SESSION_CACHE_SECONDS: a long poll
-    needs only the user's id. Returns a SessionUser."""
+    """Like authenticate_session, answering from memory (the app's runtime.sessions) for
+    SESSION_CACHE_SECONDS, never past the session's end: a long poll needs only the user's id.
+    Returns a SessionUser."""
     digest = token_hash(token) if token else ""
-    with _cache_lock:
-        entry = _cache.get(digest)
-    if entry is not None and entry[2] > time.monotonic():
+    cache = runtime.current().sessions
+    entry = cache.get(digest)
+    if entry is not None:
         check_csrf(method, entry[1], csrf_offered)
         return entry[0]
     session = find_session(token)
@@ -134,9 +130,7 @@ def authenticate_session_cached(token, method, csrf_offered):
     check_csrf(method, session.csrf_token, csrf_offered)
     user = session.user
     cached = SessionUser(user.id, user.realm_id, user.email)
-    with _cache_lock:
-        _cache[digest] = (cached, session.csrf_token, min(time.monotonic() + SESSION_CACHE_SECONDS,
-                                                          time.monotonic() + session.expires - time.time()))
+    cache.put(digest, (cached, session.csrf_token), min(SESSION_CACHE_SECONDS, session.expires - time.time()))
     return cached
 
 
@@ -161,6 +155,6 @@ def authenticate_session_headers(headers):
 
 def forget_user_sessions(user_id):
     """Drop a user's cached sessions (deactivation, new key, logout elsewhere)."""
-    with _cache_lock:
-        for digest in [d for d, entry in _cache.items() if entry[0].id == user_id]:
-            del _cache[digest]
+    active = runtime.current()
+    if active is not None:
+        active.sessions.discard_where(lambda entry: entry[0].id == user_id)

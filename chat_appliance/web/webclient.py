@@ -17,6 +17,7 @@ from chat_appliance.actions.invites import do_accept_invitation, get_valid_invit
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.web.context import password_method
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.web.response import json_success
 from chat_appliance.web.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
@@ -101,7 +102,7 @@ def invitation_info(key):
 def join(key, full_name, password, email):
     """Create the account an invitation offers (actions.invites decides validity) and sign in."""
     require_same_origin_form()
-    user = do_accept_invitation(key, full_name, password, email=email)
+    user = do_accept_invitation(key, full_name, password, email=email, password_method=password_method())
     return signed_in_response(user)
 
 

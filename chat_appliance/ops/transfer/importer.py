@@ -844,7 +844,7 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
                 raise ArchiveError(f"{instance} already holds a database: import into a new instance folder.")
         instance.mkdir(parents=True, exist_ok=True)
         config = load_config(instance)
-        init_database(config["DATABASE_URL"])
+        init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
         migrate()
         with database.connection_context():
             if Realm.select().exists():
