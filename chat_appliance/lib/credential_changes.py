@@ -1,23 +1,16 @@
-"""Word that an account's credentials changed, for the caches above this floor.
+"""Word that an account's credentials changed, for the caches of the app in use.
 
-A new API key, a deactivation or a new email must end what the HTTP layer remembers of the
-account: the long polls' cached Basic credentials, its browser sessions, and, for a server
-running beside an admin command, the marker file (web/auth.py). Actions cannot import the HTTP
-layer, so they call credentials_changed(user_id) and web/auth.py subscribes when it is imported,
-which every process that serves or runs commands does (create_app and the command line's
-open_instance set the marker through it).
+A new API key, a deactivation or a new email must end what the server remembers of the account:
+the long polls' cached Basic credentials, its browser sessions, and, for a server running beside
+an admin command, the marker file (web/auth.py reads it). Those caches live on the app's Runtime
+(db/runtime.py), so actions reach them here without importing the HTTP layer.
 """
 
-_subscribers = []
-
-
-def subscribe(forget):
-    """Call forget(user_id) on every credential change (once, however often it subscribes)."""
-    if forget not in _subscribers:
-        _subscribers.append(forget)
+from chat_appliance.db import runtime
 
 
 def credentials_changed(user_id):
-    """Tell every subscriber that `user_id`'s credentials changed."""
-    for forget in list(_subscribers):
-        forget(user_id)
+    """Forget `user_id`'s cached credentials and sessions in the runtime in use, if any."""
+    active = runtime.current()
+    if active is not None:  # no database open: nothing can have changed
+        active.forget_user(user_id)

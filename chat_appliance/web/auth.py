@@ -8,7 +8,7 @@ from werkzeug.datastructures import Authorization
 
 from chat_appliance.db import runtime
 from chat_appliance.models import UserProfile
-from chat_appliance.lib import credential_changes, passwords
+from chat_appliance.lib import passwords
 from chat_appliance.web import sessions
 from chat_appliance.web.context import password_method
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
@@ -144,21 +144,6 @@ def authenticate_request_cached():
     user = authenticate_basic(request.headers.get("Authorization"))
     g.user = user
     return user
-
-
-def forget_cached_credentials(user_id):
-    """Drop a user's cached credentials (new key, deactivation, new email), in this process and,
-    through the marker file, in a server running beside an admin command (whose runtime has
-    caches nobody reads, but a marker to touch). Browser sessions end too."""
-    active = runtime.current()
-    if active is None:  # no database open: nothing can have changed
-        return
-    sessions.forget_user_sessions(user_id)
-    active.credentials.discard_where(lambda entry: entry[1].id == user_id)
-    active.credentials_marker.touch()
-
-
-credential_changes.subscribe(forget_cached_credentials)  # actions tell of changes through lib
 
 
 # --- the web client's session on a request (web.sessions checks it) ------------------------------
