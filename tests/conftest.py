@@ -15,6 +15,28 @@ from chat_appliance.events import bus
 from . import pg
 from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
 
+# The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
+APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "configured"}
+# Modules whose tests run the command line or a real server (besides test_e2e_*).
+E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_database", "test_bot_author_example"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with its kind (setup.cfg lists them): `browser` for the web client's tests
+    in Chromium (which are `e2e` too), `e2e` for tests that run real processes (a `serve`, the CLI),
+    `api` for tests through the Flask test client, `unit` for the rest."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        uses = set(getattr(item, "fixturenames", ()))
+        if module == "test_e2e_webclient":
+            item.add_marker(pytest.mark.browser)
+        if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
+            item.add_marker(pytest.mark.e2e)
+        elif uses & APP_FIXTURES:
+            item.add_marker(pytest.mark.api)
+        else:
+            item.add_marker(pytest.mark.unit)
+
 
 @pytest.fixture(scope="session")
 def database_templates(tmp_path_factory):
