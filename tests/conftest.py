@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from chat_appliance.app import close_app, create_app, open_app
-from chat_appliance.db.backends import backend_for
 from chat_appliance.config import database_url_for
+from chat_appliance.db.backends import backend_for
 from chat_appliance.events import bus
 
 from . import pg
