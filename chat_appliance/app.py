@@ -76,7 +76,8 @@ def create_app(config=None, *, dev_mode=False):
     """A Flask app for one instance. `config` overrides the documented defaults (config.py).
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
-    app = Flask(__name__)
+    # The web client's files moved with it into web/ (web/webclient.py serves its page).
+    app = Flask(__name__, static_folder="web/static")
     app.url_rule_class = LazyBuilderRule
     app.json = FastJSONProvider(app)
     app.json.sort_keys = False

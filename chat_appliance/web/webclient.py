@@ -1,6 +1,6 @@
 """The web client: its page at `/`, sign-in and sign-out, and the files it loads.
 
-The page is static (chat_appliance/static/webclient/), served with the signed-in session's CSRF
+The page is static (chat_appliance/web/static/webclient/), served with the signed-in session's CSRF
 token written into it. Everything else the page does goes through the API under /json
 (lib.sessions authenticates those requests by cookie).
 """
