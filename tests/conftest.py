@@ -8,12 +8,49 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from chat_appliance.app import close_app, create_app, open_app
-from chat_appliance.db.backends import backend_for
 from chat_appliance.config import database_url_for
+from chat_appliance.db.backends import backend_for
 from chat_appliance.events import bus
 
 from . import pg
 from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
+
+# The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
+APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "configured"}
+# Modules whose tests run the command line or a real server (besides test_e2e_*).
+E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_database", "test_bot_author_example"}
+
+
+# Modules that take the longest (minutes on a busy machine), started first so that under
+# pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
+SLOW_MODULES = ("test_e2e_webclient", "test_hostile_input")
+
+
+def module_rank(item):
+    """0 for the slowest modules, 1 for other end-to-end ones, 2 for the rest."""
+    module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+    if module in SLOW_MODULES:
+        return 0
+    return 1 if module.startswith("test_e2e_") or module in E2E_MODULES else 2
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with its kind (setup.cfg lists them): `browser` for the web client's tests
+    in Chromium (which are `e2e` too), `e2e` for tests that run real processes (a `serve`, the CLI),
+    `api` for tests through the Flask test client, `unit` for the rest. Then order the modules
+    slowest first (the order within a module stays)."""
+    items.sort(key=module_rank)
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        uses = set(getattr(item, "fixturenames", ()))
+        if module == "test_e2e_webclient":
+            item.add_marker(pytest.mark.browser)
+        if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
+            item.add_marker(pytest.mark.e2e)
+        elif uses & APP_FIXTURES:
+            item.add_marker(pytest.mark.api)
+        else:
+            item.add_marker(pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")

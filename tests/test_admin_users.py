@@ -114,8 +114,13 @@ def test_patch_by_email_changes_name(org, events):
 def test_patch_by_hidden_email_for_admin(org):
     """Can an administrator PATCH a user by a real address visible only to administrators, and by placeholder?"""
     hide_email(org.othello)
-    ok(org.client(org.admin).patch("users/othello@zulip.example", full_name="Othello"))
-    ok(org.client(org.admin).patch(f"users/user{org.othello.id}@zulip.example", full_name="Othello 2"))
+    admin, placeholder = org.client(org.admin), f"user{org.othello.id}@zulip.example"
+    shown = ok(admin.get(f"users/{org.othello.id}"))["user"]
+    assert shown["email"] == placeholder and shown["delivery_email"] == "othello@zulip.example"
+    ok(admin.patch("users/othello@zulip.example", full_name="Othello the Moor"))
+    assert ok(admin.get(f"users/{org.othello.id}"))["user"]["full_name"] == "Othello the Moor"
+    ok(admin.patch(f"users/{placeholder}", full_name="Othello 2"))
+    assert ok(admin.get(f"users/{org.othello.id}"))["user"]["full_name"] == "Othello 2"
 
 
 def test_patch_by_email_requires_admin(org):

@@ -199,21 +199,32 @@ def test_the_write_ahead_log_starts_afresh_under_steady_writes(app, table):
     checkpointer.restart_after = 100  # pages
     wal = database.obj.database + "-wal"
     stop = threading.Event()
+    writes = []
 
     def write():
         with database.connection_context():
             while not stop.is_set():
                 with write_transaction():
                     database.execute_sql("INSERT INTO scratch (writer) VALUES (?)", ("x" * 3000,))
+                writes.append(1)
 
     writer = threading.Thread(target=write)
     writer.start()
-    time.sleep(1.5)
+
+    def log_pages():
+        return os.path.getsize(wal) // 4096 if os.path.exists(wal) else 0
+
+    # Write until the rows are far more than the log's pages (the checkpointer kept it short), or
+    # for at most 10 s: then the assertions below say what went wrong.
+    deadline = time.monotonic() + 10
+    while (len(writes) < 1000 or log_pages() >= len(writes) // 2) and writer.is_alive() \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
     stop.set()
     writer.join(10)
     committed, _group = table
     written = len(committed())
     assert written > 1000  # far more pages than the log is allowed to keep
     # The log file never shrinks: its size is the most the log ever held.
-    most_pages = os.path.getsize(wal) // 4096
+    most_pages = log_pages()
     assert most_pages < written // 2, (most_pages, written)

@@ -16,14 +16,10 @@ import collections
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
-
-import pytest
 
 from chat_appliance.markdown import RenderContext, render
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CASES_PATH = REPO_ROOT.parent / "shared" / "zulip" / "markdown_cases.json"
+from .shared import shared_file
 
 TEST_REALM_URL = "http://zulip.testserver"
 
@@ -68,9 +64,7 @@ def normalise(html: str) -> str:
 
 
 def _load():
-    if not CASES_PATH.exists():
-        pytest.skip(f"Zulip Markdown cases not found at {CASES_PATH}")
-    return json.loads(CASES_PATH.read_text(encoding="utf-8"))
+    return json.loads(shared_file("zulip", "markdown_cases.json").read_text(encoding="utf-8"))
 
 
 def _feature(name: str) -> str:

@@ -3,15 +3,14 @@
 import importlib.util
 from pathlib import Path
 
-import pytest
+from .shared import shared_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_api_coverage_section_is_current():
     """Is README.md's "API coverage" section what scripts/api_coverage.py generates now?"""
-    if not (ROOT.parent / "shared" / "spec" / "chat-api.md").exists():
-        pytest.skip("../shared/spec is not beside the project")
+    shared_file("spec", "chat-api.md")
     spec = importlib.util.spec_from_file_location("api_coverage", ROOT / "scripts" / "api_coverage.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

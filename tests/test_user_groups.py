@@ -157,3 +157,4 @@ def test_manager_group_may_update(org):
     group_id = ok(org.client(org.admin).post("user_groups/create", name="Team", description="", members=[],
                                              can_manage_group=managers))["group_id"]
     ok(org.client(org.cordelia).patch(f"user_groups/{group_id}", description="Managed"))
+    assert groups(org)[group_id]["description"] == "Managed"

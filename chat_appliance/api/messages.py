@@ -43,6 +43,10 @@ def send_message(user, type, to, content, topic, queue_id, local_id, read_by_sen
         missing = "local_id" if local_id is None else "queue_id"
         raise JsonableError(f"Missing '{missing}' argument", code="REQUEST_VARIABLE_MISSING", var_name=missing)
     client_name = client_name_from_user_agent(request.headers.get("User-Agent"))
+    # As Zulip: a browser on a session (/json/) is the client "website", whatever it calls itself,
+    # so what a person typed there starts read for them; Zulip's own apps keep their names.
+    if request.path.startswith("/json/") and not client_name.startswith("Zulip"):
+        client_name = "website"
     message_id, policy = check_send_message(
         user, message_type=type, to=to, topic=topic, content=content, client_name=client_name, limits=limits(),
         queue_id=queue_id, local_id=local_id, read_by_sender=read_by_sender)

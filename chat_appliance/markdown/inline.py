@@ -288,7 +288,7 @@ class CodeSpanProcessor(InlineProcessor):
     TRIGGER = "`"
 
     def __init__(self, md: Any):
-        super().__init__(r"(?<![\\`])(?P<ticks>`++)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
+        super().__init__(r"(?<![\\`])(?P<ticks>`+)(?!`)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", md)
         self.compiled_re = re.compile(self.pattern, re.DOTALL)
 
     def handleMatch(self, m, data):

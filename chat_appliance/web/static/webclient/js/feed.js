@@ -365,6 +365,8 @@ export function updateMessage(event) {
 export function deleteMessages(ids) {
   let changed = false;
   for (const id of ids) {
+    // A deleted message waiting to be marked read would fail the whole flags request (400).
+    readQueue.delete(id);
     if (byId.delete(id)) changed = true;
   }
   if (changed) {
