@@ -3,7 +3,7 @@
 
 from chat_appliance.models import RealmEmoji, database
 
-from .helpers import PNG, err, ok, polled, queues, register, upload_emoji
+from .helpers import PNG, active_ids, err, ok, polled, queues, register, upload_emoji
 
 
 def test_upload_list_and_serve(org):
@@ -83,14 +83,15 @@ def test_emoji_in_messages_and_reactions(org):
     assert "<img" not in ok(hamlet.get(f"messages/{plain}"))["message"]["content"]
 
 
-def test_realm_emoji_events_and_register(org):
+def test_realm_emoji_events_and_register(org, events):
     """Does every change send the whole set to everyone, and does /register carry it?"""
     qs = queues(org, org.othello, event_types=["realm_emoji"])
     ok(upload_emoji(org, org.hamlet, "wave_custom"))
     ok(org.client(org.hamlet).delete("realm/emoji/wave_custom"))
-    events = polled(qs, org.othello)
-    assert [(e["op"], [v["deactivated"] for v in e["realm_emoji"].values()]) for e in events] == [
+    received = polled(qs, org.othello)
+    assert [(e["op"], [v["deactivated"] for v in e["realm_emoji"].values()]) for e in received] == [
         ("update", [False]), ("update", [True])]
+    assert [set(ids) for _event, ids in events.of("realm_emoji")] == [active_ids(org)] * 2
     state = register(org.client(org.othello), fetch_event_types=["realm_emoji"])
     assert [v["name"] for v in state["realm_emoji"].values()] == ["wave_custom"]
 

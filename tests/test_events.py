@@ -5,7 +5,16 @@ import time
 
 import pytest
 
-from .helpers import ApiClient, err, get_events, ok, queue_manager, register, send
+from .helpers import (
+    ApiClient,
+    active_ids,
+    err,
+    get_events,
+    ok,
+    queue_manager,
+    register,
+    send,
+)
 
 ZT_EVENT_TYPES = ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags",
                   "update_global_notifications", "update_display_settings", "user_settings", "realm_emoji"]
@@ -266,7 +275,7 @@ def test_new_private_channel_not_announced_to_outsiders(org):
     assert [(e["op"], e["streams"][0]["name"]) for e in events] == [("create", "open")]
 
 
-def test_realm_user_add_carries_full_person(org):
+def test_realm_user_add_carries_full_person(org, events):
     """Does creating a user send realm_user add with a full user object to everyone?"""
     hamlet = org.client(org.hamlet)
     queue_id = register(hamlet, event_types=["realm_user"])["queue_id"]
@@ -275,6 +284,8 @@ def test_realm_user_add_carries_full_person(org):
     [event] = get_events(hamlet, queue_id)
     assert event["op"] == "add" and event["person"]["full_name"] == "Newcomer"
     assert {"user_id", "email", "is_admin", "role", "avatar_url", "is_bot", "date_joined"} <= set(event["person"])
+    _published, ids = events.one("realm_user", op="add")
+    assert set(ids) == active_ids(org)  # the newcomer included
 
 
 def test_settings_and_realm_update_events(org):
