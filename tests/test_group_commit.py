@@ -151,6 +151,7 @@ def test_a_failed_commit_fails_every_writer_of_the_batch(table):
     assert after.returned and committed() == ["after"] and log == ["after"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the dying thread
 def test_a_writer_does_not_wait_forever_for_a_committer_that_died(table, monkeypatch):
     """When the writer that should COMMIT a shared batch dies without telling the batch (a
     BaseException in its thread), does a writer waiting for that COMMIT raise after
