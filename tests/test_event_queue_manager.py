@@ -288,3 +288,145 @@ def test_fan_out_lets_other_loop_work_in_between():
     finally:
         manager.detach_loop()
         loop.stop()
+
+
+def test_a_poll_on_a_queue_collected_after_its_lookup_is_told_the_queue_is_gone():
+    """When idle collection deletes a queue between a poll's lookup (access) and its wait, does
+    the poll answer BAD_EVENT_QUEUE_ID at once, in a thread and on a loop, instead of waiting on
+    the deleted queue for a heartbeat's time and answering an empty list?"""
+    import pytest
+
+    from chat_appliance.events.clock import ManualClock
+    from chat_appliance.events.queues import BadEventQueueIdError
+
+    clock = ManualClock()
+    manager = QueueManager(idle_seconds=10, clock=clock)
+    for wait in ("thread", "loop"):
+        queue = manager.register(user_id=1, realm_id=1)
+        looked_up = manager.access(queue.id, 1)
+        clock.advance(11)
+        manager.collect_garbage(force=True)
+        assert queue.id not in manager.queues
+        if wait == "thread":
+            answer = []
+            poll = threading.Thread(target=lambda: answer.append(
+                pytest.raises(BadEventQueueIdError, looked_up.get, -1, dont_block=False)))
+            poll.start()
+            poll.join(5)
+            assert not poll.is_alive() and answer, "the poll waits on a deleted queue"
+        else:
+            async def poll_on_loop():
+                return await asyncio.wait_for(looked_up.get_async(-1, dont_block=False), 5)
+
+            with pytest.raises(BadEventQueueIdError):
+                asyncio.run(poll_on_loop())
+
+
+def test_idle_expiry_and_heartbeats_follow_the_injected_clock():
+    """With a manual clock, does a queue expire exactly when the clock passes the idle limit (and
+    not while a poll waits), and does a waiting poll get its heartbeat only when the clock
+    reaches its spread wait, both in a thread and on a loop?"""
+    from chat_appliance.events.clock import ManualClock
+
+    clock = ManualClock()
+    manager = QueueManager(idle_seconds=10, heartbeat_seconds=55, clock=clock, random_fraction=lambda: 0.5)
+    assert manager.heartbeat_wait() == 50
+    idle = manager.register(user_id=1, realm_id=1)
+    waiting = manager.register(user_id=2, realm_id=1)
+    answers = []
+    poll = threading.Thread(target=lambda: answers.append(waiting.get(-1, dont_block=False)))
+    poll.start()
+    deadline = time.monotonic() + 5
+    while not waiting.waiters and time.monotonic() < deadline:
+        time.sleep(0.005)
+    clock.advance(10)
+    manager.collect_garbage(force=True)
+    assert idle.id in manager.queues  # exactly the limit: not yet
+    clock.advance(39.9)
+    manager.collect_garbage(force=True)
+    assert idle.id not in manager.queues and waiting.id in manager.queues
+    time.sleep(0.05)
+    assert answers == []  # 49.9 s of the 50 s wait
+    clock.advance(0.1)
+    poll.join(5)
+    assert answers == [[{"type": "heartbeat", "id": 0}]]
+
+    loop = LoopThread()
+    try:
+        future = asyncio.run_coroutine_threadsafe(waiting.get_async(0, dont_block=False), loop.loop)
+        deadline = time.monotonic() + 5
+        while not waiting.waiters and time.monotonic() < deadline:
+            time.sleep(0.005)
+        clock.advance(49)
+        loop.drain()
+        assert not future.done()
+        clock.advance(1)
+        assert future.result(5) == [{"type": "heartbeat", "id": 1}]
+    finally:
+        loop.stop()
+
+
+def test_heartbeats_are_spread_between_45_and_55_seconds():
+    """Does each waiting poll draw its heartbeat wait uniformly from 45 to 55 s (the default
+    heartbeat), so that polls started together do not all come back together?"""
+    import random
+
+    fractions = iter([0.0, 1.0, 0.25])
+    manager = QueueManager(random_fraction=lambda: next(fractions))
+    assert [manager.heartbeat_wait() for _ in range(3)] == [55, 45, 52.5]
+    manager = QueueManager(random_fraction=random.Random(7).random)
+    waits = [manager.heartbeat_wait() for _ in range(1000)]
+    assert 45 <= min(waits) < 46 and 54 < max(waits) <= 55
+    assert 400 < sum(1 for wait in waits if wait < 50) < 600
+
+
+def dump_of(tmp_path, queues, **top):
+    """A saved-queues file as a graceful stop writes it, holding `queues` (dicts)."""
+    import json
+
+    from chat_appliance.events.queues import DUMP_VERSION
+
+    path = tmp_path / "queues.json"
+    path.write_text(json.dumps({"version": DUMP_VERSION, "saved_at": time.time(), "queues": queues, **top}))
+    return path
+
+
+def saved_queue(queue_id, user_id=1, **changes):
+    saved = {"id": queue_id, "user_id": user_id, "realm_id": 1, "user_email": "a@x", "event_types": None,
+             "narrow": [], "apply_markdown": False, "client_gravatar": True, "all_public_streams": False,
+             "client_capabilities": {}, "events": [{"type": "typing", "op": "start", "id": 4}],
+             "next_event_id": 5, "idle_seconds": 1.0}
+    saved.update(changes)
+    return saved
+
+
+def test_restore_tolerates_added_and_missing_options(tmp_path):
+    """Is a saved queue restored when its file has an option this version does not know (a newer
+    server wrote it) or lacks one it does know (an older server wrote it), the missing option
+    taking its default?"""
+    newer = saved_queue("1:newer", idle_queue_timeout=600, some_future_option={"x": 1})
+    older = saved_queue("1:older")
+    for name in ("client_capabilities", "all_public_streams", "narrow", "user_email"):
+        del older[name]
+    manager = QueueManager(idle_seconds=60)
+    assert manager.restore(dump_of(tmp_path, [newer, older])) == 2
+    restored = manager.access("1:older", 1)
+    assert (restored.client_capabilities, restored.all_public_streams, restored.narrow) == ({}, False, [])
+    assert restored.events == [{"type": "typing", "op": "start", "id": 4}] and restored.next_event_id == 5
+    manager({"type": "typing", "op": "stop"}, [1])
+    assert [e["id"] for e in manager.access("1:newer", 1).get(4, dont_block=True)] == [5]
+
+
+def test_one_corrupt_saved_queue_does_not_drop_the_others(tmp_path, caplog):
+    """Does a saved queue that cannot be restored (no user, a broken narrow, not even a dict) get
+    skipped and logged, while the queues around it come back?"""
+    broken = [saved_queue("1:no-user"), saved_queue("1:bad-narrow", narrow=[["stream"]]),
+              "not a queue", saved_queue("1:bad-events", events=7)]
+    del broken[0]["user_id"]
+    path = dump_of(tmp_path, [saved_queue("1:first"), *broken, saved_queue("2:last", user_id=2)])
+    manager = QueueManager(idle_seconds=60)
+    with caplog.at_level("WARNING", logger="chat_appliance.events.queues"):
+        assert manager.restore(path) == 2
+    assert set(manager.queues) == {"1:first", "2:last"}
+    skipped = [r.getMessage() for r in caplog.records if "could not restore" in r.getMessage()]
+    assert len(skipped) == 4, skipped
