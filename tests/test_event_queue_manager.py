@@ -6,6 +6,8 @@ import re
 import threading
 import time
 
+import pytest
+
 from chat_appliance.events.queues import QueueManager
 
 
@@ -152,7 +154,8 @@ def test_restore_brings_back_live_queues_only(tmp_path):
 def test_native_events_body_is_what_jsonify_writes(app):
     """Is the body `serve` writes for GET /events (message objects encoded once per fan-out)
     the same text Flask's jsonify writes for the same answer, ignored parameters included?"""
-    from chat_appliance.server.asgi import ChatApplianceASGI, EncodedEvents
+    from chat_appliance.server.asgi import ChatApplianceASGI
+    from chat_appliance.web.longpoll import EventsBody
 
     message = {"id": 3, "content": "<p>caf\u00e9 \u2603</p>", "avatar_url": None, "flags": ["read"]}
     events = [{"type": "message", "message": message, "flags": [], "id": 0},
@@ -163,8 +166,8 @@ def test_native_events_body_is_what_jsonify_writes(app):
         from chat_appliance.web.response import json_success
 
         expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
-    assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
-    assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
+    assert native.encode(EventsBody(events, "q", {"zeta", "alpha"})) + "\n" == expected
+    assert native.encode(EventsBody(events, "q", set())) + "\n" == app.json.dumps(
         {"result": "success", "msg": "", "events": events, "queue_id": "q"}) + "\n"
     native.executor.shutdown()
 
@@ -231,11 +234,12 @@ def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
     assert lines[1].startswith("DELETE /api/v1/events 200 "), lines
 
 
-def test_json_events_use_the_session_authenticator(org):
-    """Does /json/events answer 401 while no session check is installed, and authenticate
-    through the hook (given the request's headers, Cookie included) once one is?"""
-    from chat_appliance.api import events as events_api
+def test_json_events_use_the_apps_session_authenticator(org):
+    """Does the loop's /json/events authenticate through the session check kept on the app's
+    state (given the request's headers, Cookie included): 401 without a session it accepts (and
+    no Basic challenge), the queue's events with one, and never by API key?"""
     from chat_appliance.lib.errors import UnauthorizedError
+    from chat_appliance.web.context import EXTENSION
 
     from .helpers import register
 
@@ -243,21 +247,18 @@ def test_json_events_use_the_session_authenticator(org):
     app = org.flask_client.application
     query = f"queue_id={queue_id}&dont_block=true".encode()
     status, headers, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
-    assert status == 401 and body["code"] == "UNAUTHORIZED"
+    assert status == 401 and body["code"] == "UNAUTHORIZED" and b"www-authenticate" not in headers
 
     def by_cookie(headers):
         if headers.get("cookie") != "sessionid=s":
             raise UnauthorizedError()
         return type("SessionUser", (), {"id": org.hamlet.id, "realm_id": org.realm.id, "email": org.hamlet.email})
 
-    events_api.set_session_authenticator(by_cookie)
-    try:
-        status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
-        assert status == 200 and body["queue_id"] == queue_id
-        status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
-        assert status == 401
-    finally:
-        events_api.set_session_authenticator(events_api.unauthenticated_session)
+    app.extensions[EXTENSION].session_authenticator = by_cookie
+    status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+    assert status == 200 and body["queue_id"] == queue_id
+    status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
+    assert status == 401
 
 
 def test_fan_out_lets_other_loop_work_in_between():
@@ -294,32 +295,35 @@ def test_a_poll_on_a_queue_collected_after_its_lookup_is_told_the_queue_is_gone(
     """When idle collection deletes a queue between a poll's lookup (access) and its wait, does
     the poll answer BAD_EVENT_QUEUE_ID at once, in a thread and on a loop, instead of waiting on
     the deleted queue for a heartbeat's time and answering an empty list?"""
-    import pytest
-
     from chat_appliance.events.clock import ManualClock
     from chat_appliance.events.queues import BadEventQueueIdError
 
     clock = ManualClock()
     manager = QueueManager(idle_seconds=10, clock=clock)
-    for wait in ("thread", "loop"):
+
+    def looked_up_then_collected():
         queue = manager.register(user_id=1, realm_id=1)
         looked_up = manager.access(queue.id, 1)
         clock.advance(11)
         manager.collect_garbage(force=True)
         assert queue.id not in manager.queues
-        if wait == "thread":
-            answer = []
-            poll = threading.Thread(target=lambda: answer.append(
-                pytest.raises(BadEventQueueIdError, looked_up.get, -1, dont_block=False)))
-            poll.start()
-            poll.join(5)
-            assert not poll.is_alive() and answer, "the poll waits on a deleted queue"
-        else:
-            async def poll_on_loop():
-                return await asyncio.wait_for(looked_up.get_async(-1, dont_block=False), 5)
+        return looked_up
 
-            with pytest.raises(BadEventQueueIdError):
-                asyncio.run(poll_on_loop())
+    in_thread = looked_up_then_collected()
+    answer = []
+    poll = threading.Thread(target=lambda: answer.append(
+        pytest.raises(BadEventQueueIdError, in_thread.get, -1, dont_block=False)))
+    poll.start()
+    poll.join(5)
+    assert not poll.is_alive() and answer, "the poll waits on a deleted queue"
+
+    on_loop = looked_up_then_collected()
+
+    async def poll_on_loop():
+        return await asyncio.wait_for(on_loop.get_async(-1, dont_block=False), 5)
+
+    with pytest.raises(BadEventQueueIdError):
+        asyncio.run(poll_on_loop())
 
 
 def test_idle_expiry_and_heartbeats_follow_the_injected_clock():
@@ -430,3 +434,45 @@ def test_one_corrupt_saved_queue_does_not_drop_the_others(tmp_path, caplog):
     assert set(manager.queues) == {"1:first", "2:last"}
     skipped = [r.getMessage() for r in caplog.records if "could not restore" in r.getMessage()]
     assert len(skipped) == 4, skipped
+
+
+@pytest.mark.config(RATE_LIMITING=True, RATE_LIMITING_RULES={"api_by_user": [[60, 3]], "api_by_ip": [[60, 2]]})
+def test_the_loop_and_the_flask_view_give_the_same_rate_limit_headers(org):
+    """Do serve's loop and the Flask view answer GET /events with the same X-RateLimit-* headers
+    (the account's budget, reported and not used), and count failed credentials against the
+    address alike, up to the same 429 with Retry-After?"""
+    import base64
+
+    from .helpers import register
+
+    app = org.flask_client.application
+    queue_id = register(org.client(org.hamlet))["queue_id"]
+    query = f"queue_id={queue_id}&dont_block=true"
+    wrong = base64.b64encode(f"{org.hamlet.email}:wrong".encode())
+
+    def both(headers):
+        """(status, rate-limit headers) from the loop, then from the Flask view, for one request."""
+        status, native_headers, body = call_native(app, "GET", "/api/v1/events", query.encode(), headers=[
+            (name.lower().encode(), value.encode()) for name, value in headers.items()])
+        native = (status, {k.decode(): v.decode() for k, v in native_headers.items()
+                           if k.startswith((b"x-ratelimit", b"retry-after", b"www-authenticate"))}, body["result"])
+        response = org.flask_client.get(f"/api/v1/events?{query}", headers=headers)
+        flask = (response.status_code, {k.lower(): v for k, v in response.headers.items()
+                                        if k.lower().startswith(("x-ratelimit", "retry-after", "www-authenticate"))},
+                 response.get_json()["result"])
+        return native, flask
+
+    key = base64.b64encode(f"{org.hamlet.email}:{org.hamlet.api_key}".encode()).decode()
+    for _ in range(2):
+        native, flask = both({"Authorization": f"Basic {key}"})
+        assert native[0] == 200 and native[1]["x-ratelimit-limit"] == "3"
+        assert native[1]["x-ratelimit-remaining"] == "2"  # /register used one; polls use none
+        assert {k: v for k, v in native[1].items() if k != "x-ratelimit-reset"} == {
+            k: v for k, v in flask[1].items() if k != "x-ratelimit-reset"}
+        assert native[0] == flask[0] and native[2] == flask[2]
+    # Two failed requests per address and minute: the loop's counts as the first, the view's as the second.
+    native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
+    assert native[0] == 401 and native[1]["x-ratelimit-remaining"] == "1" and "www-authenticate" in native[1]
+    assert flask[0] == 401 and flask[1]["x-ratelimit-remaining"] == "0"
+    native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
+    assert native[0] == flask[0] == 429 and native[1]["retry-after"] and flask[1]["retry-after"]

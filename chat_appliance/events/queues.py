@@ -245,7 +245,7 @@ class EventQueue:
         queue = cls(**options, lock=lock, manager=manager)
         queue.id = saved["id"]
         if not isinstance(queue.id, str):
-            raise ValueError("the queue id is not a string")
+            raise TypeError("the queue id is not a string")
         queue.events = [dict(event) for event in saved["events"]]
         queue.next_event_id = int(saved["next_event_id"])
         return queue
