@@ -77,7 +77,7 @@ def test_poll_waiting_on_the_loop_is_woken_by_a_worker_thread_publish():
         queue = manager.register(user_id=1, realm_id=1, event_types=["typing"])
         waiting = asyncio.run_coroutine_threadsafe(
             queue.get_async(-1, dont_block=False, heartbeat_seconds=30), loop.loop)
-        time.sleep(0.2)
+        loop.drain()  # the poll has started and waits
         assert not waiting.done()
         threading.Thread(target=manager, args=({"type": "typing", "op": "start"}, [1])).start()
         assert waiting.result(5) == [{"type": "typing", "op": "start", "id": 0}]
@@ -99,7 +99,7 @@ def test_disconnect_ends_the_wait_and_keeps_the_queue_idle_clock():
             return await queue.get_async(-1, dont_block=False, heartbeat_seconds=30, disconnected=gone.wait)
 
         waiting = asyncio.run_coroutine_threadsafe(poll(), loop.loop)
-        time.sleep(0.1)
+        loop.drain()
         assert queue.idle_since() is None
         loop.loop.call_soon_threadsafe(gone.set)
         assert waiting.result(5) is None
@@ -280,7 +280,8 @@ def test_fan_out_lets_other_loop_work_in_between():
             order.append("poll")
 
         waiting = [asyncio.run_coroutine_threadsafe(poll(q), loop.loop) for q in queues]
-        time.sleep(0.3)
+        loop.drain()  # every poll waits
+        assert all(q.waiters for q in queues)
         manager({"type": "typing", "op": "start"}, [1])
         for future in waiting:
             future.result(10)
