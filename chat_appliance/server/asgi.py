@@ -240,7 +240,7 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.queues = queues
         self.on_started = on_started
-        self.last_gc = time.monotonic()
+        self.last_gc = queues.clock.monotonic()
 
     async def startup(self, sockets=None):
         self.queues.attach_loop(asyncio.get_running_loop())
@@ -249,7 +249,7 @@ class Server(uvicorn.Server):
             self.on_started()
 
     async def on_tick(self, counter):
-        now = time.monotonic()
+        now = self.queues.clock.monotonic()
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
             self.queues.collect_garbage(force=True)
