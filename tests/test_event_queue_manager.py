@@ -471,6 +471,12 @@ def test_the_loop_and_the_flask_view_give_the_same_rate_limit_headers(org):
         assert {k: v for k, v in native[1].items() if k != "x-ratelimit-reset"} == {
             k: v for k, v in flask[1].items() if k != "x-ratelimit-reset"}
         assert native[0] == flask[0] and native[2] == flask[2]
+    # A DELETE uses the budget, like any API request (here of an unknown queue, on both paths).
+    status, native_headers, _ = call_native(app, "DELETE", "/api/v1/events", b"queue_id=gone", headers=[
+        (b"authorization", f"Basic {key}".encode())])
+    assert status == 400 and native_headers[b"x-ratelimit-remaining"] == b"1"
+    response = org.flask_client.delete("/api/v1/events?queue_id=gone", headers={"Authorization": f"Basic {key}"})
+    assert response.status_code == 400 and response.headers["X-RateLimit-Remaining"] == "0"
     # Two failed requests per address and minute: the loop's counts as the first, the view's as the second.
     native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
     assert native[0] == 401 and native[1]["x-ratelimit-remaining"] == "1" and "www-authenticate" in native[1]

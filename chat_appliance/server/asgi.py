@@ -2,8 +2,9 @@
 
 Requests for `/api/v1/events` and `/json/events` (GET and DELETE) are answered here, natively
 on the loop, by the same handler as the Flask views (web/longpoll.py): a waiting long poll is a
-future, a timer and a small task watching for the client's disconnect, and holds no thread. Everything else goes to the Flask WSGI app, run in a
-pool of `--threads` worker threads (wsgi_bridge). This is the split Zulip itself makes between
+future, a timer and a small task watching for the client's disconnect, and holds no thread.
+Everything else goes to the Flask WSGI app, run in a pool of `--threads` worker threads
+(wsgi_bridge). This is the split Zulip itself makes between
 Tornado (events) and Django (the rest), in one process.
 
 On SIGTERM or SIGINT the server stops accepting connections, answers every waiting poll with a

@@ -83,7 +83,9 @@ class LongPoll:
     def start(self, method, user, values, *, session):
         """GET or DELETE /events for an authenticated user: an Answer, or for a GET a Poll that the
         transport runs (it may have to wait). `values` are the query and form merged."""
-        headers = self.report_budget(user)
+        headers, refused = self.count(user, consume=method == "DELETE")
+        if refused is not None:
+            return self.error(refused, headers, session=session)
         try:
             if method == "DELETE":
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
@@ -96,14 +98,16 @@ class LongPoll:
             return self.error(error, headers, session=session)
         return Poll(self, queue, params, ignored, headers, session)
 
-    def report_budget(self, user):
-        """The X-RateLimit-* headers of the user's budget. A long poll reports it without using
-        it: Zulip clients poll without pause, and that alone must never exhaust their budget."""
+    def count(self, user, *, consume):
+        """(X-RateLimit-* headers of the user's budget, RATE_LIMIT_HIT error or None), after taking
+        one request from the budget if `consume` (a DELETE, like any API request). A long poll
+        only reports the budget: Zulip clients poll without pause, and that alone must never
+        exhaust it."""
         if not enabled_in(self.config):
-            return []
-        _allowed, statuses = self.limiter.hit(API_BY_USER, user.id, rules_in(self.config, API_BY_USER),
-                                              consume=False)
-        return header_pairs(strictest(statuses))
+            return [], None
+        allowed, statuses = self.limiter.hit(API_BY_USER, user.id, rules_in(self.config, API_BY_USER),
+                                             consume=consume)
+        return header_pairs(strictest(statuses)), None if allowed or not consume else refusal(statuses)
 
     @staticmethod
     def error(error, headers, *, session):
