@@ -15,7 +15,6 @@ from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.web.context import EXTENSION
-from chat_appliance.api.events import set_session_authenticator
 from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
@@ -27,6 +26,7 @@ from chat_appliance.lib.messages import invalidate_messages_on_event
 from chat_appliance.web.params import BoundedIntConverter
 from chat_appliance.web.proxy import TrustedProxyMiddleware
 from chat_appliance.web.response import FastJSONProvider, json_error
+from chat_appliance.web.longpoll import LongPoll
 from chat_appliance.web.sessions import authenticate_session_headers
 from chat_appliance.lib.rendering import invalidate_on_event
 from chat_appliance.db.runtime import activate, deactivate
@@ -41,8 +41,8 @@ JSON_PREFIX = "/json"
 class AppState:
     """What one app owns, kept on app.extensions["chat_appliance"]: its configuration as the
     actions take it, its uploaded files, its runtime (database, backend, event listeners, and
-    every cache: credentials, sessions, render contexts, message objects) and its event queues.
-    `close_app` releases it all."""
+    every cache: credentials, sessions, render contexts, message objects), its event queues and
+    the handler of their long polls. `close_app` releases it all."""
 
     def __init__(self, config, runtime):
         self.limits = Limits.from_config(config)
@@ -55,6 +55,11 @@ class AppState:
         self.service_dispatcher = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
+        # GET/DELETE /events for both transports (web/longpoll.py); `config` is read per request.
+        self.longpoll = LongPoll(self, config)
+        # How the event loop's native /json/events finds the web client's session from the
+        # request's headers (a callable(headers) -> user, raising Zulip's 401 errors).
+        self.session_authenticator = authenticate_session_headers
 
 
 class LazyBuilderRule(Rule):
@@ -96,8 +101,6 @@ def create_app(config=None, *, dev_mode=False):
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
     app.register_blueprint(webclient.bp)
-    # The event loop's native /json/events authenticates with the web client's session check.
-    set_session_authenticator(authenticate_session_headers)
     register_error_handlers(app)
     register_request_hooks(app)
     app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)

@@ -282,3 +282,40 @@ def test_serve_raises_its_open_file_limit(tmp_path):
         assert running > low
     else:
         assert running == hard
+
+
+def test_restart_restores_each_saved_queue_on_its_own(tmp_path):
+    """After an upgrade changes the saved queues' options (one queue saved with an option this
+    version does not know and without one it knows), and with another saved queue corrupt, does
+    the next `serve` restore the first, still working with its id and event ids, and skip only
+    the corrupt one? And does serve's loop answer /events with the X-RateLimit-* headers?"""
+    instance = tmp_path / "instance"
+    first = ServeProcess(instance, rate_limiting=True)
+    owner = session_for(first)
+    kept, corrupt = register(owner, first), register(owner, first)
+    send_message(owner, first, "before")
+    assert first.stop() == 0
+    saved = json.loads((instance / DUMP_FILENAME).read_text())
+    for queue in saved["queues"]:
+        if queue["id"] == kept:
+            queue["option_of_a_later_version"] = {"anything": 1}
+            del queue["client_capabilities"], queue["all_public_streams"]
+        else:
+            queue["narrow"] = "not a narrow"
+    (instance / DUMP_FILENAME).write_text(json.dumps(saved))
+
+    second = ServeProcess(instance, rate_limiting=True)
+    try:
+        assert "Restored 1 event queue(s)." in "".join(second.output)
+        owner = session_for(second, first.email, first.api_key)
+        message_id = send_message(owner, second, "after")
+        polled = owner.get(second.url + "/api/v1/events", params={
+            "queue_id": kept, "last_event_id": 0, "dont_block": "true"}, timeout=REQUEST_TIMEOUT)
+        assert [(e["id"], e["message"]["id"]) for e in polled.json()["events"]] == [(1, message_id)]
+        assert int(polled.headers["X-RateLimit-Limit"]) == 200
+        assert int(polled.headers["X-RateLimit-Remaining"]) > 0 and int(polled.headers["X-RateLimit-Reset"]) > 0
+        gone = owner.get(second.url + "/api/v1/events", params={
+            "queue_id": corrupt, "last_event_id": -1, "dont_block": "true"}, timeout=REQUEST_TIMEOUT).json()
+        assert gone["code"] == "BAD_EVENT_QUEUE_ID", gone
+    finally:
+        second.stop()

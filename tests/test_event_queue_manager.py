@@ -6,6 +6,8 @@ import re
 import threading
 import time
 
+import pytest
+
 from chat_appliance.events.queues import QueueManager
 
 
@@ -75,7 +77,7 @@ def test_poll_waiting_on_the_loop_is_woken_by_a_worker_thread_publish():
         queue = manager.register(user_id=1, realm_id=1, event_types=["typing"])
         waiting = asyncio.run_coroutine_threadsafe(
             queue.get_async(-1, dont_block=False, heartbeat_seconds=30), loop.loop)
-        time.sleep(0.2)
+        loop.drain()  # the poll has started and waits
         assert not waiting.done()
         threading.Thread(target=manager, args=({"type": "typing", "op": "start"}, [1])).start()
         assert waiting.result(5) == [{"type": "typing", "op": "start", "id": 0}]
@@ -97,7 +99,7 @@ def test_disconnect_ends_the_wait_and_keeps_the_queue_idle_clock():
             return await queue.get_async(-1, dont_block=False, heartbeat_seconds=30, disconnected=gone.wait)
 
         waiting = asyncio.run_coroutine_threadsafe(poll(), loop.loop)
-        time.sleep(0.1)
+        loop.drain()
         assert queue.idle_since() is None
         loop.loop.call_soon_threadsafe(gone.set)
         assert waiting.result(5) is None
@@ -152,7 +154,8 @@ def test_restore_brings_back_live_queues_only(tmp_path):
 def test_native_events_body_is_what_jsonify_writes(app):
     """Is the body `serve` writes for GET /events (message objects encoded once per fan-out)
     the same text Flask's jsonify writes for the same answer, ignored parameters included?"""
-    from chat_appliance.server.asgi import ChatApplianceASGI, EncodedEvents
+    from chat_appliance.server.asgi import ChatApplianceASGI
+    from chat_appliance.web.longpoll import EventsBody
 
     message = {"id": 3, "content": "<p>caf\u00e9 \u2603</p>", "avatar_url": None, "flags": ["read"]}
     events = [{"type": "message", "message": message, "flags": [], "id": 0},
@@ -163,8 +166,8 @@ def test_native_events_body_is_what_jsonify_writes(app):
         from chat_appliance.web.response import json_success
 
         expected = json_success({"events": events, "queue_id": "q"}, ignored={"zeta", "alpha"}).get_data(as_text=True)
-    assert native.encode(EncodedEvents(events, "q", {"zeta", "alpha"})) + "\n" == expected
-    assert native.encode(EncodedEvents(events, "q", set())) + "\n" == app.json.dumps(
+    assert native.encode(EventsBody(events, "q", {"zeta", "alpha"})) + "\n" == expected
+    assert native.encode(EventsBody(events, "q", set())) + "\n" == app.json.dumps(
         {"result": "success", "msg": "", "events": events, "queue_id": "q"}) + "\n"
     native.executor.shutdown()
 
@@ -231,11 +234,12 @@ def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
     assert lines[1].startswith("DELETE /api/v1/events 200 "), lines
 
 
-def test_json_events_use_the_session_authenticator(org):
-    """Does /json/events answer 401 while no session check is installed, and authenticate
-    through the hook (given the request's headers, Cookie included) once one is?"""
-    from chat_appliance.api import events as events_api
+def test_json_events_use_the_apps_session_authenticator(org):
+    """Does the loop's /json/events authenticate through the session check kept on the app's
+    state (given the request's headers, Cookie included): 401 without a session it accepts (and
+    no Basic challenge), the queue's events with one, and never by API key?"""
     from chat_appliance.lib.errors import UnauthorizedError
+    from chat_appliance.web.context import EXTENSION
 
     from .helpers import register
 
@@ -243,21 +247,18 @@ def test_json_events_use_the_session_authenticator(org):
     app = org.flask_client.application
     query = f"queue_id={queue_id}&dont_block=true".encode()
     status, headers, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
-    assert status == 401 and body["code"] == "UNAUTHORIZED"
+    assert status == 401 and body["code"] == "UNAUTHORIZED" and b"www-authenticate" not in headers
 
     def by_cookie(headers):
         if headers.get("cookie") != "sessionid=s":
             raise UnauthorizedError()
         return type("SessionUser", (), {"id": org.hamlet.id, "realm_id": org.realm.id, "email": org.hamlet.email})
 
-    events_api.set_session_authenticator(by_cookie)
-    try:
-        status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
-        assert status == 200 and body["queue_id"] == queue_id
-        status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
-        assert status == 401
-    finally:
-        events_api.set_session_authenticator(events_api.unauthenticated_session)
+    app.extensions[EXTENSION].session_authenticator = by_cookie
+    status, _, body = call_native(app, "GET", "/json/events", query, headers=[(b"cookie", b"sessionid=s")])
+    assert status == 200 and body["queue_id"] == queue_id
+    status, _, body = call_native(app, "GET", "/json/events", query, headers=[basic_header(org.hamlet)])
+    assert status == 401
 
 
 def test_fan_out_lets_other_loop_work_in_between():
@@ -279,7 +280,8 @@ def test_fan_out_lets_other_loop_work_in_between():
             order.append("poll")
 
         waiting = [asyncio.run_coroutine_threadsafe(poll(q), loop.loop) for q in queues]
-        time.sleep(0.3)
+        loop.drain()  # every poll waits
+        assert all(q.waiters for q in queues)
         manager({"type": "typing", "op": "start"}, [1])
         for future in waiting:
             future.result(10)
@@ -288,3 +290,196 @@ def test_fan_out_lets_other_loop_work_in_between():
     finally:
         manager.detach_loop()
         loop.stop()
+
+
+def test_a_poll_on_a_queue_collected_after_its_lookup_is_told_the_queue_is_gone():
+    """When idle collection deletes a queue between a poll's lookup (access) and its wait, does
+    the poll answer BAD_EVENT_QUEUE_ID at once, in a thread and on a loop, instead of waiting on
+    the deleted queue for a heartbeat's time and answering an empty list?"""
+    from chat_appliance.events.clock import ManualClock
+    from chat_appliance.events.queues import BadEventQueueIdError
+
+    clock = ManualClock()
+    manager = QueueManager(idle_seconds=10, clock=clock)
+
+    def looked_up_then_collected():
+        queue = manager.register(user_id=1, realm_id=1)
+        looked_up = manager.access(queue.id, 1)
+        clock.advance(11)
+        manager.collect_garbage(force=True)
+        assert queue.id not in manager.queues
+        return looked_up
+
+    in_thread = looked_up_then_collected()
+    answer = []
+    poll = threading.Thread(target=lambda: answer.append(
+        pytest.raises(BadEventQueueIdError, in_thread.get, -1, dont_block=False)))
+    poll.start()
+    poll.join(5)
+    assert not poll.is_alive() and answer, "the poll waits on a deleted queue"
+
+    on_loop = looked_up_then_collected()
+
+    async def poll_on_loop():
+        return await asyncio.wait_for(on_loop.get_async(-1, dont_block=False), 5)
+
+    with pytest.raises(BadEventQueueIdError):
+        asyncio.run(poll_on_loop())
+
+
+def test_idle_expiry_and_heartbeats_follow_the_injected_clock():
+    """With a manual clock, does a queue expire exactly when the clock passes the idle limit (and
+    not while a poll waits), and does a waiting poll get its heartbeat only when the clock
+    reaches its spread wait, both in a thread and on a loop?"""
+    from chat_appliance.events.clock import ManualClock
+
+    clock = ManualClock()
+    manager = QueueManager(idle_seconds=10, heartbeat_seconds=55, clock=clock, random_fraction=lambda: 0.5)
+    assert manager.heartbeat_wait() == 50
+    idle = manager.register(user_id=1, realm_id=1)
+    waiting = manager.register(user_id=2, realm_id=1)
+    answers = []
+    poll = threading.Thread(target=lambda: answers.append(waiting.get(-1, dont_block=False)))
+    poll.start()
+    deadline = time.monotonic() + 5
+    while not waiting.waiters and time.monotonic() < deadline:
+        time.sleep(0.005)
+    clock.advance(10)
+    manager.collect_garbage(force=True)
+    assert idle.id in manager.queues  # exactly the limit: not yet
+    clock.advance(39.9)
+    manager.collect_garbage(force=True)
+    assert idle.id not in manager.queues and waiting.id in manager.queues
+    time.sleep(0.05)
+    assert answers == []  # 49.9 s of the 50 s wait
+    clock.advance(0.1)
+    poll.join(5)
+    assert answers == [[{"type": "heartbeat", "id": 0}]]
+
+    loop = LoopThread()
+    try:
+        future = asyncio.run_coroutine_threadsafe(waiting.get_async(0, dont_block=False), loop.loop)
+        deadline = time.monotonic() + 5
+        while not waiting.waiters and time.monotonic() < deadline:
+            time.sleep(0.005)
+        clock.advance(49)
+        loop.drain()
+        assert not future.done()
+        clock.advance(1)
+        assert future.result(5) == [{"type": "heartbeat", "id": 1}]
+    finally:
+        loop.stop()
+
+
+def test_heartbeats_are_spread_between_45_and_55_seconds():
+    """Does each waiting poll draw its heartbeat wait uniformly from 45 to 55 s (the default
+    heartbeat), so that polls started together do not all come back together?"""
+    import random
+
+    fractions = iter([0.0, 1.0, 0.25])
+    manager = QueueManager(random_fraction=lambda: next(fractions))
+    assert [manager.heartbeat_wait() for _ in range(3)] == [55, 45, 52.5]
+    manager = QueueManager(random_fraction=random.Random(7).random)
+    waits = [manager.heartbeat_wait() for _ in range(1000)]
+    assert 45 <= min(waits) < 46 and 54 < max(waits) <= 55
+    assert 400 < sum(1 for wait in waits if wait < 50) < 600
+
+
+def dump_of(tmp_path, queues, **top):
+    """A saved-queues file as a graceful stop writes it, holding `queues` (dicts)."""
+    import json
+
+    from chat_appliance.events.queues import DUMP_VERSION
+
+    path = tmp_path / "queues.json"
+    path.write_text(json.dumps({"version": DUMP_VERSION, "saved_at": time.time(), "queues": queues, **top}))
+    return path
+
+
+def saved_queue(queue_id, user_id=1, **changes):
+    saved = {"id": queue_id, "user_id": user_id, "realm_id": 1, "user_email": "a@x", "event_types": None,
+             "narrow": [], "apply_markdown": False, "client_gravatar": True, "all_public_streams": False,
+             "client_capabilities": {}, "events": [{"type": "typing", "op": "start", "id": 4}],
+             "next_event_id": 5, "idle_seconds": 1.0}
+    saved.update(changes)
+    return saved
+
+
+def test_restore_tolerates_added_and_missing_options(tmp_path):
+    """Is a saved queue restored when its file has an option this version does not know (a newer
+    server wrote it) or lacks one it does know (an older server wrote it), the missing option
+    taking its default?"""
+    newer = saved_queue("1:newer", idle_queue_timeout=600, some_future_option={"x": 1})
+    older = saved_queue("1:older")
+    for name in ("client_capabilities", "all_public_streams", "narrow", "user_email"):
+        del older[name]
+    manager = QueueManager(idle_seconds=60)
+    assert manager.restore(dump_of(tmp_path, [newer, older])) == 2
+    restored = manager.access("1:older", 1)
+    assert (restored.client_capabilities, restored.all_public_streams, restored.narrow) == ({}, False, [])
+    assert restored.events == [{"type": "typing", "op": "start", "id": 4}] and restored.next_event_id == 5
+    manager({"type": "typing", "op": "stop"}, [1])
+    assert [e["id"] for e in manager.access("1:newer", 1).get(4, dont_block=True)] == [5]
+
+
+def test_one_corrupt_saved_queue_does_not_drop_the_others(tmp_path, caplog):
+    """Does a saved queue that cannot be restored (no user, a broken narrow, not even a dict) get
+    skipped and logged, while the queues around it come back?"""
+    broken = [saved_queue("1:no-user"), saved_queue("1:bad-narrow", narrow=[["stream"]]),
+              "not a queue", saved_queue("1:bad-events", events=7)]
+    del broken[0]["user_id"]
+    path = dump_of(tmp_path, [saved_queue("1:first"), *broken, saved_queue("2:last", user_id=2)])
+    manager = QueueManager(idle_seconds=60)
+    with caplog.at_level("WARNING", logger="chat_appliance.events.queues"):
+        assert manager.restore(path) == 2
+    assert set(manager.queues) == {"1:first", "2:last"}
+    skipped = [r.getMessage() for r in caplog.records if "could not restore" in r.getMessage()]
+    assert len(skipped) == 4, skipped
+
+
+@pytest.mark.config(RATE_LIMITING=True, RATE_LIMITING_RULES={"api_by_user": [[60, 3]], "api_by_ip": [[60, 2]]})
+def test_the_loop_and_the_flask_view_give_the_same_rate_limit_headers(org):
+    """Do serve's loop and the Flask view answer GET /events with the same X-RateLimit-* headers
+    (the account's budget, reported and not used), and count failed credentials against the
+    address alike, up to the same 429 with Retry-After?"""
+    import base64
+
+    from .helpers import register
+
+    app = org.flask_client.application
+    queue_id = register(org.client(org.hamlet))["queue_id"]
+    query = f"queue_id={queue_id}&dont_block=true"
+    wrong = base64.b64encode(f"{org.hamlet.email}:wrong".encode())
+
+    def both(headers):
+        """(status, rate-limit headers) from the loop, then from the Flask view, for one request."""
+        status, native_headers, body = call_native(app, "GET", "/api/v1/events", query.encode(), headers=[
+            (name.lower().encode(), value.encode()) for name, value in headers.items()])
+        native = (status, {k.decode(): v.decode() for k, v in native_headers.items()
+                           if k.startswith((b"x-ratelimit", b"retry-after", b"www-authenticate"))}, body["result"])
+        response = org.flask_client.get(f"/api/v1/events?{query}", headers=headers)
+        flask = (response.status_code, {k.lower(): v for k, v in response.headers.items()
+                                        if k.lower().startswith(("x-ratelimit", "retry-after", "www-authenticate"))},
+                 response.get_json()["result"])
+        return native, flask
+
+    key = base64.b64encode(f"{org.hamlet.email}:{org.hamlet.api_key}".encode()).decode()
+    for _ in range(2):
+        native, flask = both({"Authorization": f"Basic {key}"})
+        assert native[0] == 200 and native[1]["x-ratelimit-limit"] == "3"
+        assert native[1]["x-ratelimit-remaining"] == "2"  # /register used one; polls use none
+        assert {k: v for k, v in native[1].items() if k != "x-ratelimit-reset"} == {
+            k: v for k, v in flask[1].items() if k != "x-ratelimit-reset"}
+        assert native[0] == flask[0] and native[2] == flask[2]
+    # A DELETE uses the budget, like any API request (here of an unknown queue, on both paths).
+    status, native_headers, _ = call_native(app, "DELETE", "/api/v1/events", b"queue_id=gone", headers=[
+        (b"authorization", f"Basic {key}".encode())])
+    assert status == 400 and native_headers[b"x-ratelimit-remaining"] == b"1"
+    response = org.flask_client.delete("/api/v1/events?queue_id=gone", headers={"Authorization": f"Basic {key}"})
+    assert response.status_code == 400 and response.headers["X-RateLimit-Remaining"] == "0"
+    # Two failed requests per address and minute: the loop's counts as the first, the view's as the second.
+    native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
+    assert native[0] == 401 and native[1]["x-ratelimit-remaining"] == "1" and "www-authenticate" in native[1]
+    assert flask[0] == 401 and flask[1]["x-ratelimit-remaining"] == "0"
+    native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
+    assert native[0] == flask[0] == 429 and native[1]["retry-after"] and flask[1]["retry-after"]

@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from chat_appliance.events.clock import ManualClock
+
 from .helpers import (
     ApiClient,
     active_ids,
@@ -22,11 +24,32 @@ ZT_FETCH_TYPES = ["realm", "presence", "subscription", "message", "starred_messa
                   "muted_topics", "realm_user", "realm_user_groups", "update_global_notifications",
                   "update_display_settings", "user_settings", "realm_emoji", "zulip_version"]
 @pytest.fixture
-def fast_events(app):
-    """One-second heartbeats and half-second queue expiry."""
-    app.config["EVENT_HEARTBEAT_SECONDS"] = 1
-    queue_manager(app).configure(idle_seconds=0.5, heartbeat_seconds=1)
-    yield app
+def manual_clock(app):
+    """The app's queues on a clock the test moves (ManualClock), with Zulip's default timings:
+    55 s heartbeats (each wait drawn as 55 s minus up to 10: here always 0.3 of that, 52 s) and
+    600 s queue expiry. The manager is the app's; close_app forgets it with the test."""
+    clock = ManualClock()
+    manager = queue_manager(app)
+    manager.clock, manager.random_fraction, manager.last_gc = clock, lambda: 0.3, clock.monotonic()
+    manager.configure(idle_seconds=600, heartbeat_seconds=55)
+    return clock
+
+
+def poll_in_thread(client, queue_id, manager, **params):
+    """Start a blocking GET /events in a thread; return (thread, answers) once the poll waits on its queue."""
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(
+        get_events(client, queue_id, dont_block=False, **params)), daemon=True)
+    thread.start()
+    wait_until(lambda: manager.queues[queue_id].waiters)
+    return thread, answers
+
+
+def wait_until(condition, seconds=10):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
 
 
 def test_register_returns_every_key_zulip_terminal_reads(org):
@@ -116,14 +139,18 @@ def test_dont_block_returns_at_once(org):
     assert time.monotonic() - started < 0.5
 
 
-def test_heartbeat_after_configured_seconds(org, fast_events):
-    """Does a blocking poll with nothing to deliver return a heartbeat with the next event id?"""
+def test_heartbeat_after_its_spread_wait(app, org, manual_clock):
+    """Does a blocking poll with nothing to deliver wait exactly its drawn heartbeat wait (52 s
+    here, within Zulip's 45-55 s) and then return a heartbeat with the next event id?"""
     client = org.client(org.hamlet)
     queue_id = register(client)["queue_id"]
-    started = time.monotonic()
-    events = get_events(client, queue_id, dont_block=False)
-    assert events == [{"type": "heartbeat", "id": 0}]
-    assert 0.9 < time.monotonic() - started < 3
+    thread, answers = poll_in_thread(client, queue_id, queue_manager(app))
+    manual_clock.advance(51.9)
+    thread.join(0.1)
+    assert answers == []
+    manual_clock.advance(0.1)
+    thread.join(5)
+    assert answers == [[{"type": "heartbeat", "id": 0}]]
 
 
 def test_events_acknowledged_and_pruned(org, app):
@@ -150,36 +177,30 @@ def test_delete_events_removes_queue(org):
     err(org.client(org.hamlet).get("events", queue_id=queue_id, last_event_id=-1), 400, "BAD_EVENT_QUEUE_ID")
 
 
-def test_idle_queues_are_garbage_collected(org, app, fast_events):
+def test_idle_queues_are_garbage_collected(org, app, manual_clock):
     """Is a queue nobody polled for longer than EVENT_QUEUE_IDLE_SECONDS removed, while a polled
     one stays?"""
     client = org.client(org.hamlet)
     idle = register(client)["queue_id"]
     polled = register(client)["queue_id"]
     for _ in range(4):
-        time.sleep(0.3)
+        manual_clock.advance(200)
         get_events(client, polled)
     err(client.get("events", queue_id=idle, last_event_id=-1), 400, "BAD_EVENT_QUEUE_ID")
     assert idle not in queue_manager(app).queues and polled in queue_manager(app).queues
 
 
-def test_long_poll_woken_by_event_from_another_thread(org):
-    """Does a waiting poll return as soon as another thread's request publishes an event for its user?"""
+def test_long_poll_woken_by_event_from_another_thread(app, org, manual_clock):
+    """Does a waiting poll return, without any time passing, as soon as another request
+    publishes an event for its user?"""
     client = org.client(org.hamlet)
     queue_id = register(client, event_types=["typing"])["queue_id"]
     othello = ApiClient(org.flask_client.application.test_client(), org.othello.email, org.othello.api_key)
-
-    def publish_soon():
-        time.sleep(0.3)
-        ok(othello.post("typing", op="start", to=[org.hamlet.id]))
-
-    thread = threading.Thread(target=publish_soon)
-    started = time.monotonic()
-    thread.start()
-    events = get_events(client, queue_id, dont_block=False)
-    thread.join()
+    thread, answers = poll_in_thread(client, queue_id, queue_manager(app))
+    ok(othello.post("typing", op="start", to=[org.hamlet.id]))
+    thread.join(5)
+    [events] = answers
     assert [e["type"] for e in events] == ["typing"] and events[0]["id"] == 0
-    assert 0.2 < time.monotonic() - started < 5
 
 
 def test_event_types_filter(org):

@@ -151,6 +151,39 @@ def test_a_failed_commit_fails_every_writer_of_the_batch(table):
     assert after.returned and committed() == ["after"] and log == ["after"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the dying thread
+def test_a_writer_does_not_wait_forever_for_a_committer_that_died(table, monkeypatch):
+    """When the writer that should COMMIT a shared batch dies without telling the batch (a
+    BaseException in its thread), does a writer waiting for that COMMIT raise after
+    COMMIT_WAIT_SECONDS instead of hanging, and does the next write work again?"""
+    from chat_appliance.db.backends import group_commit
+
+    committed, group = table
+    monkeypatch.setattr(group_commit, "COMMIT_WAIT_SECONDS", 0.3)
+
+    def die_before_commit(batch):
+        group.batch = None
+        group.connection.execute("ROLLBACK")
+        raise SystemExit  # ends the thread quietly, as a killed worker would
+
+    a, b = Writer("a"), Writer("b")
+    a.start()
+    assert a.inside.wait(10)
+    hand_on(a, b, group)
+    monkeypatch.setattr(group, "_commit", die_before_commit)
+    b.release.set()
+    a.join(10), b.join(10)
+    assert not b.returned and b.error is None  # b's thread died
+    assert not a.is_alive() and isinstance(a.error, sqlite3.OperationalError), a.error
+    assert "did not happen" in str(a.error)
+    monkeypatch.undo()
+    after = Writer("after")
+    after.release.set()
+    after.start()
+    after.join(10)
+    assert after.returned and committed() == ["after"]
+
+
 def test_a_lone_writer_commits_at_once(table):
     """With nobody waiting, is a write committed before write_transaction returns, and does a
     nested write_transaction that fails roll back only itself?"""

@@ -1,6 +1,7 @@
 """Scheduled messages and reminders: create, list, edit, delete, delivery when due (with a chosen
 clock), failures, and the scheduler thread."""
 
+import threading
 import time
 
 from chat_appliance.actions.scheduled_messages import deliver_due_messages
@@ -210,6 +211,37 @@ def test_scheduler_thread_delivers_when_clock_reaches_time(app, org):
         scheduler.stop()
     [message] = newest(hamlet, [{"operator": "channel", "operand": org.denmark.id}])
     assert message["content"] == "tick"
+
+
+def test_a_wake_up_landing_as_the_wait_ends_is_not_lost(app, org):
+    """When a schedule change wakes the scheduler just as its wait runs out (between the wait's
+    end and the next read of the schedule), is the message delivered at once rather than after
+    another max_wait?"""
+    hamlet = org.client(org.hamlet)
+    schedule(hamlet, org.denmark.id, content="just in time")
+    clock = [FUTURE - 100]
+    scheduler = Scheduler(app, clock=lambda: clock[0], max_wait=30)
+
+    class WakeAsTheWaitEnds(threading.Event):
+        first = True
+
+        def wait(self, timeout=None):
+            if not self.first:
+                return super().wait(timeout)
+            self.first = False
+            clock[0] = FUTURE  # the message fell due, and its change is announced...
+            scheduler.wake()
+            return False  # ...as this wait timed out
+
+    scheduler._wake = WakeAsTheWaitEnds()
+    scheduler.start()
+    try:
+        deadline = time.monotonic() + 10
+        while scheduled(hamlet) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert scheduled(hamlet) == []
+    finally:
+        scheduler.stop()
 
 
 def test_events_reach_queues_in_zulip_shapes(app, org):

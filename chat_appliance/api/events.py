@@ -1,25 +1,26 @@
 """Event queues: POST /register, GET /events (long poll), DELETE /events."""
 
-from flask import Blueprint, current_app
+from flask import Blueprint, jsonify
 
 from chat_appliance.db.connection import close_connection
 from chat_appliance.events.state import fetch_initial_state
-from chat_appliance.web.auth import authenticate_basic, cached_basic_user
-from chat_appliance.lib.errors import JsonableError, UnauthorizedError
+from chat_appliance.web.auth import authenticate_request_cached, is_session_request
+from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import max_message_id
-from chat_appliance.web.params import Param, endpoint
+from chat_appliance.web.params import Param, endpoint, request_values
 from chat_appliance.lib.validators import (
     ParamError,
     check_bool,
     check_dict,
-    check_int,
     check_json_list,
     check_string,
     is_id_string,
     list_of,
 )
 from chat_appliance.api.channels import parse_include_subscribers
-from chat_appliance.web.context import limits, queue_manager
+from chat_appliance.web.context import app_state, limits, queue_manager
+from chat_appliance.web.longpoll import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, EventsBody, Poll
+from chat_appliance.web.rate_limit import client_ip
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 
 bp = Blueprint("events", __name__)
@@ -98,68 +99,47 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
 
 
 # --- GET/DELETE /events ----------------------------------------------------------------------
-# `serve` answers these on its event loop (chat_appliance/server/asgi.py), without a thread per waiting
-# poll; the Flask views below answer them under any other WSGI server and in the test client.
-# Both use the parameter specs and the authentication function defined here.
-
-GET_EVENTS_PARAMS = {"queue_id": Param(), "last_event_id": Param(check_int, default=None),
-                     "dont_block": Param(check_bool, default=False)}
-DELETE_EVENTS_PARAMS = {"queue_id": Param()}
-
-
-def unauthenticated_session(headers):
-    """The /json/events authenticator until session cookies exist: every request is anonymous."""
-    raise UnauthorizedError()
-
-
-# Called with the request's headers (lower-case names: "cookie", ...) for /json/events; returns
-# the user (anything with id, realm_id and email) or raises the Zulip error. The web client's
-# session support replaces it with set_session_authenticator.
-_session_authenticator = unauthenticated_session
-
-
-def set_session_authenticator(authenticator):
-    """Install the session-cookie check used by /json/events (a callable(headers) -> user)."""
-    global _session_authenticator
-    _session_authenticator = authenticator
-
-
-def authenticate_events(headers, *, session=False):
-    """The user of an events request from its headers (a dict with lower-case names): HTTP
-    Basic with the API key for /api/v1 (checked against the credential cache first), the
-    session for /json (session=True). Raises the Zulip 401 errors. May query the database on a
-    cache miss: the event loop calls it in the worker pool unless cached_events_user answered."""
-    if session:
-        return _session_authenticator(headers)
-    return authenticate_basic(headers.get("authorization"))
-
-
-def cached_events_user(headers, *, session=False):
-    """authenticate_events' answer when it needs no database (Basic credentials in the cache), else None."""
-    if session:
-        return None
-    return cached_basic_user(headers.get("authorization"))
+# `serve` answers these on its event loop (chat_appliance/server/asgi.py), without a thread per
+# waiting poll; the views below answer them under any other WSGI server and in the test client.
+# Both hand the request to the same handler (web/longpoll.py) once it is authenticated.
 
 
 @bp.get("/events")
-@endpoint(auth="cached", rate_limit="report", **GET_EVENTS_PARAMS)
-def get_events(user, queue_id, last_event_id, dont_block):
+def get_events():
     """Events newer than last_event_id; waits for one (or a heartbeat) unless dont_block."""
-    queue = queue_manager().access(queue_id, user.id)
-    if queue_manager().loop is not None:
-        # Under `serve` only what the loop does not answer natively reaches this view (HEAD);
-        # it must not park a worker thread.
-        dont_block = True
-    heartbeat = current_app.config["EVENT_HEARTBEAT_SECONDS"]
-    # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
-    close_connection()
-    events = queue.get(last_event_id, dont_block=dont_block, heartbeat_seconds=heartbeat)
-    return {"events": events, "queue_id": queue_id}
+    return events_response("GET")
 
 
 @bp.delete("/events")
-@endpoint(auth="cached", **DELETE_EVENTS_PARAMS)
-def delete_queue(user, queue_id):
+def delete_queue():
     """Remove one of the requester's queues."""
-    queue_manager().access(queue_id, user.id)
-    queue_manager().delete(queue_id)
+    return events_response("DELETE")
+
+
+# The parameters the handler parses (tests/test_hostile_input.py feeds every declared parameter).
+get_events.param_specs = GET_EVENTS_PARAMS
+delete_queue.param_specs = DELETE_EVENTS_PARAMS
+
+
+def events_response(method):
+    """This request's answer from the app's long-poll handler, as a Flask response."""
+    handler = app_state().longpoll
+    session = is_session_request()
+    try:
+        user = authenticate_request_cached()
+    except JsonableError as error:
+        answer = handler.refused(error, client_ip=client_ip(), session=session)
+    else:
+        answer = handler.start(method, user, request_values(), session=session)
+        if isinstance(answer, Poll):
+            # A waiting request must hold no database connection (SQLite's and PostgreSQL's are scarce).
+            close_connection()
+            # Under `serve` only what the loop does not answer natively reaches this view (HEAD);
+            # it must not park a worker thread.
+            answer = answer.wait(block=queue_manager().loop is None)
+    body = answer.body.to_dict() if isinstance(answer.body, EventsBody) else answer.body
+    response = jsonify(body)
+    response.status_code = answer.status
+    for name, value in answer.headers:
+        response.headers[name] = value
+    return response

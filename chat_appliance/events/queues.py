@@ -19,16 +19,18 @@ gravatar nulling, the receiving user's flags, `local_message_id` for the sender'
 fan-out builds each distinct shape once and shares it between the queues that want it.
 """
 
+import asyncio
 import collections
 import json
 import logging
 import os
+import random
 import secrets
 import threading
-import time
 from contextlib import contextmanager
 
 from chat_appliance.db.admission import turns
+from chat_appliance.events.clock import SystemClock
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.narrow import message_matches_narrow
@@ -37,9 +39,16 @@ log = logging.getLogger(__name__)
 
 # The file in the instance folder that holds the queues between a graceful stop and the next start.
 DUMP_FILENAME = "event_queues.json"
+# The layout of that file. Queues are restored one by one, each option taking its default when the
+# file lacks it (see EventQueue.from_dump), so adding an option needs no new version: only a change
+# that old files cannot be read under does.
 DUMP_VERSION = 1
 # Waiting polls woken per turn of the event loop during a fan-out (see QueueManager.schedule_wake).
 WAKE_BATCH = 64
+# A waiting poll gets its heartbeat after a wait drawn uniformly between this fraction of
+# heartbeat_seconds and all of it (45 to 55 s by default, as Zulip does): after a restart, every
+# client's poll starts at about the same moment, and equal waits would bring them all back at once.
+HEARTBEAT_SPREAD = 10 / 55
 
 
 class BadEventQueueIdError(JsonableError):
@@ -66,7 +75,8 @@ class EventQueue:
 
     def __init__(self, *, user_id, realm_id, user_email="", event_types=None, narrow=(), apply_markdown=False,
                  client_gravatar=True, all_public_streams=False, client_capabilities=None, lock=None, manager=None):
-        self.id = f"{int(time.time())}:{secrets.token_hex(8)}"
+        self.clock = manager.clock if manager is not None else SystemClock()
+        self.id = f"{int(self.clock.time())}:{secrets.token_hex(8)}"
         self.user_id = user_id
         self.realm_id = realm_id
         self.user_email = user_email.lower()
@@ -78,7 +88,7 @@ class EventQueue:
         self.client_capabilities = dict(client_capabilities or {})
         self.events = []
         self.next_event_id = 0
-        self.last_access = time.monotonic()
+        self.last_access = self.clock.monotonic()
         self.waiters = []  # callables that wake one waiting poll
         self.closed = False
         self.lock = lock or threading.RLock()
@@ -115,9 +125,14 @@ class EventQueue:
 
     def _answer_now(self, last_event_id, dont_block):
         """With the lock held, as a poll starts: acknowledge what the client has, and the events
-        to answer with at once, or None if the poll has to wait."""
+        to answer with at once, or None if the poll has to wait. A queue deleted since the poll
+        looked it up (idle collection runs between QueueManager.access and here) is a bad queue
+        id, as if the poll had come a moment later: waiting on it would end in an empty answer a
+        heartbeat later, and the client would not know to register again."""
+        if self.closed:
+            raise BadEventQueueIdError(self.id)
         self.acknowledge(last_event_id)
-        self.last_access = time.monotonic()
+        self.last_access = self.clock.monotonic()
         if self.events or dont_block:
             return list(self.events)
         if self._closing():
@@ -127,14 +142,21 @@ class EventQueue:
 
     def _answer_after_wait(self):
         """With the lock held, as a waiting poll ends: its events, or a heartbeat if none came."""
-        self.last_access = time.monotonic()
+        self.last_access = self.clock.monotonic()
         if not self.events and not self.closed:
             self.heartbeat()
         return list(self.events)
 
-    def get(self, last_event_id, *, dont_block, heartbeat_seconds):
+    def heartbeat_wait(self, heartbeat_seconds):
+        """How long a poll waits before its heartbeat: heartbeat_seconds if given, else the manager's spread wait."""
+        if heartbeat_seconds is not None:
+            return heartbeat_seconds
+        return self.manager.heartbeat_wait() if self.manager is not None else 55
+
+    def get(self, last_event_id, *, dont_block, heartbeat_seconds=None):
         """Events newer than last_event_id: at once if any (or with dont_block), else after the
-        next event arrives, else a heartbeat after heartbeat_seconds. Waits in this thread."""
+        next event arrives, else a heartbeat after heartbeat_seconds (by default the manager's
+        spread wait). Waits in this thread."""
         woken = threading.Event()
         with self.lock:
             ready = self._answer_now(last_event_id, dont_block)
@@ -142,19 +164,17 @@ class EventQueue:
                 return ready
             self.waiters.append(woken.set)
         with turns.waiting_on_others():
-            woken.wait(heartbeat_seconds)
+            self.clock.wait(woken, self.heartbeat_wait(heartbeat_seconds))
         with self.lock:
             if woken.set in self.waiters:
                 self.waiters.remove(woken.set)
             return self._answer_after_wait()
 
-    async def get_async(self, last_event_id, *, dont_block, heartbeat_seconds, disconnected=None):
+    async def get_async(self, last_event_id, *, dont_block, heartbeat_seconds=None, disconnected=None):
         """As get, waiting on the running event loop without a thread. `disconnected` gives an
         awaitable that completes when the client goes away: the poll then ends at once and
         None is returned (nothing is sent, nothing is lost: the events stay queued). It is a
         callable returning the awaitable, called only if the poll has to wait."""
-        import asyncio
-
         loop = asyncio.get_running_loop()
         with self.lock:
             ready = self._answer_now(last_event_id, dont_block)
@@ -176,7 +196,7 @@ class EventQueue:
                     resolve("event")
 
             self.waiters.append(wake)
-        timer = loop.call_later(heartbeat_seconds, resolve, "heartbeat")
+        timer = self.clock.call_later(loop, self.heartbeat_wait(heartbeat_seconds), lambda: resolve("heartbeat"))
         watcher = None
         if disconnected is not None:
             watcher = asyncio.ensure_future(disconnected())
@@ -192,7 +212,7 @@ class EventQueue:
                     self.waiters.remove(wake)
         with self.lock:
             if reason == "disconnected" and not self._closing():
-                self.last_access = time.monotonic()
+                self.last_access = self.clock.monotonic()
                 return None
             return self._answer_after_wait()
 
@@ -215,6 +235,21 @@ class EventQueue:
                     idle_seconds=0.0 if self.waiters else max(0.0, now - self.last_access))
         return data
 
+    @classmethod
+    def from_dump(cls, saved, *, lock, manager):
+        """A queue from its saved form. An option the file lacks (saved by an older version) takes
+        its default and one it has that this version does not know is ignored, so that an upgrade
+        keeps every client's queue; a queue without its identity (id, user, events) raises."""
+        options = {name: saved[name] for name in QUEUE_OPTIONS if name in saved and saved[name] is not None}
+        options["narrow"] = [tuple(pair) for pair in options.get("narrow", ())]
+        queue = cls(**options, lock=lock, manager=manager)
+        queue.id = saved["id"]
+        if not isinstance(queue.id, str):
+            raise TypeError("the queue id is not a string")
+        queue.events = [dict(event) for event in saved["events"]]
+        queue.next_event_id = int(saved["next_event_id"])
+        return queue
+
 
 def narrow_matches(queue, message, flags):
     """Whether a message event belongs to the queue's narrow (lib/narrow decides, as for fetches)."""
@@ -234,13 +269,16 @@ def delivery_isolated(queue, event):
 class QueueManager:
     """All queues of the process. Registered on the bus by create_app."""
 
-    def __init__(self, idle_seconds=600, heartbeat_seconds=55):
+    def __init__(self, idle_seconds=600, heartbeat_seconds=55, *, clock=None, random_fraction=random.random):
         self.idle_seconds = idle_seconds
         self.heartbeat_seconds = heartbeat_seconds
+        # Injectable so that tests move time and choose the heartbeat spread instead of waiting.
+        self.clock = clock or SystemClock()
+        self.random_fraction = random_fraction
         self.lock = threading.RLock()
         self.queues = {}
         self.by_user = {}
-        self.last_gc = time.monotonic()
+        self.last_gc = self.clock.monotonic()
         self.loop = None
         self.closing = False
         self.pending_wakes = collections.deque()
@@ -269,6 +307,10 @@ class QueueManager:
     def configure(self, *, idle_seconds, heartbeat_seconds):
         self.idle_seconds = idle_seconds
         self.heartbeat_seconds = heartbeat_seconds
+
+    def heartbeat_wait(self):
+        """One waiting poll's time until its heartbeat, spread over the last HEARTBEAT_SPREAD of heartbeat_seconds."""
+        return self.heartbeat_seconds * (1 - HEARTBEAT_SPREAD * self.random_fraction())
 
     # --- the event loop of `serve` ---------------------------------------------------------
 
@@ -333,7 +375,7 @@ class QueueManager:
 
     def collect_garbage(self, force=False):
         """Delete queues idle longer than idle_seconds; runs at most once a second unless forced."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if not force and now - self.last_gc < min(1.0, self.idle_seconds):
             return
         self.last_gc = now
@@ -356,9 +398,9 @@ class QueueManager:
 
     def dump(self, path):
         """Write every queue to `path` (atomically: a temporary file, then a rename)."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         with self.lock:
-            data = {"version": DUMP_VERSION, "saved_at": time.time(),
+            data = {"version": DUMP_VERSION, "saved_at": self.clock.time(),
                     "queues": [queue.to_dump(now) for queue in self.queues.values()]}
         temporary = f"{path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -370,9 +412,10 @@ class QueueManager:
 
     def restore(self, path):
         """Load the queues a graceful stop wrote, then delete the file, so that a later crash
-        does not bring back queues that missed events in between. Queues idle for longer than
-        idle_seconds (time while the server was down included) are dropped. Returns how many
-        were restored."""
+        does not bring back queues that missed events in between. Each queue is restored on its
+        own: one that cannot be read is logged and skipped, the others come back. Queues idle for
+        longer than idle_seconds (time while the server was down included) are dropped. Returns
+        how many were restored."""
         try:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -384,24 +427,30 @@ class QueueManager:
         finally:
             if os.path.exists(path):
                 os.remove(path)
-        if data.get("version") != DUMP_VERSION:
+        if not isinstance(data, dict) or data.get("version") != DUMP_VERSION:
+            if data:
+                log.warning("ignoring event queue file %s of another version", path)
             return 0
-        down_for = max(0.0, time.time() - data.get("saved_at", 0))
-        now = time.monotonic()
+        saved_at = data.get("saved_at")
+        down_for = max(0.0, self.clock.time() - saved_at) if isinstance(saved_at, (int, float)) else 0.0
         restored = 0
-        for saved in data.get("queues", []):
-            idle = saved["idle_seconds"] + down_for
-            if idle > self.idle_seconds:
-                continue
-            options = {name: saved[name] for name in QUEUE_OPTIONS}
-            queue = EventQueue(**options, lock=self.lock, manager=self)
-            queue.id = saved["id"]
-            queue.events = saved["events"]
-            queue.next_event_id = saved["next_event_id"]
-            queue.last_access = now - idle
-            self._add(queue)
-            restored += 1
+        for saved in data.get("queues") or []:
+            try:
+                restored += self._restore_one(saved, down_for)
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                queue_id = saved.get("id") if isinstance(saved, dict) else None
+                log.warning("could not restore event queue %s: %r", queue_id, error)
         return restored
+
+    def _restore_one(self, saved, down_for):
+        """Restore one saved queue unless it has expired; 1 if restored, else 0."""
+        idle = float(saved.get("idle_seconds", 0.0)) + down_for
+        if idle > self.idle_seconds:
+            return 0
+        queue = EventQueue.from_dump(saved, lock=self.lock, manager=self)
+        queue.last_access = self.clock.monotonic() - idle
+        self._add(queue)
+        return 1
 
     # --- fan-out -----------------------------------------------------------------------
 

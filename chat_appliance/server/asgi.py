@@ -1,9 +1,10 @@
 """The HTTP server of `chat-appliance serve`: one event loop (uvicorn) in front of the Flask app.
 
 Requests for `/api/v1/events` and `/json/events` (GET and DELETE) are answered here, natively
-on the loop: a waiting long poll is a future, a timer and a small task watching for the
-client's disconnect, and holds no thread. Everything else goes to the Flask WSGI app, run in a
-pool of `--threads` worker threads (wsgi_bridge). This is the split Zulip itself makes between
+on the loop, by the same handler as the Flask views (web/longpoll.py): a waiting long poll is a
+future, a timer and a small task watching for the client's disconnect, and holds no thread.
+Everything else goes to the Flask WSGI app, run in a pool of `--threads` worker threads
+(wsgi_bridge). This is the split Zulip itself makes between
 Tornado (events) and Django (the rest), in one process.
 
 On SIGTERM or SIGINT the server stops accepting connections, answers every waiting poll with a
@@ -25,14 +26,14 @@ from urllib.parse import parse_qsl
 import uvicorn
 from werkzeug.wrappers import Request
 
-from chat_appliance.web.context import EXTENSION
-from chat_appliance.api.events import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, authenticate_events, cached_events_user
-from chat_appliance.db.connection import close_connection
 from chat_appliance.db.admission import turns
+from chat_appliance.db.connection import close_connection
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.params import parse_values
-from chat_appliance.web.response import success_body
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
+from chat_appliance.web.auth import authenticate_basic, cached_basic_user
+from chat_appliance.web.context import EXTENSION
+from chat_appliance.web.longpoll import Answer, EventsBody, Poll
+from chat_appliance.web.proxy import client_address
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -86,8 +87,9 @@ class ChatApplianceASGI:
 
     def __init__(self, flask_app, threads):
         self.flask_app = flask_app
-        self.queues = flask_app.extensions[EXTENSION].queues
-        backend = flask_app.extensions[EXTENSION].runtime.backend
+        self.state = flask_app.extensions[EXTENSION]
+        self.queues = self.state.queues
+        backend = self.state.runtime.backend
         self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"],
                                turns=turns if backend.WORKERS_TAKE_TURNS else None)
         # One pool for the Flask app and for the rare events request that needs the database.
@@ -107,15 +109,24 @@ class ChatApplianceASGI:
 
     # --- GET/DELETE /events ------------------------------------------------------------------
 
+    def cached_user(self, headers, session):
+        """The user when no database is needed to know it (Basic credentials in the cache), else None."""
+        return None if session else cached_basic_user(headers.get("authorization"))
+
     def authenticate_in_worker(self, headers, session):
-        """authenticate_events in a worker thread; the thread's database connection is closed after."""
+        """The user of an events request from its headers (lower-case names): HTTP Basic with the
+        API key for /api/v1, the app's session check for /json. Raises the Zulip 401 errors. Runs
+        in a worker thread, since it may query the database; the thread's connection is closed after."""
         try:
-            return authenticate_events(headers, session=session)
+            if session:
+                return self.state.session_authenticator(headers)
+            return authenticate_basic(headers.get("authorization"))
         finally:
             close_connection()
 
     async def events(self, scope, receive, send, session):
-        """GET /events (the long poll) and DELETE /events, with Zulip's envelope and errors."""
+        """GET /events (the long poll) and DELETE /events: authenticated here, answered by the app's
+        long-poll handler, the same one the Flask views use."""
         started = time.perf_counter()
         method = scope["method"]
         headers = {}
@@ -123,47 +134,45 @@ class ChatApplianceASGI:
             name = name.decode("latin-1").lower()
             # Repeated headers are joined as WSGI servers join them.
             headers[name] = f"{headers[name]},{value.decode('latin-1')}" if name in headers else value.decode("latin-1")
+        handler = self.state.longpoll
         user = None
-        extra_headers = []
         try:
             body, declared = await read_request_body(scope, receive, MAX_EVENTS_BODY)
             if declared > MAX_EVENTS_BODY:
                 raise JsonableError("Request Entity Too Large", http_status=413)
-            user = cached_events_user(headers, session=session)
-            if user is None:
-                loop = asyncio.get_running_loop()
-                user = await loop.run_in_executor(self.executor, self.authenticate_in_worker, headers, session)
-            values = request_values(scope, body)
-            if method == "GET":
-                params, ignored = parse_values(GET_EVENTS_PARAMS, values)
-                queue = self.queues.access(params["queue_id"], user.id)
-                events = await queue.get_async(params["last_event_id"], dont_block=params["dont_block"],
-                                               heartbeat_seconds=self.queues.heartbeat_seconds,
-                                               disconnected=lambda: wait_for_disconnect(receive))
-                if events is None:
-                    # The client went away while waiting: nothing to send, its events stay queued.
-                    self.log_request(method, scope["path"], 499, started, user)
-                    return
-                payload = EncodedEvents(events, params["queue_id"], ignored)
+            try:
+                user = self.cached_user(headers, session)
+                if user is None:
+                    loop = asyncio.get_running_loop()
+                    user = await loop.run_in_executor(self.executor, self.authenticate_in_worker, headers, session)
+            except JsonableError as error:
+                answer = handler.refused(error, client_ip=self.client_ip(scope, headers), session=session)
             else:
-                params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
-                self.queues.access(params["queue_id"], user.id)
-                self.queues.delete(params["queue_id"])
-                payload = success_body(ignored=ignored)
-            status = 200
+                answer = handler.start(method, user, request_values(scope, body), session=session)
+                if isinstance(answer, Poll):
+                    answer = await answer.wait_async(disconnected=lambda: wait_for_disconnect(receive))
+                    if answer is None:
+                        # The client went away while waiting: nothing to send, its events stay queued.
+                        self.log_request(method, scope["path"], 499, started, user)
+                        return
         except JsonableError as error:
-            status, payload = error.http_status, error.to_dict()
-            if status == 401 and not session:  # no challenge for the web client's /json (app.py says why)
-                extra_headers.append((b"www-authenticate", b'Basic realm="zulip"'))
+            answer = handler.error(error, [], session=session)
         except Exception:
             log.exception("unhandled exception on %s %s", method, scope["path"])
-            status = 500
-            payload = JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500).to_dict()
-        body = (self.encode(payload) + "\n").encode()
-        await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra_headers]})
-        await send({"type": "http.response.body", "body": body})
-        self.log_request(method, scope["path"], status, started, user)
+            answer = Answer(500, JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR",
+                                               http_status=500).to_dict())
+        payload = (self.encode(answer.body) + "\n").encode()
+        await send({"type": "http.response.start", "status": answer.status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+            *((name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers)]})
+        await send({"type": "http.response.body", "body": payload})
+        self.log_request(method, scope["path"], answer.status, started, user)
+
+    def client_ip(self, scope, headers):
+        """The client's address, through trusted proxies as web/proxy.py's middleware finds it."""
+        peer = (scope.get("client") or ("",))[0]
+        trusted = set(self.flask_app.config.get("TRUSTED_PROXIES") or ())
+        return client_address(peer, headers.get("x-forwarded-for", ""), trusted)
 
     def dumps(self, value):
         """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
@@ -173,7 +182,7 @@ class ChatApplianceASGI:
         """A response body. A poll's events are encoded one by one, and the message object that
         a fan-out shares between queues (see QueueManager.deliver_message) is encoded once, not
         once per queue. The result is the text jsonify would produce."""
-        if not isinstance(payload, EncodedEvents):
+        if not isinstance(payload, EventsBody):
             return self.dumps(payload)
         events = ",".join(self.encode_event(event) for event in payload.events)
         tail = f',"ignored_parameters_unsupported":{self.dumps(sorted(payload.ignored))}' if payload.ignored else ""
@@ -197,15 +206,6 @@ class ChatApplianceASGI:
         if self.flask_app.config["LOG_REQUESTS"]:
             request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000,
                              user.email if user is not None else "-")
-
-
-class EncodedEvents:
-    """A GET /events success answer, encoded by ChatApplianceASGI.encode."""
-
-    __slots__ = ("events", "queue_id", "ignored")
-
-    def __init__(self, events, queue_id, ignored):
-        self.events, self.queue_id, self.ignored = events, queue_id, ignored
 
 
 def request_values(scope, body):
@@ -241,7 +241,7 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.queues = queues
         self.on_started = on_started
-        self.last_gc = time.monotonic()
+        self.last_gc = queues.clock.monotonic()
 
     async def startup(self, sockets=None):
         self.queues.attach_loop(asyncio.get_running_loop())
@@ -250,7 +250,7 @@ class Server(uvicorn.Server):
             self.on_started()
 
     async def on_tick(self, counter):
-        now = time.monotonic()
+        now = self.queues.clock.monotonic()
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
             self.queues.collect_garbage(force=True)

@@ -45,13 +45,16 @@ class Scheduler:
 
     def _loop(self):
         while not self._stopping.is_set():
+            # Cleared before the schedule is read, never between the wait and the read: a wake-up
+            # that lands after this line either is seen by the read below (its row was committed
+            # before the event was published) or ends the wait below at once.
+            self._wake.clear()
             try:
                 wait = self.seconds_until(self.run_once())
             except Exception:  # a bad row must not stop deliveries for good
                 log.exception("scheduled message delivery failed")
                 wait = min(self.max_wait, 5.0)
             self._wake.wait(wait)
-            self._wake.clear()
 
     def __call__(self, event, user_ids):
         """Bus listener: a change to someone's schedule may move the next due time earlier."""

@@ -19,14 +19,22 @@ class TrustedProxyMiddleware:
         trusted = set(self.config.get("TRUSTED_PROXIES") or ())
         peer = environ.get("REMOTE_ADDR", "")
         if peer in trusted:
-            forwarded = [part.strip() for part in environ.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
-            # The rightmost address a trusted proxy did not add itself is the client's; addresses
-            # further left were sent by the client and prove nothing.
-            for address in reversed(forwarded):
-                if address not in trusted:
-                    environ["REMOTE_ADDR"] = address
-                    break
+            environ["REMOTE_ADDR"] = client_address(peer, environ.get("HTTP_X_FORWARDED_FOR", ""), trusted)
             proto = environ.get("HTTP_X_FORWARDED_PROTO", "").split(",")[-1].strip().lower()
             if proto in ("http", "https"):
                 environ["wsgi.url_scheme"] = proto
         return self.wsgi_app(environ, start_response)
+
+
+def client_address(peer, forwarded_for, trusted):
+    """The client's address, given the connection's peer, its X-Forwarded-For header and the
+    trusted proxies (for handlers outside WSGI too, such as the event loop's /events)."""
+    if peer not in trusted:
+        return peer
+    forwarded = [part.strip() for part in (forwarded_for or "").split(",") if part.strip()]
+    # The rightmost address a trusted proxy did not add itself is the client's; addresses
+    # further left were sent by the client and prove nothing.
+    for address in reversed(forwarded):
+        if address not in trusted:
+            return address
+    return peer

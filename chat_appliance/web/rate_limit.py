@@ -160,12 +160,23 @@ def limiter():
 
 def enabled():
     """RATE_LIMITING in the app's config (false for load tests and the development server)."""
-    return bool(current_app.config.get("RATE_LIMITING", True))
+    return enabled_in(current_app.config)
 
 
 def rules_for(domain):
     """The configured rules of a domain: RATE_LIMITING_RULES overrides Zulip's defaults per domain."""
-    configured = (current_app.config.get("RATE_LIMITING_RULES") or {}).get(domain)
+    return rules_in(current_app.config, domain)
+
+
+# The same two, given the app's config: for the event loop's long poll (web/longpoll.py), which
+# answers outside any Flask request.
+
+def enabled_in(config):
+    return bool(config.get("RATE_LIMITING", True))
+
+
+def rules_in(config, domain):
+    configured = (config.get("RATE_LIMITING_RULES") or {}).get(domain)
     return [tuple(rule) for rule in (configured if configured is not None else DEFAULT_RULES[domain])]
 
 
@@ -178,19 +189,28 @@ def client_ip():
 # --- the checks views make ------------------------------------------------------------------
 
 
-def _note(statuses):
-    """Remember the strictest applying status for the X-RateLimit-* headers of this response."""
-    current = g.get("rate_limit_status")
+def strictest(statuses, current=None):
+    """The status with the fewest requests left (then the latest reset) among these and `current`."""
     for status in statuses:
         if current is None or (status.remaining, -status.reset) < (current.remaining, -current.reset):
             current = status
-    g.rate_limit_status = current
+    return current
+
+
+def _note(statuses):
+    """Remember the strictest applying status for the X-RateLimit-* headers of this response."""
+    g.rate_limit_status = strictest(statuses, g.get("rate_limit_status"))
+
+
+def refusal(statuses):
+    """The RATE_LIMIT_HIT error for these statuses."""
+    retry_after = max(status.retry_after for status in statuses)
+    # Whole seconds (the OpenAPI type), rounded up past float noise.
+    return RateLimitedError(max(1, math.ceil(retry_after - 1e-6)))
 
 
 def _refuse(statuses):
-    retry_after = max(status.retry_after for status in statuses)
-    # Whole seconds (the OpenAPI type), rounded up past float noise.
-    raise RateLimitedError(max(1, math.ceil(retry_after - 1e-6)))
+    raise refusal(statuses)
 
 
 def check_api_request(user=None, *, consume=True):
@@ -240,7 +260,12 @@ def add_headers(response):
     status = g.get("rate_limit_status")
     if status is None:
         return response
-    response.headers["X-RateLimit-Limit"] = str(status.limit)
-    response.headers["X-RateLimit-Remaining"] = str(status.remaining)
-    response.headers["X-RateLimit-Reset"] = str(int(math.ceil(status.reset)))
+    for name, value in header_pairs(status):
+        response.headers[name] = value
     return response
+
+
+def header_pairs(status):
+    """The X-RateLimit-* headers for a status, as (name, value) pairs."""
+    return [("X-RateLimit-Limit", str(status.limit)), ("X-RateLimit-Remaining", str(status.remaining)),
+            ("X-RateLimit-Reset", str(int(math.ceil(status.reset))))]

@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 # At most this many write transactions share one COMMIT, so that a steady stream of writers
 # cannot hold the first one's answer back for long.
 MAX_BATCH = 32
+# A writer waits at most this long for the COMMIT of its batch (done by the batch's last writer,
+# in another thread). A batch takes milliseconds; only a committer that died without telling its
+# batch (a BaseException in its thread) makes the wait run out, and then the writer raises rather
+# than holding its request, and its database connection, forever. Whether its changes were
+# committed is unknown then, as after any failed COMMIT.
+COMMIT_WAIT_SECONDS = 60
 
 
 class _Batch:
@@ -128,7 +134,9 @@ class GroupCommit:
         self._hand_on(batch)
         if not batch.done.is_set():
             with turns.waiting_on_others():
-                batch.done.wait()
+                if not batch.done.wait(COMMIT_WAIT_SECONDS):
+                    raise sqlite3.OperationalError(
+                        f"the transaction's COMMIT did not happen within {COMMIT_WAIT_SECONDS} s")
         if batch.error is not None:
             raise sqlite3.OperationalError(f"the transaction could not be committed: {batch.error}")
 
