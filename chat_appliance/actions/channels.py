@@ -107,15 +107,16 @@ def create_subscription_rows(streams, users):
     realm_user add event announces them. The caller holds the transaction. Returns (added
     pairs, already subscribed pairs)."""
     added, already = [], []
+    # One query for every pair, however many channels (issue 26, M1).
+    existing = {
+        (s.stream_id, s.user_profile_id): s
+        for s in Subscription.select().where(
+            Subscription.stream.in_([s.id for s in streams]) & Subscription.user_profile.in_([u.id for u in users])
+        )
+    } if streams and users else {}
     for stream in streams:
-        existing = {
-            s.user_profile_id: s
-            for s in Subscription.select().where(
-                (Subscription.stream == stream) & Subscription.user_profile.in_([u.id for u in users])
-            )
-        }
         for user in users:
-            sub = existing.get(user.id)
+            sub = existing.get((stream.id, user.id))
             if sub is not None and sub.active:
                 already.append((user, stream))
                 continue
