@@ -6,14 +6,12 @@ from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
-from chat_appliance.lib.passwords import check_password, hash_password
+from chat_appliance.lib.passwords import check_password, hash_password, password_too_weak
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.web.sessions import delete_other_sessions
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import notify_user_updated
 
-# Zulip's PASSWORD_MIN_LENGTH.
-PASSWORD_MIN_LENGTH = 6
 # Zulip's MAX_AVATAR_FILE_SIZE_MIB.
 MAX_AVATAR_FILE_SIZE_MIB = 5
 # Image types by their first bytes: an avatar is served with the type its bytes say, never the
@@ -28,11 +26,11 @@ def do_change_password(user, old_password, new_password, *, keep_session=None):
     if not old_password:
         raise JsonableError("Please fill out all fields.")
     # A wrong old password is a failed login: the same per-account throttle as signing in.
-    check_login_allowed(user.delivery_email)
+    check_login_allowed(user.delivery_email, user)
     if not check_password(user.password, old_password):
-        record_failed_login(user.delivery_email)
+        record_failed_login(user.delivery_email, user)
         raise JsonableError("Wrong password!")
-    if len(new_password) < PASSWORD_MIN_LENGTH:
+    if password_too_weak(new_password):
         raise JsonableError("New password is too weak!")
     hashed = hash_password(new_password, runtime.current().settings["PASSWORD_HASH_METHOD"])
     with write_transaction():
