@@ -12,7 +12,7 @@ import pytest
 
 from chat_appliance.models import UserProfile, database
 
-from .helpers import err, ok
+from .helpers import PASSWORD, err, ok
 from .webhook_receiver import WebhookReceiver
 
 
@@ -163,3 +163,206 @@ def test_h1_no_module_fetches_urls_but_safe_fetch():
             if needle in text:
                 offenders.append(f"{path.relative_to(root)}: {needle}")
     assert offenders == []
+
+
+# --- M1: list parameters ---------------------------------------------------------------------------
+
+
+def queries(app, monkeypatch, call):
+    """How many SQL statements the app ran during `call()`, whose response must be a success."""
+    count = 0
+    db = app.extensions["chat_appliance"].runtime.database
+    real, thread = db.execute_sql, threading.get_ident()
+
+    def counting(*args, **kwargs):
+        nonlocal count
+        count += threading.get_ident() == thread  # not the service bots' worker threads
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(db, "execute_sql", counting)
+    try:
+        ok(call())
+    finally:
+        monkeypatch.undo()
+    return count
+
+
+def test_m1_list_parameters_are_bounded(org):
+    """Is a list parameter longer than its documented limit (1000) refused at once, on /typing,
+    a direct message's `to`, `principals`, `subscriptions` and `subscription_data`, even when it
+    holds nothing but repeats of one valid item?"""
+    hamlet = org.client(org.hamlet)
+    too_many = [org.othello.id] * 1001
+    started = time.monotonic()
+    for response in (
+        hamlet.post("typing", op="start", to=[org.othello.id] * 50000),
+        hamlet.post("typing", op="start", to=too_many),
+        hamlet.post("messages", type="direct", to=too_many, content="hi"),
+        hamlet.post("users/me/subscriptions", subscriptions=[{"name": "Denmark"}] * 1001),
+        hamlet.post("users/me/subscriptions", subscriptions=[{"name": "Denmark"}], principals=too_many),
+        hamlet.delete("users/me/subscriptions", subscriptions=["Denmark"] * 1001),
+        hamlet.post("users/me/subscriptions/properties", subscription_data=[
+            {"stream_id": org.denmark.id, "property": "pin_to_top", "value": True}] * 1001),
+    ):
+        body = err(response, 400, "BAD_REQUEST")
+        assert "too many items (limit: 1000)" in body["msg"]
+    assert time.monotonic() - started < 5
+
+
+def test_m1_ids_are_resolved_in_one_query(app, org, monkeypatch):
+    """Does resolving a list of users or channels cost the same number of queries for one item
+    as for all of them (typing, direct message recipients by id and by address, principals,
+    channel names, subscription properties)?"""
+    hamlet = org.client(org.hamlet)
+    people = [org.othello, org.cordelia, org.admin, org.owner, org.moderator, org.bot]
+    ids, emails = [u.id for u in people], [u.email for u in people]
+    channels = ["Denmark", "Verona", "secret"]
+    pin = [{"stream_id": s.id, "property": "pin_to_top", "value": True} for s in (org.denmark, org.verona, org.secret)]
+    cases = {
+        "typing": lambda to: hamlet.post("typing", op="start", to=to),
+        "dm by id": lambda to: hamlet.post("messages", type="direct", to=to, content="hi"),
+        "dm by email": lambda to: hamlet.post("messages", type="direct", to=[emails[ids.index(i)] for i in to],
+                                              content="hi"),
+        "principals": lambda to: org.client(org.admin).post("users/me/subscriptions", subscriptions=[{"name": "Verona"}],
+                                                             principals=to),
+    }
+    for name, call in cases.items():
+        ok(call(ids[:2])), ok(call(ids))  # conversations and subscriptions exist from here on
+        one, many = queries(app, monkeypatch, lambda: call(ids[:2])), queries(app, monkeypatch, lambda: call(ids))
+        assert one == many, f"{name}: {one} queries for two, {many} for {len(ids)}"
+    subscribe = lambda names: hamlet.post("users/me/subscriptions", subscriptions=[{"name": n} for n in names])  # noqa: E731
+    one, many = queries(app, monkeypatch, lambda: subscribe(channels[:1])), queries(app, monkeypatch, lambda: subscribe(channels))
+    assert one == many, (one, many)  # Hamlet is in all three already
+    one = queries(app, monkeypatch, lambda: hamlet.post("users/me/subscriptions/properties", subscription_data=pin[:1]))
+    many = queries(app, monkeypatch, lambda: hamlet.post("users/me/subscriptions/properties", subscription_data=pin))
+    assert many - one == len(pin) - 1, (one, many)  # one UPDATE per change; the lookups do not grow
+
+
+# --- M2: alert words -------------------------------------------------------------------------------
+
+
+def flags_of(client, message_id):
+    return ok(client.get(f"messages/{message_id}"))["message"]["flags"]
+
+
+def test_m2_alert_words_are_bounded(org):
+    """Can a user hold at most 1000 alert words of at most 100 characters, a request that would
+    pass the limit adding none of its words?"""
+    othello = org.client(org.othello)
+    ok(othello.post("users/me/alert_words", alert_words=[f"word{i}" for i in range(600)]))
+    body = err(othello.post("users/me/alert_words", alert_words=[f"more{i}" for i in range(401)]), 400, "BAD_REQUEST")
+    assert "at most 1000 alert words" in body["msg"]
+    assert len(ok(othello.get("users/me/alert_words"))["alert_words"]) == 600
+    ok(othello.post("users/me/alert_words", alert_words=[f"more{i}" for i in range(400)] + ["WORD1"]))
+    assert len(ok(othello.get("users/me/alert_words"))["alert_words"]) == 1000
+    err(othello.post("users/me/alert_words", alert_words=["x" * 101]), 400, "BAD_REQUEST")
+    err(othello.post("users/me/alert_words", alert_words=[f"w{i}" for i in range(1001)]), 400, "BAD_REQUEST")
+
+
+def test_m2_matching_does_not_slow_with_the_number_of_words(app, org, monkeypatch):
+    """With 1000 long alert words, does a long message still take about as long to send as with
+    one word, is the flag right (whole words only, any case), are the words read from the
+    database once rather than at every send, and does a change take effect at once?"""
+    othello, hamlet = org.client(org.othello), org.client(org.hamlet)
+    content = ("the quick brown fox jumps over the lazy dog; " * 200)[:9000] + " Needle."
+
+    def send_timed():
+        started = time.perf_counter()
+        message_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content=content))["id"]
+        return time.perf_counter() - started, message_id
+
+    ok(othello.post("users/me/alert_words", alert_words=["zebra"]))
+    send_timed()  # warm
+    one_word = min(send_timed()[0] for _ in range(3))
+    ok(othello.post("users/me/alert_words", alert_words=[f"{'abcdefghij' * 9}{i:04d}" for i in range(998)] + ["needle"]))
+    send_timed()
+    many_words, message_id = min(send_timed() for _ in range(3))
+    assert "has_alert_word" in flags_of(othello, message_id)
+    assert many_words < one_word * 3 + 0.05, (one_word, many_words)
+    # Read once: a send reads no alert word until Othello's words change.
+    reads = []
+    db = app.extensions["chat_appliance"].runtime.database
+    real = db.execute_sql
+    monkeypatch.setattr(db, "execute_sql", lambda sql, *a, **k: (reads.append(sql), real(sql, *a, **k))[1])
+    ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="needles are not needle"))
+    assert not [sql for sql in reads if "alert_word" in sql]
+    monkeypatch.undo()
+    ok(othello.delete("users/me/alert_words", alert_words=["needle"]))
+    missed = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="a needle"))["id"]
+    assert "has_alert_word" not in flags_of(othello, missed)
+    ok(othello.post("users/me/alert_words", alert_words=["Hay Stack"]))
+    hit = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="in the (hay stack)!"))["id"]
+    assert "has_alert_word" in flags_of(othello, hit)
+    inside = ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="haystack hay stacks"))["id"]
+    assert "has_alert_word" not in flags_of(othello, inside)
+
+
+# --- M3 and L7: every way in makes accounts by the same rules --------------------------------------
+
+JOIN_HEADERS = {"X-Requested-With": "XMLHttpRequest"}
+
+
+def join(flask_client, key, **data):
+    response = flask_client.post(f"/accounts/join/{key}", headers=JOIN_HEADERS, data=data)
+    return response.status_code, response.get_json()
+
+
+def invitation_keys(org, email):
+    """(a reusable link's key, an email invitation's key to `email`)."""
+    owner = org.client(org.owner)
+    link = ok(owner.post("invites/multiuse", stream_ids=[org.denmark.id]))["invite_link"]
+    ok(owner.post("invites", invitee_emails=email, stream_ids=[org.denmark.id]))
+    from chat_appliance.models import Invitation
+
+    with database.connection_context():
+        email_key = Invitation.get(Invitation.email == email).key
+    return link.rsplit("/join/", 1)[1], email_key
+
+
+def test_m3_placeholder_addresses_cannot_sign_up(org, flask_client):
+    """Is an address of the placeholder form user{N}@{organization host} refused by sign-up
+    through a reusable link and through an email invitation, as it is by POST /users, so that
+    no two accounts share an API email?"""
+    placeholder = f"user{org.hamlet.id}@zulip.example"
+    link_key, email_key = invitation_keys(org, placeholder)
+    for key, data in ((link_key, {"email": placeholder}), (email_key, {})):
+        status, body = join(flask_client, key, full_name="Impostor", password="a fine password", **data)
+        assert status == 400 and "reserved for placeholder addresses" in body["msg"], body
+    status, body = join(flask_client, link_key, email="USER999@Zulip.Example", full_name="Impostor",
+                        password="a fine password")
+    assert status == 400, body
+    with database.connection_context():
+        assert not UserProfile.select().where(UserProfile.full_name == "Impostor").exists()
+
+
+def test_l7_one_password_policy(org, flask_client):
+    """Does sign-up by invitation (link and email) refuse a password shorter than 6 characters,
+    as a password change does, and accept one of 6?"""
+    link_key, email_key = invitation_keys(org, "newcomer@zulip.example")
+    for key, data in ((link_key, {"email": "other@zulip.example"}), (email_key, {})):
+        status, body = join(flask_client, key, full_name="New Comer", password="12345", **data)
+        assert status == 400 and body["msg"] == "The password is too weak.", body
+    status, body = join(flask_client, email_key, full_name="New Comer", password="123456")
+    assert status == 200, body
+    err(org.client(org.owner).post("users", email="short@zulip.example", password="x", full_name="Short"), 400,
+        "BAD_REQUEST", "The password is too weak.")
+
+
+# --- L2: the login lock-out counts per account -----------------------------------------------------
+
+
+def test_l2_lock_out_counts_per_account_not_per_name(org, anon, app):
+    """When Hamlet's real address is hidden he has two login names (it and his placeholder): do
+    failed logins under both count toward one lock-out of 5, and do unknown names still get
+    their own count?"""
+    app.config["RATE_LIMITING"] = True
+    ok(org.client(org.hamlet).patch("settings", email_address_visibility=3))
+    names = [org.hamlet.delivery_email, f"user{org.hamlet.id}@zulip.example"]
+    for attempt in range(5):
+        err(anon.post("fetch_api_key", username=names[attempt % 2], password="wrong"), 401, "AUTHENTICATION_FAILED")
+    for name in names:
+        err(anon.post("fetch_api_key", username=name, password=PASSWORD), 429, "RATE_LIMIT_HIT")
+    for _ in range(5):
+        err(anon.post("fetch_api_key", username="nobody@zulip.example", password="x"), 401, "AUTHENTICATION_FAILED")
+    err(anon.post("fetch_api_key", username="nobody@zulip.example", password="x"), 429, "RATE_LIMIT_HIT")
+    ok(anon.post("fetch_api_key", username=org.othello.email, password=PASSWORD))
