@@ -366,3 +366,23 @@ def test_l2_lock_out_counts_per_account_not_per_name(org, anon, app):
         err(anon.post("fetch_api_key", username="nobody@zulip.example", password="x"), 401, "AUTHENTICATION_FAILED")
     err(anon.post("fetch_api_key", username="nobody@zulip.example", password="x"), 429, "RATE_LIMIT_HIT")
     ok(anon.post("fetch_api_key", username=org.othello.email, password=PASSWORD))
+
+
+# --- L1: JSON depth, wherever JSON is read --------------------------------------------------------
+
+
+def test_l1_deep_json_is_refused_everywhere(org, flask_client):
+    """Does every incoming webhook answer 400 (never 500) to a body or a `payload` field nested
+    990 deep, and does a parameter nested 33 deep get a 400 too?"""
+    from chat_appliance.integrations import INTEGRATIONS
+
+    deep = "[" * 990 + "]" * 990
+    for integration in sorted(INTEGRATIONS):
+        path = f"/api/v1/external/{integration}"
+        query = {"api_key": org.bot.api_key, "stream": "Denmark"}
+        for response in (flask_client.post(path, query_string=query, data=deep, content_type="application/json"),
+                         flask_client.post(path, query_string=query, data={"payload": deep})):
+            assert response.status_code == 400, (integration, response.status_code)
+            assert "nested too deeply" in response.get_json()["msg"]
+    nested = "[" * 33 + "]" * 33
+    err(org.client(org.hamlet).post("users/me/subscriptions", subscriptions=nested), 400, "BAD_REQUEST")

@@ -20,6 +20,7 @@ from chat_appliance import __version__
 from chat_appliance.config import Limits
 from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import INTERFACE_SLACK, BotService, Message, UserProfile, database
 from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
@@ -204,8 +205,8 @@ class ServiceDispatcher:
         if not text.strip():
             return None
         try:
-            return json.loads(text)
-        except ValueError:
+            return parse_json(text)
+        except JsonInputError:
             raise WebhookFailure("The webhook's answer is not valid JSON", text[:2000]) from None
 
     def post_answer(self, bot, service, event, answer):

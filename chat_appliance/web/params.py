@@ -11,7 +11,6 @@ be an error.
 """
 
 import functools
-import json
 import re
 from datetime import datetime, timezone
 
@@ -21,6 +20,8 @@ from werkzeug.routing import IntegerConverter, ValidationError
 from chat_appliance.models.base import MAX_DATABASE_INT
 from chat_appliance.web.auth import authenticate_request, authenticate_request_cached
 from chat_appliance.lib.errors import JsonableError, MissingArgumentError
+from chat_appliance.lib.json_input import MAX_DEPTH as JSON_MAX_DEPTH
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.web.rate_limit import check_api_request
 from chat_appliance.web.response import json_success
 
@@ -36,7 +37,7 @@ _JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})\Z")
 MAX_INT = MAX_DATABASE_INT
 MIN_INT = -MAX_DATABASE_INT - 1
 # JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
-MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH = JSON_MAX_DEPTH
 # The longest list any parameter accepts, at any depth (issue 26, M1: one POST /typing with 50,000
 # ids cost 82 s when each id was a query). Zulip sets no general limit; parameters that name
 # messages (flags, fetch by id) take MAX_MESSAGE_ID_LIST_LENGTH, Zulip's largest fetch.
@@ -52,9 +53,9 @@ class ParamError(JsonableError):
 
 def _decode_json(var_name, raw, max_items=MAX_LIST_LENGTH):
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError, RecursionError):
-        raise ParamError(f"{var_name} is not valid JSON") from None
+        value = parse_json(raw, MAX_JSON_DEPTH)
+    except JsonInputError as error:
+        raise ParamError(f"{var_name} is {error}") from None
     check_json_value(var_name, value, max_items=max_items)
     return value
 
@@ -170,8 +171,10 @@ def json_or_string(var_name, value):
     if not isinstance(value, str):
         return value
     try:
-        decoded = json.loads(value)
-    except (ValueError, RecursionError):
+        decoded = parse_json(value, MAX_JSON_DEPTH)
+    except JsonInputError as error:
+        if "deeply" in str(error):
+            raise ParamError(f"{var_name} is nested too deeply") from None
         return value
     check_json_value(var_name, decoded)
     return dedupe(decoded) if isinstance(decoded, list) else decoded
