@@ -386,3 +386,29 @@ def test_l1_deep_json_is_refused_everywhere(org, flask_client):
             assert "nested too deeply" in response.get_json()["msg"]
     nested = "[" * 33 + "]" * 33
     err(org.client(org.hamlet).post("users/me/subscriptions", subscriptions=nested), 400, "BAD_REQUEST")
+
+
+# --- L3: /thumbnail is no open redirect -------------------------------------------------------------
+
+
+def test_l3_thumbnail_redirects_only_to_images_the_user_may_see(org):
+    """Does /thumbnail send a signed-in user only to an image previewed in a message they may
+    read, or to this server's own upload URLs, and refuse any other address, an image
+    previewed only in a private channel they are not in included?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+
+    def thumbnail(client, url):
+        return client.flask_client.get("/thumbnail", query_string={"url": url, "size": "full"}, headers=client.headers)
+
+    assert thumbnail(othello, "https://evil.example/phish.png").status_code == 400
+    ok(hamlet.post("messages", type="stream", to="secret", topic="t", content="https://example.com/secret.png"))
+    assert thumbnail(othello, "https://example.com/secret.png").status_code == 400
+    assert thumbnail(hamlet, "https://example.com/secret.png").status_code == 302
+    ok(hamlet.post("messages", type="stream", to="Denmark", topic="t", content="https://example.com/open.png?a=1&b=2"))
+    response = thumbnail(othello, "https://example.com/open.png?a=1&b=2")
+    assert response.status_code == 302 and response.headers["Location"] == "https://example.com/open.png?a=1&b=2"
+    assert thumbnail(othello, "https://example.com/open.png").status_code == 400  # not that exact URL
+    own = "http://localhost/user_uploads/1/ab/cat.png"
+    response = thumbnail(othello, own)
+    assert response.status_code == 302 and response.headers["Location"] == "/user_uploads/1/ab/cat.png"
+    assert thumbnail(othello, "http://elsewhere.example/user_uploads/1/ab/cat.png").status_code == 400

@@ -267,3 +267,17 @@ def streams_by_names(realm_id, names):
     if not keys:
         return {}
     return {s.name_key: s for s in Stream.select().where((Stream.realm == realm_id) & Stream.name_key.in_(keys))}
+
+
+def may_follow_image_url(user, url):
+    """Whether /thumbnail may send `user` to `url` (issue 26, L3: it sent a signed-in browser
+    anywhere): only when an image preview of exactly this URL is in a message the user may read.
+    Image messages are few, and the newest 50 holding the preview are looked at."""
+    from urllib.parse import urlencode
+
+    needle = "/thumbnail?" + urlencode({"url": url}) + "&amp;size="
+    candidates = (Message.select().where((Message.realm == user.realm_id) & Message.has_image
+                                         & Message.rendered_content.contains(needle))
+                  .order_by(Message.id.desc()).limit(50))
+    return any(needle in message.rendered_content and user_can_access_message(user, message)
+               for message in candidates)
