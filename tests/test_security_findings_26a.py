@@ -12,7 +12,7 @@ import pytest
 
 from chat_appliance.models import UserProfile, database
 
-from .helpers import PASSWORD, err, ok
+from .helpers import PASSWORD, download, err, ok, upload
 from .webhook_receiver import WebhookReceiver
 
 
@@ -412,3 +412,25 @@ def test_l3_thumbnail_redirects_only_to_images_the_user_may_see(org):
     response = thumbnail(othello, own)
     assert response.status_code == 302 and response.headers["Location"] == "/user_uploads/1/ab/cat.png"
     assert thumbnail(othello, "http://elsewhere.example/user_uploads/1/ab/cat.png").status_code == 400
+
+
+# --- I1: uploads never run in the server's origin ----------------------------------------------------
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e5270f8d0000000049454e44ae426082")
+
+
+def test_i1_only_raster_images_are_shown_inline(org):
+    """Are uploaded .js, .html, .htm, .svg and .xml files served as downloads (Content-Disposition:
+    attachment), raster images inline, and every upload with `Content-Security-Policy: sandbox`
+    and nosniff?"""
+    cases = {"page.html": False, "page.htm": False, "script.js": False, "drawing.svg": False, "feed.xml": False,
+             "notes.txt": False, "dot.png": True, "photo.jpg": True, "anim.gif": True}
+    for name, inline in cases.items():
+        url = ok(upload(org, org.hamlet, PNG if inline else b"<script>alert(document.cookie)</script>", name=name))["url"]
+        response = download(org, org.hamlet, url)
+        assert response.status_code == 200, name
+        disposition = response.headers["Content-Disposition"]
+        assert disposition.startswith("inline" if inline else "attachment"), (name, disposition)
+        assert response.headers["Content-Security-Policy"] == "sandbox", name
+        assert response.headers["X-Content-Type-Options"] == "nosniff", name
