@@ -434,3 +434,64 @@ def test_i1_only_raster_images_are_shown_inline(org):
         assert disposition.startswith("inline" if inline else "attachment"), (name, disposition)
         assert response.headers["Content-Security-Policy"] == "sandbox", name
         assert response.headers["X-Content-Type-Options"] == "nosniff", name
+
+
+# --- L4: every stored text has a limit -------------------------------------------------------------
+
+
+def all_models():
+    """The live models (not the frozen ones the migrations define for themselves)."""
+    import importlib
+    import pkgutil
+
+    import chat_appliance.models
+    from chat_appliance.models.base import BaseModel
+
+    for module in pkgutil.iter_modules(chat_appliance.models.__path__):
+        importlib.import_module(f"chat_appliance.models.{module.name}")
+
+    found, pending = [], [BaseModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            if sub.__module__.startswith("chat_appliance.models"):
+                found.append(sub)
+            pending.append(sub)
+    return found
+
+
+def test_l4_every_text_column_has_a_limit_that_writes_obey():
+    """Does every text column of every model (CharField, TextField, JSON) have a limit in the one
+    table (models/limits.py), and is a value one character past it refused by insert, update and
+    save alike?"""
+    from peewee import CharField, TextField
+
+    from chat_appliance.models.limits import TextTooLongError, check_text_lengths, text_limit
+
+    walked = 0
+    for model in all_models():
+        for field in model._meta.sorted_fields:
+            if not isinstance(field, (CharField, TextField)):
+                continue
+            limit = text_limit(field)
+            assert limit is not None, f"{model._meta.table_name}.{field.column_name} has no limit"
+            check_text_lengths(model, {field: "x" * limit})
+            with pytest.raises(TextTooLongError):
+                check_text_lengths(model, {field.name: "x" * (limit + 1)})
+            walked += 1
+    assert walked > 80
+
+
+def test_l4_the_reported_fields_are_bounded(org, app):
+    """Are a bot's 2 MiB payload_url, a playground's 2 MiB url_template and 1 MB of profile
+    field choices refused with a 400, storing nothing?"""
+    app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = True
+    hamlet, admin = org.client(org.hamlet), org.client(org.admin)
+    huge = "x" * (2 * 1024 * 1024)
+    err(hamlet.post("bots", full_name="Hook Bot", short_name="hook", bot_type=3,
+                    payload_url=f"http://127.0.0.1:9/{huge}"), 400, "BAD_REQUEST")
+    err(admin.post("realm/playgrounds", name="Big", pygments_language="Python",
+                   url_template=f"https://play.example/{huge}?code={{code}}"), 400, "BAD_REQUEST")
+    err(admin.post("realm/profile_fields", name="Team", hint="", field_type=3,
+                   field_data=json.dumps({"a": {"text": "x" * 1_000_000, "order": "1"}})), 400, "BAD_REQUEST")
+    state = ok(admin.post("register", fetch_event_types=["realm_bots", "realm_playgrounds", "custom_profile_fields"]))
+    assert len(json.dumps(state)) < 100_000

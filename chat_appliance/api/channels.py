@@ -21,6 +21,7 @@ from chat_appliance.lib.access import (
     get_stream_by_name,
     group_in_realm,
     require_realm_admin,
+    streams_and_subscriptions,
     streams_by_names,
     users_in_realm,
 )
@@ -47,7 +48,6 @@ from chat_appliance.lib.subscriptions import (
     subscriber_ids,
     subscription_list,
 )
-from chat_appliance.models import Stream, Subscription
 from chat_appliance.api.channel_folders import check_folder_id
 from chat_appliance.web.context import limits
 
@@ -370,10 +370,7 @@ def update_subscription_properties(user, subscription_data):
     subscriptions; all or nothing."""
     changes = []
     # Two queries for the whole list, however long (issue 26, M1).
-    stream_ids = {stream_id for stream_id, _prop, _value in subscription_data}
-    streams = {s.id: s for s in Stream.select().where(Stream.id.in_(sorted(stream_ids)) & (Stream.realm == user.realm_id))}
-    subs = {sub.stream_id: sub for sub in Subscription.select().where(
-        (Subscription.user_profile == user) & Subscription.active & Subscription.stream.in_(sorted(streams)))}
+    streams, subs = streams_and_subscriptions(user, {stream_id for stream_id, _prop, _value in subscription_data})
     for stream_id, prop, value in subscription_data:
         stream = streams.get(stream_id)
         sub = subs.get(stream_id)

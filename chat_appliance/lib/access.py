@@ -269,6 +269,16 @@ def streams_by_names(realm_id, names):
     return {s.name_key: s for s in Stream.select().where((Stream.realm == realm_id) & Stream.name_key.in_(keys))}
 
 
+def streams_and_subscriptions(user, stream_ids):
+    """({id: channel} of the organization's channels among these ids, {channel id: the user's
+    active subscription}), in two queries."""
+    ids = sorted(set(stream_ids))
+    streams = {s.id: s for s in Stream.select().where(Stream.id.in_(ids) & (Stream.realm == user.realm_id))} if ids else {}
+    subs = {sub.stream_id: sub for sub in Subscription.select().where(
+        (Subscription.user_profile == user) & Subscription.active & Subscription.stream.in_(sorted(streams)))} if streams else {}
+    return streams, subs
+
+
 def may_follow_image_url(user, url):
     """Whether /thumbnail may send `user` to `url` (issue 26, L3: it sent a signed-in browser
     anywhere): only when an image preview of exactly this URL is in a message the user may read.
