@@ -107,7 +107,10 @@ def create_subscription_rows(streams, users):
     realm_user add event announces them. The caller holds the transaction. Returns (added
     pairs, already subscribed pairs)."""
     added, already = [], []
-    # One query for every pair, however many channels (issue 26, M1).
+    # Each channel and user once (a request may name one twice), and one query for every pair,
+    # however many channels (issue 26, M1).
+    streams = list({stream.id: stream for stream in streams}.values())
+    users = list({user.id: user for user in users}.values())
     existing = {
         (s.stream_id, s.user_profile_id): s
         for s in Subscription.select().where(
