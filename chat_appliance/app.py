@@ -22,6 +22,7 @@ from chat_appliance.events.queues import QueueManager
 from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
+from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.lib.messages import invalidate_messages_on_event
 from chat_appliance.web.params import BoundedIntConverter
 from chat_appliance.web.proxy import TrustedProxyMiddleware
@@ -181,6 +182,11 @@ def register_error_handlers(app):
         if isinstance(error, RateLimitedError):
             response.headers["Retry-After"] = str(error.data["retry-after"])
         return response
+
+    @app.errorhandler(TextTooLongError)
+    def handle_too_long(error):
+        # A value past its column's limit (models/limits.py) that no check of the API caught first.
+        return handle_jsonable(JsonableError(str(error)))
 
     @app.errorhandler(HTTPException)
     def handle_http(error):

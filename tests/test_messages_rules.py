@@ -48,7 +48,7 @@ def test_topic_wildcard_needs_permission_in_busy_topics(org, app):
     from chat_appliance.actions.users import do_create_user
 
     with database.connection_context():
-        extra = [do_create_user(org.realm, f"p{i}@zulip.example", "pw", f"Player {i}",
+        extra = [do_create_user(org.realm, f"p{i}@zulip.example", "pw-long-enough", f"Player {i}",
                                 password_method="pbkdf2:sha256:1") for i in range(16)]
         subscribe_users_to_streams([org.verona], extra)
         for user in extra:

@@ -156,7 +156,7 @@ def test_stream_wildcard_needs_permission_in_big_channels(org):
     from chat_appliance.models import database
 
     with database.connection_context():
-        extra = [do_create_user(org.realm, f"u{i}@zulip.example", "pw", f"User {i}", password_method="pbkdf2:sha256:1")
+        extra = [do_create_user(org.realm, f"u{i}@zulip.example", "pw-long-enough", f"User {i}", password_method="pbkdf2:sha256:1")
                  for i in range(14)]
         subscribe_users_to_streams([org.denmark], extra)
     err(send_stream(org.client(org.hamlet), content="@**all** hi"), 400, "STREAM_WILDCARD_MENTION_NOT_ALLOWED")

@@ -133,6 +133,7 @@ def test_thumbnail_redirects_signed_in_users_to_the_image(org, anon):
     """Does /thumbnail (the src of image previews) send an authenticated client to the image,
     refuse other schemes, and refuse anonymous requests (no open redirect)?"""
     hamlet = org.client(org.hamlet)
+    ok(hamlet.post("messages", type="stream", to="Denmark", topic="pictures", content="https://example.com/a.png"))
     response = hamlet.flask_client.get("/thumbnail", query_string={"url": "https://example.com/a.png",
                                                                    "size": "thumbnail"}, headers=hamlet.headers)
     assert response.status_code == 302 and response.headers["Location"] == "https://example.com/a.png"

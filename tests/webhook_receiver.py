@@ -12,6 +12,7 @@ class WebhookReceiver:
 
     def __init__(self, answer=(200, {"response_not_required": True})):
         self.answer = answer
+        self.headers = {}  # extra response headers (a redirect's Location)
         self.requests = []
         self.arrived = threading.Condition()
         receiver = self
@@ -30,6 +31,8 @@ class WebhookReceiver:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in receiver.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
                 with receiver.arrived:

@@ -4,13 +4,11 @@ from pathlib import Path
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.passwords import check_password, hash_password
+from chat_appliance.lib.passwords import check_password, hash_password, password_too_weak
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import notify_user_updated
 
-# Zulip's PASSWORD_MIN_LENGTH.
-PASSWORD_MIN_LENGTH = 6
 # Zulip's MAX_AVATAR_FILE_SIZE_MIB.
 MAX_AVATAR_FILE_SIZE_MIB = 5
 # Image types by their first bytes: an avatar is served with the type its bytes say, never the
@@ -31,7 +29,7 @@ def do_change_password(user, old_password, new_password, *, password_method):
         raise JsonableError("Please fill out all fields.")
     if not check_password(user.password, old_password):
         raise WrongPasswordError("Wrong password!")
-    if len(new_password) < PASSWORD_MIN_LENGTH:
+    if password_too_weak(new_password):
         raise JsonableError("New password is too weak!")
     hashed = hash_password(new_password, password_method)
     with write_transaction():

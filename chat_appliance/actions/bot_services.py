@@ -1,13 +1,11 @@
 """Service bots' configuration: an outgoing webhook's URL, format and token (bot_type 3), or an
 embedded bot's name and settings (bot_type 4). Delivery lives in `service_dispatch`."""
 
-import ipaddress
 import secrets
-import socket
 from importlib import util as import_util
-from urllib.parse import urlparse
 
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.safe_fetch import UnsafeURLError, resolve
 from chat_appliance.models import INTERFACE_GENERIC, INTERFACE_SLACK, ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile
 from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
 
@@ -28,27 +26,14 @@ def available_embedded_bots():
     return [name for name in EMBEDDED_BOT_NAMES if import_util.find_spec(f"zulip_bots.bots.{name}") is not None]
 
 
-def is_private_address(address):
-    """Loopback, private, link-local, multicast or reserved: not somewhere a webhook should reach
-    from a server facing the internet (a guard against server-side request forgery)."""
-    ip = ipaddress.ip_address(address)
-    return not ip.is_global or ip.is_multicast
-
-
 def check_payload_url(url, *, allow_private):
-    """An http(s) URL with a host; unless allowed, one whose every address is public."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise JsonableError("Invalid payload_url: it must be an http:// or https:// URL.")
-    if allow_private:
-        return url
+    """An http(s) URL with a host; unless allowed, one whose every address is public. The same
+    guard runs again at each call (lib/safe_fetch), since the name may resolve elsewhere by then."""
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(parsed.hostname, parsed.port or 80)}
-    except (socket.gaierror, UnicodeError):
-        raise JsonableError(f"Invalid payload_url: cannot resolve {parsed.hostname}.") from None
-    if any(is_private_address(address.split("%")[0]) for address in addresses):
-        raise JsonableError("Invalid payload_url: outgoing webhooks may not call private or loopback addresses "
-                            "(set OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES to allow them).")
+        resolve(url, allow_private=allow_private)
+    except UnsafeURLError as error:
+        hint = " (set OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES to allow them)" if "private" in str(error) else ""
+        raise JsonableError(f"Invalid payload_url: {error}{hint}.") from None
     return url
 
 

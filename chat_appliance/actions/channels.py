@@ -107,15 +107,19 @@ def create_subscription_rows(streams, users):
     realm_user add event announces them. The caller holds the transaction. Returns (added
     pairs, already subscribed pairs)."""
     added, already = [], []
+    # Each channel and user once (a request may name one twice), and one query for every pair,
+    # however many channels (issue 26, M1).
+    streams = list({stream.id: stream for stream in streams}.values())
+    users = list({user.id: user for user in users}.values())
+    existing = {
+        (s.stream_id, s.user_profile_id): s
+        for s in Subscription.select().where(
+            Subscription.stream.in_([s.id for s in streams]) & Subscription.user_profile.in_([u.id for u in users])
+        )
+    } if streams and users else {}
     for stream in streams:
-        existing = {
-            s.user_profile_id: s
-            for s in Subscription.select().where(
-                (Subscription.stream == stream) & Subscription.user_profile.in_([u.id for u in users])
-            )
-        }
         for user in users:
-            sub = existing.get(user.id)
+            sub = existing.get((stream.id, user.id))
             if sub is not None and sub.active:
                 already.append((user, stream))
                 continue

@@ -4,7 +4,13 @@ import re
 
 from chat_appliance.db.connection import backend, bulk_insert, write_transaction
 from chat_appliance.events.bus import publish
-from chat_appliance.lib.access import can_access_stream_metadata, find_user_by_email, get_stream_by_name, is_subscribed
+from chat_appliance.lib.access import (
+    can_access_stream_metadata,
+    find_users_by_emails,
+    get_stream_by_name,
+    is_subscribed,
+    users_in_realm,
+)
 from chat_appliance.lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from chat_appliance.lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
 from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
@@ -20,7 +26,6 @@ from chat_appliance.models import (
     Recipient,
     Stream,
     UserGroup,
-    UserProfile,
     now,
 )
 from chat_appliance.models.base import insert_row, query_rows, raw_select
@@ -119,14 +124,17 @@ def resolve_direct_recipients(sender, to):
         to = [to]
     if not isinstance(to, list) or not to:
         raise JsonableError("Message must have recipients")
+    # One query for the ids and one for the addresses, however many there are (issue 26, M1).
+    by_id = users_in_realm(sender.realm_id, [i for i in to if isinstance(i, int) and not isinstance(i, bool)])
+    by_email = find_users_by_emails(sender, [i for i in to if isinstance(i, str)])
     users = {}
     for item in to:
         if isinstance(item, int) and not isinstance(item, bool):
-            user = UserProfile.get_or_none((UserProfile.id == item) & (UserProfile.realm == sender.realm_id))
+            user = by_id.get(item)
             if user is None:
                 raise JsonableError(f"Invalid user ID {item}")
         elif isinstance(item, str):
-            user = find_user_by_email(sender, item)
+            user = by_email[item]
             if user is None:
                 raise JsonableError(f"Invalid email '{item}'")
         else:

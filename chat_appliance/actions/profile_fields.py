@@ -8,6 +8,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.profile_data import (  # noqa: F401 - the field types are also imported from here
     DATE,
     EXTERNAL_ACCOUNT,
@@ -116,8 +117,8 @@ def check_field_value(realm_id, field, value):
     if field.field_type == USER:
         if isinstance(value, str):
             try:
-                value = json.loads(value)
-            except ValueError:
+                value = parse_json(value)
+            except JsonInputError:
                 raise JsonableError(f"{name} is not a list of user ids") from None
         if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             raise JsonableError(f"{name} is not a list of user ids")

@@ -12,19 +12,18 @@ import json
 import logging
 import re
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 
 from chat_appliance import __version__
 from chat_appliance.config import Limits
+from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import INTERFACE_SLACK, BotService, Message, UserProfile, database
 from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
-from chat_appliance.actions.bot_services import check_payload_url
 from chat_appliance.actions.bot_storage import do_remove_storage, do_update_storage, stored_items
 from chat_appliance.actions.messages import check_send_message
 from chat_appliance.actions.reactions import check_emoji, do_add_reaction
@@ -176,7 +175,7 @@ class ServiceDispatcher:
             except WebhookFailure as error:
                 failure = error
                 break
-            except (urllib.error.URLError, TimeoutError, OSError) as error:
+            except OSError as error:  # timeouts and refused connections included
                 reason = getattr(error, "reason", error)
                 failure = WebhookFailure("The request could not be completed", f"{type(reason).__name__}: {reason}")
                 if attempt + 1 < attempts:
@@ -187,23 +186,27 @@ class ServiceDispatcher:
         self.report_failure(bot, event, failure)
 
     def post(self, url, body, content_type):
-        """One request; returns the decoded JSON answer (None for an empty body)."""
-        check_payload_url(url, allow_private=self.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"])  # the name may resolve elsewhere by now
-        request = urllib.request.Request(url, data=body, method="POST",
-                                         headers={"Content-Type": content_type, "User-Agent": USER_AGENT})
+        """One request; returns the decoded JSON answer (None for an empty body). Through
+        lib/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
+        point into this server's network, and the answer would be posted into the chat)."""
         try:
-            with urllib.request.urlopen(request, timeout=self.config["OUTGOING_WEBHOOK_TIMEOUT_SECONDS"]) as response:
-                text = response.read(1024 * 1024).decode("utf-8", "replace")
-        except urllib.error.HTTPError as error:
-            detail = error.read(2000).decode("utf-8", "replace")
-            raise WebhookFailure(f"The webhook answered with HTTP status {error.code}", detail) from None
-        except JsonableError as error:
-            raise WebhookFailure("The payload URL is not allowed", error.msg) from None
+            response = safe_fetch.fetch(url, method="POST", data=body, timeout=self.config["OUTGOING_WEBHOOK_TIMEOUT_SECONDS"],
+                                        headers={"Content-Type": content_type, "User-Agent": USER_AGENT},
+                                        allow_private=self.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"])
+        except safe_fetch.UnsafeURLError as error:
+            raise WebhookFailure("The payload URL is not allowed", str(error)) from None
+        if 300 <= response.status < 400:
+            raise WebhookFailure(f"The webhook answered with a redirect (HTTP status {response.status}), which is not followed",
+                                 response.headers.get("location", "")[:2000])
+        if not 200 <= response.status < 300:
+            detail = response.body[:2000].decode("utf-8", "replace")
+            raise WebhookFailure(f"The webhook answered with HTTP status {response.status}", detail)
+        text = response.body.decode("utf-8", "replace")
         if not text.strip():
             return None
         try:
-            return json.loads(text)
-        except ValueError:
+            return parse_json(text)
+        except JsonInputError:
             raise WebhookFailure("The webhook's answer is not valid JSON", text[:2000]) from None
 
     def post_answer(self, bot, service, event, answer):

@@ -11,9 +11,9 @@ from chat_appliance.lib.audiences import active_user_ids, admin_ids  # noqa: F40
 from chat_appliance.lib.credential_changes import credentials_changed
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import set_role_group_membership
-from chat_appliance.lib.passwords import generate_api_key, hash_password
+from chat_appliance.lib.passwords import generate_api_key, hash_password, password_too_weak
 from chat_appliance.lib.serializers import bot_dict, service_dicts, user_dict
-from chat_appliance.models import ROLE_MEMBER, ROLES, Message, Stream, UserPermission, UserProfile
+from chat_appliance.models import ROLE_MEMBER, ROLES, Message, Realm, Stream, UserPermission, UserProfile
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.actions.bot_services import bot_administrator_ids, create_bot_service
 from chat_appliance.actions.channels import create_subscription_rows, default_streams
@@ -80,7 +80,13 @@ def api_email_for(user):
 
 def create_user_row(realm, email, full_name, *, password, role, password_method, bot_type=None,
                     bot_owner=None, is_system_bot=False):
-    """Insert an account and its system-group membership; the caller holds the transaction."""
+    """Insert an account and its system-group membership; the caller holds the transaction.
+    Every account is made here, so the rules for every account are checked here, whoever asks
+    (issue 26: sign-up by invitation skipped both): a placeholder address is nobody's real
+    address, and a password follows the one policy."""
+    check_not_placeholder(Realm.get_by_id(realm) if isinstance(realm, int) else realm, email)
+    if password is not None and password_too_weak(password):
+        raise JsonableError("The password is too weak.")
     user = UserProfile.create(
         realm=realm,
         email=email,
@@ -200,6 +206,8 @@ def do_regenerate_api_key(user):
 
 def do_change_password(user, password, method):
     """Set the account's password (chat-appliance set-password)."""
+    if password_too_weak(password):
+        raise JsonableError("The password is too weak.")
     hashed = hash_password(password, method)
     with write_transaction():
         UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()

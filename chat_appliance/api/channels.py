@@ -20,12 +20,14 @@ from chat_appliance.lib.access import (
     access_user_by_id,
     active_subscription,
     can_access_stream_metadata,
-    find_user_by_email,
+    find_users_by_emails,
     get_stream_by_name,
     group_in_realm,
     is_subscribed,
     require_realm_admin,
-    user_in_realm,
+    streams_and_subscriptions,
+    streams_by_names,
+    users_in_realm,
 )
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
@@ -38,6 +40,7 @@ from chat_appliance.lib.validators import (
     check_group_id,
     check_json_list,
     check_string,
+    dedupe,
     list_of,
 )
 from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict
@@ -65,23 +68,23 @@ class PrincipalError(JsonableError):
 
 
 def check_principals(var_name, value):
-    """A JSON list of emails or of user ids."""
+    """A JSON list of emails or of user ids, repeats dropped."""
     value = check_any_json(var_name, value)
     if not isinstance(value, list) or not all(
         isinstance(p, str) or (isinstance(p, int) and not isinstance(p, bool)) for p in value
     ):
         raise ParamError(f"{var_name} is not a list of strings or integers")
-    return value
+    return dedupe(value)
 
 
 def principals_to_users(requester, principals):
-    """Resolve emails or ids to active accounts of the organization."""
+    """Resolve emails or ids to active accounts of the organization (two queries, whatever
+    their number)."""
+    by_id = users_in_realm(requester.realm_id, [p for p in principals if isinstance(p, int)])
+    by_email = find_users_by_emails(requester, [p for p in principals if isinstance(p, str)])
     users = []
     for principal in principals:
-        if isinstance(principal, int):
-            target = user_in_realm(requester.realm_id, principal)
-        else:
-            target = find_user_by_email(requester, principal)
+        target = by_id.get(principal) if isinstance(principal, int) else by_email[principal]
         if target is None or not target.is_active:
             raise PrincipalError(principal)
         users.append(target)
@@ -103,10 +106,11 @@ def check_subscription_requests(var_name, value):
     return specs
 
 
-def may_subscribe_self(user, stream):
-    """Public channels for members; private ones only for those already in them."""
+def may_subscribe_self(user, stream, mine):
+    """Public channels for members; private ones only for those already in them (`mine`: the
+    ids of the user's channels)."""
     if stream.invite_only:
-        return is_subscribed(user, stream)
+        return stream.id in mine
     return not user.is_guest
 
 
@@ -128,11 +132,13 @@ def subscribe(user, subscriptions, principals, authorization_errors_fatal, invit
         raise JsonableError("Insufficient permission")
     authorized, unauthorized = [], []
     to_create = []
+    existing = streams_by_names(user.realm_id, [name for name, _ in subscriptions])
+    mine = subscribed_stream_ids(user)
     for name, description in subscriptions:
-        stream = get_stream_by_name(user.realm_id, name.strip())
+        stream = existing.get(name.strip().lower())
         if stream is None:
             to_create.append((name, description))
-        elif may_subscribe_self(user, stream) or (user.is_realm_admin and not stream.invite_only):
+        elif may_subscribe_self(user, stream, mine) or (user.is_realm_admin and not stream.invite_only):
             authorized.append(stream)
         else:
             unauthorized.append(stream)
@@ -160,8 +166,9 @@ def unsubscribe(user, subscriptions, principals):
     if any(t.id != user.id for t in targets) and not user.is_realm_admin:
         raise JsonableError("Insufficient permission")
     streams = []
+    existing = streams_by_names(user.realm_id, subscriptions)
     for name in subscriptions:
-        stream = get_stream_by_name(user.realm_id, name)
+        stream = existing.get(name.strip().lower())
         if stream is None or not can_access_stream_metadata(user, stream):
             raise JsonableError(f"Channel(s) ({name}) do not exist")
         streams.append(stream)
@@ -365,9 +372,13 @@ def update_subscription_properties(user, subscription_data):
     """Change personal properties (colour, muting, pinning, notifications) of the requester's
     subscriptions; all or nothing."""
     changes = []
+    # Two queries for the whole list, however long (issue 26, M1).
+    streams, subs = streams_and_subscriptions(user, {stream_id for stream_id, _prop, _value in subscription_data})
     for stream_id, prop, value in subscription_data:
-        stream = access_stream_by_id(user, stream_id)
-        sub = active_subscription(user, stream)
+        stream = streams.get(stream_id)
+        sub = subs.get(stream_id)
+        if stream is None or not can_access_stream_metadata(user, stream, subscribed=sub is not None):
+            raise JsonableError("Invalid channel ID")
         if sub is None:
             raise JsonableError(f"Not subscribed to channel ID {stream_id}")
         changes.append((sub, prop, value))

@@ -8,7 +8,7 @@ from chat_appliance.actions.messages import normalize_topic
 from chat_appliance.lib.access import access_stream_by_id
 from chat_appliance.lib.narrow import Narrow, RangeQuery, parse_narrow, resolve_anchor
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import check_bool, check_int, int_range, list_of, one_of, parse_anchor
+from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, list_of, one_of, parse_anchor
 from chat_appliance.web.context import limits
 
 bp = Blueprint("message_flags", __name__)
@@ -18,7 +18,7 @@ MAX_MESSAGES_PER_FLAG_UPDATE = 5000
 
 
 @bp.post("/messages/flags")
-@endpoint(messages=Param(list_of(check_int)), op=Param(one_of("add", "remove")), flag=Param())
+@endpoint(messages=Param(list_of(check_int, MAX_MESSAGE_ID_LIST_LENGTH)), op=Param(one_of("add", "remove")), flag=Param())
 def update_message_flags(user, messages, op, flag):
     """Set or clear a personal flag on messages by id."""
     do_update_flags_by_id(user, op, flag, messages)

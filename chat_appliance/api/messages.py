@@ -9,16 +9,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
 from chat_appliance.lib.narrow import Narrow, RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import (
-    check_bool,
-    check_int,
-    int_range,
-    json_or_string,
-    list_of,
-    one_of,
-    parse_anchor,
-    parse_anchor_date,
-)
+from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, json_or_string, list_of, one_of, parse_anchor, parse_anchor_date
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.web.context import limits
 
@@ -81,7 +72,7 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
     client_gravatar=Param(check_bool, default=True),
     apply_markdown=Param(check_bool, default=True),
     use_first_unread_anchor=Param(check_bool, default=None),
-    message_ids=Param(list_of(check_int), default=None),
+    message_ids=Param(list_of(check_int, MAX_MESSAGE_ID_LIST_LENGTH), default=None),
     allow_empty_topic_name=Param(check_bool, default=False),
 )
 def get_messages(user, anchor, anchor_date, include_anchor, num_before, num_after, narrow, client_gravatar,
@@ -137,7 +128,7 @@ def get_message(user, message_id, apply_markdown, allow_empty_topic_name):
 
 
 @bp.get("/messages/matches_narrow")
-@endpoint(msg_ids=Param(list_of(check_int)), narrow=Param(parse_narrow))
+@endpoint(msg_ids=Param(list_of(check_int, MAX_MESSAGE_ID_LIST_LENGTH)), narrow=Param(parse_narrow))
 def messages_match_narrow(user, msg_ids, narrow):
     """Which of these messages match the narrow, with search highlights."""
     narrow = Narrow(user, list(narrow))

@@ -61,4 +61,5 @@ def emoji_image(realm_id, file_name):
     extension = file_name.rsplit(".", 1)[-1]
     response = send_file(path, mimetype=MIMETYPES.get(extension, "application/octet-stream"), max_age=86400)
     response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "sandbox"
     return response

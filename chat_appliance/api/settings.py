@@ -43,11 +43,11 @@ def change_password(user, old_password, new_password):
     checked before the password. Every other browser session of the account then ends (the one
     making the change stays)."""
     if old_password:
-        check_login_allowed(user.delivery_email)
+        check_login_allowed(user.delivery_email, user)
     try:
         do_change_password(user, old_password, new_password, password_method=password_method())
     except WrongPasswordError:
-        record_failed_login(user.delivery_email)
+        record_failed_login(user.delivery_email, user)
         raise
     keep = request.cookies.get(SESSION_COOKIE) if request.path.startswith("/json/") else None
     delete_other_sessions(user.id, keep_token=keep)

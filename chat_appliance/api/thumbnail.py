@@ -2,13 +2,15 @@
 
 Previews of images on other servers carry Zulip's markup, whose `src` is this URL. Without an
 image proxy (Zulip's camo) configured, Zulip answers it by redirecting a signed-in user to the
-image itself, and so does this server: only http(s) URLs, only for authenticated requests, so
-that it is not an open redirect for anyone on the internet."""
+image itself, and so does this server: only http(s) URLs, only for authenticated requests, and
+only to this server's own uploads or to an image previewed in a message the requester may read,
+so that it is an open redirect for nobody (issue 26, L3)."""
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, redirect
+from flask import Blueprint, redirect, request
 
+from chat_appliance.lib.access import may_follow_image_url
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import one_of
@@ -22,6 +24,11 @@ def thumbnail(user, url, size):
     """Redirect to the image (both sizes are the original: nothing is resized here)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise JsonableError("Invalid URL")
+    if parts.netloc in (request.host, urlsplit(user.realm.url).netloc) and parts.path.startswith("/user_uploads/"):
+        # This server's own file: send the browser to its path, where the file's own access rules apply.
+        url = parts.path + (f"?{parts.query}" if parts.query else "")
+    elif not may_follow_image_url(user, url):
         raise JsonableError("Invalid URL")
     response = redirect(url, code=302)
     response.headers["Cache-Control"] = "private, max-age=3600"

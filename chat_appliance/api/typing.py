@@ -3,7 +3,7 @@
 from flask import Blueprint
 
 from chat_appliance.actions.typing import do_send_direct_typing, do_send_stream_typing
-from chat_appliance.lib.access import access_stream_by_id, access_user_by_id
+from chat_appliance.lib.access import access_stream_by_id, access_users_by_ids
 from chat_appliance.lib.errors import JsonableError, MissingArgumentError
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.web.params import Param, endpoint
@@ -34,7 +34,7 @@ def set_typing_status(user, type, op, to, stream_id, topic):  # noqa: A002 - the
             raise JsonableError("Empty 'to' list")
         if not user_setting(user, "send_private_typing_notifications"):
             raise JsonableError("User has disabled typing notifications for direct messages")
-        recipients = [access_user_by_id(user, uid, allow_deactivated=False) for uid in to]
+        recipients = access_users_by_ids(user, to, allow_deactivated=False)
         do_send_direct_typing(user, op, recipients)
         return
     if stream_id is None:

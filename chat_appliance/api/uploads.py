@@ -85,14 +85,21 @@ def download_temporary(token, name):
     return send_attachment(access_temporary_upload(app_state().uploads, token))
 
 
+# Shown in the page (previews, the lightbox): raster images only. Everything else, SVG included
+# (it runs scripts), is a download (issue 26, I1).
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
+
+
 def send_attachment(attachment):
-    """The file's bytes; a download unless it is an image, so that an uploaded HTML page never
-    runs in the server's origin."""
+    """The file's bytes; a download unless its type is on INLINE_TYPES, so that an uploaded HTML
+    page, script or SVG never runs in the server's origin. `sandbox` keeps even a file opened
+    directly from running with the origin's rights."""
     path = app_state().uploads.path(attachment.path_id)
     if not path.is_file():
         raise ResourceNotFoundError("File not found")
-    inline = attachment.content_type.startswith("image/") and attachment.content_type != "image/svg+xml"
+    inline = attachment.content_type.split(";")[0].strip().lower() in INLINE_TYPES
     response = send_file(path, mimetype=attachment.content_type, as_attachment=not inline,
                          download_name=attachment.file_name, max_age=0)
     response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "sandbox"
     return response

@@ -4,14 +4,13 @@ Third-party services cannot send HTTP Basic credentials, so the key travels in t
 string (Basic auth works too). The body is the service's own JSON (or a form with a JSON
 `payload` field, as Slack-style senders post)."""
 
-import json
-
 from flask import Blueprint, request
 
 from chat_appliance.actions.webhooks import do_send_webhook_message, user_for_webhook_key
 from chat_appliance.integrations import INTEGRATIONS, UnsupportedEvent
 from chat_appliance.web.auth import authenticate_request
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.web.rate_limit import check_api_request
 from chat_appliance.web.response import json_success
 from chat_appliance.web.context import limits
@@ -25,9 +24,9 @@ def webhook_payload():
     if not raw:
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise JsonableError("Malformed JSON") from None
+        return parse_json(raw)
+    except JsonInputError as error:
+        raise JsonableError("Malformed JSON" if "deeply" not in str(error) else "Malformed JSON: nested too deeply") from None
 
 
 @bp.post("/external/<integration>")

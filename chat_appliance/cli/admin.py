@@ -106,8 +106,10 @@ def cmd_set_password(args):
             password = getpass.getpass(f"New password for {user.email}: ")
             if getpass.getpass("Again: ") != password:
                 raise CommandError("The passwords differ; nothing was changed.")
-        if len(password) < 6:
-            raise CommandError("A password needs at least 6 characters; nothing was changed.")
+        from chat_appliance.lib.passwords import PASSWORD_MIN_LENGTH, password_too_weak
+
+        if password_too_weak(password):
+            raise CommandError(f"A password needs at least {PASSWORD_MIN_LENGTH} characters; nothing was changed.")
         do_change_password(user, password, config["PASSWORD_HASH_METHOD"])
     print(f"Password of {user.email} changed.")
     return 0

@@ -207,3 +207,87 @@ def realm_accounts(realm_id):
     """Every account of the organization but its system bots, by id (GET /users)."""
     return list(UserProfile.select().where((UserProfile.realm == realm_id) & ~UserProfile.is_system_bot)
                 .order_by(UserProfile.id))
+
+
+# --- many at once: one query for a whole list parameter, however long (issue 26, M1) ----------
+
+
+def users_in_realm(realm_id, user_ids):
+    """{id: account} for the organization's accounts among these ids, in one query."""
+    ids = list(dict.fromkeys(user_ids))
+    if not ids:
+        return {}
+    return {u.id: u for u in UserProfile.select().where(UserProfile.id.in_(ids) & (UserProfile.realm == realm_id))}
+
+
+def access_users_by_ids(requester, user_ids, *, allow_deactivated=True, allow_bots=True):
+    """access_user_by_id for each id, in order and without repeats, with one query; the first
+    id that fails gives its error."""
+    found = users_in_realm(requester.realm_id, user_ids)
+    users = []
+    for user_id in dict.fromkeys(user_ids):
+        target = found.get(user_id)
+        if target is None or target.is_system_bot and not allow_bots:
+            raise JsonableError("No such user")
+        if not allow_deactivated and not target.is_active:
+            raise JsonableError("User is deactivated")
+        if not allow_bots and target.is_bot:
+            raise JsonableError("No such user")
+        users.append(target)
+    return users
+
+
+def find_users_by_emails(requester, emails):
+    """{address as given: account or None}: find_user_by_email for each, in one query."""
+    from peewee import fn
+
+    keys = {email: email.strip().lower() for email in emails}
+    if not keys:
+        return {}
+    wanted = sorted(set(keys.values()))
+    rows = (UserProfile.select().where(fn.LOWER(UserProfile.email).in_(wanted) | fn.LOWER(UserProfile.delivery_email).in_(wanted))
+            .order_by(UserProfile.id))
+    by_key = {}
+    for row in rows:  # the lowest id first, as UserProfile.get_by_login_email
+        for key in (row.email.lower(), (row.delivery_email or "").lower()):
+            by_key.setdefault(key, row)
+    found = {}
+    for email, key in keys.items():
+        target = by_key.get(key)
+        if target is not None and (target.realm_id != requester.realm_id
+                                   or target.email.lower() != key and not can_see_real_email(requester, target)):
+            target = None
+        found[email] = target
+    return found
+
+
+def streams_by_names(realm_id, names):
+    """{lower-cased stripped name: channel} for the organization's channels among these names, in one query."""
+    keys = sorted({name.strip().lower() for name in names})
+    if not keys:
+        return {}
+    return {s.name_key: s for s in Stream.select().where((Stream.realm == realm_id) & Stream.name_key.in_(keys))}
+
+
+def streams_and_subscriptions(user, stream_ids):
+    """({id: channel} of the organization's channels among these ids, {channel id: the user's
+    active subscription}), in two queries."""
+    ids = sorted(set(stream_ids))
+    streams = {s.id: s for s in Stream.select().where(Stream.id.in_(ids) & (Stream.realm == user.realm_id))} if ids else {}
+    subs = {sub.stream_id: sub for sub in Subscription.select().where(
+        (Subscription.user_profile == user) & Subscription.active & Subscription.stream.in_(sorted(streams)))} if streams else {}
+    return streams, subs
+
+
+def may_follow_image_url(user, url):
+    """Whether /thumbnail may send `user` to `url` (issue 26, L3: it sent a signed-in browser
+    anywhere): only when an image preview of exactly this URL is in a message the user may read.
+    Image messages are few, and the newest 50 holding the preview are looked at."""
+    from urllib.parse import urlencode
+
+    needle = "/thumbnail?" + urlencode({"url": url}) + "&amp;size="
+    candidates = (Message.select().where((Message.realm == user.realm_id) & Message.has_image
+                                         & Message.rendered_content.contains(needle))
+                  .order_by(Message.id.desc()).limit(50))
+    return any(needle in message.rendered_content and user_can_access_message(user, message)
+               for message in candidates)

@@ -14,6 +14,9 @@ import string
 from chat_appliance.db.admission import turns
 
 API_KEY_LENGTH = 32  # as Zulip's generate_api_key
+# The one password policy (Zulip's PASSWORD_MIN_LENGTH), for every account however it is made
+# (sign-up by invitation, POST /users, the command line) and every change of password.
+PASSWORD_MIN_LENGTH = 6
 _API_KEY_ALPHABET = string.ascii_letters + string.digits
 SALT_LENGTH = 16
 # scrypt's cost when the method names none (N, r, p), and PBKDF2's rounds: werkzeug's defaults.
@@ -56,6 +59,11 @@ def _hash_matches(stored_hash, password):
 def generate_api_key():
     """32 random characters from a cryptographic source."""
     return "".join(secrets.choice(_API_KEY_ALPHABET) for _ in range(API_KEY_LENGTH))
+
+
+def password_too_weak(password):
+    """Whether a new password breaks the policy."""
+    return len(password) < PASSWORD_MIN_LENGTH
 
 
 def hash_password(password, method):

@@ -6,11 +6,12 @@ actions/ and lib/ use them on values inside JSON documents (drafts, narrows, set
 depending on the HTTP layer.
 """
 
-import json
 import re
 from datetime import datetime, timezone
 
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import MAX_DEPTH as JSON_MAX_DEPTH
+from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.models.base import MAX_DATABASE_INT
 
 # Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).
@@ -24,7 +25,12 @@ _JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})\Z")
 MAX_INT = MAX_DATABASE_INT
 MIN_INT = -MAX_DATABASE_INT - 1
 # JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
-MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH = JSON_MAX_DEPTH
+# The longest list any parameter accepts, at any depth (issue 26, M1: one POST /typing with 50,000
+# ids cost 82 s when each id was a query). Zulip sets no general limit; parameters that name
+# messages (flags, fetch by id) take MAX_MESSAGE_ID_LIST_LENGTH, Zulip's largest fetch.
+MAX_LIST_LENGTH = 1000
+MAX_MESSAGE_ID_LIST_LENGTH = 5000
 
 
 class ParamError(JsonableError):
@@ -33,30 +39,31 @@ class ParamError(JsonableError):
 # --- parsers: each takes (var_name, value) and returns the converted value ------------
 
 
-def _decode_json(var_name, raw):
+def _decode_json(var_name, raw, max_items=MAX_LIST_LENGTH):
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError, RecursionError):
-        raise ParamError(f"{var_name} is not valid JSON") from None
-    check_json_value(var_name, value)
+        value = parse_json(raw, MAX_JSON_DEPTH)
+    except JsonInputError as error:
+        raise ParamError(f"{var_name} is {error}") from None
+    check_json_value(var_name, value, max_items=max_items)
     return value
 
 
-def check_json_value(var_name, value, depth=0):
+def check_json_value(var_name, value, depth=0, max_items=MAX_LIST_LENGTH):
     """Refuse what no client sends and what would break further down: nesting deeper than
-    MAX_JSON_DEPTH (Python's parser and ours recurse) and integers beyond 64 bits. Errors name
-    the place, as drafts[0]['to'][0]."""
+    MAX_JSON_DEPTH (Python's parser and ours recurse), integers beyond 64 bits, and lists or
+    objects of more than `max_items` entries (nested ones: MAX_LIST_LENGTH).
+    Errors name the place, as drafts[0]['to'][0]."""
     if depth > MAX_JSON_DEPTH:
         raise ParamError(f"{var_name} is nested too deeply")
     if isinstance(value, int) and not isinstance(value, bool):
         if not MIN_INT <= value <= MAX_INT:
             raise ParamError(f"{var_name} is out of range")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            check_json_value(f"{var_name}[{index}]", item, depth + 1)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_json_value(f"{var_name}[{key!r}]", item, depth + 1)
+    elif isinstance(value, (list, dict)):
+        if len(value) > max_items:
+            raise ParamError(f"{var_name} has too many items (limit: {max_items})")
+        items = enumerate(value) if isinstance(value, list) else value.items()
+        for key, item in items:
+            check_json_value(f"{var_name}[{key!r}]" if isinstance(value, dict) else f"{var_name}[{key}]", item, depth + 1)
 
 
 def check_no_nul(var_name, value):
@@ -105,9 +112,9 @@ def check_bool(var_name, value):
     return value
 
 
-def check_any_json(var_name, value):
+def check_any_json(var_name, value, max_items=MAX_LIST_LENGTH):
     """Any JSON value."""
-    return _decode_json(var_name, value) if isinstance(value, str) else value
+    return _decode_json(var_name, value, max_items) if isinstance(value, str) else value
 
 
 def check_dict(var_name, value):
@@ -118,21 +125,33 @@ def check_dict(var_name, value):
     return value
 
 
-def check_json_list(var_name, value):
-    """A JSON list (its items unchecked)."""
-    value = check_any_json(var_name, value)
+def check_json_list(var_name, value, max_items=MAX_LIST_LENGTH):
+    """A JSON list of at most `max_items` items (themselves unchecked)."""
+    value = check_any_json(var_name, value, max_items)
     if not isinstance(value, list):
         raise ParamError(f"{var_name} is not a list")
+    if len(value) > max_items:
+        raise ParamError(f"{var_name} has too many items (limit: {max_items})")
     return value
 
 
-def list_of(item_parser):
-    """A JSON list whose items pass `item_parser`."""
+def list_of(item_parser, max_items=MAX_LIST_LENGTH):
+    """A JSON list of at most `max_items` items that pass `item_parser`, repeats dropped (the
+    first of each kept; items that are objects are kept as they are)."""
     def check_list(var_name, value):
-        value = check_json_list(var_name, value)
-        return [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
+        value = check_json_list(var_name, value, max_items)
+        parsed = [item_parser(f"{var_name}[{i}]", item) for i, item in enumerate(value)]
+        return dedupe(parsed)
 
     return check_list
+
+
+def dedupe(items):
+    """The items without repeats, in order; a list holding unhashable items (objects) as it is."""
+    try:
+        return list(dict.fromkeys(items))
+    except TypeError:
+        return items
 
 
 def json_or_string(var_name, value):
@@ -140,11 +159,13 @@ def json_or_string(var_name, value):
     if not isinstance(value, str):
         return value
     try:
-        decoded = json.loads(value)
-    except (ValueError, RecursionError):
+        decoded = parse_json(value, MAX_JSON_DEPTH)
+    except JsonInputError as error:
+        if "deeply" in str(error):
+            raise ParamError(f"{var_name} is nested too deeply") from None
         return value
     check_json_value(var_name, decoded)
-    return decoded
+    return dedupe(decoded) if isinstance(decoded, list) else decoded
 
 
 def check_group_id(var_name, value):

@@ -8,6 +8,7 @@ from peewee import (AutoField, BigAutoField, BigIntegerField, CharField, Databas
                     Model, TextField)
 
 from chat_appliance.db import runtime
+from chat_appliance.models.limits import check_text_lengths
 
 
 class RuntimeDatabase(DatabaseProxy):
@@ -82,9 +83,37 @@ class ForeignKeyField(peewee.ForeignKeyField):
 
 
 class BaseModel(Model):
+    """Every write through a model is held to the table of text limits (models/limits.py)."""
+
     class Meta:
         database = database
         legacy_table_names = False
+
+    @classmethod
+    def insert(cls, __data=None, **insert):
+        check_text_lengths(cls, __data or insert)
+        return super().insert(__data, **insert)
+
+    @classmethod
+    def insert_many(cls, rows, fields=None):
+        rows = list(rows)
+        for row in rows:
+            if isinstance(row, dict):
+                check_text_lengths(cls, row)
+            elif fields is not None:
+                check_text_lengths(cls, dict(zip(fields, row)))
+        return super().insert_many(rows, fields)
+
+    @classmethod
+    def update(cls, __data=None, **update):
+        check_text_lengths(cls, __data or update)
+        return super().update(__data, **update)
+
+    def save(self, *args, **kwargs):
+        # Only what changes: a row stored before a limit existed can still be saved otherwise.
+        changed = {name: value for name, value in self.__data__.items() if name in self._dirty}
+        check_text_lengths(type(self), changed)
+        return super().save(*args, **kwargs)
 
 
 def in_ids(column, ids):
@@ -162,6 +191,7 @@ def insert_row(model, **values):
     included) and return it as an instance with its new id, through SQL built once per shape:
     peewee assembling the INSERT cost more than the insert on the send path. SQLite (3.35 and
     later) and PostgreSQL both answer RETURNING."""
+    check_text_lengths(model, values)
     fields = model._meta.fields
     param = database.param
     key = (model, tuple(values), param)

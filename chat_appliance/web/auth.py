@@ -198,14 +198,14 @@ def authenticate_by_password(email, password):
     up, even the right password is refused until the window ends. An unknown email costs the same
     hashing work as a known one, and a deactivated account gives the same answer whether or not
     the password was right, so neither timing nor the error tells an attacker anything."""
-    check_login_allowed(email)
     user = UserProfile.get_by_login_email(email) if email else None
+    check_login_allowed(email, user)
     if user is None or user.is_bot or not user.password:
         passwords.check_password_against_dummy(password, password_method())
         matches = False
     else:
         matches = passwords.check_password(user.password, password)
     if not matches or not user.is_active:
-        record_failed_login(email)
+        record_failed_login(email, user)
         raise AuthenticationFailedError()
     return user

@@ -229,29 +229,33 @@ def check_api_request(user=None, *, consume=True):
         _refuse(statuses)
 
 
-def _login_key(email):
-    return (email or "").strip().lower()
+def _login_key(email, user):
+    """The account when the name given is one (issue 26, L2: keyed on the typed name, an account
+    whose address is hidden had two names, and twice the guesses); else the name as typed."""
+    return f"account:{user.id}" if user is not None else (email or "").strip().lower()
 
 
-def check_login_allowed(email):
-    """Raise RATE_LIMIT_HIT when `email` has used up its failed logins: call before checking the
-    password, so that the right password is refused too during the lock-out. Every sign-in path
-    (POST /fetch_api_key, the web client's login) calls this and record_failed_login."""
+def check_login_allowed(email, user=None):
+    """Raise RATE_LIMIT_HIT when the account `user` (or, for a name that is no account, `email`)
+    has used up its failed logins: call before checking the password, so that the right password
+    is refused too during the lock-out. Every sign-in path (POST /fetch_api_key, the web client's
+    login) calls this and record_failed_login."""
     if not enabled():
         return
-    statuses = limiter().failures_status(AUTHENTICATE_BY_USERNAME, _login_key(email), rules_for(AUTHENTICATE_BY_USERNAME))
+    statuses = limiter().failures_status(AUTHENTICATE_BY_USERNAME, _login_key(email, user),
+                                         rules_for(AUTHENTICATE_BY_USERNAME))
     _note(statuses)
     if any(status.retry_after > 0 for status in statuses):
         _refuse(statuses)
 
 
-def record_failed_login(email):
-    """Count one failed login for `email`."""
+def record_failed_login(email, user=None):
+    """Count one failed login for the account `user`, else for the name `email`."""
     if not enabled():
         return
     rules = rules_for(AUTHENTICATE_BY_USERNAME)
-    limiter().record_failure(AUTHENTICATE_BY_USERNAME, _login_key(email), rules)
-    _note(limiter().failures_status(AUTHENTICATE_BY_USERNAME, _login_key(email), rules))
+    limiter().record_failure(AUTHENTICATE_BY_USERNAME, _login_key(email, user), rules)
+    _note(limiter().failures_status(AUTHENTICATE_BY_USERNAME, _login_key(email, user), rules))
 
 
 def add_headers(response):
