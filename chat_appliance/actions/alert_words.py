@@ -14,8 +14,6 @@ with the number of words), kept per app until the user's words change.
 """
 
 import re
-import threading
-import weakref
 
 from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
@@ -71,37 +69,11 @@ def _announce(user):
     return words
 
 
-class _Matchers:
-    """One app's compiled matchers: user id -> expression (None: the user has no words).
-    `generation` grows at every change, so that a matcher loaded while a change committed is
-    not kept."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.by_user = {}
-        self.generation = 0
-
-
-_matchers = weakref.WeakKeyDictionary()  # runtime -> _Matchers
-_matchers_lock = threading.Lock()
-
-
-def _app_matchers():
-    active = runtime.current()
-    if active is None:
-        return _Matchers()  # no app: nothing to keep
-    with _matchers_lock:
-        if active not in _matchers:
-            _matchers[active] = _Matchers()
-        return _matchers[active]
-
-
 def _forget(user_id):
     """After a change has committed: the next send builds the user's matcher afresh."""
-    cache = _app_matchers()
-    with cache.lock:
-        cache.generation += 1
-        cache.by_user.pop(user_id, None)
+    active = runtime.current()
+    if active is not None:
+        active.alert_word_matchers.discard(user_id)
 
 
 def _trie(words):
@@ -133,10 +105,11 @@ def users_with_alert_word_in(content, user_ids):
     """Which of these users have an alert word in the content."""
     if not user_ids:
         return set()
-    cache = _app_matchers()
-    with cache.lock:
-        known = {uid: cache.by_user[uid] for uid in user_ids if uid in cache.by_user}
-        generation = cache.generation
+    active = runtime.current()
+    cache = active.alert_word_matchers if active is not None else None
+    # Matchers by user id; False for a user with no words (the cache keeps no None).
+    known = cache.get_many(user_ids) if cache is not None else {}
+    generation = cache.generation if cache is not None else 0
     missing = [uid for uid in user_ids if uid not in known]
     if missing:
         # The SQL is built once per number of users.
@@ -145,10 +118,9 @@ def users_with_alert_word_in(content, user_ids):
         words = {}
         for user_id, word_key in rows:
             words.setdefault(user_id, []).append(word_key)
-        loaded = {uid: _compile(words[uid]) if uid in words else None for uid in missing}
-        with cache.lock:
-            if cache.generation == generation:
-                cache.by_user.update(loaded)
+        loaded = {uid: _compile(words[uid]) if uid in words else False for uid in missing}
+        if cache is not None:
+            cache.put_many(loaded.items(), generation)
         known.update(loaded)
     lowered = content.lower()
-    return {uid for uid, matcher in known.items() if matcher is not None and matcher.search(lowered)}
+    return {uid for uid, matcher in known.items() if matcher and matcher.search(lowered)}

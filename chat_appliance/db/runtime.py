@@ -28,6 +28,8 @@ SESSION_CACHE_SIZE = 10_000
 RENDER_CONTEXT_CACHE_SIZE = 64
 # Message objects, each about 1-2 KB.
 MESSAGE_CACHE_SIZE = 2000
+# Compiled alert-word expressions, one per user who has words.
+ALERT_WORD_CACHE_SIZE = 10_000
 
 _current = contextvars.ContextVar("chat_appliance_runtime", default=None)
 _latest = {"runtime": None}
@@ -52,6 +54,8 @@ class Runtime:
         self.render_contexts = GenerationCache(RENDER_CONTEXT_CACHE_SIZE)
         # lib/messages.py: message objects by (message id, shape).
         self.messages = GenerationCache(MESSAGE_CACHE_SIZE)
+        # actions/alert_words.py: each user's compiled alert-word matcher (False: no words).
+        self.alert_word_matchers = GenerationCache(ALERT_WORD_CACHE_SIZE)
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
 
