@@ -3,6 +3,7 @@ files inside an export and never follows a link (M4); a .tar.gz unpacks regular 
 only, within limits of size and ratio, and a damaged one says so (L5)."""
 
 import io
+import json
 import tarfile
 
 import pytest
@@ -134,3 +135,48 @@ def test_an_intact_tarball_still_imports(tmp_path):
     tarball = tarball_of(folder, tmp_path / "x.tar.gz")
     assert import_export(tarball, tmp_path / "instance")["uploads"] == 1
     assert (tmp_path / "instance" / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").is_file()
+
+
+# --- L6: exports follow the access model -------------------------------------------------------
+
+
+def exported_topic_names(org, app, export_type):
+    """The topic names in zerver_usertopic of an export made through the API."""
+    from pathlib import Path
+
+    from chat_appliance.models import RealmExport, database
+
+    from .helpers import ok
+
+    export_id = ok(org.client(org.admin).post("export/realm", export_type=export_type))["id"]
+    with database.connection_context():
+        folder = Path(app.config["INSTANCE_PATH"]) / RealmExport.get_by_id(export_id).path
+    realm = json.loads((folder / "realm.json").read_text())
+    return {(row["user_profile"], row["topic_name"]) for row in realm["zerver_usertopic"]}
+
+
+def private_and_public_topic_settings(org):
+    from .helpers import ok
+
+    secret = ok(org.client(org.admin).get("get_stream_id", stream="secret"))["stream_id"]
+    for user in (org.admin, org.hamlet):
+        ok(org.client(user).post("user_topics", stream_id=secret, topic=f"hush plans {user.id}", visibility_policy=1))
+    ok(org.client(org.othello).post("user_topics", stream_id=org.denmark.id, topic="open noise", visibility_policy=1))
+
+
+def test_public_export_leaves_out_private_channels_topic_names(org, app):
+    """Does the public export leave out people's settings for topics of private channels (their
+    names are private), keeping those of public channels?"""
+    private_and_public_topic_settings(org)
+    assert exported_topic_names(org, app, 1) == {(org.othello.id, "open noise")}
+
+
+def test_export_with_consent_holds_consenting_peoples_private_topics_only(org, app):
+    """Does the export with consent add the private channels' topic settings of the people who
+    consented, and only theirs?"""
+    from .helpers import ok
+
+    private_and_public_topic_settings(org)
+    ok(org.client(org.hamlet).patch("settings", allow_private_data_export=True))
+    assert exported_topic_names(org, app, 2) == {(org.othello.id, "open noise"),
+                                                 (org.hamlet.id, f"hush plans {org.hamlet.id}")}
