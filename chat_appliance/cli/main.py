@@ -9,6 +9,8 @@ from urllib.parse import urlparse
 
 from chat_appliance.config import STRING_KEYS, ConfigError, Limits, instance_path_from_env, load_config
 from chat_appliance.db.runtime import current as current_runtime
+from chat_appliance.ops.instance_files import (InstanceBusy, exclusively, hold_for_serving, make_instance_folder,
+                                              restrict_new_files, tighten)
 
 DEFAULT_PORT = 9991
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
@@ -30,6 +32,8 @@ def open_instance(args, *, must_exist=True, overrides=None):
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance, overrides)
+    if instance.exists():
+        tighten(instance)
     init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
                   pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"])
     # Credential changes made here reach a running server's long-poll cache (lib/auth.py).
@@ -83,7 +87,7 @@ def cmd_init(args):
     instance = instance_path_from_env(args.instance)
     if instance.exists() and any(instance.iterdir()) and (instance / "chat.sqlite3").exists():
         raise CommandError(f"{instance} already holds an instance; nothing was changed.")
-    instance.mkdir(parents=True, exist_ok=True)
+    make_instance_folder(instance)
     _instance, config = open_instance(args)
     with database.connection_context():
         if current_realm() is not None:
@@ -147,7 +151,7 @@ def cmd_serve(args):
     limit_malloc_arenas()  # before any thread starts
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
-    instance.mkdir(parents=True, exist_ok=True)
+    make_instance_folder(instance)
     _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
@@ -167,6 +171,10 @@ def run_server(app, args, instance):
     from chat_appliance.server.scheduler import Scheduler
 
     queues = app.extensions[EXTENSION].queues
+    try:
+        _lock = hold_for_serving(instance)  # held until the process ends: offline commands refuse meanwhile
+    except InstanceBusy as error:
+        raise CommandError(str(error)) from None
     open_files = raise_open_file_limit()
     queue_file = Path(instance) / DUMP_FILENAME
     restored = queues.restore(queue_file)
@@ -412,12 +420,13 @@ def cmd_migrate_database(args):
     config = load_config(instance)
     if config["DATABASE_URL"] == args.to:
         raise CommandError("The instance already uses that database.")
-    print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
     try:
-        migrate_database(config["DATABASE_URL"], args.to)
-    except TransferError as error:
+        with exclusively(instance, "migrate-database"):
+            print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
+            migrate_database(config["DATABASE_URL"], args.to)
+            point_instance_at(instance, args.to)
+    except (TransferError, InstanceBusy) as error:
         raise CommandError(str(error)) from None
-    point_instance_at(instance, args.to)
     print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
           "uploaded files stay in the instance folder.")
     return 0
@@ -523,6 +532,7 @@ def build_parser():
 def main(argv=None):
     """Entry point of the console script and of `python -m chat_appliance`."""
     args = build_parser().parse_args(argv)
+    restrict_new_files()
     try:
         return args.func(args)
     except (CommandError, ConfigError) as error:

@@ -405,7 +405,7 @@ class Exporter:
 
     def run(self):
         """Write the whole export; return its folder."""
-        self.out.mkdir(parents=True, exist_ok=False)
+        self.out.mkdir(mode=0o700, parents=True, exist_ok=False)  # its own data, the owner's only (M5)
         self.consenting = {u.id for u in self.users() if all_user_settings(u)["allow_private_data_export"]}
         tables = self.realm_tables()
         message_ids, clients, reactions = self.write_messages(tables)

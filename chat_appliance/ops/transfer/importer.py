@@ -70,6 +70,7 @@ from chat_appliance.models import (
 )
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
+from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
 
 
@@ -943,6 +944,14 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
 
     progress = progress or (lambda label, done, total: None)
     instance = Path(instance_path)
+    try:
+        with exclusively(instance, "import-zulip"):
+            return _import_into(path, instance, realm_url, progress)
+    except InstanceBusy as error:
+        raise ArchiveError(str(error)) from None
+
+
+def _import_into(path, instance, realm_url, progress):
     folder, temporary = open_archive(path)
     try:
         archive = Archive(folder).load()
@@ -951,7 +960,7 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
             database_file = instance / "chat.sqlite3"
             if database_file.exists():
                 raise ArchiveError(f"{instance} already holds a database: import into a new instance folder.")
-        instance.mkdir(parents=True, exist_ok=True)
+        make_instance_folder(instance)
         config = load_config(instance)
         init_database(config["DATABASE_URL"])
         migrate()
