@@ -19,7 +19,7 @@ from .serve_process import ServeProcess
 def run(*args, input=None):
     """`python -m chat_appliance ARGS` on the instance's own configuration (see test_backup.run)."""
     env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
-    return subprocess.run([sys.executable, "-m", "chat_appliance", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "chat_appliance", *args], check=False, capture_output=True, text=True,
                           timeout=120, input=input, env=env)
 
 

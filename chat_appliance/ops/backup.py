@@ -34,7 +34,12 @@ from pathlib import Path
 
 from chat_appliance import __version__
 from chat_appliance.db.backends import sqlite as sqlite_backend
-from chat_appliance.ops.instance_files import LOCK_NAME, InstanceBusy, exclusively, make_instance_folder
+from chat_appliance.ops.instance_files import (
+    LOCK_NAME,
+    InstanceBusy,
+    exclusively,
+    make_instance_folder,
+)
 
 FORMAT = 1
 DATABASE_NAME = "chat.sqlite3"
