@@ -1,6 +1,7 @@
 """The `chat-appliance` command: init, serve, and the admin commands a self-hoster needs."""
 
 import argparse
+import contextlib
 import logging
 import secrets
 import sys
@@ -192,7 +193,17 @@ def run_server(app, args, instance):
         scheduler.stop()
     if not server.started:
         raise CommandError(f"could not listen on {args.host}:{args.port}")
-    saved = queues.dump(queue_file)
+    try:
+        saved = queues.dump(queue_file)
+    except OSError as error:
+        # A full disk (or a read-only one) must not turn a clean stop into a traceback: clients
+        # re-register when their queue is gone, as after a crash.
+        with contextlib.suppress(OSError):
+            Path(f"{queue_file}.tmp").unlink(missing_ok=True)  # a partial file would only take space
+        close_app(app)
+        print(f"Could not save the event queues to {queue_file}: {error}. Clients will register new queues. "
+              "Shut down otherwise cleanly.", flush=True)
+        return 0
     close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
