@@ -32,6 +32,7 @@ from chat_appliance.db.admission import turns
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import parse_values
 from chat_appliance.web.response import success_body
+from chat_appliance.server import connections
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
 
 log = logging.getLogger("chat_appliance")
@@ -89,7 +90,8 @@ class ChatApplianceASGI:
         self.queues = flask_app.extensions[EXTENSION].queues
         backend = flask_app.extensions[EXTENSION].runtime.backend
         self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"],
-                               turns=turns if backend.WORKERS_TAKE_TURNS else None)
+                               turns=turns if backend.WORKERS_TAKE_TURNS else None,
+                               body_timeout=flask_app.config.get("REQUEST_READ_TIMEOUT_SECONDS"))
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
         # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.
@@ -277,8 +279,12 @@ class Server(uvicorn.Server):
 def run(flask_app, *, host, port, threads, on_started=None):
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
+    settings = flask_app.config
+    protocol = connections.protocol_class(header_timeout=settings.get("REQUEST_READ_TIMEOUT_SECONDS"),
+                                          max_per_client=settings.get("MAX_CONNECTIONS_PER_CLIENT"),
+                                          trusted_proxies=settings.get("TRUSTED_PROXIES"))
     config = uvicorn.Config(
-        asgi_app, host=host, port=port, loop="auto", http="httptools",
+        asgi_app, host=host, port=port, loop="auto", http=protocol,
         lifespan="off", access_log=False, log_config=None, server_header=False,
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
