@@ -10,8 +10,8 @@ import sqlite3
 import peewee
 import pytest
 
-from chat_appliance.lib import disk
 from chat_appliance.actions import uploads as upload_actions
+from chat_appliance.lib import disk
 
 from .helpers import err, ok, upload
 from .serve_process import ServeProcess

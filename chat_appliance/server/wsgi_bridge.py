@@ -160,7 +160,7 @@ async def read_request_body(scope, receive, limit, timeout=DEFAULT_BODY_TIMEOUT)
             remaining = period_start + timeout - time.monotonic()
             try:
                 message = await asyncio.wait_for(receive(), max(remaining, 0.001))
-            except asyncio.TimeoutError:
+            except asyncio.TimeoutError:  # noqa: UP041 - not the builtin TimeoutError before Python 3.11
                 raise BodyTimeout() from None
             now = time.monotonic()
             period_bytes += len(message.get("body", b""))
