@@ -21,6 +21,7 @@ from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
 from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
+from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.lib.messages import invalidate_messages_on_event
@@ -205,6 +206,10 @@ def register_error_handlers(app):
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
             return handle_jsonable(JsonableError(refused))
+        if is_disk_full(error):
+            note_disk_full()
+            log.error("disk full on %s %s: %s", request.method, request.path, error)
+            return json_error(JsonableError(DISK_FULL_MESSAGE, code="DISK_FULL", http_status=507))
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 

@@ -83,6 +83,15 @@ DEFAULTS = {
     # Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests
     # from anywhere else are identified by their peer address, whatever headers they carry.
     "TRUSTED_PROXIES": [],
+    # Slow clients (serve): a request's headers must arrive within this many seconds, and its
+    # body must progress by at least 1 KiB/s over every such period (a body that trickles in at
+    # a byte a second held a thread-less connection forever); the answer is 408 and the
+    # connection closes. Zulip's nginx uses 60 s.
+    "REQUEST_READ_TIMEOUT_SECONDS": 60,
+    # Open connections one client address may hold (serve); more are answered 429 and closed.
+    # Loopback addresses and the TRUSTED_PROXIES are exempt (every client arrives through a
+    # reverse proxy: limit there, e.g. nginx's limit_conn). 0: no limit.
+    "MAX_CONNECTIONS_PER_CLIENT": 256,
 }
 
 

@@ -179,5 +179,5 @@ def test_health(flask_client, anon):
     """Does GET /health answer 200 with the database's state, without credentials?"""
     response = flask_client.get("/health")
     assert response.status_code == 200
-    assert response.get_json() == {"result": "success", "msg": "", "status": "ok", "database": "ok"}
+    assert response.get_json() == {"result": "success", "msg": "", "status": "ok", "database": "ok", "disk": "ok"}
     ok(anon.get("server_settings"))

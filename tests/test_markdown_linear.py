@@ -98,6 +98,16 @@ PATHOLOGICAL = {
     "table rows": "a|b\n-|-\n" + fill("|a\n", SIZE - 8),
     "pipes": fill("|"),
     "headings": fill("# "),
+    # The security review's M6 (issue 26): each heading line made the table processor split
+    # the whole rest of the message, 0.5-2 s for 10 KB of "# " lines.
+    "empty heading lines": fill("# \n"),
+    "heading lines": fill("# a\n"),
+    "heading lines ending in a pipe": fill("# a|\n"),
+    "table rows after headings": "# a\n" * 100 + "|a|\n|-|\n" + fill("|a|\n", SIZE - 410),
+    "wide table": "|" + fill("a|", SIZE // 2 - 2) + "\n|" + fill("-|", SIZE // 2 - 2) + "\n",
+    "table of many rows": "|a|b|\n|-|-|\n" + fill("|a|b|\n", SIZE - 12),
+    "quoted headings": fill("> # a\n"),
+    "heading then quote lines": fill("# a\n> b\n"),
     "indented lines": fill("    a\n"),
     "everything at once": fill("*[`~@#:$<_\\&>|!("),
 }

@@ -75,8 +75,12 @@ def do_upload_file(user, store, file_name, stream, limits):
     path_id = f"{user.realm_id}/{secrets.token_urlsafe(18)}/{name}"
     target = store.path(path_id)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as out:
-        shutil.copyfileobj(stream, out)
+    try:
+        with target.open("wb") as out:
+            shutil.copyfileobj(stream, out)
+    except BaseException:
+        remove_file(store, path_id)  # a full disk leaves no partial file behind
+        raise
     size = target.stat().st_size
     try:
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"

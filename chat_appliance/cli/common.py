@@ -5,6 +5,7 @@ import sys
 from urllib.parse import urlparse
 
 from chat_appliance.config import instance_path_from_env, load_config
+from chat_appliance.ops.instance_files import tighten
 
 
 class CommandError(Exception):
@@ -21,6 +22,8 @@ def open_instance(args, *, must_exist=True, overrides=None):
     if must_exist and not instance.exists():
         raise CommandError(f"No instance at {instance}. Create one with: chat-appliance init --instance {instance} ...")
     config = load_config(instance, overrides)
+    if instance.exists():
+        tighten(instance)
     opened = init_database(config["DATABASE_URL"], pool_size=config["DATABASE_POOL_SIZE"],
                            pool_timeout=config["DATABASE_POOL_TIMEOUT_SECONDS"],
                            inline_image_preview=config["INLINE_IMAGE_PREVIEW"])

@@ -12,6 +12,7 @@ from chat_appliance.cli import admin, ops, serve, transfer
 from chat_appliance.cli.common import CommandError
 from chat_appliance.config import STRING_KEYS, ConfigError
 from chat_appliance.db.drivers import import_peewee_without_drivers
+from chat_appliance.ops.instance_files import restrict_new_files
 
 
 CONFIG_HELP = f"""configuration:
@@ -50,6 +51,7 @@ def main(argv=None):
     # before anything imports it (db/drivers.py).
     import_peewee_without_drivers()
     args = build_parser().parse_args(argv)
+    restrict_new_files()
     try:
         return args.func(args)
     except (CommandError, ConfigError) as error:

@@ -4,6 +4,7 @@ import sys
 
 from chat_appliance.cli.common import CommandError
 from chat_appliance.config import instance_path_from_env, load_config
+from chat_appliance.ops.instance_files import InstanceBusy, exclusively
 
 
 def cmd_backup(args):
@@ -51,12 +52,13 @@ def cmd_migrate_database(args):
     config = load_config(instance)
     if config["DATABASE_URL"] == args.to:
         raise CommandError("The instance already uses that database.")
-    print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
     try:
-        migrate_database(config["DATABASE_URL"], args.to)
-    except TransferError as error:
+        with exclusively(instance, "migrate-database"):
+            print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
+            migrate_database(config["DATABASE_URL"], args.to)
+            point_instance_at(instance, args.to)
+    except (TransferError, InstanceBusy) as error:
         raise CommandError(str(error)) from None
-    point_instance_at(instance, args.to)
     print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
           "uploaded files stay in the instance folder.")
     return 0

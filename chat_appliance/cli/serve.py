@@ -1,5 +1,6 @@
 """`chat-appliance init`, `serve` and `dev`: creating an instance and running it."""
 
+import contextlib
 import logging
 import secrets
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 from chat_appliance.cli.common import CommandError, create_organization, current_realm, open_instance
 from chat_appliance.config import Limits, instance_path_from_env, load_config
 from chat_appliance.db.runtime import current as current_runtime
+from chat_appliance.ops.instance_files import InstanceBusy, hold_for_serving, make_instance_folder
 
 DEFAULT_PORT = 9991
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
@@ -23,7 +25,7 @@ def cmd_init(args):
     instance = instance_path_from_env(args.instance)
     if instance.exists() and any(instance.iterdir()) and (instance / "chat.sqlite3").exists():
         raise CommandError(f"{instance} already holds an instance; nothing was changed.")
-    instance.mkdir(parents=True, exist_ok=True)
+    make_instance_folder(instance)
     _instance, config = open_instance(args)
     with database.connection_context():
         if current_realm() is not None:
@@ -87,7 +89,7 @@ def cmd_serve(args):
     limit_malloc_arenas()  # before any thread starts
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
-    instance.mkdir(parents=True, exist_ok=True)
+    make_instance_folder(instance)
     _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
@@ -107,6 +109,10 @@ def run_server(app, args, instance):
     from chat_appliance.server.scheduler import Scheduler
 
     queues = app.extensions[EXTENSION].queues
+    try:
+        _lock = hold_for_serving(instance)  # held until the process ends: offline commands refuse meanwhile
+    except InstanceBusy as error:
+        raise CommandError(str(error)) from None
     open_files = raise_open_file_limit()
     queue_file = Path(instance) / DUMP_FILENAME
     restored = queues.restore(queue_file)
@@ -124,7 +130,17 @@ def run_server(app, args, instance):
         scheduler.stop()
     if not server.started:
         raise CommandError(f"could not listen on {args.host}:{args.port}")
-    saved = queues.dump(queue_file)
+    try:
+        saved = queues.dump(queue_file)
+    except OSError as error:
+        # A full disk (or a read-only one) must not turn a clean stop into a traceback: clients
+        # re-register when their queue is gone, as after a crash.
+        with contextlib.suppress(OSError):
+            Path(f"{queue_file}.tmp").unlink(missing_ok=True)  # a partial file would only take space
+        close_app(app)
+        print(f"Could not save the event queues to {queue_file}: {error}. Clients will register new queues. "
+              "Shut down otherwise cleanly.", flush=True)
+        return 0
     close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0

@@ -9,6 +9,7 @@ conversion runs.
 from __future__ import annotations
 
 import html as html_module
+import logging
 import re
 import secrets
 import threading
@@ -22,10 +23,11 @@ from markdown.extensions.tables import TableExtension
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import Treeprocessor
 
-from chat_appliance.markdown import inline
+from chat_appliance.markdown import budget, inline
 from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
+    LinearTableProcessor,
     ZulipBlockQuoteProcessor,
     ZulipHashHeaderProcessor,
     depth_limited,
@@ -61,6 +63,9 @@ class ZulipExtension(Extension):
         bp = md.parser.blockprocessors
         for name in ("setextheader", "hr", "reference"):
             bp.deregister(name)
+        table = bp["table"]
+        bp.register(LinearTableProcessor(md.parser, table.config), "table", 75)
+        bp.register(budget.BudgetProcessor(md.parser), "zulip_budget", 1000)
         bp.register(ZulipHashHeaderProcessor(md.parser), "hashheader", 70)
         bp.register(ZulipBlockQuoteProcessor(md.parser), "quote", 20)
         # Lists nest with two-space indentation in Zulip.
@@ -195,6 +200,12 @@ def _engine() -> markdown.Markdown:
 
 
 MAX_CONTENT = 100_000
+# CPU seconds one message may take to render before it is stored as escaped text (budget.py).
+# scripts/bench_markdown_worst.py's target is 50 ms for any 10 KB message; ten times that leaves
+# room for a slow machine and still bounds what one message costs.
+RENDER_BUDGET_SECONDS = 0.5
+
+log = logging.getLogger("chat_appliance.markdown")
 
 
 # One line of ASCII words, digits, spaces and sentence punctuation, not starting with a digit
@@ -223,15 +234,21 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     md.zulip_code_blocks = []
     md.zulip_nonce = secrets.token_hex(8)
     md.zulip_hrefs = hrefs = []
+    budget.start(md, RENDER_BUDGET_SECONDS)
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
-    except RecursionError:
-        # Pathologically nested input: show it as plain text rather than fail.
+    except (RecursionError, budget.RenderBudgetExceeded) as error:
+        # Pathologically nested or costly input: show it as plain text rather than fail.
+        if isinstance(error, budget.RenderBudgetExceeded):
+            log.warning("Rendering a message of %d characters took over %.2f s of CPU: it is shown as plain text. "
+                        "Please report the shape of the message (not its text) as a renderer bug.",
+                        len(content), RENDER_BUDGET_SECONDS)
         result = RenderResult()
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
     finally:
+        md.zulip_deadline = None
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []

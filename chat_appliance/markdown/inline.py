@@ -15,6 +15,7 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
+from chat_appliance.markdown import budget
 from chat_appliance.markdown import emoji as emoji_data
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
@@ -173,6 +174,7 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
         return self._heads[key][1]
 
     def _apply_all(self, pattern: Any, data: str, pattern_index: int) -> str:
+        budget.check(self.md)  # once per pattern and text node: the inline pass's unit of work
         for exclude in pattern.ANCESTOR_EXCLUDES:
             if exclude.lower() in self.ancestors:
                 return data

@@ -9,13 +9,16 @@ SQLite), the uploads (`uploads/...`) and `config.json`. It is taken while `serve
 - Uploads are copied after the snapshot. A file is written before its database row commits, so
   every file the snapshot knows of is already on disk; files uploaded later come along too and
   are harmless.
-- The manifest records the row count of every table, the schema version, and each file's size and
-  SHA-256, so that `restore` can verify what it unpacked.
+- The manifest records the row count of every table, the schema version, and the size and SHA-256
+  of every file in the archive (config.json included), so that `restore` can verify what it
+  unpacked; an entry the manifest does not list is refused.
+- The archive is created with mode 0600: it holds API keys and password hashes.
 
 On PostgreSQL the database is not in the archive: the backup says to use `pg_dump`, and still
 copies the uploads and the configuration.
 """
 
+import gzip
 import hashlib
 import io
 import json
@@ -26,10 +29,17 @@ import sys
 import tarfile
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 from chat_appliance import __version__
 from chat_appliance.db.backends import sqlite as sqlite_backend
+from chat_appliance.ops.instance_files import (
+    LOCK_NAME,
+    InstanceBusy,
+    exclusively,
+    make_instance_folder,
+)
 
 FORMAT = 1
 DATABASE_NAME = "chat.sqlite3"
@@ -114,6 +124,9 @@ def backup(instance, config, target_file):
                 "config": (instance / "config.json").exists()}
     target_file.parent.mkdir(parents=True, exist_ok=True)
     partial = target_file.with_name(target_file.name + ".partial")
+    # Created empty with the final mode first, so that the archive is never readable by others.
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    os.chmod(partial, 0o600)
     with tempfile.TemporaryDirectory(prefix="chat-appliance-backup-") as tmp:
         database_copy = Path(tmp) / DATABASE_NAME
         if engine == "sqlite":
@@ -153,7 +166,9 @@ def backup(instance, config, target_file):
             manifest["uploads"]["count"] = len(manifest["uploads"]["files"])
             manifest["uploads"]["bytes"] = sum(f["size"] for f in manifest["uploads"]["files"].values())
             if manifest["config"]:
-                archive.add(instance / "config.json", "config.json")
+                config_bytes = (instance / "config.json").read_bytes()
+                manifest["config_file"] = {"size": len(config_bytes), "sha256": hashlib.sha256(config_bytes).hexdigest()}
+                _add_bytes(archive, "config.json", config_bytes)
             _add_bytes(archive, MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
     os.replace(partial, target_file)
     say(f"backup written to {target_file} ({target_file.stat().st_size / 1e6:.1f} MB)")
@@ -175,22 +190,39 @@ def restore(instance, source_file):
     manifest. Refuses to write into a folder that holds anything."""
     instance = Path(instance)
     source_file = Path(source_file)
-    if instance.exists() and any(instance.iterdir()):
+    try:
+        with exclusively(instance, "restore"):
+            return _restore(instance, source_file)
+    except InstanceBusy as error:
+        raise BackupError(str(error)) from None
+
+
+def _restore(instance, source_file):
+    if instance.exists() and any(child.name != LOCK_NAME for child in instance.iterdir()):
         raise BackupError(f"{instance} is not empty; restore only into a new or empty folder.")
     if not source_file.is_file():
         raise BackupError(f"no backup at {source_file}")
     created = not instance.exists()
-    instance.mkdir(parents=True, exist_ok=True)
+    make_instance_folder(instance)
     try:
         return _restore_into(instance, source_file)
+    except (EOFError, zlib.error, tarfile.TarError, gzip.BadGzipFile) as error:
+        _remove_restored(instance, created)
+        raise BackupError(f"{source_file} is truncated or damaged ({error or type(error).__name__}): it cannot be "
+                          "restored. Use another copy of the backup.") from None
     except BaseException:
-        # Leave nothing half-restored behind.
-        if created:
-            shutil.rmtree(instance, ignore_errors=True)
-        else:
-            for child in instance.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        _remove_restored(instance, created)
         raise
+
+
+def _remove_restored(instance, created):
+    """Leave nothing half-restored behind."""
+    if created:
+        shutil.rmtree(instance, ignore_errors=True)
+    else:
+        for child in instance.iterdir():
+            if child.name != LOCK_NAME:
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
 def _restore_into(instance, source_file):
@@ -202,20 +234,36 @@ def _restore_into(instance, source_file):
         try:
             manifest = json.load(archive.extractfile(MANIFEST_NAME))
         except (KeyError, ValueError):
-            raise BackupError(f"{source_file} has no readable {MANIFEST_NAME}") from None
+            raise BackupError(f"{source_file} has no readable {MANIFEST_NAME}: it is not a chat-appliance backup, "
+                              "or it was cut short") from None
         if manifest.get("format") != FORMAT:
             raise BackupError(f"unknown backup format {manifest.get('format')!r}")
         members = [m for m in _safe_members(archive, instance) if m.name != MANIFEST_NAME]
+        _check_listed(members, manifest)
         say(f"restoring {len(members)} entries from {source_file} into {instance}")
         last_report = time.monotonic()
         for index, member in enumerate(members, 1):
             archive.extract(member, instance, set_attrs=False)
+            if member.isfile():
+                os.chmod(instance / member.name, 0o600)  # the owner's only, whatever the umask
             if time.monotonic() - last_report > 2 or index == len(members):
                 say(f"unpacked {index}/{len(members)}")
                 last_report = time.monotonic()
     _verify(instance, manifest)
     _adapt_config(instance)
     return manifest
+
+
+def _check_listed(members, manifest):
+    """Every file in the archive is one the manifest covers (nothing added beside it)."""
+    listed = set(manifest["uploads"]["files"])
+    if manifest["database"].get("file"):
+        listed.add(manifest["database"]["file"])
+    if manifest.get("config"):
+        listed.add("config.json")
+    extra = sorted(m.name for m in members if m.isfile() and m.name not in listed)
+    if extra:
+        raise BackupError(f"the archive holds files its manifest does not list: {', '.join(extra[:5])}")
 
 
 def _verify(instance, manifest):
@@ -245,6 +293,15 @@ def _verify(instance, manifest):
         if not path.is_file() or path.stat().st_size != expected["size"] or _sha256(path) != expected["sha256"]:
             raise BackupError(f"upload {name} does not match the manifest")
     say(f"uploads: {manifest['uploads']['count']} files match the manifest")
+    if manifest.get("config"):
+        expected, path = manifest.get("config_file"), instance / "config.json"
+        if expected is None:
+            # Backups written before the manifest covered it: restored, but said so.
+            say("config.json: not covered by this older backup's manifest; check it before serving")
+        elif not path.is_file() or path.stat().st_size != expected["size"] or _sha256(path) != expected["sha256"]:
+            raise BackupError("config.json does not match the manifest: the backup was changed or damaged")
+        else:
+            say("config.json: matches the manifest")
 
 
 def _adapt_config(instance):

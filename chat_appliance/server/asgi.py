@@ -29,6 +29,7 @@ from werkzeug.wrappers import Request
 from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import close_connection
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.server import connections
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
 from chat_appliance.web.auth import authenticate_basic, cached_basic_user
 from chat_appliance.web.context import EXTENSION
@@ -91,7 +92,8 @@ class ChatApplianceASGI:
         self.queues = self.state.queues
         backend = self.state.runtime.backend
         self.wsgi = WSGIBridge(flask_app, threads, lambda: flask_app.config["MAX_CONTENT_LENGTH"],
-                               turns=turns if backend.WORKERS_TAKE_TURNS else None)
+                               turns=turns if backend.WORKERS_TAKE_TURNS else None,
+                               body_timeout=flask_app.config.get("REQUEST_READ_TIMEOUT_SECONDS"))
         # One pool for the Flask app and for the rare events request that needs the database.
         self.executor = self.wsgi.executor
         # id(shared message dict) -> (the dict, its JSON); used on the loop thread only.
@@ -277,8 +279,12 @@ class Server(uvicorn.Server):
 def run(flask_app, *, host, port, threads, on_started=None):
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
+    settings = flask_app.config
+    protocol = connections.protocol_class(header_timeout=settings.get("REQUEST_READ_TIMEOUT_SECONDS"),
+                                          max_per_client=settings.get("MAX_CONNECTIONS_PER_CLIENT"),
+                                          trusted_proxies=settings.get("TRUSTED_PROXIES"))
     config = uvicorn.Config(
-        asgi_app, host=host, port=port, loop="auto", http="httptools",
+        asgi_app, host=host, port=port, loop="auto", http=protocol,
         lifespan="off", access_log=False, log_config=None, server_header=False,
         headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,

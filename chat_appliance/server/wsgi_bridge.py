@@ -9,13 +9,16 @@ as under waitress; see BENCHMARKS.md, "Speed work".)
 Large answers (file downloads, exports) are not held whole: past STREAM_AFTER bytes the worker
 sends each further piece through the loop as it comes. A body larger than the app's
 MAX_CONTENT_LENGTH is not read: the app sees its declared length and answers 413 as it would
-under any WSGI server, and the connection is closed after the answer.
+under any WSGI server, and the connection is closed after the answer. A body that does not
+arrive in time (read_request_body) is answered 408 and its connection closed, without the app.
 """
 
 import asyncio
 import io
+import json
 import logging
 import sys
+import time
 
 from chat_appliance.db.admission import turns
 from chat_appliance.server.workers import StackExecutor
@@ -25,13 +28,24 @@ log = logging.getLogger("chat_appliance")
 # A response is sent in one piece up to this size; past it, piece by piece as the app yields.
 STREAM_AFTER = 1024 * 1024
 INTERNAL_ERROR = b'{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}\n'
+# A body must progress by this many bytes a second, on average over each period of the read
+# timeout (REQUEST_READ_TIMEOUT_SECONDS): slow links upload, a trickle does not hold on.
+MIN_BODY_BYTES_PER_SECOND = 1024
+DEFAULT_BODY_TIMEOUT = 60
+BODY_TIMEOUT_ERROR = json.dumps({"result": "error", "code": "REQUEST_TIMEOUT",
+                                 "msg": "The request body arrived too slowly."}).encode() + b"\n"
+
+
+class BodyTimeout(Exception):
+    """The request body did not arrive in time."""
 
 
 class WSGIBridge:
     """An ASGI callable for HTTP requests that runs a WSGI app in a pool of `threads` threads."""
 
-    def __init__(self, wsgi_app, threads, max_body, turns=None):
+    def __init__(self, wsgi_app, threads, max_body, turns=None, body_timeout=DEFAULT_BODY_TIMEOUT):
         self.wsgi_app = wsgi_app
+        self.body_timeout = body_timeout
         # lib/admission.Turns when workers run the app one at a time (the SQLite backend), or None.
         self.turns = turns
         self.executor = StackExecutor(max_workers=threads, thread_name_prefix="wsgi")
@@ -40,7 +54,13 @@ class WSGIBridge:
 
     async def __call__(self, scope, receive, send):
         limit = self.max_body()
-        body, declared = await read_request_body(scope, receive, limit)
+        try:
+            body, declared = await read_request_body(scope, receive, limit, self.body_timeout)
+        except BodyTimeout:
+            await send({"type": "http.response.start", "status": 408,
+                        "headers": [(b"content-type", b"application/json"), (b"connection", b"close")]})
+            await send({"type": "http.response.body", "body": BODY_TIMEOUT_ERROR})
+            return
         environ = build_environ(scope, body, declared)
         close = declared is not None and limit is not None and declared > limit
         loop = asyncio.get_running_loop()
@@ -117,10 +137,11 @@ class WSGIBridge:
             asyncio.run_coroutine_threadsafe(send(message), loop).result()
 
 
-async def read_request_body(scope, receive, limit):
+async def read_request_body(scope, receive, limit, timeout=DEFAULT_BODY_TIMEOUT):
     """(body, declared length). A body declared larger than `limit` is left unread; one sent
     without a length is read until it passes `limit`, and its declared length is then the part
-    read (enough for the app to refuse it)."""
+    read (enough for the app to refuse it). Raises BodyTimeout when, in any period of `timeout`
+    seconds, less than MIN_BODY_BYTES_PER_SECOND a second arrived (None: no timeout)."""
     declared = None
     for name, value in scope["headers"]:
         if name == b"content-length":
@@ -132,8 +153,23 @@ async def read_request_body(scope, receive, limit):
     if declared is not None and limit is not None and declared > limit:
         return b"", declared
     pieces, size = [], 0
+    period_start, period_bytes = time.monotonic(), 0
     while True:
-        message = await receive()
+        if timeout:
+            # Within the period, enough to wait for; past it, the period's bytes decide.
+            remaining = period_start + timeout - time.monotonic()
+            try:
+                message = await asyncio.wait_for(receive(), max(remaining, 0.001))
+            except asyncio.TimeoutError:  # noqa: UP041 - not the builtin TimeoutError before Python 3.11
+                raise BodyTimeout() from None
+            now = time.monotonic()
+            period_bytes += len(message.get("body", b""))
+            if now - period_start >= timeout:
+                if period_bytes < MIN_BODY_BYTES_PER_SECOND * timeout and message.get("more_body", False):
+                    raise BodyTimeout()
+                period_start, period_bytes = now, 0
+        else:
+            message = await receive()
         if message["type"] == "http.disconnect":
             break
         piece = message.get("body", b"")

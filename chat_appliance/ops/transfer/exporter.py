@@ -234,7 +234,8 @@ class Exporter:
         topics = [{
             "id": t.id, "user_profile": t.user_profile_id, "stream": t.stream_id, "recipient": t.stream.recipient_id,
             "topic_name": t.topic, "last_updated": _float(t.last_updated), "visibility_policy": t.visibility_policy,
-        } for t in UserTopic.select(UserTopic, Stream).join(Stream).where(Stream.realm == self.realm.id)]
+        } for t in UserTopic.select(UserTopic, Stream).join(Stream).where(Stream.realm == self.realm.id)
+            if self.may_export_topic_of(t.user_profile_id, t.stream)]
         return {"zerver_stream": stream_rows, "zerver_recipient": recipients, "zerver_subscription": subscriptions,
                 "zerver_huddle": huddles, "zerver_usertopic": topics}
 
@@ -274,6 +275,15 @@ class Exporter:
         }
 
     # --- messages -------------------------------------------------------------------------------
+
+    def may_export_topic_of(self, user_id, stream):
+        """Whether a person's topic setting (which names the topic) goes into this export: under
+        the access model a private channel's topic names are private data, so the public export
+        holds public channels' only, and the export with consent adds those of consenting people
+        (security review, finding L6)."""
+        if self.export_type == EXPORT_FULL or not stream.invite_only:
+            return True
+        return self.export_type == EXPORT_WITH_CONSENT and user_id in self.consenting
 
     def write_messages(self, tables):
         """messages-NNNNNN.json files; returns (message ids, client table, reactions)."""
@@ -395,7 +405,7 @@ class Exporter:
 
     def run(self):
         """Write the whole export; return its folder."""
-        self.out.mkdir(parents=True, exist_ok=False)
+        self.out.mkdir(mode=0o700, parents=True, exist_ok=False)  # its own data, the owner's only (M5)
         self.consenting = {u.id for u in self.users() if all_user_settings(u)["allow_private_data_export"]}
         tables = self.realm_tables()
         message_ids, clients, reactions = self.write_messages(tables)

@@ -15,10 +15,13 @@ Decisions where Zulip's format and this server differ:
 
 import json
 import mimetypes
+import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY
@@ -67,11 +70,47 @@ from chat_appliance.models import (
 )
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
+from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
 
 
 class ArchiveError(Exception):
     """The archive cannot be imported; the message says why (nothing has been written)."""
+
+
+# An export is read from regular files only, every component of their path below the export
+# folder a real directory: a symbolic link in an export folder once copied another instance's
+# secret_key into the new instance's uploads (security review, finding M4).
+def regular_file(folder, relative):
+    """`folder / relative` if it is a regular file reached without following any link below
+    `folder`; None if it does not exist; ArchiveError if a link or a special file is in the way."""
+    path = Path(folder)
+    parts = Path(relative).parts
+    for index, part in enumerate(parts):
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return None
+        if stat.S_ISLNK(mode):
+            raise ArchiveError(f"{Path(*parts[:index + 1])} in the export is a symbolic link: an export holds "
+                               "regular files only, and links are never followed.")
+        last = index == len(parts) - 1
+        if last and not stat.S_ISREG(mode):
+            if stat.S_ISDIR(mode):
+                return None
+            raise ArchiveError(f"{relative} in the export is not a regular file.")
+        if not last and not stat.S_ISDIR(mode):
+            return None
+    return path
+
+
+def open_regular(path):
+    """Open a file for reading without following a link at its last component."""
+    return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb")
+
 
 def _major(version):
     match = re.match(r"(\d+)", str(version or ""))
@@ -90,16 +129,26 @@ class Archive:
 
     # --- reading ------------------------------------------------------------------------------
 
+    def has(self, relative):
+        """Whether the export holds `relative` as a regular file (ArchiveError for a link)."""
+        return regular_file(self.folder, relative) is not None
+
     def read_json(self, relative, expected_type, *, required=True, default=None):
-        path = self.folder / relative
-        if not path.is_file():
+        path = regular_file(self.folder, relative)
+        if path is None:
             if required:
                 self.problems.append(f"{relative} is missing")
             return default
         try:
-            data = json.loads(path.read_text())
+            with open_regular(path) as handle:
+                data = json.loads(handle.read().decode())
         except (ValueError, UnicodeDecodeError) as error:
             self.problems.append(f"{relative} is not valid JSON ({error})")
+            return default
+        except RecursionError:
+            # json's decoder recurses once per level: a document nested deeper than the
+            # interpreter's limit would otherwise end the import with a traceback.
+            self.problems.append(f"{relative} is nested too deeply to be an export")
             return default
         if not isinstance(data, expected_type):
             self.problems.append(f"{relative} does not hold a JSON {expected_type.__name__}")
@@ -109,9 +158,9 @@ class Archive:
     def check_version(self):
         status = self.read_json("migration_status.json", dict, required=False)
         if status is None:
-            if (self.folder / "migration_status.json").exists():
+            if self.has("migration_status.json"):
                 raise ArchiveError("migration_status.json is unreadable: " + "; ".join(self.problems))
-            if not (self.folder / "realm.json").is_file():
+            if not self.has("realm.json"):
                 raise ArchiveError(f"{self.folder} is not an export in Zulip's layout: it has no realm.json "
                                    "and no migration_status.json.")
             # Zulip wrote migration_status.json from version 10 on; an export without one comes
@@ -145,7 +194,7 @@ class Archive:
                 self.problems.append(f"realm.json has no {table} table")
         self.messages, self.usermessages = [], []
         number = 1
-        while (self.folder / layout.MESSAGE_FILE_TEMPLATE.format(number)).exists():
+        while self.has(layout.MESSAGE_FILE_TEMPLATE.format(number)):
             name = layout.MESSAGE_FILE_TEMPLATE.format(number)
             data = self.read_json(name, dict) or {}
             if not isinstance(data.get("zerver_message"), list) or not isinstance(data.get("zerver_usermessage"),
@@ -259,8 +308,12 @@ class Archive:
                 self.problems.append(f"attachment {a['id']} has an unsafe path {a['path_id']!r}")
                 continue
             record = records.get(a["path_id"]) or records.get(a.get("path_id"))
-            source = self.folder / "uploads" / (record["path"] if record else a["path_id"])
-            if not source.is_file():
+            relative = Path("uploads") / str(record["path"] if record else a["path_id"])
+            if ".." in relative.parts or relative.is_absolute():
+                self.problems.append(f"attachment {a['id']} has an unsafe path {relative.as_posix()!r}")
+                continue
+            source = regular_file(self.folder, relative)
+            if source is None:
                 self.problems.append(f"uploads/{a['path_id']} (attachment {a['id']}) is missing")
             if a["owner"] not in user_ids:
                 self.problems.append(f"attachment {a['id']} has missing owner {a['owner']}")
@@ -275,13 +328,21 @@ class Archive:
             record = emoji_records.get((e["file_name"], e["name"]))
             relative = record["path"] if record else f"{self.realm_data['zerver_realm'][0]['id']}/emoji/images/" \
                                                        f"{e['file_name']}"
-            source = self.folder / "emoji" / relative
-            if not source.is_file():
+            source = regular_file(self.folder, Path("emoji") / relative) if ".." not in Path(relative).parts else None
+            if source is None:
                 self.problems.append(f"emoji/{relative} (custom emoji {e['name']!r}) is missing")
             self.emoji_sources[e["id"]] = source
 
 
-def open_archive(path):
+# Unpacking limits (security review, finding L5: a 306 KiB archive unpacked to 300 MiB). An
+# export's JSON compresses about tenfold and its uploads hardly at all; an archive that grows more
+# than RATIO times past a floor, or beyond the total, is refused before its files fill the disk.
+MAX_UNPACKED_BYTES = 50 * 1024 ** 3
+MAX_RATIO = 100
+RATIO_FLOOR_BYTES = 64 * 1024 ** 2
+
+
+def open_archive(path, *, max_unpacked_bytes=MAX_UNPACKED_BYTES, max_ratio=MAX_RATIO):
     """(folder, temporary dir or None) for an export folder or a .tar.gz of one."""
     path = Path(path)
     if path.is_dir():
@@ -291,21 +352,62 @@ def open_archive(path):
     if not tarfile.is_tarfile(path):
         raise ArchiveError(f"{path} is neither an export folder nor a .tar.gz of one")
     temporary = Path(tempfile.mkdtemp(prefix="chat-appliance-import-"))
-    with tarfile.open(path) as tar:
-        for member in tar.getmembers():
-            target = (temporary / member.name).resolve()
-            if not str(target).startswith(str(temporary.resolve())) or member.issym() or member.islnk():
-                shutil.rmtree(temporary, ignore_errors=True)
-                raise ArchiveError(f"{path} holds an unsafe entry: {member.name}")
-        tar.extractall(temporary)
+    try:
+        _unpack(path, temporary, max_unpacked_bytes, max_ratio)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
     return _export_root(temporary), temporary
+
+
+def _unpack(path, destination, max_unpacked_bytes, max_ratio):
+    """Unpack regular files and folders only, each inside `destination`, counting the bytes
+    written against the limits; then read the compressed stream to its end, so that its checksum
+    is verified (tarfile takes a damaged header for the end of the archive, and the files after
+    it would be reported missing)."""
+    root = destination.resolve()
+    packed = max(path.stat().st_size, 1)
+    limit = min(max_unpacked_bytes, max(RATIO_FLOOR_BYTES, packed * max_ratio))
+    written = 0
+    try:
+        with tarfile.open(path) as tar:
+            for member in tar:
+                target = (root / member.name).resolve()
+                if root not in target.parents or not (member.isfile() or member.isdir()):
+                    kind = "a link" if member.issym() or member.islnk() else (
+                        "outside the archive's folder" if member.isfile() or member.isdir() else "a special file")
+                    raise ArchiveError(f"{path} holds an unsafe entry ({kind}): {member.name}")
+                if member.isdir():
+                    target.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    continue
+                if written + member.size > limit:
+                    raise ArchiveError(
+                        f"{path} unpacks to more than {limit // 1024 ** 2} MiB ({packed // 1024} KiB packed): "
+                        f"refused as a likely archive bomb (limits: {max_unpacked_bytes // 1024 ** 3} GiB in all, "
+                        f"and {max_ratio} times the archive's size beyond {RATIO_FLOOR_BYTES // 1024 ** 2} MiB).")
+                target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                with os.fdopen(os.open(target, flags, 0o600), "wb") as out:
+                    shutil.copyfileobj(source, out)
+                written += member.size
+            if tar.fileobj is not None:
+                while tar.fileobj.read(1 << 20):
+                    pass
+    except FileExistsError as error:
+        raise ArchiveError(f"{path} holds the entry {error.filename} twice") from None
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        if isinstance(error, OSError) and error.errno is not None:
+            raise  # the disk, not the archive
+        raise ArchiveError(f"{path} is damaged ({error}): it cannot be unpacked. Copy the export again from "
+                           "its source.") from None
 
 
 def _export_root(folder):
     """The folder holding realm.json: the given one, or its one subfolder (Zulip's tarball shape)."""
     if (folder / "realm.json").exists() or (folder / "migration_status.json").exists():
         return folder
-    children = [c for c in folder.iterdir() if c.is_dir()]
+    children = [c for c in folder.iterdir() if c.is_dir() and not c.is_symlink()]
     if len(children) == 1 and ((children[0] / "realm.json").exists()
                                or (children[0] / "migration_status.json").exists()):
         return children[0]
@@ -696,12 +798,12 @@ class Writer:
         for a in self.a.attachments:
             target = self.instance / "uploads" / a["path_id"]
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(self.a.upload_sources[a["id"]], target)
+            _copy_regular(self.a.upload_sources[a["id"]], target)
             written.append(target)
         for e in self.a.emoji:
             target = self.instance / "avatars" / str(self.a.realm_row["id"]) / "emoji" / "images" / e["file_name"]
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(self.a.emoji_sources[e["id"]], target)
+            _copy_regular(self.a.emoji_sources[e["id"]], target)
             written.append(target)
         return written
 
@@ -805,6 +907,14 @@ class Writer:
         reset_sequences()
 
 
+def _copy_regular(source, target):
+    """Copy a checked export file (not following a link, in case one appeared since the check)
+    into a new file of mode 0600."""
+    with open_regular(source) as reader, os.fdopen(
+            os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600), "wb") as out:
+        shutil.copyfileobj(reader, out)
+
+
 def reset_sequences():
     """On PostgreSQL, rows inserted with explicit ids leave the id sequences behind: move them on."""
     from peewee import PostgresqlDatabase
@@ -834,6 +944,14 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
 
     progress = progress or (lambda label, done, total: None)
     instance = Path(instance_path)
+    try:
+        with exclusively(instance, "import-zulip"):
+            return _import_into(path, instance, realm_url, progress)
+    except InstanceBusy as error:
+        raise ArchiveError(str(error)) from None
+
+
+def _import_into(path, instance, realm_url, progress):
     folder, temporary = open_archive(path)
     try:
         archive = Archive(folder).load()
@@ -842,7 +960,7 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
             database_file = instance / "chat.sqlite3"
             if database_file.exists():
                 raise ArchiveError(f"{instance} already holds a database: import into a new instance folder.")
-        instance.mkdir(parents=True, exist_ok=True)
+        make_instance_folder(instance)
         config = load_config(instance)
         init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
         migrate()

@@ -1,0 +1,41 @@
+"""A per-message budget of rendering time (security review, finding M6).
+
+The renderer's known paths are linear in the message (tests/test_markdown_linear.py and
+scripts/bench_markdown_worst.py hold the corpus), but a path nobody found yet must not let one
+message hold a worker thread for seconds. The block parser and the inline pass check the clock
+between steps; past the deadline rendering stops with RenderBudgetExceeded, and the engine stores
+the message as escaped plain text, with a log line. The clock is the thread's CPU time, so that a
+busy machine, where a thread waits for a core, does not turn ordinary messages into plain text.
+"""
+
+from __future__ import annotations
+
+import time
+
+from markdown.blockprocessors import BlockProcessor
+
+
+class RenderBudgetExceeded(Exception):
+    """Rendering went past its deadline."""
+
+
+def start(md, seconds: float | None) -> None:
+    md.zulip_deadline = None if seconds is None else time.thread_time() + seconds
+
+
+def check(md) -> None:
+    deadline = getattr(md, "zulip_deadline", None)
+    if deadline is not None and time.thread_time() > deadline:
+        raise RenderBudgetExceeded()
+
+
+class BudgetProcessor(BlockProcessor):
+    """First in the block parser's list, so its test runs once per block step: it checks the
+    deadline and never claims a block."""
+
+    def test(self, parent, block) -> bool:
+        check(self.parser.md)
+        return False
+
+    def run(self, parent, blocks) -> None:  # never called: test() is always False
+        raise AssertionError("BudgetProcessor.run")

@@ -1,0 +1,98 @@
+"""Slow and greedy clients (the fault-injection run of issue 26): a connection whose request
+headers do not arrive within REQUEST_READ_TIMEOUT_SECONDS is closed, and one client address
+holds at most MAX_CONNECTIONS_PER_CLIENT open connections (config.py). uvicorn itself times out
+only idle keep-alive connections, so a client sending its headers a byte at a time kept a
+connection forever; the request body's timeout is wsgi_bridge.read_request_body's.
+
+Both live in a subclass of uvicorn's httptools protocol (one instance per connection, on the loop
+thread only, so the per-address counts need no lock).
+"""
+
+import ipaddress
+import json
+import logging
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+log = logging.getLogger("chat_appliance")
+
+TOO_MANY_BODY = json.dumps({"result": "error", "code": "RATE_LIMIT_HIT", "retry-after": 1,
+                            "msg": "Too many open connections from your address."}).encode()
+TOO_MANY_RESPONSE = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+                     b"connection: close\r\ncontent-length: " + str(len(TOO_MANY_BODY)).encode() + b"\r\n\r\n"
+                     + TOO_MANY_BODY)
+
+
+def protocol_class(*, header_timeout, max_per_client, trusted_proxies=()):
+    """An HttpToolsProtocol class with these limits (uvicorn.Config's `http`)."""
+    exempt = []
+    for entry in trusted_proxies or ():
+        try:
+            exempt.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            continue
+    open_by_address = {}
+
+    class GuardedProtocol(HttpToolsProtocol):
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            self._header_timer = None
+            self._counted = None
+            address = self.client[0] if self.client else None
+            if max_per_client and address is not None and not _is_exempt(address, exempt):
+                self._counted = address
+                open_by_address[address] = open_by_address.get(address, 0) + 1
+                if open_by_address[address] > max_per_client:
+                    if open_by_address[address] == max_per_client + 1:
+                        log.warning("%s holds more than %d open connections: refusing more", address, max_per_client)
+                    transport.write(TOO_MANY_RESPONSE)
+                    transport.close()
+                    return
+            self._arm_header_timer()
+
+        def on_message_begin(self):
+            super().on_message_begin()
+            if self._header_timer is None:
+                self._arm_header_timer()  # the next request on a kept-alive connection
+
+        def on_headers_complete(self):
+            self._cancel_header_timer()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc):
+            self._cancel_header_timer()
+            if self._counted is not None:
+                remaining = open_by_address.get(self._counted, 1) - 1
+                if remaining > 0:
+                    open_by_address[self._counted] = remaining
+                else:
+                    open_by_address.pop(self._counted, None)
+                self._counted = None
+            super().connection_lost(exc)
+
+        def _arm_header_timer(self):
+            if header_timeout:
+                self._header_timer = self.loop.call_later(header_timeout, self._headers_too_slow)
+
+        def _cancel_header_timer(self):
+            if getattr(self, "_header_timer", None) is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_too_slow(self):
+            self._header_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    GuardedProtocol.open_by_address = open_by_address
+    return GuardedProtocol
+
+
+def _is_exempt(address, networks):
+    """Loopback addresses (a reverse proxy on the same machine, which has limits of its own such as
+    nginx's limit_conn) and the trusted proxies carry many clients each: never capped."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return ip.is_loopback or any(ip in network for network in networks)
