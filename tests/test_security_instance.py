@@ -16,11 +16,10 @@ from . import pg
 from .serve_process import ServeProcess
 
 
-def run(*args, input=None):
-    """`python -m chat_appliance ARGS` on the instance's own configuration (see test_backup.run)."""
-    env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
+def run(*args):
+    """`python -m chat_appliance ARGS` on the suite's database (the `instance` fixture's)."""
     return subprocess.run([sys.executable, "-m", "chat_appliance", *args], check=False, capture_output=True, text=True,
-                          timeout=120, input=input, env=env)
+                          timeout=120)
 
 
 def mode(path):
@@ -44,7 +43,7 @@ def test_init_creates_a_private_instance(instance):
     """Is a new instance's folder 0700, and its database, WAL, secret key and everything else 0600,
     whatever the caller's umask (the suite's is 022)?"""
     assert mode(instance) == 0o700
-    assert (instance / "chat.sqlite3").exists()
+    assert pg.ENABLED or (instance / "chat.sqlite3").exists()  # on PostgreSQL the folder starts empty
     assert loose_files(instance) == []
 
 
@@ -61,7 +60,8 @@ def test_backup_and_export_write_private_files(instance, tmp_path):
 def test_an_existing_loose_instance_is_tightened_with_a_log_line(instance):
     """Is an instance created with loose permissions tightened by the next command, saying so?"""
     os.chmod(instance, 0o755)
-    os.chmod(instance / "chat.sqlite3", 0o644)
+    (instance / "notes.txt").write_text("x")  # the database file, on SQLite
+    os.chmod(instance / "notes.txt", 0o644)
     (instance / "uploads").mkdir(mode=0o755, exist_ok=True)
     (instance / "uploads" / "a.txt").write_text("x")
     os.chmod(instance / "uploads" / "a.txt", 0o664)
