@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from . import pg
+from .clients import wait_for
 from .helpers import ok
 from .serve_process import ServeProcess
 
@@ -63,7 +64,10 @@ def test_backup_under_send_load_restores_every_acknowledged_message(tmp_path):
     try:
         sender = Sender(server)
         sender.start()
-        time.sleep(1.0)
+        # Enough acknowledged before the backup (at least 20 messages and two files), however
+        # busy the machine: a fixed second gave ten messages on a loaded one.
+        wait_for(lambda: (len(sender.messages) >= 20 and len(sender.uploads) >= 2) or not sender.is_alive(),
+                 timeout=60)
         started = time.monotonic()
         result = run("backup", "--instance", str(tmp_path / "instance"), str(archive))
         time.sleep(0.3)
