@@ -13,6 +13,10 @@ mentions, channel links or linkifiers resolve to without publishing such an even
 call `invalidate_render_context` after its commit.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import threading
 
 from chat_appliance.db import runtime
@@ -21,6 +25,11 @@ from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
 from chat_appliance.models import Stream, UserGroup, UserProfile, database
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.markdown.context import RenderResult
+    from chat_appliance.models import Realm
 
 # Event types after which mentions, channel links or linkifiers may resolve differently.
 INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})
@@ -92,7 +101,7 @@ def _realm_data(realm):
     return data
 
 
-def invalidate_render_context(realm_id=None):
+def invalidate_render_context(realm_id: int | None = None) -> None:
     """Forget the cached render context of one organization (all of them with None).
     Call after the commit of a change to users, groups, channels, linkifiers or emoji."""
     cache = _cache()
@@ -104,18 +113,18 @@ def invalidate_render_context(realm_id=None):
             cache["realms"].pop(realm_id, None)
 
 
-def invalidate_on_event(event, _user_ids):
+def invalidate_on_event(event: JSONDict, _user_ids: list[int]) -> None:
     """Event listener: drop the cached contexts after a change they may depend on."""
     if event.get("type") in INVALIDATING_EVENTS:
         invalidate_render_context()
 
 
-def realm_linkifiers(realm_id):
+def realm_linkifiers(realm_id: int | None) -> Any:
     """The organization's linkifiers in priority order, as (pattern, url_template) pairs."""
     return linkifiers_for_realm(realm_id)
 
 
-def render_context(realm, sender=None):
+def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderContext:
     """A RenderContext whose lookups read this organization's cached users, groups,
     channels and linkifiers."""
     data = _realm_data(realm)
@@ -137,23 +146,23 @@ def _image_previews():
     return bool(active.settings.get("INLINE_IMAGE_PREVIEW", True)) if active is not None else True
 
 
-def render_message(content, *, realm, sender):
+def render_message(content: str, *, realm: Realm, sender: UserProfile) -> RenderResult:
     """Render a message's Markdown: HTML plus mentions and link facts (RenderResult)."""
     return render(content, render_context(realm, sender))
 
 
-def render_topic_links(topic, realm):
+def render_topic_links(topic: str, realm: Any) -> list[JSONDict]:
     """The topic_links of one topic (for many, build topic_links_context once)."""
     return topic_links(topic, topic_links_context(realm))
 
 
-def topic_links_context(realm):
+def topic_links_context(realm: Realm) -> RenderContext:
     """The context `topic_links` needs: the organization's URL and linkifiers."""
     data = _realm_data(realm)
     return RenderContext(realm_url=data.realm_url, linkifiers=data.linkifiers)
 
 
-def render_plain(content):
+def render_plain(content: str) -> str:
     """Markdown without an organization's context (channel descriptions, profile fields):
     no image previews there, as on Zulip."""
     return render(content, RenderContext(inline_image_preview=False)).html
