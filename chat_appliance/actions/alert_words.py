@@ -6,6 +6,10 @@ inside a code block or a link also matches: a simplification of Zulip, which loo
 rendered text outside code.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 
 from chat_appliance.db.connection import write_transaction
@@ -13,23 +17,26 @@ from chat_appliance.events.bus import publish
 from chat_appliance.models import AlertWord
 from chat_appliance.models.base import query_rows
 
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
+
 ALERT_WORD_MAX_LENGTH = 100
 BEFORE = r"(?:^|(?<=[\s(\"'.,;\[*`>]))"
 AFTER = r"(?=$|[\s)\"'?:.,;\]!*`])"
 
 
-def user_alert_words(user):
+def user_alert_words(user: UserProfile) -> list[str]:
     """The user's words, as typed, in the order they were added."""
     return [row.word for row in AlertWord.select(AlertWord.word).where(AlertWord.user_profile == user)
             .order_by(AlertWord.id)]
 
 
-def clean_alert_words(words):
+def clean_alert_words(words: list[str]) -> list[str]:
     """Stripped, empty ones dropped (Zulip's cleaning)."""
     return [w.strip() for w in words if w.strip()]
 
 
-def do_add_alert_words(user, words):
+def do_add_alert_words(user: UserProfile, words: list[str]) -> list[str]:
     """Add the words not already there (case-insensitively); return the full list."""
     with write_transaction():
         existing = {row.word_key for row in AlertWord.select(AlertWord.word_key).where(AlertWord.user_profile == user)}
@@ -41,7 +48,7 @@ def do_add_alert_words(user, words):
     return _announce(user)
 
 
-def do_remove_alert_words(user, words):
+def do_remove_alert_words(user: Any, words: list[str]) -> Any:
     """Remove these words (any case); words not there are ignored; return the full list."""
     keys = [w.lower() for w in words]
     with write_transaction():
@@ -56,7 +63,7 @@ def _announce(user):
     return words
 
 
-def users_with_alert_word_in(content, user_ids):
+def users_with_alert_word_in(content: str, user_ids: Any) -> set[Any]:
     """Which of these users have an alert word in the content."""
     if not user_ids:
         return set()

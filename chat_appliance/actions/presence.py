@@ -10,12 +10,19 @@ A `presence` event goes to the organization when a user comes back online (Zulip
 event for the periodic refreshes of someone already online).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import time
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserPresence, UserProfile, now
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
@@ -24,7 +31,7 @@ OFFLINE_THRESHOLD_SECONDS = 140
 DEFAULT_HISTORY_LIMIT_DAYS = 14
 
 
-def legacy_status(presence):
+def legacy_status(presence: Any) -> Any:
     """(status, timestamp) of the legacy format."""
     active = presence.last_active_time
     if active is not None and active + OFFLINE_THRESHOLD_SECONDS >= presence.last_connected_time:
@@ -32,7 +39,7 @@ def legacy_status(presence):
     return "idle", presence.last_connected_time
 
 
-def legacy_presence(presence):
+def legacy_presence(presence: Any) -> JSONDict:
     """{"website": ..., "aggregated": ...}: since Zulip 7.0 both carry the same data, and the
     client is always "website"."""
     status, timestamp = legacy_status(presence)
@@ -42,13 +49,14 @@ def legacy_presence(presence):
     }
 
 
-def modern_presence(presence):
+def modern_presence(presence: Any) -> JSONDict:
     """{"active_timestamp", "idle_timestamp"}: the last time active, the last time connected."""
     return {"active_timestamp": presence.last_active_time or 0,
             "idle_timestamp": presence.last_connected_time}
 
 
-def realm_presences(user, *, slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS, last_update_id=None):
+def realm_presences(user: UserProfile, *, slim: bool, history_limit_days: int = DEFAULT_HISTORY_LIMIT_DAYS,
+                    last_update_id: Any = None) -> tuple[JSONDict, int]:
     """({key: presence}, the largest last_update_id served or -1) for the requester's organization:
     humans sharing their presence, seen within the history limit (or changed after last_update_id)."""
     query = (UserPresence.select(UserPresence, UserProfile)
@@ -72,7 +80,7 @@ def realm_presences(user, *, slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS
     return presences, newest
 
 
-def do_update_user_presence(user, status, *, new_user_input):
+def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> Any:
     """Record a ping; tell the organization if the user came back online. Idle pings never move
     the active time; `new_user_input` is accepted but, as in Zulip, the status decides."""
     timestamp = now()
@@ -92,7 +100,7 @@ def do_update_user_presence(user, status, *, new_user_input):
     return presence
 
 
-def publish_presence_event(user, presence):
+def publish_presence_event(user: Any, presence: Any) -> None:
     """The legacy-format presence event, to every active human of the organization."""
     event = {"type": "presence", "user_id": user.id, "email": user.email, "server_timestamp": time.time(),
              "presence": {"website": legacy_presence(presence)["website"]}}
@@ -100,6 +108,6 @@ def publish_presence_event(user, presence):
     publish(event, [u.id for u in audience])
 
 
-def user_presence(user):
+def user_presence(user: Any) -> Any:
     """The user's stored presence, or None."""
     return UserPresence.get_or_none(UserPresence.user_profile == user)

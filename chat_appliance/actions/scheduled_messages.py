@@ -9,6 +9,10 @@ schedules it again.
 Events go to the owner only: scheduled_messages add/update/remove and reminders add/remove.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import logging
 
 from chat_appliance.db import runtime
@@ -28,6 +32,11 @@ from chat_appliance.actions.messages import (
     resolve_direct_recipients,
 )
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Message, Realm
+
 log = logging.getLogger(__name__)
 
 # Zulip's limit on a reminder's note (reported as max_reminder_note_length).
@@ -37,13 +46,13 @@ MAX_REMINDER_NOTE_LENGTH = 1000
 MAX_REMINDER_QUOTE_LENGTH = 2000
 
 
-def message_limits():
+def message_limits() -> Limits:
     """The app's Limits (config.Limits): delivery runs in the scheduler's thread, outside any
     request, so they come from the runtime rather than from a view."""
     return runtime.current().settings["limits"]
 
 
-def scheduled_message_dict(sm):
+def scheduled_message_dict(sm: ScheduledMessage) -> JSONDict:
     """A scheduled message as GET /scheduled_messages and its events give it."""
     data = {
         "scheduled_message_id": sm.id,
@@ -59,7 +68,7 @@ def scheduled_message_dict(sm):
     return data
 
 
-def reminder_dict(sm):
+def reminder_dict(sm: ScheduledMessage) -> JSONDict:
     """A reminder as GET /reminders and its events give it."""
     return {
         "reminder_id": sm.id,
@@ -73,14 +82,14 @@ def reminder_dict(sm):
     }
 
 
-def check_delivery_time(timestamp, at=None):
+def check_delivery_time(timestamp: int, at: int | None = None) -> int:
     """A time in the future."""
     if timestamp <= (now() if at is None else at):
         raise JsonableError("Scheduled delivery time must be in the future.")
     return timestamp
 
 
-def check_target(sender, message_type, to, topic):
+def check_target(sender: UserProfile, message_type: str, to: Any, topic: str | None) -> tuple[str, Any, str]:
     """(API type, stored `to`, topic) after the checks sending would make now: the channel exists
     and the sender may post there, or the direct-message recipients exist and are active."""
     limits = message_limits()
@@ -105,11 +114,12 @@ def check_target(sender, message_type, to, topic):
     return "private", recipients, ""
 
 
-def render(sender, content):
+def render(sender: UserProfile, content: str) -> str:
     return render_message(content, realm=sender.realm, sender=sender).html
 
 
-def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, read_by_sender, client_name):
+def do_schedule_message(sender: UserProfile, *, message_type: str, to: Any, topic: str | None, content: str,
+                        timestamp: int, read_by_sender: bool | None, client_name: str) -> ScheduledMessage:
     """Store a message to send at `timestamp`; the sender's clients get scheduled_messages add."""
     content = check_content(content, message_limits().max_message_length)
     message_type, to, topic = check_target(sender, message_type, to, topic)
@@ -124,7 +134,8 @@ def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, 
     return sm
 
 
-def access_scheduled_message(user, scheduled_message_id, *, delivery_type=SEND_LATER):
+def access_scheduled_message(user: UserProfile, scheduled_message_id: int, *,
+                             delivery_type: int = SEND_LATER) -> ScheduledMessage:
     """The user's undelivered scheduled message (or reminder), else Zulip's 404."""
     sm = ScheduledMessage.get_or_none((ScheduledMessage.id == scheduled_message_id)
                                       & (ScheduledMessage.sender == user.id)
@@ -136,10 +147,12 @@ def access_scheduled_message(user, scheduled_message_id, *, delivery_type=SEND_L
     return sm
 
 
-def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, timestamp):
+def do_edit_scheduled_message(sender: UserProfile, sm: ScheduledMessage, *, message_type: str | None,
+                              to: list[int] | None, topic: str | None, content: str | None,
+                              timestamp: int | None) -> None:
     """Change any of type, recipients, topic, content and time (the Zulip rules: a new type needs
     `to`, and a channel type a topic; a failed message needs a new time). Editing clears `failed`."""
-    changes = {}
+    changes: JSONDict = {}
     if message_type is not None:
         if to is None:
             raise JsonableError("Recipient required when updating type of scheduled message.")
@@ -168,7 +181,7 @@ def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, t
             [sender.id])
 
 
-def do_delete_scheduled_message(sm):
+def do_delete_scheduled_message(sm: ScheduledMessage) -> None:
     """Cancel a scheduled message or a reminder."""
     with write_transaction():
         ScheduledMessage.delete().where(ScheduledMessage.id == sm.id).execute()
@@ -178,7 +191,7 @@ def do_delete_scheduled_message(sm):
         publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
 
 
-def user_scheduled_messages(user, delivery_type=SEND_LATER):
+def user_scheduled_messages(user: UserProfile, delivery_type: int = SEND_LATER) -> list[ScheduledMessage]:
     """The user's undelivered scheduled messages (or reminders), soonest first."""
     return list(ScheduledMessage.select().where((ScheduledMessage.sender == user.id)
                                                 & (ScheduledMessage.delivery_type == delivery_type)
@@ -189,12 +202,12 @@ def user_scheduled_messages(user, delivery_type=SEND_LATER):
 # --- reminders ---------------------------------------------------------------------------------
 
 
-def message_link(realm, message):
+def message_link(realm: Realm, message: Message) -> str:
     """A link that opens the message in the web app."""
     return f"{realm.url.rstrip('/')}/#narrow/id/{message.id}"
 
 
-def reminder_text(user, message, note):
+def reminder_text(user: UserProfile, message: Message, note: str | None) -> str:
     """What Notification Bot will send: the message quoted with a link, then the note."""
     sender = message.sender
     excerpt = message.content
@@ -208,7 +221,7 @@ def reminder_text(user, message, note):
     return text
 
 
-def do_create_reminder(user, message, timestamp, note):
+def do_create_reminder(user: UserProfile, message: Message, timestamp: int, note: str | None) -> ScheduledMessage:
     """A reminder about a message the user may read, sent to them by Notification Bot at `timestamp`."""
     check_delivery_time(timestamp)
     if note is not None and len(note) > MAX_REMINDER_NOTE_LENGTH:
@@ -227,12 +240,12 @@ def do_create_reminder(user, message, timestamp, note):
 # --- delivery ----------------------------------------------------------------------------------
 
 
-def notification_bot(realm):
+def notification_bot(realm: Realm) -> UserProfile:
 
     return system_bot(realm, NOTIFICATION_BOT[0])
 
 
-def send_scheduled(sm):
+def send_scheduled(sm: ScheduledMessage) -> int:
     """Send one due message as its sender (or, for a reminder, from Notification Bot); returns the
     new message's id. Raises JsonableError when it cannot be sent any more."""
     sender = UserProfile.get_by_id(sm.sender_id)
@@ -249,7 +262,7 @@ def send_scheduled(sm):
     return message_id
 
 
-def mark_delivered(sm, message_id):
+def mark_delivered(sm: ScheduledMessage, message_id: int) -> None:
     with write_transaction():
         ScheduledMessage.update(delivered=True, delivered_message_id=message_id).where(
             ScheduledMessage.id == sm.id).execute()
@@ -259,7 +272,7 @@ def mark_delivered(sm, message_id):
         publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
 
 
-def mark_failed(sm, reason):
+def mark_failed(sm: ScheduledMessage, reason: str) -> None:
     """Keep the message, flagged failed, and tell its sender why."""
     with write_transaction():
         ScheduledMessage.update(failed=True, failure_message=reason).where(ScheduledMessage.id == sm.id).execute()
@@ -276,7 +289,7 @@ def mark_failed(sm, reason):
             "It is still in your scheduled messages; edit it with a new time to try again.")
 
 
-def deliver_due_messages(at):
+def deliver_due_messages(at: int) -> list[int]:
     """Send every scheduled message and reminder due at or before `at` (UNIX seconds), oldest
     first. Returns the ids delivered."""
     due = list(ScheduledMessage.select().where(~ScheduledMessage.delivered & ~ScheduledMessage.failed
@@ -294,7 +307,7 @@ def deliver_due_messages(at):
     return delivered
 
 
-def next_due_timestamp():
+def next_due_timestamp() -> int | None:
     """When the next pending message is due, or None."""
     row = (ScheduledMessage.select(ScheduledMessage.scheduled_timestamp)
            .where(~ScheduledMessage.delivered & ~ScheduledMessage.failed)

@@ -3,6 +3,10 @@
 Stored in realm.settings["user_settings_defaults"] over Zulip's defaults (lib/user_settings.py);
 a new account starts with them (actions.users.create_user_row)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
@@ -10,10 +14,13 @@ from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.models import Realm
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 STORAGE_KEY = "user_settings_defaults"
 
 
-def realm_user_settings_defaults(realm):
+def realm_user_settings_defaults(realm: Realm) -> JSONDict:
     """Every default, as /register's realm_user_settings_defaults gives them."""
     values = dict(USER_SETTING_DEFAULTS)
     values["email_address_visibility"] = EMAIL_VISIBLE_EVERYONE
@@ -21,7 +28,7 @@ def realm_user_settings_defaults(realm):
     return values
 
 
-def new_user_settings(realm):
+def new_user_settings(realm: Realm) -> tuple[JSONDict, int]:
     """(settings dict, email_address_visibility) for an account created now (read afresh: the
     caller's realm object may predate a change of the defaults)."""
 
@@ -31,7 +38,7 @@ def new_user_settings(realm):
     return stored, visibility
 
 
-def do_update_user_settings_defaults(realm, changes):
+def do_update_user_settings_defaults(realm: Any, changes: Any) -> None:
     """Store validated defaults; announce each changed one to the organization."""
     with write_transaction():
         realm = Realm.get_by_id(realm.id)
