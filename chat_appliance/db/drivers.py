@@ -7,6 +7,8 @@ PostgreSQL backend hands psycopg2 to peewee when it opens a database, setting wh
 import would have set (tests/test_drivers.py compares the two).
 """
 
+from __future__ import annotations
+
 import sys
 
 # Drivers peewee looks for at import. psycopg 3 is held back too: the PostgreSQL backend uses
@@ -14,13 +16,13 @@ import sys
 HELD_BACK = ("psycopg2", "psycopg2cffi", "psycopg", "pymysql", "MySQLdb")
 
 
-def import_peewee_without_drivers():
+def import_peewee_without_drivers() -> None:
     """Import peewee, unless already imported, without letting it import database drivers."""
     if "peewee" in sys.modules:
         return
     held = [name for name in HELD_BACK if name not in sys.modules]
     for name in held:
-        sys.modules[name] = None  # `import name` raises ImportError
+        sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ImportError
     try:
         import peewee  # noqa: F401
     finally:
@@ -29,7 +31,7 @@ def import_peewee_without_drivers():
                 del sys.modules[name]
 
 
-def load_psycopg2():
+def load_psycopg2() -> None:
     """Give peewee psycopg2, as its import does when the driver is installed."""
     import peewee
 

@@ -10,11 +10,14 @@ share no database handle, listener or cache. The models reach their database thr
 This module imports nothing from the package: every other floor may use it.
 """
 
+from __future__ import annotations
+
+
 import contextvars
 import threading
 
-_current = contextvars.ContextVar("chat_appliance_runtime", default=None)
-_latest = {"runtime": None}
+_current: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("chat_appliance_runtime", default=None)
+_latest: dict[str, Runtime | None] = {"runtime": None}
 
 
 class Runtime:
@@ -29,7 +32,7 @@ class Runtime:
         # The few configuration values code below the HTTP layer reads (set by create_app).
         self.settings = {}
 
-    def close(self):
+    def close(self) -> None:
         """Close this thread's connection and release what the backend holds (SQLite's keeper
         connection)."""
         self.backend.close_database(self.database)
@@ -37,21 +40,21 @@ class Runtime:
             _latest["runtime"] = None
 
 
-def install(runtime):
+def install(runtime: Runtime) -> None:
     """Make `runtime` the one used outside requests (the latest app or command)."""
     _latest["runtime"] = runtime
 
 
-def current():
+def current() -> Runtime:
     """The runtime of this thread's request, else the latest installed (None before any)."""
-    return _current.get() or _latest["runtime"]
+    return _current.get() or _latest["runtime"]  # type: ignore[return-value]  # callers run after install()
 
 
-def activate(runtime):
+def activate(runtime: Runtime) -> contextvars.Token[Runtime | None]:
     """Make `runtime` current in this context (a request); returns the token for `deactivate`."""
     return _current.set(runtime)
 
 
-def deactivate(token):
+def deactivate(token: contextvars.Token[Runtime | None]) -> None:
     """Undo an `activate`."""
     _current.reset(token)

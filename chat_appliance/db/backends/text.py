@@ -4,13 +4,15 @@ SQLite's index splits text itself; the PostgreSQL backend splits text and querie
 that "e-mail", "foo.bar" or "café" are the same words on both engines before stemming.
 """
 
+from __future__ import annotations
+
 import re
 import unicodedata
 
 _WORD = re.compile(r"[^\W_]+")
 
 
-def words(text):
+def words(text: str) -> list[str]:
     """Lower-case runs of letters and digits, diacritics removed; NUL and punctuation separate."""
     decomposed = unicodedata.normalize("NFKD", (text or "").replace("\x00", " "))
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
