@@ -11,6 +11,10 @@ heartbeat, waits (up to GRACEFUL_SECONDS) for requests in progress, and then the
 event queues to the instance folder (see cli.cmd_serve).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
 import asyncio
 import contextlib
 import ctypes
@@ -33,6 +37,9 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import parse_values
 from chat_appliance.web.response import success_body
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -75,7 +82,7 @@ def _libc():
 _LIBC = _libc()
 
 
-def limit_malloc_arenas():
+def limit_malloc_arenas() -> None:
     """Cap glibc's malloc arenas (no effect on other C libraries). Call before threads start."""
     if _LIBC is not None:
         _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
@@ -107,23 +114,23 @@ class ChatApplianceASGI:
 
     # --- GET/DELETE /events ------------------------------------------------------------------
 
-    def authenticate_in_worker(self, headers, session):
+    def authenticate_in_worker(self, headers: JSONDict, session: bool) -> Any:
         """authenticate_events in a worker thread; the thread's database connection is closed after."""
         try:
             return authenticate_events(headers, session=session)
         finally:
             close_connection()
 
-    async def events(self, scope, receive, send, session):
+    async def events(self, scope: Any, receive: Any, send: Any, session: bool) -> None:
         """GET /events (the long poll) and DELETE /events, with Zulip's envelope and errors."""
         started = time.perf_counter()
         method = scope["method"]
-        headers = {}
+        headers: dict[str, str] = {}
         for name, value in scope["headers"]:
             name = name.decode("latin-1").lower()
             # Repeated headers are joined as WSGI servers join them.
             headers[name] = f"{headers[name]},{value.decode('latin-1')}" if name in headers else value.decode("latin-1")
-        user = None
+        user: Any = None
         extra_headers = []
         try:
             body, declared = await read_request_body(scope, receive, MAX_EVENTS_BODY)
@@ -144,7 +151,7 @@ class ChatApplianceASGI:
                     # The client went away while waiting: nothing to send, its events stay queued.
                     self.log_request(method, scope["path"], 499, started, user)
                     return
-                payload = EncodedEvents(events, params["queue_id"], ignored)
+                payload: Any = EncodedEvents(events, params["queue_id"], ignored)
             else:
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
                 self.queues.access(params["queue_id"], user.id)
@@ -165,11 +172,11 @@ class ChatApplianceASGI:
         await send({"type": "http.response.body", "body": body})
         self.log_request(method, scope["path"], status, started, user)
 
-    def dumps(self, value):
+    def dumps(self, value: Any) -> str:
         """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
         return self.flask_app.json.dumps(value)
 
-    def encode(self, payload):
+    def encode(self, payload: Any) -> str:
         """A response body. A poll's events are encoded one by one, and the message object that
         a fan-out shares between queues (see QueueManager.deliver_message) is encoded once, not
         once per queue. The result is the text jsonify would produce."""
@@ -179,7 +186,7 @@ class ChatApplianceASGI:
         tail = f',"ignored_parameters_unsupported":{self.dumps(sorted(payload.ignored))}' if payload.ignored else ""
         return f'{{"result":"success","msg":"","events":[{events}],"queue_id":{self.dumps(payload.queue_id)}{tail}}}'
 
-    def encode_event(self, event):
+    def encode_event(self, event: JSONDict) -> str:
         message = event.get("message") if event.get("type") == "message" else None
         if not isinstance(message, dict):
             return self.dumps(event)
@@ -192,7 +199,7 @@ class ChatApplianceASGI:
                           for key, value in event.items())
         return f"{{{fields}}}"
 
-    def log_request(self, method, path, status, started, user):
+    def log_request(self, method: str, path: str, status: int, started: float, user: Any) -> None:
         """The same request log line the Flask app writes."""
         if self.flask_app.config["LOG_REQUESTS"]:
             request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000,
@@ -208,13 +215,13 @@ class EncodedEvents:
         self.events, self.queue_id, self.ignored = events, queue_id, ignored
 
 
-def request_values(scope, body):
+def request_values(scope: Any, body: Any) -> JSONDict:
     """Query string and form body merged, the body winning: werkzeug parses both, exactly as
     the Flask views' lib.params.request_values sees them."""
     if not body:
         # The long poll's common case, without building a werkzeug request: the first value of
         # each name wins, as in werkzeug's MultiDict.
-        values = {}
+        values: dict[str, str] = {}
         for name, value in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True):
             values.setdefault(name, value)
         return values
@@ -224,7 +231,7 @@ def request_values(scope, body):
     return values
 
 
-async def wait_for_disconnect(receive):
+async def wait_for_disconnect(receive: Any) -> None:
     """Completes when the client closes its connection (the body has been read already)."""
     while True:
         message = await receive()
@@ -243,25 +250,25 @@ class Server(uvicorn.Server):
         self.on_started = on_started
         self.last_gc = time.monotonic()
 
-    async def startup(self, sockets=None):
+    async def startup(self, sockets: Any = None) -> None:
         self.queues.attach_loop(asyncio.get_running_loop())
         await super().startup(sockets=sockets)
         if self.started and self.on_started is not None:
             self.on_started()
 
-    async def on_tick(self, counter):
+    async def on_tick(self, counter: Any) -> Any:
         now = time.monotonic()
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
             self.queues.collect_garbage(force=True)
         return await super().on_tick(counter)
 
-    async def shutdown(self, sockets=None):
+    async def shutdown(self, sockets: Any = None) -> None:
         self.queues.begin_shutdown()
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
-    def capture_signals(self):
+    def capture_signals(self) -> Iterator[Any]:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -274,7 +281,7 @@ class Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def run(flask_app, *, host, port, threads, on_started=None):
+def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None) -> Any:
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
     config = uvicorn.Config(
