@@ -37,7 +37,7 @@ def verify_api_key(email, api_key):
 # matching both email columns case-insensitively (no index serves that). The row itself is
 # always read fresh, and used only while it still answers to that email: the map never
 # decides who someone is, it only says where to look first.
-_login_ids = {}
+_login_ids: dict[str, int] = {}
 LOGIN_ID_CACHE_SIZE = 10_000
 
 

@@ -113,7 +113,7 @@ class SessionUser:
     email: str
 
 
-_cache = {}
+_cache: dict[str, tuple] = {}
 _cache_lock = threading.Lock()
 
 
