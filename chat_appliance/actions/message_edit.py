@@ -75,7 +75,7 @@ class EditPlan:
     def __init__(self, message):
         self.message = message
         self.content = None
-        self.rendered = None
+        self.rendered: Any = None
         self.topic = None
         self.stream = None
         self.propagate_mode = "change_one"

@@ -252,7 +252,7 @@ class QueueManager:
         self.last_gc = time.monotonic()
         self.loop = None
         self.closing = False
-        self.pending_wakes = collections.deque()
+        self.pending_wakes: collections.deque[Any] = collections.deque()
         self.wake_scheduled = False
 
     # --- waking polls on the loop in batches ------------------------------------------------

@@ -190,7 +190,7 @@ def group_in_realm(realm_id: int, group_id: int) -> UserGroup | None:
     return UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
 
 
-def stream_in_realm(realm_id: int, stream_id: int) -> Stream | None:
+def stream_in_realm(realm_id: int, stream_id: int | None) -> Stream | None:
     """The organization's channel with this id, or None (SQL built once: a channel narrow's
     lookup through peewee's query builder was a third of a fetch)."""
     rows = raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, realm_id)

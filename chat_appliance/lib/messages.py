@@ -313,6 +313,9 @@ class MessageRecord:
     __slots__ = ("id", "sender_id", "recipient_id", "stream_id", "topic", "topic_key", "content",
                  "rendered_content", "date_sent", "sending_client", "last_edit_time", "last_moved_time",
                  "edit_history", "is_me_message", "realm_id", "sender", "stream")
+    # For mypy: set from the row by setattr() in __init__, then decoded there.
+    edit_history: Any
+    is_me_message: Any
 
     def __init__(self, row, sender, stream):
         for name, value in zip(_RECORD_FIELDS, row):

@@ -46,7 +46,7 @@ class _RealmRenderData:
         users = (UserProfile.select(UserProfile.id, UserProfile.full_name)
                  .where((UserProfile.realm == realm.id) & UserProfile.is_active).tuples())
         self.users_by_id = {}
-        self.users_by_name = {}
+        self.users_by_name: dict[str, Any] = {}
         for user_id, full_name in users:
             target = MentionTarget(user_id, full_name)
             self.users_by_id[user_id] = target

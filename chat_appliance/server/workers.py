@@ -36,7 +36,7 @@ class StackExecutor(Executor):
         self.prefix = thread_name_prefix
         self._lock = threading.Lock()
         self._idle = []  # waiting workers, the most recently idle last
-        self._jobs = deque()  # jobs that found no idle worker
+        self._jobs: deque[Any] = deque()  # jobs that found no idle worker
         self._threads = []
         self._shutdown = False
 

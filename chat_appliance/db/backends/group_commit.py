@@ -67,8 +67,8 @@ class GroupCommit:
         self.lock = threading.Lock()
         self.guard = threading.Lock()  # protects `waiting`
         self.waiting = 0
-        self.connection = None
-        self.batch = None
+        self.connection: Any = None
+        self.batch: Any = None
         self.local = threading.local()
 
     def close(self) -> None:
