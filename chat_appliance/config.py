@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-DEFAULTS = {
+DEFAULTS: dict[str, object] = {
     # Where the database and local configuration live.
     "INSTANCE_PATH": "instance",
     # sqlite:///absolute/path or postgresql://user@host:port/dbname; None = instance/chat.sqlite3.

@@ -1,5 +1,9 @@
 """A person's own account from the web client: password and avatar."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from chat_appliance.db.connection import write_transaction
@@ -8,6 +12,9 @@ from chat_appliance.lib.passwords import check_password, hash_password, password
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import notify_user_updated
+
+if TYPE_CHECKING:
+    import pathlib
 
 # Zulip's MAX_AVATAR_FILE_SIZE_MIB.
 MAX_AVATAR_FILE_SIZE_MIB = 5
@@ -21,7 +28,7 @@ class WrongPasswordError(JsonableError):
     """The old password does not match: the HTTP layer counts it as a failed login."""
 
 
-def do_change_password(user, old_password, new_password, *, password_method):
+def do_change_password(user: UserProfile, old_password: str | None, new_password: str, *, password_method: str) -> None:
     """Zulip's rules and texts: the old password must match; the new one must not be weak. The new
     one is hashed with `password_method` (PASSWORD_HASH_METHOD). (The view throttles wrong old
     passwords as failed logins and ends the other browser sessions.)"""
@@ -37,7 +44,7 @@ def do_change_password(user, old_password, new_password, *, password_method):
     user.password = hashed
 
 
-def image_type(data):
+def image_type(data: bytes) -> str | None:
     for signature, mimetype in IMAGE_SIGNATURES:
         if data.startswith(signature):
             return mimetype
@@ -46,12 +53,12 @@ def image_type(data):
     return None
 
 
-def avatar_path(root, user_id):
+def avatar_path(root: pathlib.Path, user_id: int) -> pathlib.Path:
     """Where a user's uploaded avatar lives under the avatars folder `root`."""
     return Path(root) / str(user_id)
 
 
-def uploaded_avatar(root, realm_id, user_id):
+def uploaded_avatar(root: pathlib.Path, realm_id: int, user_id: int) -> tuple[pathlib.Path, str] | None:
     """(path, image type) of the avatar a user of this realm uploaded, or None."""
     user = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
     path = avatar_path(root, user_id)
@@ -60,7 +67,7 @@ def uploaded_avatar(root, realm_id, user_id):
     return path, image_type(path.read_bytes()) or "application/octet-stream"
 
 
-def do_set_avatar(user, data, root):
+def do_set_avatar(user: UserProfile, data: bytes, root: pathlib.Path) -> str:
     """Store an uploaded picture as the user's avatar; everyone sees the new URL."""
     if len(data) > MAX_AVATAR_FILE_SIZE_MIB * 1024 * 1024:
         raise JsonableError(f"Uploaded file is larger than the allowed limit of {MAX_AVATAR_FILE_SIZE_MIB} MiB")
@@ -80,7 +87,7 @@ def do_set_avatar(user, data, root):
     return url
 
 
-def do_reset_avatar(user, root):
+def do_reset_avatar(user: UserProfile, root: pathlib.Path) -> None:
     """Back to the computed (gravatar) avatar."""
     with write_transaction():
         UserProfile.update(avatar_source="G", avatar_version=UserProfile.avatar_version + 1).where(

@@ -13,6 +13,10 @@ shaped as a trie (a character at a time, so its cost per position of the message
 with the number of words), kept per app until the user's words change.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 
 from chat_appliance.db import runtime
@@ -23,6 +27,9 @@ from chat_appliance.models import AlertWord
 from chat_appliance.models.base import query_rows
 from chat_appliance.lib.alert_words import user_alert_words
 
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
+
 ALERT_WORD_MAX_LENGTH = 100
 # Ours: Zulip sets no limit on the number.
 MAX_ALERT_WORDS_PER_USER = 1000
@@ -30,17 +37,17 @@ BEFORE = r"(?:^|(?<=[\s(\"'.,;\[*`>]))"
 AFTER = r"(?=$|[\s)\"'?:.,;\]!*`])"
 
 
-def clean_alert_words(words):
+def clean_alert_words(words: list[str]) -> list[str]:
     """Stripped, empty ones dropped (Zulip's cleaning)."""
     return [w.strip() for w in words if w.strip()]
 
 
-def do_add_alert_words(user, words):
+def do_add_alert_words(user: UserProfile, words: list[str]) -> list[str]:
     """Add the words not already there (case-insensitively); return the full list. Refused
     whole when the user would have more than MAX_ALERT_WORDS_PER_USER."""
     with write_transaction():
         existing = {row.word_key for row in AlertWord.select(AlertWord.word_key).where(AlertWord.user_profile == user)}
-        new = {}
+        new: dict[str, str] = {}
         for word in words:
             if word.lower() not in existing:
                 new.setdefault(word.lower(), word)
@@ -53,7 +60,7 @@ def do_add_alert_words(user, words):
     return _announce(user)
 
 
-def do_remove_alert_words(user, words):
+def do_remove_alert_words(user: Any, words: list[str]) -> Any:
     """Remove these words (any case); words not there are ignored; return the full list."""
     keys = [w.lower() for w in words]
     with write_transaction():
@@ -80,7 +87,7 @@ def _trie(words):
     """A regular expression matching exactly these words, shared prefixes factored out:
     ["cat", "car"] -> "ca(?:r|t)". At each position at most one branch per next character is
     tried, so matching does not slow down with the number of words."""
-    root = {}
+    root: dict[str, Any] = {}
     for word in words:
         node = root
         for char in word:
@@ -101,7 +108,7 @@ def _compile(word_keys):
     return re.compile(BEFORE + "(?:" + _trie(word_keys) + ")" + AFTER)
 
 
-def users_with_alert_word_in(content, user_ids):
+def users_with_alert_word_in(content: str, user_ids: Any) -> set[Any]:
     """Which of these users have an alert word in the content."""
     if not user_ids:
         return set()
@@ -115,7 +122,7 @@ def users_with_alert_word_in(content, user_ids):
         # The SQL is built once per number of users.
         rows = query_rows('SELECT "user_profile_id", "word_key" FROM "alert_word" WHERE "user_profile_id" IN {ids}',
                           ids=missing)
-        words = {}
+        words: dict[int, list[str]] = {}
         for user_id, word_key in rows:
             words.setdefault(user_id, []).append(word_key)
         loaded = {uid: _compile(words[uid]) if uid in words else False for uid in missing}

@@ -1,16 +1,24 @@
 """Bot storage: string values under string keys, one namespace per account (the zulip_bots
 StateHandler keeps its state here; it JSON-encodes values itself and sends strings)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import BotStorageData
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
 
 # Zulip's limits: total characters of keys and values per account, and one key's length.
 STORAGE_SIZE_LIMIT = 10_000_000
 MAX_KEY_LENGTH = 200
 
 
-def check_storage_items(storage):
+def check_storage_items(storage: JSONDict) -> None:
     """Keys and values must be strings of sensible length."""
     for key, value in storage.items():
         if not isinstance(value, str):
@@ -19,7 +27,7 @@ def check_storage_items(storage):
             raise JsonableError(f"Key is longer than {MAX_KEY_LENGTH} characters.")
 
 
-def stored_items(user, keys=None):
+def stored_items(user: UserProfile, keys: list[str] | None = None) -> JSONDict:
     """{key: value}; with keys, exactly those, or an error naming the first one missing."""
     query = BotStorageData.select().where(BotStorageData.bot_profile == user)
     if keys is not None:
@@ -33,7 +41,7 @@ def stored_items(user, keys=None):
     return {key: found[key] for key in keys}
 
 
-def do_update_storage(user, storage):
+def do_update_storage(user: UserProfile, storage: JSONDict) -> None:
     """Set every key; refuse the whole update if the account's storage would outgrow its limit."""
     check_storage_items(storage)
     with write_transaction():
@@ -50,7 +58,7 @@ def do_update_storage(user, storage):
              .execute())
 
 
-def do_remove_storage(user, keys):
+def do_remove_storage(user: UserProfile, keys: list[str] | None) -> None:
     """Delete the keys (all of them when keys is None); a missing key is an error and deletes nothing."""
     with write_transaction():
         if keys is not None:

@@ -1,6 +1,10 @@
 """Channel folders: create, rename, describe, archive; channels are put in folders by
 PATCH /streams/{id} with folder_id."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from peewee import fn
 
 from chat_appliance.db.connection import write_transaction
@@ -11,8 +15,13 @@ from chat_appliance.lib.serializers import folder_dict
 from chat_appliance.models import ChannelFolder
 from chat_appliance.lib.rendering import render_plain
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
 
-def access_folder(realm_id, folder_id):
+
+def access_folder(realm_id: int, folder_id: int) -> ChannelFolder:
     """A folder of the organization, or BAD_REQUEST 'Invalid channel folder ID'."""
     folder = ChannelFolder.get_or_none((ChannelFolder.id == folder_id) & (ChannelFolder.realm == realm_id))
     if folder is None:
@@ -20,7 +29,7 @@ def access_folder(realm_id, folder_id):
     return folder
 
 
-def check_folder_name(realm_id, name, limits, *, exclude_id=None):
+def check_folder_name(realm_id: int, name: str, limits: Limits, *, exclude_id: int | None = None) -> str:
     """Not empty, within limits.max_channel_folder_name_length, unique (without regard to case)."""
     name = name.strip()
     limit = limits.max_channel_folder_name_length
@@ -37,7 +46,7 @@ def check_folder_name(realm_id, name, limits, *, exclude_id=None):
     return name
 
 
-def check_folder_description(description, limits):
+def check_folder_description(description: str, limits: Limits) -> str:
     """Within limits.max_channel_folder_description_length."""
     limit = limits.max_channel_folder_description_length
     if len(description) > limit:
@@ -45,7 +54,7 @@ def check_folder_description(description, limits):
     return description.strip()
 
 
-def do_create_folder(creator, name, description, limits):
+def do_create_folder(creator: UserProfile, name: str, description: str, limits: Limits) -> ChannelFolder:
     """A new folder at the end of the order; everyone is told."""
     name = check_folder_name(creator.realm_id, name, limits)
     description = check_folder_description(description, limits)
@@ -60,7 +69,7 @@ def do_create_folder(creator, name, description, limits):
     return folder
 
 
-def do_update_folder(folder, changes):
+def do_update_folder(folder: ChannelFolder, changes: JSONDict) -> None:
     """Apply validated changes (name, description, is_archived); everyone is told."""
     if "description" in changes:
         changes["rendered_description"] = render_plain(changes["description"])
@@ -72,7 +81,7 @@ def do_update_folder(folder, changes):
             active_user_ids(folder.realm_id))
 
 
-def realm_folders(realm_id, include_archived):
+def realm_folders(realm_id: int, include_archived: bool) -> list[ChannelFolder]:
     """The organization's folders in order, archived ones only when asked."""
     query = ChannelFolder.select().where(ChannelFolder.realm == realm_id)
     if not include_archived:
@@ -80,7 +89,7 @@ def realm_folders(realm_id, include_archived):
     return list(query.order_by(ChannelFolder.order, ChannelFolder.id))
 
 
-def check_folder_order(realm_id, order):
+def check_folder_order(realm_id: int, order: list[int]) -> list[int]:
     """Every folder of the organization (archived ones included), each once."""
     ids = {f.id for f in ChannelFolder.select(ChannelFolder.id).where(ChannelFolder.realm == realm_id)}
     if len(order) != len(set(order)) or set(order) != ids:
@@ -88,7 +97,7 @@ def check_folder_order(realm_id, order):
     return order
 
 
-def do_reorder_folders(realm_id, order):
+def do_reorder_folders(realm_id: int, order: list[int]) -> None:
     """Folders take their position in `order`; everyone gets channel_folder reorder."""
     with write_transaction():
         for position, folder_id in enumerate(order):

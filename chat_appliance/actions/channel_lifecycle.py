@@ -12,6 +12,10 @@ Zulip's rules (facts, not code):
   stream create on unarchiving), since Zulip feature level 378.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 import secrets
 
@@ -39,6 +43,10 @@ from chat_appliance.actions.messages import check_send_message, internal_send_di
 from chat_appliance.actions.users import active_user_ids
 from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
+
 # Zulip's topic for Notification Bot's notes about a channel.
 CHANNEL_EVENTS_TOPIC = "channel events"
 
@@ -46,18 +54,18 @@ CHANNEL_EVENTS_TOPIC = "channel events"
 ARCHIVED_CHANNELS = "archived_channels"
 
 
-def capability_gated(event, capability, declared):
+def capability_gated(event: JSONDict, capability: str, declared: bool) -> Any:
     """The event for queues whose client declared (or did not declare) a capability; the queue
     manager drops the marker before delivery."""
     return dict(event, _capability=(capability, declared))
 
 
-def can_administer_channel(user, stream):
+def can_administer_channel(user: UserProfile, stream: Stream) -> bool:
     """Administrators, and members of the channel's can_administer_channel_group."""
     return user.is_realm_admin or is_user_in_group(user, (stream.settings or {}).get("can_administer_channel_group"))
 
 
-def set_default_stream(realm, stream_id, is_default):
+def set_default_stream(realm: Realm, stream_id: int, is_default: bool) -> bool:
     """Add or remove a channel from the stored default set; the caller holds the transaction.
     Returns whether anything changed."""
     ids = set((realm.settings or {}).get("default_stream_ids", []))
@@ -69,7 +77,7 @@ def set_default_stream(realm, stream_id, is_default):
     return True
 
 
-def do_change_default_stream(realm, stream, is_default):
+def do_change_default_stream(realm: Realm, stream: Stream, is_default: bool) -> None:
     """POST/DELETE /default_streams: change the default set and tell everyone but guests."""
     if is_default and stream.invite_only:
         raise JsonableError("Private channels cannot be made default.")
@@ -80,7 +88,7 @@ def do_change_default_stream(realm, stream, is_default):
         publish(default_streams_event(realm), non_guest_user_ids(realm.id))
 
 
-def check_create_permission(user, *, invite_only, is_web_public):
+def check_create_permission(user: UserProfile, *, invite_only: bool, is_web_public: bool) -> None:
     """The organization's channel-creation settings."""
     if user.is_guest:
         raise JsonableError("Insufficient permission")
@@ -94,8 +102,10 @@ def check_create_permission(user, *, invite_only, is_web_public):
         raise JsonableError("Insufficient permission")
 
 
-def do_create_channel(creator, name, *, description, invite_only, history_public_to_subscribers, is_web_public,
-                      is_default_stream, folder_id, group_settings, subscribers, send_new_subscription_messages):
+def do_create_channel(creator: UserProfile, name: str, *, description: str, invite_only: bool,
+                      history_public_to_subscribers: bool | None, is_web_public: bool, is_default_stream: bool,
+                      folder_id: int | None, group_settings: JSONDict, subscribers: list[UserProfile],
+                      send_new_subscription_messages: bool) -> Stream:
     """Create a channel with its settings and subscribers in one transaction; then stream create
     to those who may see it, subscription events, default_streams when it is default, and
     Notification Bot's note to each other new subscriber when asked for (and they are few)."""
@@ -120,7 +130,7 @@ def do_create_channel(creator, name, *, description, invite_only, history_public
     return stream
 
 
-def tell_new_subscribers(acting_user, stream, users):
+def tell_new_subscribers(acting_user: UserProfile, stream: Stream, users: list[UserProfile]) -> None:
     """A direct message from Notification Bot to each user someone else subscribed."""
     bot = notification_bot(acting_user.realm)
     for user in users:
@@ -129,7 +139,7 @@ def tell_new_subscribers(acting_user, stream, users):
                                                     f"to the channel #**{stream.name}**.")
 
 
-def notify_archive_state(stream, audience):
+def notify_archive_state(stream: Stream, audience: list[int]) -> None:
     """stream update is_archived to clients with the archived_channels capability; stream delete
     (archived) or create (unarchived) to the others."""
     count = subscriber_counts([stream.id])[stream.id]
@@ -143,12 +153,12 @@ def notify_archive_state(stream, audience):
     publish(capability_gated(legacy, ARCHIVED_CHANNELS, False), audience)
 
 
-def notification_bot(realm):
+def notification_bot(realm: Realm) -> UserProfile:
 
     return system_bot(realm, NOTIFICATION_BOT[0])
 
 
-def post_channel_note(stream, text):
+def post_channel_note(stream: Stream, text: str) -> int:
     """Notification Bot's note in the channel's "channel events" topic; returns its message id."""
     bot = notification_bot(stream.realm)
     message_id, _policy = check_send_message(bot, message_type="stream", to=stream.id, topic=CHANNEL_EVENTS_TOPIC,
@@ -156,7 +166,7 @@ def post_channel_note(stream, text):
     return message_id
 
 
-def do_archive_stream(stream, acting_user):
+def do_archive_stream(stream: Stream, acting_user: UserProfile) -> None:
     """Archive a channel; see the module's rules."""
     if stream.deactivated:
         raise JsonableError("Channel is already deactivated")
@@ -183,7 +193,7 @@ def do_archive_stream(stream, acting_user):
                 active_user_ids(realm.id))
 
 
-def do_unarchive_stream(stream, acting_user):
+def do_unarchive_stream(stream: Stream, acting_user: UserProfile) -> None:
     """Bring an archived channel back, subscriptions as they were; Notification Bot says so."""
     check_archive_change(stream, False)
     with write_transaction():
@@ -194,13 +204,13 @@ def do_unarchive_stream(stream, acting_user):
                               "the archive.")
 
 
-def email_slug(name):
+def email_slug(name: str) -> str:
     """The readable part of a channel's address: its name, lower-cased, with runs of other
     characters than letters and digits turned into a hyphen."""
     return re.sub(r"[^0-9a-z]+", "-", name.lower()).strip("-") or "channel"
 
 
-def do_get_channel_email_address(requester, stream, sender):
+def do_get_channel_email_address(requester: UserProfile, stream: Stream, sender: UserProfile) -> str:
     """The channel's address for this sender, creating its token on first use."""
     with write_transaction():
         row = ChannelEmailAddress.get_or_none((ChannelEmailAddress.stream == stream.id)
@@ -211,7 +221,7 @@ def do_get_channel_email_address(requester, stream, sender):
     return f"{email_slug(stream.name)}.{row.email_token}.show-sender@{stream.realm.host}"
 
 
-def check_archive_change(stream, is_archived):
+def check_archive_change(stream: Stream, is_archived: bool) -> None:
     """PATCH /streams/{id} is_archived: only unarchiving an archived channel (Zulip feature level
     388); archiving is DELETE /streams/{id}."""
     if is_archived and not stream.deactivated:

@@ -1,5 +1,9 @@
 """Channels: creation, subscriptions, default channels."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import can_access_stream_metadata, get_stream_by_name
@@ -11,6 +15,11 @@ from chat_appliance.lib.subscriptions import default_streams_event, subscriber_c
 from chat_appliance.models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
 from chat_appliance.lib.rendering import render_plain
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
+
 # The colours Zulip hands out to new subscriptions, in order (#rrggbb: zulip-terminal
 # refuses anything else at start-up).
 STREAM_COLORS = [
@@ -20,7 +29,7 @@ STREAM_COLORS = [
 ]
 
 
-def check_stream_name(name, limits):
+def check_stream_name(name: str, limits: Limits) -> str:
     """Zulip's channel-name rules, within limits.max_stream_name_length."""
     name = name.strip()
     if not name:
@@ -33,14 +42,14 @@ def check_stream_name(name, limits):
     return name
 
 
-def default_streams(realm):
+def default_streams(realm: Realm) -> list[Stream]:
     """Channels every new account is subscribed to."""
     ids = (realm.settings or {}).get("default_stream_ids", [])
     return list(Stream.select().where(Stream.id.in_(ids) & ~Stream.deactivated)) if ids else []
 
 
-def create_stream_row(realm, name, *, description="", invite_only=False, history_public_to_subscribers=None,
-                      creator=None):
+def create_stream_row(realm: Realm, name: str, *, description: str = "", invite_only: bool = False,
+                      history_public_to_subscribers: bool | None = None, creator: UserProfile | None = None) -> Stream:
     """Insert a channel with its recipient; the caller checked the name and description and
     holds the transaction."""
     if history_public_to_subscribers is None or not invite_only:
@@ -62,7 +71,7 @@ def create_stream_row(realm, name, *, description="", invite_only=False, history
     )
 
 
-def stream_audience_ids(stream):
+def stream_audience_ids(stream: Stream) -> list[int]:
     """Active users who may know the channel exists: the events audience for it."""
     users = UserProfile.select().where((UserProfile.realm == stream.realm_id) & UserProfile.is_active)
     subscribed = subscriber_ids(stream)
@@ -77,7 +86,8 @@ def _pick_color(user):
     return STREAM_COLORS[len(used) % len(STREAM_COLORS)]
 
 
-def subscribe_users_to_streams(streams, users, *, acting_user=None):
+def subscribe_users_to_streams(streams: list[Stream], users: list[UserProfile], *,
+                               acting_user: UserProfile | None = None) -> tuple[list[tuple[Any, ...]], list[Any]]:
     """Subscribe each user to each channel; returns (newly subscribed pairs, already subscribed
     pairs). In the caller's transaction or its own; the events go out when it commits."""
     with write_transaction():
@@ -86,8 +96,10 @@ def subscribe_users_to_streams(streams, users, *, acting_user=None):
     return added, already
 
 
-def do_subscribe_creating_streams(acting_user, targets, streams, to_create, *, invite_only,
-                                  history_public_to_subscribers, limits):
+def do_subscribe_creating_streams(acting_user: UserProfile, targets: list[UserProfile], streams: list[Stream],
+                                  to_create: list[tuple[str, str]], *, invite_only: bool,
+                                  history_public_to_subscribers: bool | None,
+                                  limits: Limits) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Create the channels of `to_create` [(name, description)], then subscribe `targets` to
     them and to `streams`, in one transaction. Returns (added pairs, already subscribed pairs)."""
     with write_transaction():
@@ -102,7 +114,8 @@ def do_subscribe_creating_streams(acting_user, targets, streams, to_create, *, i
     return added, already
 
 
-def create_subscription_rows(streams, users):
+def create_subscription_rows(streams: list[Stream],
+                             users: list[UserProfile]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The subscription rows alone, with no events: for accounts being created, whose
     realm_user add event announces them. The caller holds the transaction. Returns (added
     pairs, already subscribed pairs)."""
@@ -131,10 +144,10 @@ def create_subscription_rows(streams, users):
     return added, already
 
 
-def notify_subscribed(added):
+def notify_subscribed(added: list[tuple[UserProfile, Stream]]) -> None:
     streams = {stream.id: stream for _user, stream in added}
     counts = subscriber_counts(list(streams))
-    by_user = {}
+    by_user: dict[int, list[Stream]] = {}
     for user, stream in added:
         by_user.setdefault(user.id, []).append(stream)
     for user_id, user_streams in by_user.items():
@@ -150,9 +163,11 @@ def notify_subscribed(added):
         publish({"type": "subscription", "op": "peer_add", "stream_ids": [stream.id], "user_ids": new_ids}, others)
 
 
-def unsubscribe_users(streams, users):
+def unsubscribe_users(streams: list[Stream],
+                      users: list[UserProfile]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Remove subscriptions; returns (removed pairs, not-subscribed pairs). Publishes after commit."""
-    removed, not_removed = [], []
+    removed: list[tuple[UserProfile, Stream]] = []
+    not_removed: list[tuple[UserProfile, Stream]] = []
     with write_transaction():
         for stream in streams:
             for user in users:
@@ -170,7 +185,9 @@ def unsubscribe_users(streams, users):
     return removed, not_removed
 
 
-def do_create_streams(realm, specs, *, invite_only, history_public_to_subscribers, creator, limits):
+def do_create_streams(realm: Realm, specs: list[tuple[str, str]], *, invite_only: bool,
+                      history_public_to_subscribers: bool | None, creator: UserProfile,
+                      limits: Limits) -> tuple[JSONDict, list[Stream]]:
     """Create the channels named in specs [(name, description)] that do not exist yet.
 
     Returns {name_key: Stream} for every spec, existing ones included. The caller holds the
@@ -192,14 +209,14 @@ def do_create_streams(realm, specs, *, invite_only, history_public_to_subscriber
     return streams, created
 
 
-def notify_streams_created(created):
+def notify_streams_created(created: list[Stream]) -> None:
     """stream create events, to those who may see each new channel."""
     for stream in created:
         publish({"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=0)]},
                 stream_audience_ids(stream))
 
 
-def do_change_subscription_properties(changes):
+def do_change_subscription_properties(changes: list[tuple[Subscription, str, Any]]) -> None:
     """Apply [(subscription, property, value)] in one transaction, then tell the user's clients.
     `in_home_view` is the legacy inverse of `is_muted`: it is stored as is_muted, and every muting
     change sends both events, since zulip-terminal 0.7.0 reads only in_home_view."""
@@ -215,12 +232,12 @@ def do_change_subscription_properties(changes):
             publish(subscription_update_event(sub, "in_home_view", not value), [sub.user_profile_id])
 
 
-def subscription_update_event(sub, prop, value):
+def subscription_update_event(sub: Subscription, prop: str, value: Any) -> JSONDict:
     """subscription op=update: one personal property of one of the user's subscriptions."""
     return {"type": "subscription", "op": "update", "stream_id": sub.stream_id, "property": prop, "value": value}
 
 
-def do_update_stream(stream, changes):
+def do_update_stream(stream: Stream, changes: JSONDict) -> None:
     """Apply validated channel changes (name, description, privacy, default, group settings) in
     one transaction, then tell everyone who may see the channel, one stream update event per
     property. Users who could see it before but not after (it became private) get stream delete."""

@@ -5,6 +5,10 @@ checks (types, NUL bytes) do not reach its fields: `check_draft` does them. Even
 queue of the draft's owner and nobody else's, as Zulip sends them.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import math
 import time
 
@@ -17,6 +21,10 @@ from chat_appliance.lib.serializers import draft_dict
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+
 DRAFT_FIELDS = ("type", "to", "topic", "content")
 OPTIONAL_DRAFT_FIELDS = ("timestamp",)
 # What Zulip appends when it shortens an over-long draft (it truncates rather than refuses,
@@ -25,13 +33,13 @@ TOPIC_TRUNCATED = "..."
 CONTENT_TRUNCATED = "\n[message truncated]"
 
 
-def check_drafts_enabled(user):
+def check_drafts_enabled(user: UserProfile) -> None:
     """Every draft endpoint refuses while the user has turned synchronization off."""
     if not user_setting(user, "enable_drafts_synchronization"):
         raise JsonableError("User has disabled synchronizing drafts.")
 
 
-def truncate(text, limit, marker):
+def truncate(text: str, limit: int, marker: str) -> str:
     """At most `limit` characters, the end replaced by `marker` when shortened."""
     return text if len(text) <= limit else text[:limit - len(marker)] + marker
 
@@ -83,7 +91,7 @@ def _check_audience(user, draft_type, to):
     return []
 
 
-def check_draft(user, var_name, raw, limits):
+def check_draft(user: UserProfile, var_name: str, raw: Any, limits: Limits) -> JSONDict:
     """Validate one draft object; return the fields to store (never an `id`)."""
     _check_shape(var_name, raw)
     content = raw["content"].rstrip().lstrip("\n")
@@ -111,7 +119,7 @@ def check_draft(user, var_name, raw, limits):
     }
 
 
-def access_draft(user, draft_id):
+def access_draft(user: UserProfile, draft_id: int) -> Draft:
     """One of the user's own drafts; anyone else's, like a missing one, is 'Draft does not exist'
     (HTTP 404 with code BAD_REQUEST, as Zulip answers)."""
     draft = None
@@ -122,7 +130,7 @@ def access_draft(user, draft_id):
     return draft
 
 
-def do_create_drafts(user, validated):
+def do_create_drafts(user: UserProfile, validated: list[JSONDict]) -> list[Draft]:
     """Store already-validated drafts in one transaction (all or none); return them."""
     with write_transaction():
         drafts = [Draft.create(user_profile=user, **fields) for fields in validated]
@@ -131,7 +139,7 @@ def do_create_drafts(user, validated):
     return drafts
 
 
-def do_edit_draft(draft, fields):
+def do_edit_draft(draft: Draft, fields: Any) -> None:
     """Replace a draft by a validated one, keeping its id."""
     with write_transaction():
         for key, value in fields.items():
@@ -140,7 +148,7 @@ def do_edit_draft(draft, fields):
     publish({"type": "drafts", "op": "update", "draft": draft_dict(draft)}, [draft.user_profile_id])
 
 
-def do_delete_draft(draft):
+def do_delete_draft(draft: Draft) -> None:
     """Delete a draft."""
     draft_id = draft.id
     with write_transaction():
@@ -148,7 +156,7 @@ def do_delete_draft(draft):
     publish({"type": "drafts", "op": "remove", "draft_id": draft_id}, [draft.user_profile_id])
 
 
-def delete_all_drafts(user):
+def delete_all_drafts(user: UserProfile) -> None:
     """Forget every stored draft: what turning synchronization off does. Call inside the settings
     transaction. No events: clients keep their local copies (Zulip's documented behaviour)."""
     Draft.delete().where(Draft.user_profile == user).execute()

@@ -2,16 +2,23 @@
 telling who follows invitations (kept apart from invites.py, which creates accounts and so
 imports users.py)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import invites_changed_audience
 from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, Invitation
 
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
 
-def notify_invites_changed(realm_id, referrer_id):
+
+def notify_invites_changed(realm_id: int, referrer_id: int | None) -> None:
     publish({"type": "invites_changed"}, invites_changed_audience(realm_id, referrer_id))
 
 
-def revoke_invitations_by(user):
+def revoke_invitations_by(user: UserProfile) -> int:
     """Revoke the pending invitations a deactivated account made (Zulip does); the caller holds the
     transaction. Returns how many."""
     return Invitation.update(status=INVITE_REVOKED).where(

@@ -13,6 +13,10 @@ Zulip's rules (facts, not code):
 - invites_changed goes to the administrators and the invitation's referrer.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 import secrets
 import string
@@ -42,6 +46,10 @@ from chat_appliance.actions.user_groups import access_group, check_member_change
 from chat_appliance.actions.users import EMAIL_RE, check_email, check_full_name, create_user_row, email_in_use, notify_user_added
 from chat_appliance.actions.welcome import send_welcome_message
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
+
 KEY_LENGTH = 24
 _KEY_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -61,7 +69,7 @@ class InvalidInvitationError(JsonableError):
         super().__init__(msg)
 
 
-def check_invite_role(user, invite_as):
+def check_invite_role(user: UserProfile, invite_as: int) -> None:
     """Owners invite owners; administrators invite administrators and moderators."""
     if invite_as == ROLE_OWNER and not user.is_owner:
         raise OrganizationOwnerRequiredError()
@@ -69,7 +77,7 @@ def check_invite_role(user, invite_as):
         raise JsonableError("Must be an organization administrator")
 
 
-def check_invite_streams(user, stream_ids):
+def check_invite_streams(user: UserProfile, stream_ids: list[int]) -> list[int]:
     """The channels an invitee will join: each visible to the inviter; channels other than the
     default ones need the right to subscribe others."""
 
@@ -85,7 +93,7 @@ def check_invite_streams(user, stream_ids):
     return [s.id for s in streams]
 
 
-def check_invite_groups(user, group_ids):
+def check_invite_groups(user: UserProfile, group_ids: list[Any]) -> list[Any]:
     """Groups the invitee will join: each one the inviter may add members to."""
     for group_id in group_ids:
         group = access_group(user.realm_id, group_id)
@@ -96,7 +104,7 @@ def check_invite_groups(user, group_ids):
     return list(dict.fromkeys(group_ids))
 
 
-def check_welcome_text(user, text):
+def check_welcome_text(user: UserProfile, text: str | None) -> Any:
     """Only administrators choose the welcome text; for others it is always null."""
     if text is None or not user.is_realm_admin:
         return None
@@ -106,9 +114,9 @@ def check_welcome_text(user, text):
     return text
 
 
-def parse_invitee_emails(raw):
+def parse_invitee_emails(raw: str) -> list[str]:
     """Addresses separated by commas or newlines; `Name <address>` gives the address."""
-    emails = []
+    emails: list[str] = []
     for part in re.split(r"[,\n]", raw):
         named = re.search(r"<(?P<email>.*)>", part)
         email = (named.group("email") if named else part).strip()
@@ -117,21 +125,21 @@ def parse_invitee_emails(raw):
     return emails
 
 
-def expiry_for(minutes):
+def expiry_for(minutes: int) -> int:
     """The expiry timestamp for a validity in minutes (None: never)."""
     return None if minutes is None else now() + minutes * 60
 
 
-def new_key():
+def new_key() -> str:
     return "".join(secrets.choice(_KEY_ALPHABET) for _ in range(KEY_LENGTH))
 
 
-def invite_link(realm, key):
+def invite_link(realm: Realm, key: str) -> str:
     """The sign-up link of an invitation."""
     return f"{realm.url.rstrip('/')}/join/{key}"
 
 
-def existing_account_errors(realm, emails):
+def existing_account_errors(realm: Realm, emails: list[str]) -> list[Any]:
     """[(email, reason, deactivated)] for addresses that already have an account here."""
     errors = []
     for email in emails:
@@ -146,8 +154,9 @@ def existing_account_errors(realm, emails):
     return errors
 
 
-def do_invite_users(user, emails, *, stream_ids, group_ids, invite_as, expires_in_minutes,
-                    include_realm_default_subscriptions, notify_referrer_on_join, welcome_message_custom_text):
+def do_invite_users(user: UserProfile, emails: list[str], *, stream_ids: list[int], group_ids: list[Any],
+                    invite_as: int, expires_in_minutes: int, include_realm_default_subscriptions: bool,
+                    notify_referrer_on_join: bool, welcome_message_custom_text: Any) -> list[Any]:
     """Create an email invitation per address. Invalid addresses refuse the whole request; addresses
     that already have accounts are skipped and reported (INVITATION_FAILED, sent_invitations
     telling whether any other was invited)."""
@@ -174,8 +183,9 @@ def do_invite_users(user, emails, *, stream_ids, group_ids, invite_as, expires_i
     return skipped
 
 
-def do_create_multiuse_invite(user, *, stream_ids, group_ids, invite_as, expires_in_minutes,
-                              include_realm_default_subscriptions, welcome_message_custom_text):
+def do_create_multiuse_invite(user: UserProfile, *, stream_ids: list[int], group_ids: list[Any], invite_as: int,
+                              expires_in_minutes: int, include_realm_default_subscriptions: bool,
+                              welcome_message_custom_text: Any) -> str:
     """A reusable invitation link; returns its URL."""
     with write_transaction():
         invite = Invitation.create(realm=user.realm_id, referred_by=user.id, is_multiuse=True, key=new_key(),
@@ -188,11 +198,11 @@ def do_create_multiuse_invite(user, *, stream_ids, group_ids, invite_as, expires
     return invite_link(user.realm, invite.key)
 
 
-def is_unexpired(invite, at=None):
+def is_unexpired(invite: Invitation, at: int | None = None) -> bool:
     return invite.expiry_date is None or invite.expiry_date >= (now() if at is None else at)
 
 
-def invite_dict(invite, realm):
+def invite_dict(invite: Invitation, realm: Realm) -> JSONDict:
     """An invitation as GET /invites lists it."""
     data = {
         "id": invite.id,
@@ -210,7 +220,7 @@ def invite_dict(invite, realm):
     return data
 
 
-def invites_controlled_by(user):
+def invites_controlled_by(user: UserProfile) -> list[JSONDict]:
     """Unexpired, pending invitations the user manages: all of the organization's for
     administrators, their own for others."""
     query = Invitation.select().where((Invitation.realm == user.realm_id) & (Invitation.status == INVITE_ACTIVE)
@@ -221,7 +231,7 @@ def invites_controlled_by(user):
     return [invite_dict(invite, user.realm) for invite in rows]
 
 
-def access_invite_for_update(user, invite_id, *, multiuse):
+def access_invite_for_update(user: UserProfile, invite_id: int, *, multiuse: bool) -> Invitation:
     """An invitation of this kind the user manages, or 'No such invitation'."""
     invite = Invitation.get_or_none((Invitation.id == invite_id) & (Invitation.realm == user.realm_id)
                                     & (Invitation.is_multiuse == multiuse))
@@ -236,7 +246,7 @@ def access_invite_for_update(user, invite_id, *, multiuse):
     return invite
 
 
-def do_revoke_invite(invite):
+def do_revoke_invite(invite: Invitation) -> None:
     """Revoke an email invitation or a reusable link: its link stops working."""
     with write_transaction():
         Invitation.update(status=INVITE_REVOKED).where(Invitation.id == invite.id).execute()
@@ -244,7 +254,7 @@ def do_revoke_invite(invite):
     notify_invites_changed(invite.realm_id, invite.referred_by_id)
 
 
-def do_resend_invite(invite):
+def do_resend_invite(invite: Invitation) -> None:
     """Zulip emails the invitation again. This server sends no email: the link, from GET /invites
     for reusable ones or from the inviter for email ones, is the way in, so resending only checks
     that the invitation is still pending and still valid."""
@@ -255,7 +265,7 @@ def do_resend_invite(invite):
 # --- accepting an invitation (the sign-up page) ------------------------------------------
 
 
-def get_valid_invitation(key):
+def get_valid_invitation(key: str) -> Invitation:
     """The invitation this key opens: pending (or a reusable link), not revoked, not expired.
     Raises InvalidInvitationError otherwise."""
     invite = Invitation.get_or_none(Invitation.key == key) if isinstance(key, str) else None
@@ -266,7 +276,8 @@ def get_valid_invitation(key):
     return invite
 
 
-def do_accept_invitation(key, full_name, password, *, email=None, password_method):
+def do_accept_invitation(key: str, full_name: str, password: str, *, email: str | None = None,
+                         password_method: str | None) -> UserProfile:
     """Create the account an invitation offers and return it.
 
     An email invitation creates the invited address (`email`, if given, must match it); a reusable
@@ -320,13 +331,13 @@ def do_accept_invitation(key, full_name, password, *, email=None, password_metho
     return user
 
 
-def add_to_groups(user, group_ids):
+def add_to_groups(user: UserProfile, group_ids: list[Any]) -> None:
     """Direct membership in these groups; the caller holds the transaction."""
     for group_id in group_ids:
         UserGroupMembership.get_or_create(user_group=group_id, user_profile=user.id)
 
 
-def send_join_messages(user, invite, referrer):
+def send_join_messages(user: UserProfile, invite: Invitation, referrer: UserProfile) -> None:
     """The Welcome Bot's messages to the new account, and Notification Bot's note to the referrer."""
     send_welcome_message(user, custom_text=invite.welcome_message_custom_text)
     if invite.notify_referrer_on_join and referrer is not None and referrer.is_active:

@@ -1,5 +1,9 @@
 """Linkifiers (Zulip's realm filters): patterns whose matches the renderer turns into links."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import re
 from urllib.parse import urlsplit
 
@@ -15,7 +19,7 @@ from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import Linkifier
 
 
-def check_linkifier(pattern, url_template):
+def check_linkifier(pattern: str, url_template: str) -> None:
     """The pattern compiles as a Python regex, the template is RFC 6570, and the template's
     variables are exactly the pattern's named groups."""
     try:
@@ -40,14 +44,14 @@ def check_linkifier(pattern, url_template):
         raise JsonableError(f"Group '{name}' in linkifier pattern is not present in URL template.")
 
 
-def notify_linkifiers(realm_id):
+def notify_linkifiers(realm_id: int) -> None:
     """realm_linkifiers with the whole ordered list, to everyone."""
     publish({"type": "realm_linkifiers",
              "realm_linkifiers": [linkifier_dict(l) for l in realm_linkifiers(realm_id)]},
             active_user_ids(realm_id))
 
 
-def do_add_linkifier(realm_id, pattern, url_template):
+def do_add_linkifier(realm_id: int, pattern: str, url_template: str) -> Linkifier:
     """Add a linkifier with the lowest priority."""
     check_linkifier(pattern, url_template)
     with write_transaction():
@@ -57,7 +61,7 @@ def do_add_linkifier(realm_id, pattern, url_template):
     return linkifier
 
 
-def access_linkifier(realm_id, filter_id):
+def access_linkifier(realm_id: int, filter_id: int) -> Any:
     """A linkifier of the organization, or BAD_REQUEST."""
     linkifier = Linkifier.get_or_none((Linkifier.id == filter_id) & (Linkifier.realm == realm_id))
     if linkifier is None:
@@ -65,7 +69,7 @@ def access_linkifier(realm_id, filter_id):
     return linkifier
 
 
-def do_update_linkifier(linkifier, pattern, url_template):
+def do_update_linkifier(linkifier: Linkifier, pattern: str, url_template: str) -> None:
     """Replace a linkifier's pattern and template, keeping its priority."""
     check_linkifier(pattern, url_template)
     with write_transaction():
@@ -74,14 +78,14 @@ def do_update_linkifier(linkifier, pattern, url_template):
     notify_linkifiers(linkifier.realm_id)
 
 
-def do_remove_linkifier(linkifier):
+def do_remove_linkifier(linkifier: Linkifier) -> None:
     """Delete a linkifier."""
     with write_transaction():
         linkifier.delete_instance()
     notify_linkifiers(linkifier.realm_id)
 
 
-def do_reorder_linkifiers(realm_id, ordered_ids):
+def do_reorder_linkifiers(realm_id: int, ordered_ids: Any) -> None:
     """Set the priority order; the ids must be exactly the organization's linkifiers."""
     with write_transaction():
         current = {l.id for l in realm_linkifiers(realm_id)}

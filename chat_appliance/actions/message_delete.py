@@ -6,6 +6,10 @@ is removed by hand. A channel whose oldest message goes gets a new first_message
 the queue manager splits them for clients without bulk_message_deletion.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import time
 
 from peewee import fn
@@ -20,13 +24,13 @@ from chat_appliance.actions.channels import stream_audience_ids, subscriber_ids
 DELETE_TOPIC_BATCH_SIZE = 100
 
 
-def delete_message_rows(messages):
+def delete_message_rows(messages: list[Message]) -> tuple[dict[int, Any], dict[int, Any]]:
     """Delete messages inside the caller's transaction.
 
     Returns ({message_id: holder user ids}, {stream_id: new first_message_id}) for the events.
     """
     ids = [m.id for m in messages]
-    holders = {mid: [] for mid in ids}
+    holders: dict[int, list[int]] = {mid: [] for mid in ids}
     for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(UserMessage.message.in_(ids)):
         holders[row.message_id].append(row.user_profile_id)
     AttachmentMessage.delete().where(AttachmentMessage.message_id.in_(ids)).execute()
@@ -35,7 +39,7 @@ def delete_message_rows(messages):
     return holders, refresh_first_message_ids({m.stream_id for m in messages if m.stream_id is not None})
 
 
-def refresh_first_message_ids(stream_ids):
+def refresh_first_message_ids(stream_ids: set[int]) -> dict[int, int | None]:
     """Recompute first_message_id of these channels; {stream_id: value} for those that changed."""
     changed = {}
     for stream in Stream.select().where(Stream.id.in_(list(stream_ids))):
@@ -47,10 +51,12 @@ def refresh_first_message_ids(stream_ids):
     return changed
 
 
-def notify_messages_deleted(messages, holders, first_ids):
+def notify_messages_deleted(messages: list[Message], holders: dict[int, list[int]],
+                            first_ids: dict[int, int | None]) -> None:
     """One delete_message event per conversation, to the users who had the messages and, for a
     channel whose history is shared, its subscribers (who may have read it from history)."""
-    groups, topics = {}, {}
+    groups: dict[Any, Any] = {}
+    topics: dict[Any, Any] = {}
     for message in messages:
         key = (message.stream_id, message.topic_key, message.recipient_id)
         groups.setdefault(key, []).append(message.id)
@@ -70,7 +76,7 @@ def notify_messages_deleted(messages, holders, first_ids):
     notify_first_message_ids(first_ids)
 
 
-def notify_first_message_ids(first_ids):
+def notify_first_message_ids(first_ids: dict[int, int | None]) -> None:
     """stream update events for channels whose oldest message changed."""
     for stream_id, first in first_ids.items():
         stream = Stream.get_by_id(stream_id)
@@ -78,14 +84,14 @@ def notify_first_message_ids(first_ids):
                  "stream_id": stream_id, "name": stream.name}, stream_audience_ids(stream))
 
 
-def do_delete_messages(messages):
+def do_delete_messages(messages: list[Message]) -> None:
     """Delete these messages in one transaction, then tell their audience."""
     with write_transaction():
         holders, first_ids = delete_message_rows(messages)
     notify_messages_deleted(messages, holders, first_ids)
 
 
-def do_delete_topic(stream, topic_key, *, time_budget_seconds, received_by=None):
+def do_delete_topic(stream: Stream, topic_key: str, *, time_budget_seconds: int, received_by: Any = None) -> bool:
     """Delete a topic's messages newest first, a batch per transaction, until none are left
     (True) or the time budget is spent with messages left (False). Returns whether it finished.
     With received_by, only the messages that user received."""

@@ -11,6 +11,10 @@ a copy but cannot read the new channel (it is private and they are not subscribe
 guest not subscribed to it) lose their copy and get delete_message events instead of the update.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import hashlib
 
 from chat_appliance.db.connection import backend, write_transaction
@@ -39,6 +43,11 @@ from chat_appliance.actions.messages import (
     topic_participant_ids,
 )
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.markdown.context import RenderResult
+    from chat_appliance.models import Stream
+
 RESOLVED_TOPIC_PREFIX = "✔ "
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
 MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
@@ -52,7 +61,7 @@ ROWS_PER_STATEMENT = 500
 DELETED_CONTENT = "(deleted)"
 
 
-def resolve_kind(old_topic, new_topic):
+def resolve_kind(old_topic: str, new_topic: str) -> str | None:
     """'resolve' or 'unresolve' when the rename only adds or removes the resolved prefix."""
     if new_topic.startswith(RESOLVED_TOPIC_PREFIX) and new_topic[len(RESOLVED_TOPIC_PREFIX):] == old_topic:
         return "resolve"
@@ -66,7 +75,7 @@ class EditPlan:
     def __init__(self, message):
         self.message = message
         self.content = None
-        self.rendered = None
+        self.rendered: Any = None
         self.topic = None
         self.stream = None
         self.propagate_mode = "change_one"
@@ -77,12 +86,13 @@ class EditPlan:
         self.resolve_only = None
 
     @property
-    def moves(self):
+    def moves(self) -> bool:
         return self.topic is not None or self.stream is not None
 
 
-def check_update_message(user, message, *, content, topic, stream_id, propagate_mode, notify_old, notify_new,
-                         limits, prev_content_sha256=None):
+def check_update_message(user: UserProfile, message: Message, *, content: str | None, topic: str | None,
+                         stream_id: int | None, propagate_mode: str, notify_old: bool, notify_new: bool, limits: Limits,
+                         prev_content_sha256: str | None = None) -> EditPlan:
     """Validate an edit against Zulip's rules (lib/message_permissions.py); returns an EditPlan."""
     plan = EditPlan(message)
     plan.limits = limits
@@ -132,7 +142,7 @@ def check_update_message(user, message, *, content, topic, stream_id, propagate_
     return plan
 
 
-def messages_to_move(user, message, propagate_mode):
+def messages_to_move(user: UserProfile, message: Message, propagate_mode: str) -> list[Message]:
     """The messages a topic or channel move carries along; only those the mover can read."""
     if propagate_mode == "change_one":
         return [message]
@@ -147,7 +157,7 @@ def messages_to_move(user, message, propagate_mode):
     return [message] + [m for m in query.order_by(Message.id) if m.id != message.id]
 
 
-def refresh_mention_flags(message, rendered):
+def refresh_mention_flags(message: Message, rendered: RenderResult) -> dict[int, int]:
     """Recompute the mention and alert-word flags of everyone who has the message from its new
     content (adding and removing, as Zulip does); returns {user_id: flag bits}."""
     rows = {row.user_profile_id: row.flags for row in
@@ -170,7 +180,7 @@ def refresh_mention_flags(message, rendered):
     return result
 
 
-def move_personal_rows(message_ids, destination):
+def move_personal_rows(message_ids: Any, destination: Any) -> Any:
     """Adjust who has copies of messages moved into `destination`; returns the ids of users who
     lost their copies (see the module docstring)."""
     holders = {row.user_profile_id for row in UserMessage.select(UserMessage.user_profile)
@@ -193,7 +203,7 @@ def move_personal_rows(message_ids, destination):
     return losing
 
 
-def merged_visibility_policy(moved, existing):
+def merged_visibility_policy(moved: Any, existing: Any) -> Any:
     """Zulip's rule when a moved topic meets one the user already has a policy for: the same
     policy stays; otherwise unmuted wins if either is unmuted (err on showing messages), else
     neither policy is kept."""
@@ -202,7 +212,8 @@ def merged_visibility_policy(moved, existing):
     return TOPIC_UNMUTED if TOPIC_UNMUTED in (moved, existing) else TOPIC_INHERIT
 
 
-def move_user_topics(old_stream, old_topic, new_stream, new_topic, timestamp):
+def move_user_topics(old_stream: Stream, old_topic: str, new_stream: Stream, new_topic: str,
+                     timestamp: int) -> list[tuple[int, dict[Any, Any]]]:
     """A whole topic's visibility policies (muted, followed, ...) move with it, as in Zulip,
     merging with any policy the user has for the destination. Returns the user_topic events as
     (user_id, event)."""
@@ -230,7 +241,7 @@ def move_user_topics(old_stream, old_topic, new_stream, new_topic, timestamp):
     return events
 
 
-def do_update_message(user, plan):
+def do_update_message(user: UserProfile, plan: EditPlan) -> None:
     """Apply a validated edit in one transaction, then publish the events and post the notes."""
     timestamp = now()
     message = plan.message
@@ -275,7 +286,8 @@ def do_update_message(user, plan):
     post_move_notes(user, plan, len(moved_ids), old_stream, old_topic)
 
 
-def notify_message_updated(user, plan, moved_ids, old_stream, old_topic, timestamp, flags, losing):
+def notify_message_updated(user: UserProfile, plan: EditPlan, moved_ids: list[int], old_stream: Stream, old_topic: str,
+                           timestamp: int, flags: dict[int, int], losing: set[Any]) -> None:
     """update_message (with the legacy fields zulip-terminal reads) to who has the messages now;
     delete_message to those who lost them in a channel move."""
     message = plan.message
@@ -306,7 +318,7 @@ def notify_message_updated(user, plan, moved_ids, old_stream, old_topic, timesta
                  "stream_id": old_stream.id, "topic": old_topic}, losing)
 
 
-def undo_recent_resolve_note(user, stream, topic):
+def undo_recent_resolve_note(user: Any, stream: Any, topic: str) -> bool:
     """Delete the topic's newest message if it is a resolve/unresolve note younger than the grace
     period; returns whether it did."""
     last = (Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic.casefold()))
@@ -319,7 +331,7 @@ def undo_recent_resolve_note(user, stream, topic):
     return True
 
 
-def post_move_notes(user, plan, count, old_stream, old_topic):
+def post_move_notes(user: UserProfile, plan: EditPlan, count: int, old_stream: Stream, old_topic: str) -> None:
     """The Notification Bot's notes in the old and new conversations, as the client asked."""
     if not plan.moves:
         return
@@ -348,5 +360,6 @@ def post_move_notes(user, plan, count, old_stream, old_topic):
             notes.append((new_stream, new_topic, f"{what_new} {old_link} by {who}."))
     bot = system_bot(user.realm, NOTIFICATION_BOT[0]) if notes else None
     for stream, topic, content in notes:
-        check_send_message(bot, message_type="stream", to=stream.id, topic=topic, content=content,
+        # The loop runs only when there are notes, so bot is set (mypy cannot tell).
+        check_send_message(bot, message_type="stream", to=stream.id, topic=topic, content=content,  # type: ignore[arg-type]
                            client_name="Internal", limits=plan.limits)

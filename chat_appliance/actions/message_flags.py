@@ -1,5 +1,9 @@
 """Personal message flags: set and clear over message ids, with update_message_flags events."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import user_can_access_message
@@ -7,18 +11,22 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import direct_recipients
 from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
+
 # Flags a user may change by hand; the others are computed by the server.
 USER_EDITABLE_FLAGS = ("read", "starred", "collapsed")
 
 
-def check_flag(flag):
+def check_flag(flag: str) -> int:
     """A flag users may set, or BAD_REQUEST."""
     if flag not in USER_EDITABLE_FLAGS:
         raise JsonableError(f"Invalid flag: '{flag}'")
     return FLAG_BITS[flag]
 
 
-def do_update_message_flags(user, op, flag, message_ids):
+def do_update_message_flags(user: UserProfile, op: str, flag: str, message_ids: list[int]) -> list[int]:
     """Add or remove a flag on the user's rows for these messages; returns the ids changed."""
     bit = check_flag(flag)
     message_ids = list(dict.fromkeys(message_ids))
@@ -42,7 +50,7 @@ def do_update_message_flags(user, op, flag, message_ids):
     return changed
 
 
-def message_details(user, message_ids):
+def message_details(user: UserProfile, message_ids: list[int]) -> JSONDict:
     """Zulip's message_details of a read-flag removal: enough for clients to count unreads again."""
     details = {}
     rows = (UserMessage.select(UserMessage.message, UserMessage.flags, Message.id, Message.stream, Message.topic,
@@ -63,7 +71,7 @@ def message_details(user, message_ids):
     return details
 
 
-def publish_flags_event(user, op, flag, message_ids):
+def publish_flags_event(user: UserProfile, op: str, flag: str, message_ids: list[int]) -> None:
     """update_message_flags, with both `op` and the legacy `operation` (zulip-terminal reads either)."""
     event = {"type": "update_message_flags", "op": op, "operation": op, "flag": flag,
              "messages": sorted(message_ids), "all": False}
@@ -72,7 +80,7 @@ def publish_flags_event(user, op, flag, message_ids):
     publish(event, [user.id])
 
 
-def unsubscribed_stream_ids(user, message_ids):
+def unsubscribed_stream_ids(user: UserProfile, message_ids: list[int]) -> list[int]:
     """Channels of these messages the user is no longer subscribed to."""
     stream_ids = {m.stream_id for m in Message.select(Message.stream).where(
         Message.id.in_(list(message_ids)) & Message.stream.is_null(False)).distinct()}
@@ -81,7 +89,7 @@ def unsubscribed_stream_ids(user, message_ids):
     return sorted(stream_ids - subscribed)
 
 
-def do_update_flags_by_id(user, op, flag, message_ids):
+def do_update_flags_by_id(user: UserProfile, op: str, flag: str, message_ids: list[int]) -> list[int]:
     """POST /messages/flags: the flag on messages by id. Messages the user may read but has no
     row for are refused, except that starring one keeps a historical copy (as Zulip)."""
     check_flag(flag)
@@ -98,7 +106,8 @@ def do_update_flags_by_id(user, op, flag, message_ids):
         return do_update_message_flags(user, op, flag, message_ids)
 
 
-def do_update_flags_in_range(user, op, flag, message_ids):
+def do_update_flags_in_range(user: UserProfile, op: str, flag: str,
+                             message_ids: list[int]) -> tuple[list[int], list[int] | None]:
     """POST /messages/flags/narrow: the flag on a fetched range. Marking unread skips messages of
     channels the user left. Returns (ids changed, skipped channel ids or None)."""
     check_flag(flag)
@@ -112,7 +121,7 @@ def do_update_flags_in_range(user, op, flag, message_ids):
     return do_update_message_flags(user, op, flag, message_ids), skipped_streams
 
 
-def do_mark_read(user, *, stream=None, topic=None):
+def do_mark_read(user: Any, *, stream: Any = None, topic: str | None = None) -> Any:
     """Mark the user's unread messages read: all of them, a channel's, or one topic's."""
     condition = Message.id > 0
     if stream is not None:

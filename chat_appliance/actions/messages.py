@@ -1,5 +1,9 @@
 """Sending messages: recipients, permissions, rendering, mentions, flags, topic policies."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 
 from chat_appliance.db.connection import backend, bulk_insert, write_transaction
@@ -35,6 +39,11 @@ from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags
 from chat_appliance.actions.user_topics import set_topic_visibility
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.markdown.context import RenderResult
+    from chat_appliance.models import UserProfile
+
 # Wildcard mentions in channels with more subscribers (topics with more participants) than this
 # need membership of the organization's can_mention_many_users_group (Zulip's threshold).
 WILDCARD_MENTION_THRESHOLD = 15
@@ -48,20 +57,20 @@ HUMAN_CLIENTS = {"website", "zulipandroid", "zulipios", "zulipdesktop", "zulipmo
                  "zulipterminal", "ios", "android", "snipe", "test suite"}
 
 
-def client_name_from_user_agent(user_agent):
+def client_name_from_user_agent(user_agent: str) -> str:
     """Zulip's client name: the User-Agent's leading product name ("ZulipPython/0.9.1 (...)" ->
     "ZulipPython"); "Unspecified" without one."""
     match = re.match(r"^\s*([^/ (]+)", user_agent or "")
     return match.group(1)[:30] if match else "Unspecified"
 
 
-def default_read_by_sender(client_name):
+def default_read_by_sender(client_name: str) -> bool:
     """Whether a message from this client starts read for its sender."""
     name = client_name.lower()
     return name in HUMAN_CLIENTS or "desktop app" in name
 
 
-def normalize_topic(topic, max_length):
+def normalize_topic(topic: str, max_length: int | None) -> str:
     """Strip; map "(no topic)" and the display name to the empty topic; enforce the length
     (max_length None: a topic the server wrote itself)."""
     topic = (topic or "").strip()
@@ -74,7 +83,7 @@ def normalize_topic(topic, max_length):
     return topic
 
 
-def check_content(content, max_length):
+def check_content(content: str, max_length: int | None) -> str:
     """Not empty, not over the limit (max_length None: content the server wrote itself)."""
     if not content.strip():
         raise JsonableError("Message must not be empty")
@@ -86,7 +95,7 @@ def check_content(content, max_length):
 # --- recipients --------------------------------------------------------------------------------
 
 
-def access_stream_for_send(sender, to):
+def access_stream_for_send(sender: UserProfile, to: Any) -> Stream:
     """The channel a message is addressed to, if the sender may post there."""
     if isinstance(to, list):
         if len(to) != 1:
@@ -96,7 +105,7 @@ def access_stream_for_send(sender, to):
         raise JsonableError("Invalid channel")
     if isinstance(to, int):
         stream = next(iter(raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', to, sender.realm_id)), None)
-        missing = StreamIdDoesNotExistError(to)
+        missing: JsonableError = StreamIdDoesNotExistError(to)
     else:
         stream = get_stream_by_name(sender.realm_id, to)
         missing = StreamDoesNotExistError(to.strip())
@@ -116,7 +125,7 @@ def access_stream_for_send(sender, to):
     return stream
 
 
-def resolve_direct_recipients(sender, to):
+def resolve_direct_recipients(sender: UserProfile, to: list[Any]) -> list[UserProfile]:
     """Users of a direct message: ids, emails, or a comma-separated email string."""
     if isinstance(to, str):
         to = [part.strip() for part in to.split(",") if part.strip()]
@@ -149,7 +158,7 @@ def resolve_direct_recipients(sender, to):
     return list(users.values())
 
 
-def get_or_create_dm_group(users):
+def get_or_create_dm_group(users: list[UserProfile]) -> DirectMessageGroup:
     """The direct-message conversation of exactly these users (sender included)."""
     key = ",".join(str(uid) for uid in sorted(u.id for u in users))
     group = DirectMessageGroup.get_or_none(DirectMessageGroup.member_key == key)
@@ -163,7 +172,7 @@ def get_or_create_dm_group(users):
 # --- mentions and topic policies --------------------------------------------------------------
 
 
-def topic_participant_ids(stream, topic_key):
+def topic_participant_ids(stream: Stream, topic_key: str) -> set[int]:
     """Users who sent or reacted to a message in the topic."""
     in_topic = Message.select(Message.id).where((Message.recipient == stream.recipient_id)
                                                 & (Message.topic_key == topic_key))
@@ -173,7 +182,8 @@ def topic_participant_ids(stream, topic_key):
     return senders | reactors
 
 
-def check_wildcard_permission(sender, rendered, stream, topic_key, subscriber_count):
+def check_wildcard_permission(sender: UserProfile, rendered: RenderResult, stream: Stream, topic_key: str,
+                              subscriber_count: int) -> None:
     """Channel and topic wildcards in big conversations need can_mention_many_users_group."""
     if sender.is_system_bot:
         return
@@ -187,7 +197,7 @@ def check_wildcard_permission(sender, rendered, stream, topic_key, subscriber_co
                                 code="TOPIC_WILDCARD_MENTION_NOT_ALLOWED")
 
 
-def check_group_mention_permission(sender, rendered):
+def check_group_mention_permission(sender: UserProfile, rendered: RenderResult) -> None:
     """A non-silent group mention needs membership of the group's can_mention_group (Zulip)."""
     if sender.is_system_bot or not rendered.mentioned_group_ids:
         return
@@ -198,7 +208,8 @@ def check_group_mention_permission(sender, rendered):
             raise JsonableError(f"You are not allowed to mention user group '{group.name}'.")
 
 
-def recipient_flags(rendered, recipient_ids, *, sender_id, read_by_sender, is_direct, topic_participants):
+def recipient_flags(rendered: RenderResult, recipient_ids: set[int], *, sender_id: int, read_by_sender: bool,
+                    is_direct: bool, topic_participants: set[Any]) -> dict[int, int]:
     """Each recipient's initial flag bits."""
     mentioned = set(rendered.mentioned_user_ids)
     for group_id in rendered.mentioned_group_ids:
@@ -218,14 +229,15 @@ def recipient_flags(rendered, recipient_ids, *, sender_id, read_by_sender, is_di
     return flags
 
 
-def topic_visibility(user, stream, topic_key):
+def topic_visibility(user: UserProfile, stream: Stream, topic_key: str) -> int:
     """The user's visibility policy for a topic (TOPIC_INHERIT when none is set)."""
     rows = query_rows('SELECT "visibility_policy" FROM "user_topic" WHERE "user_profile_id" = {p}'
                       ' AND "stream_id" = {p} AND "topic_key" = {p}', user.id, stream.id, topic_key)
     return rows[0][0] if rows else TOPIC_INHERIT
 
 
-def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):
+def automatic_policy_after_send(sender: UserProfile, stream: Stream, topic: str, topic_key: str,
+                                topic_is_new: bool) -> int | None:
     """The policy the sender's automatic follow/unmute settings give the topic, if it changes."""
     current = topic_visibility(sender, stream, topic_key)
     follow = user_setting(sender, "automatically_follow_topics_policy")
@@ -245,23 +257,25 @@ def automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new):
 # --- sending -----------------------------------------------------------------------------------
 
 
-def link_facts(rendered):
+def link_facts(rendered: RenderResult) -> tuple[bool, bool, bool]:
     """(has_link, has_image, has_attachment) for has: narrows."""
     has_attachment = any("/user_uploads/" in link for link in rendered.links)
     return bool(rendered.links), bool(rendered.has_image), has_attachment
 
 
-def check_send_message(sender, *, message_type, to, topic, content, client_name, limits, queue_id=None,
-                       local_id=None, read_by_sender=None, date_sent=None):
+def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic: str | None, content: str,
+                       client_name: str, limits: Limits | None, queue_id: str | None = None,
+                       local_id: str | None = None, read_by_sender: bool | None = None,
+                       date_sent: Any = None) -> tuple[int, int | None]:
     """Validate, store and announce a message. Returns (message id, automatic policy or None).
 
     `limits` (config.Limits) bounds what users send; None for the server's own messages."""
 
-    content = check_content(content, limits and limits.max_message_length)
+    content = check_content(content, limits and limits.max_message_length)  # type: ignore[arg-type]  # a Limits is truthy
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client_name) or sender.is_bot
     is_direct = message_type in ("direct", "private")
-    stream, topic_key = None, ""
+    stream, topic_key = None, ""  # type: Any, str  # a Stream whenever the message is a channel message
     if is_direct:
         users = resolve_direct_recipients(sender, to)
         topic = ""
@@ -269,7 +283,7 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
         stream = access_stream_for_send(sender, to)
         if topic is None:
             raise JsonableError("Missing topic")
-        topic = normalize_topic(topic, limits and limits.max_topic_length)
+        topic = normalize_topic(topic, limits and limits.max_topic_length)  # type: ignore[arg-type]  # a Limits is truthy
         if topic == "" and sender.realm.settings.get("mandatory_topics"):
             raise JsonableError("Topics are required in this organization.")
         topic_key = topic.casefold()
@@ -325,7 +339,8 @@ def check_send_message(sender, *, message_type, to, topic, content, client_name,
     return message.id, automatic_policy
 
 
-def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, local_id):
+def publish_message_event(message: Message, sender: UserProfile, flags_by_user: dict[int, int], *,
+                          stream: Stream | None, queue_id: str | None, local_id: str | None) -> None:
     """The message event (rendered and raw forms; each queue picks per its settings). `message`
     is the row just created, with its sender and channel attached: no reload."""
 
@@ -345,7 +360,7 @@ def publish_message_event(message, sender, flags_by_user, *, stream, queue_id, l
     }, list(flags_by_user))
 
 
-def internal_send_direct_message(sender, recipient, content):
+def internal_send_direct_message(sender: UserProfile, recipient: UserProfile, content: str) -> tuple[int, Any]:
     """A direct message from a system bot (the welcome message)."""
     return check_send_message(sender, message_type="private", to=[recipient.id], topic=None, content=content,
                               client_name="Internal", limits=None)

@@ -2,6 +2,10 @@
 at once for what was sent before and on arrival for what comes after, so they count in no unread
 total and trigger no notification. Clients hide them; the server still delivers them."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from peewee import IntegrityError
 
 from chat_appliance.db.connection import write_transaction
@@ -12,8 +16,11 @@ from chat_appliance.models.base import query_rows
 from chat_appliance.actions.message_flags import do_update_message_flags
 from chat_appliance.lib.muted_users import muted_users_list
 
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
 
-def muter_ids(sender_id, user_ids):
+
+def muter_ids(sender_id: int, user_ids: list[int]) -> set[Any]:
     """Which of these users muted the sender."""
     if not user_ids:
         return set()
@@ -22,13 +29,13 @@ def muter_ids(sender_id, user_ids):
     return {user_id for (user_id,) in muters} & set(user_ids)
 
 
-def check_mute_target(user, target):
+def check_mute_target(user: UserProfile, target: UserProfile) -> None:
     """Zulip's refusals for muting."""
     if target.id == user.id:
         raise JsonableError("Cannot mute self")
 
 
-def do_mute_user(user, target):
+def do_mute_user(user: UserProfile, target: UserProfile) -> None:
     """Mute, then mark everything the target sent as read for the muter."""
     try:
         with write_transaction():
@@ -43,7 +50,7 @@ def do_mute_user(user, target):
         do_update_message_flags(user, "add", "read", unread)
 
 
-def do_unmute_user(user, target):
+def do_unmute_user(user: Any, target: UserProfile) -> None:
     """Unmute; messages already marked read stay read (as in Zulip)."""
     with write_transaction():
         deleted = MutedUser.delete().where((MutedUser.user_profile == user)

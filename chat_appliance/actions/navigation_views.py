@@ -1,10 +1,17 @@
 """Navigation views: each user's pinned or hidden left-sidebar views, built-in or custom."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.lib.serializers import view_dict
 from chat_appliance.models import NavigationView
+
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
 
 # The fragments of Zulip's built-in views (web app URL hashes). A stored row for one of them
 # only records whether it is pinned; built-in views never carry a name.
@@ -14,12 +21,12 @@ BUILT_IN_FRAGMENTS = frozenset({
 })
 
 
-def find_view(user, fragment):
+def find_view(user: UserProfile, fragment: str) -> Any:
     """The user's stored row for this fragment, or None."""
     return NavigationView.get_or_none((NavigationView.user_profile == user) & (NavigationView.fragment == fragment))
 
 
-def check_new_view(user, fragment, name):
+def check_new_view(user: UserProfile, fragment: str, name: str) -> str:
     """Zulip's rules: a fragment, not stored yet; a name exactly when the view is custom."""
     fragment = fragment.strip()
     if not fragment:
@@ -34,13 +41,13 @@ def check_new_view(user, fragment, name):
     return fragment
 
 
-def name_taken(user, name):
+def name_taken(user: UserProfile, name: str) -> bool:
     """Whether another of the user's views already has this name (names are unique per user)."""
     return name is not None and NavigationView.select().where(
         (NavigationView.user_profile == user) & (NavigationView.name == name.strip())).exists()
 
 
-def do_add_view(user, fragment, is_pinned, name):
+def do_add_view(user: UserProfile, fragment: str, is_pinned: bool, name: str) -> NavigationView:
     """Store a view for the user; only the user's own clients are told."""
     with write_transaction():
         view = NavigationView.create(user_profile=user, fragment=fragment, is_pinned=is_pinned,
@@ -49,7 +56,7 @@ def do_add_view(user, fragment, is_pinned, name):
     return view
 
 
-def access_view_for_update(user, fragment):
+def access_view_for_update(user: Any, fragment: str) -> Any:
     """The stored view, or a new unsaved row for a built-in view; NOT_FOUND otherwise."""
     view = find_view(user, fragment)
     if view is None and fragment in BUILT_IN_FRAGMENTS:
@@ -59,7 +66,7 @@ def access_view_for_update(user, fragment):
     return view
 
 
-def do_update_view(view, changes):
+def do_update_view(view: NavigationView, changes: Any) -> None:
     """Apply is_pinned/name to the (possibly new) row; the user's clients are told."""
     with write_transaction():
         for key, value in changes.items():
@@ -69,7 +76,7 @@ def do_update_view(view, changes):
             [view.user_profile_id])
 
 
-def do_remove_view(user, fragment):
+def do_remove_view(user: Any, fragment: str) -> None:
     """Delete the user's stored view (a built-in one returns to its defaults)."""
     view = find_view(user, fragment)
     if view is None:
@@ -79,6 +86,6 @@ def do_remove_view(user, fragment):
     publish({"type": "navigation_view", "op": "remove", "fragment": fragment}, [user.id])
 
 
-def user_views(user):
+def user_views(user: UserProfile) -> list[NavigationView]:
     """The user's stored views, oldest first."""
     return list(NavigationView.select().where(NavigationView.user_profile == user).order_by(NavigationView.id))

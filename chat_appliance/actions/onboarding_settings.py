@@ -1,6 +1,10 @@
 """Changing the organization settings of lib/onboarding_settings (invitations, channel creation,
 subscribing others, the welcome text, read receipts) through PATCH /realm."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
@@ -8,8 +12,12 @@ from chat_appliance.lib.onboarding_settings import REALM_GROUP_SETTING_DEFAULTS,
 from chat_appliance.models import UserGroup
 from chat_appliance.actions.users import active_user_ids
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
 
-def check_onboarding_settings(realm, values):
+
+def check_onboarding_settings(realm: Realm, values: JSONDict) -> JSONDict:
     """The sent settings that differ from the stored ones; group ids must be the organization's."""
     changes = {}
     for name, value in values.items():
@@ -25,7 +33,7 @@ def check_onboarding_settings(realm, values):
     return changes
 
 
-def do_set_onboarding_settings(realm, changes):
+def do_set_onboarding_settings(realm: Realm, changes: JSONDict) -> None:
     """Store the changes; everyone hears of each, as Zulip sends them: group settings in a realm
     update_dict event, the others in a realm update event."""
     with write_transaction():

@@ -1,6 +1,10 @@
 """Code playgrounds: code blocks in a language get a link that opens the code elsewhere.
 Administrators manage them; every change sends the whole list to the organization."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 
 from peewee import IntegrityError
@@ -13,13 +17,16 @@ from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import RealmPlayground
 from chat_appliance.lib.playgrounds import realm_playgrounds
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 PYGMENTS_LANGUAGE_MAX_LENGTH = 40
 NAME_MAX_LENGTH = 100
 # Zulip keeps the language open (custom "languages" unknown to Pygments) but limits its characters.
 PYGMENTS_LANGUAGE_RE = re.compile(r"^[ a-zA-Z0-9_+\-./#]*$")
 
 
-def check_playground(name, pygments_language, url_template):
+def check_playground(name: str, pygments_language: Any, url_template: str) -> Any:
     """Stripped, validated (name, language, template); Zulip's texts."""
     name, pygments_language, url_template = name.strip(), pygments_language.strip(), url_template.strip()
     if not name:
@@ -39,7 +46,7 @@ def check_playground(name, pygments_language, url_template):
     return name, pygments_language, url_template
 
 
-def access_playground(realm_id, playground_id):
+def access_playground(realm_id: int, playground_id: int) -> Any:
     """A playground of the organization, or Zulip's 'Invalid playground'."""
     playground = RealmPlayground.get_or_none((RealmPlayground.id == playground_id)
                                              & (RealmPlayground.realm == realm_id))
@@ -54,7 +61,7 @@ def _announce(realm_id):
             active_user_ids(realm_id))
 
 
-def do_add_playground(realm_id, name, pygments_language, url_template):
+def do_add_playground(realm_id: int, name: str, pygments_language: Any, url_template: str) -> Any:
     """Store a checked playground; return its id."""
     try:
         with write_transaction():
@@ -67,7 +74,7 @@ def do_add_playground(realm_id, name, pygments_language, url_template):
     return playground.id
 
 
-def do_remove_playground(playground):
+def do_remove_playground(playground: Any) -> None:
     """Delete a playground."""
     with write_transaction():
         playground.delete_instance()

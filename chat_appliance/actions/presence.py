@@ -10,6 +10,10 @@ A `presence` event goes to the organization when a user comes back online (Zulip
 event for the periodic refreshes of someone already online).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import time
 
 from chat_appliance.db.connection import write_transaction
@@ -19,7 +23,7 @@ from chat_appliance.models import UserPresence, UserProfile, now
 from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, legacy_presence
 
 
-def do_update_user_presence(user, status, *, new_user_input):
+def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> Any:
     """Record a ping; tell the organization if the user came back online. Idle pings never move
     the active time; `new_user_input` is accepted but, as in Zulip, the status decides."""
     timestamp = now()
@@ -39,7 +43,7 @@ def do_update_user_presence(user, status, *, new_user_input):
     return presence
 
 
-def publish_presence_event(user, presence):
+def publish_presence_event(user: Any, presence: Any) -> None:
     """The legacy-format presence event, to every active human of the organization."""
     event = {"type": "presence", "user_id": user.id, "email": user.email, "server_timestamp": time.time(),
              "presence": {"website": legacy_presence(presence)["website"]}}
@@ -47,6 +51,6 @@ def publish_presence_event(user, presence):
     publish(event, [u.id for u in audience])
 
 
-def user_presence(user):
+def user_presence(user: Any) -> Any:
     """The user's stored presence, or None."""
     return UserPresence.get_or_none(UserPresence.user_profile == user)

@@ -1,5 +1,9 @@
 """Custom profile fields: the organization's fields and each user's values."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import json
 
 from peewee import fn
@@ -26,23 +30,26 @@ from chat_appliance.models import CustomProfileField, CustomProfileFieldValue, U
 from chat_appliance.lib.rendering import render_plain
 from chat_appliance.actions.users import notify_user_updated
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 MAX_NAME_LENGTH = 40
 MAX_HINT_LENGTH = 80
 
 
-def realm_fields(realm_id):
+def realm_fields(realm_id: int) -> list[CustomProfileField]:
     """The organization's fields, in display order."""
     return list(CustomProfileField.select().where(CustomProfileField.realm == realm_id)
                 .order_by(CustomProfileField.order, CustomProfileField.id))
 
 
-def notify_fields_changed(realm_id):
+def notify_fields_changed(realm_id: int) -> None:
     """custom_profile_fields with the whole list, to everyone."""
     publish({"type": "custom_profile_fields", "fields": [field_dict(f) for f in realm_fields(realm_id)]},
             active_user_ids(realm_id))
 
 
-def check_field_attributes(name, hint, field_type, field_data):
+def check_field_attributes(name: str, hint: str, field_type: int, field_data: Any) -> str:
     """Zulip's limits on a field's name, hint, type and data; returns field_data as text."""
     if field_type not in FIELD_TYPES:
         raise JsonableError("Invalid field type.")
@@ -57,8 +64,8 @@ def check_field_attributes(name, hint, field_type, field_data):
     return json.dumps(field_data) if field_data else ""
 
 
-def do_create_field(realm_id, *, name, hint, field_type, field_data, display_in_profile_summary, required,
-                    editable_by_user):
+def do_create_field(realm_id: int, *, name: str, hint: str, field_type: int, field_data: Any,
+                    display_in_profile_summary: bool, required: bool, editable_by_user: bool) -> CustomProfileField:
     """Add a field at the end of the display order."""
     data_text = check_field_attributes(name, hint, field_type, field_data)
     with write_transaction():
@@ -75,7 +82,7 @@ def do_create_field(realm_id, *, name, hint, field_type, field_data, display_in_
     return field
 
 
-def do_update_field(field, changes):
+def do_update_field(field: CustomProfileField, changes: JSONDict) -> None:
     """Apply validated attribute changes to a field."""
     with write_transaction():
         for key, value in changes.items():
@@ -84,14 +91,14 @@ def do_update_field(field, changes):
     notify_fields_changed(field.realm_id)
 
 
-def do_delete_field(field):
+def do_delete_field(field: CustomProfileField) -> None:
     """Delete a field and every user's value for it."""
     with write_transaction():
         field.delete_instance(recursive=True)
     notify_fields_changed(field.realm_id)
 
 
-def access_field(realm_id, field_id):
+def access_field(realm_id: int, field_id: int) -> CustomProfileField:
     """A field of the organization, or BAD_REQUEST."""
     field = CustomProfileField.get_or_none((CustomProfileField.id == field_id)
                                            & (CustomProfileField.realm == realm_id))
@@ -105,7 +112,7 @@ MAX_SHORT_TEXT_LENGTH = 50
 MAX_LONG_TEXT_LENGTH = 500
 
 
-def check_field_value(realm_id, field, value):
+def check_field_value(realm_id: int, field: CustomProfileField, value: Any) -> str | None:
     """A value valid for the field's type, as stored text; None or "" clears the field."""
     from datetime import date
     from urllib.parse import urlparse
@@ -147,7 +154,7 @@ def check_field_value(realm_id, field, value):
     return value
 
 
-def check_profile_data(realm_id, profile_data):
+def check_profile_data(realm_id: int, profile_data: list[JSONDict]) -> list[tuple[CustomProfileField, str | None]]:
     """[{id, value}] with existing field ids and values valid for each field's type."""
     checked = []
     for item in profile_data:
@@ -158,7 +165,7 @@ def check_profile_data(realm_id, profile_data):
     return checked
 
 
-def do_reorder_fields(realm_id, order):
+def do_reorder_fields(realm_id: int, order: list[int]) -> None:
     """Set the display order: `order` must list every field of the organization exactly once."""
     fields = {f.id: f for f in realm_fields(realm_id)}
     if sorted(order) != sorted(fields) or len(set(order)) != len(order):
@@ -169,7 +176,7 @@ def do_reorder_fields(realm_id, order):
     notify_fields_changed(realm_id)
 
 
-def do_update_profile_data(user, checked):
+def do_update_profile_data(user: UserProfile, checked: list[tuple[CustomProfileField, str]]) -> None:
     """Store (field, value) pairs; an empty or null value clears the field."""
     with write_transaction():
         for field, value in checked:

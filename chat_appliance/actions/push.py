@@ -1,6 +1,10 @@
 """End-to-end encrypted push registrations: stored per user and push_account_id, forwarded
 to the push relay."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import json
 
 from chat_appliance.db.connection import write_transaction
@@ -29,7 +33,7 @@ class PushRelayError(JsonableError):
         super().__init__("Network error while connecting to Zulip push notification service.")
 
 
-def forward_registration(relay_url, timeout, user, registration):
+def forward_registration(relay_url: Any, timeout: float, user: Any, registration: Any) -> None:
     """POST the registration as JSON to {relay_url}/register.
 
     Body: {"realm_host", "user_id", "push_account_id", "token_kind", "bouncer_public_key",
@@ -58,7 +62,7 @@ def forward_registration(relay_url, timeout, user, registration):
         raise PushRelayError()
 
 
-def do_register_push_device(user, registration, *, relay_url, timeout):
+def do_register_push_device(user: Any, registration: Any, *, relay_url: Any, timeout: float) -> Any:
     """Forward to the relay, then store (a repeat registration for the same push_account_id
     replaces the earlier one). Nothing is stored when the relay refuses."""
     forward_registration(relay_url, timeout, user, registration)

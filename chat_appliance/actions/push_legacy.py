@@ -8,6 +8,10 @@ POST {relay}/test_notification with {"realm_host", "user_id", "devices": [...]},
 {"token_kind", "token"} or {"push_account_id"} for end-to-end encrypted ones.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import json
 
 from chat_appliance.db.connection import write_transaction
@@ -16,6 +20,9 @@ from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import PushDevice, PushDeviceToken
 from chat_appliance.actions.push import PushRelayError
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 TOKEN_MAX_LENGTH = 4096
 
@@ -42,7 +49,7 @@ class FailedToConnectBouncerError(JsonableError):
         super().__init__("Network error while connecting to Zulip push notification service.")
 
 
-def check_token(kind, token):
+def check_token(kind: Any, token: Any) -> Any:
     """Zulip's token checks: not empty, not too long; an APNs token is hexadecimal."""
     if not token or len(token) > TOKEN_MAX_LENGTH:
         raise JsonableError("Empty or invalid length token")
@@ -54,7 +61,7 @@ def check_token(kind, token):
     return token
 
 
-def post_to_relay(relay, path, body, error=PushRelayError):
+def post_to_relay(relay: Any, path: str, body: JSONDict, error: Any = PushRelayError) -> None:
     """POST JSON to the relay; any 2xx is success, anything else raises `error`."""
     # Through the one fetch guard, without its address check: the relay is the operator's own
     # setting, and may well live on their private network. Redirects are not followed.
@@ -69,7 +76,7 @@ def post_to_relay(relay, path, body, error=PushRelayError):
         raise error()
 
 
-def do_add_push_token(user, kind, token, appid, relay):
+def do_add_push_token(user: Any, kind: Any, token: Any, appid: Any, relay: Any) -> None:
     """Forward, then store (a repeat registration is accepted and kept once)."""
     post_to_relay(relay, "/legacy/register", {"realm_host": user.realm.host, "user_id": user.id,
                                               "token_kind": kind, "token": token, "appid": appid})
@@ -78,7 +85,7 @@ def do_add_push_token(user, kind, token, appid, relay):
             .on_conflict_ignore().execute()
 
 
-def access_push_token(user, kind, token):
+def access_push_token(user: Any, kind: Any, token: Any) -> Any:
     """The user's registration of this token, or Zulip's 'Token does not exist'."""
     row = PushDeviceToken.get_or_none((PushDeviceToken.user_profile == user) & (PushDeviceToken.kind == kind)
                                       & (PushDeviceToken.token == token))
@@ -87,7 +94,7 @@ def access_push_token(user, kind, token):
     return row
 
 
-def do_remove_push_token(row, relay):
+def do_remove_push_token(row: Any, relay: Any) -> None:
     """Tell the relay, then forget the token."""
     user = row.user_profile
     post_to_relay(relay, "/legacy/unregister", {"realm_host": user.realm.host, "user_id": user.id,
@@ -96,7 +103,7 @@ def do_remove_push_token(row, relay):
         row.delete_instance()
 
 
-def legacy_test_devices(user, token):
+def legacy_test_devices(user: Any, token: Any) -> Any:
     """The devices a legacy test notification goes to: the one named, else all of the user's."""
     query = PushDeviceToken.select().where(PushDeviceToken.user_profile == user)
     if token is not None:
@@ -110,7 +117,7 @@ def legacy_test_devices(user, token):
     return devices
 
 
-def e2ee_test_devices(user, push_account_id):
+def e2ee_test_devices(user: Any, push_account_id: Any) -> Any:
     """The encrypted-push devices a test notification goes to."""
     query = PushDevice.select().where(PushDevice.user_profile == user)
     if push_account_id is not None:
@@ -121,7 +128,7 @@ def e2ee_test_devices(user, push_account_id):
     return devices
 
 
-def do_send_test_notification(user, devices, relay):
+def do_send_test_notification(user: Any, devices: Any, relay: Any) -> None:
     """Ask the relay to send a test notification to these devices."""
     described = [{"push_account_id": d.push_account_id} if isinstance(d, PushDevice)
                  else {"token_kind": d.kind, "token": d.token} for d in devices]

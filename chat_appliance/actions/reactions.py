@@ -1,5 +1,9 @@
 """Emoji reactions: add and remove, with reaction events."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from peewee import IntegrityError
 
 from chat_appliance.db.connection import write_transaction
@@ -10,10 +14,15 @@ from chat_appliance.lib.messages import message_audience_ids
 from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from chat_appliance.models import FLAG_BITS, Reaction, Stream, UserMessage
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Message, UserProfile
+
 REACTION_TYPES = ("unicode_emoji", "realm_emoji", "service_extra_emoji")
 
 
-def check_emoji(emoji_name, emoji_code, reaction_type, realm_id=None):
+def check_emoji(emoji_name: str, emoji_code: str | None, reaction_type: str,
+                realm_id: int | None = None) -> tuple[str, str, str]:
     """(name, code, type) of a valid emoji; the code is looked up from the name when omitted
     (bots send only emoji_name=wave), an active custom emoji winning over a Unicode one of the
     same name, as in Zulip. A custom emoji is named by its id as emoji_code."""
@@ -36,7 +45,8 @@ def check_emoji(emoji_name, emoji_code, reaction_type, realm_id=None):
     raise JsonableError("Invalid emoji name.")
 
 
-def check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type):
+def check_custom_emoji(realm_id: int | None, emoji_name: str, emoji_code: str | None,
+                       reaction_type: str) -> tuple[str, str, str] | None:
     """(name, id, "realm_emoji") for a custom emoji, Zulip's errors for a wrong id, name or a
     deactivated emoji; None when a unicode_emoji request without a code names no custom emoji."""
 
@@ -56,7 +66,8 @@ def check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     return emoji_name, str(emoji.id), "realm_emoji"
 
 
-def reaction_event(op, user, message_id, emoji_name, emoji_code, reaction_type):
+def reaction_event(op: str, user: UserProfile, message_id: int, emoji_name: str, emoji_code: str,
+                   reaction_type: str) -> JSONDict:
     """A reaction event; `user` is the deprecated object zulip-terminal 0.7.0 still reads."""
     return {"type": "reaction", "op": op, "message_id": message_id, "emoji_name": emoji_name,
             "emoji_code": emoji_code, "reaction_type": reaction_type, "user_id": user.id,
@@ -68,7 +79,7 @@ def _audience(message):
     return message_audience_ids([message.id], stream)
 
 
-def do_add_reaction(user, message, emoji_name, emoji_code, reaction_type):
+def do_add_reaction(user: UserProfile, message: Message, emoji_name: str, emoji_code: str, reaction_type: str) -> None:
     """Store a reaction; BAD_REQUEST 'Reaction already exists.' for a repeat."""
     with write_transaction():
         # Reacting to a channel message from before one joined keeps a historical copy, as starring does.
@@ -83,7 +94,7 @@ def do_add_reaction(user, message, emoji_name, emoji_code, reaction_type):
     publish(reaction_event("add", user, message.id, emoji_name, emoji_code, reaction_type), _audience(message))
 
 
-def do_remove_reaction(user, message, emoji_code, reaction_type):
+def do_remove_reaction(user: UserProfile, message: Message, emoji_code: str, reaction_type: str) -> None:
     """Remove the user's reaction; BAD_REQUEST "Reaction doesn't exist." when there is none."""
     with write_transaction():
         row = Reaction.get_or_none((Reaction.message == message.id) & (Reaction.user_profile == user)

@@ -1,5 +1,9 @@
 """The organization: creation with its system groups, owner and first channel; settings."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
@@ -12,11 +16,15 @@ from chat_appliance.actions.channels import create_stream_row, create_subscripti
 from chat_appliance.actions.users import check_email, check_full_name, create_user_row
 from chat_appliance.actions.welcome import send_welcome_message
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
+
 # Zulip's system bots. They belong to the organization here (one organization per server)
 # and are reported as cross-realm bots.
 
 
-def create_system_groups(realm):
+def create_system_groups(realm: Realm) -> JSONDict:
     """The role groups, each containing the next narrower one, plus role:nobody."""
     groups = [UserGroup.create(realm=realm, name=name, description=doc, is_system_group=True)
               for name, doc, _role in SYSTEM_GROUPS]
@@ -26,7 +34,8 @@ def create_system_groups(realm):
     return {g.name: g for g in groups}
 
 
-def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *, password_method="scrypt"):
+def do_create_realm(name: str, host: str, url: str, owner_email: str, owner_name: str, owner_password: str, *,
+                    password_method: str = "scrypt") -> tuple[Realm, UserProfile]:
     """A new organization with its owner, system groups and bots, and a #general channel."""
     owner_email = check_email(owner_email)
     owner_name = check_full_name(owner_name)
@@ -49,7 +58,7 @@ def do_create_realm(name, host, url, owner_email, owner_name, owner_password, *,
     return realm, owner
 
 
-def do_update_realm(realm, changes):
+def do_update_realm(realm: Realm, changes: JSONDict) -> None:
     """Apply validated organization settings and tell everyone."""
     with write_transaction():
         for key, value in changes.items():

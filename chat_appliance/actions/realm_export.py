@@ -2,6 +2,10 @@
 the instance folder in Zulip's layout, as a folder and a .tar.gz served at an unguessable URL
 like Zulip's (/user_avatars/exports/{realm_id}/{token}/{name}.tar.gz)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import logging
 import secrets
 import time
@@ -15,12 +19,17 @@ from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import RealmExport, UserProfile
 from chat_appliance.ops.transfer.exporter import export_realm, make_tarball
 
+if TYPE_CHECKING:
+    import pathlib
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
+
 EXPORT_URL_PREFIX = "/user_avatars/exports/"
 
 log = logging.getLogger(__name__)
 
 
-def export_dict(export, realm_url):
+def export_dict(export: RealmExport, realm_url: str) -> JSONDict:
     """Zulip's RealmExport object."""
     url = None
     if export.date_succeeded is not None and export.date_deleted is None and export.path:
@@ -31,17 +40,17 @@ def export_dict(export, realm_url):
             "export_type": export.export_type}
 
 
-def realm_exports(realm):
+def realm_exports(realm: Realm) -> list[JSONDict]:
     return [export_dict(e, realm.url) for e in RealmExport.select().where(RealmExport.realm == realm.id)
             .order_by(RealmExport.id)]
 
 
 
-def notify_exports(realm):
+def notify_exports(realm: Realm) -> None:
     publish({"type": "realm_export", "exports": realm_exports(realm)}, admin_ids(realm.id))
 
 
-def do_export_realm(instance_path, user, export_type):
+def do_export_realm(instance_path: str, user: UserProfile, export_type: int) -> RealmExport:
     """Record the request, write the export into the instance folder, record the outcome; events
     at each step."""
 
@@ -65,14 +74,14 @@ def do_export_realm(instance_path, user, export_type):
     return export
 
 
-def export_consents(realm_id):
+def export_consents(realm_id: int) -> list[JSONDict]:
     """[{user_id, consented}] for the organization's active people (Zulip lists humans only)."""
     users = UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active
                                        & ~UserProfile.is_bot).order_by(UserProfile.id)
     return [{"user_id": u.id, "consented": bool(user_setting(u, "allow_private_data_export"))} for u in users]
 
 
-def access_export_file(instance_path, realm_id, token, name):
+def access_export_file(instance_path: str, realm_id: int, token: str, name: str) -> pathlib.Path:
     """The tarball of a finished export named by its URL, or 404."""
     if not name.endswith(".tar.gz") or "/" in token or token.startswith("."):
         raise ResourceNotFoundError("File not found")
@@ -84,7 +93,7 @@ def access_export_file(instance_path, realm_id, token, name):
     return path
 
 
-def check_export_type(export_type):
+def check_export_type(export_type: int) -> Any:
     if export_type not in (1, 2):
         raise JsonableError("Invalid export type.")
     return export_type

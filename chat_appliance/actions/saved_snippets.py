@@ -1,14 +1,23 @@
 """Saved snippets: titled Markdown a user keeps for inserting into messages. Only the owner's
 queues hear of changes."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.serializers import saved_snippet_dict
 from chat_appliance.models import MAX_DATABASE_INT, SavedSnippet
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
 
-def check_title(title):
+
+def check_title(title: str) -> str:
     """Stripped; never empty (Zulip's text)."""
     title = title.strip()
     if not title:
@@ -16,7 +25,7 @@ def check_title(title):
     return title
 
 
-def check_snippet_content(content, limits):
+def check_snippet_content(content: str, limits: Limits) -> str:
     """Kept as sent, but not blank (Zulip's text), and no longer than a message
     (limits.max_message_length)."""
     if not content.strip():
@@ -27,7 +36,7 @@ def check_snippet_content(content, limits):
     return content
 
 
-def access_saved_snippet(user, snippet_id):
+def access_saved_snippet(user: UserProfile, snippet_id: int) -> SavedSnippet:
     """One of the user's own snippets; anyone else's, like a missing one, gives Zulip's
     'Saved snippet does not exist.' (HTTP 404, code BAD_REQUEST)."""
     snippet = None
@@ -38,7 +47,7 @@ def access_saved_snippet(user, snippet_id):
     return snippet
 
 
-def do_create_saved_snippet(user, title, content):
+def do_create_saved_snippet(user: UserProfile, title: str, content: str) -> SavedSnippet:
     """Store a validated snippet; return it."""
     with write_transaction():
         snippet = SavedSnippet.create(user_profile=user, title=title, content=content)
@@ -46,7 +55,7 @@ def do_create_saved_snippet(user, title, content):
     return snippet
 
 
-def do_edit_saved_snippet(snippet, changes):
+def do_edit_saved_snippet(snippet: SavedSnippet, changes: JSONDict) -> None:
     """Apply validated title/content changes (none is allowed: the event still tells the state)."""
     with write_transaction():
         for key, value in changes.items():
@@ -56,7 +65,7 @@ def do_edit_saved_snippet(snippet, changes):
             [snippet.user_profile_id])
 
 
-def do_delete_saved_snippet(snippet):
+def do_delete_saved_snippet(snippet: SavedSnippet) -> None:
     """Delete a snippet."""
     snippet_id = snippet.id
     with write_transaction():

@@ -10,6 +10,10 @@ schedules it again.
 Events go to the owner only: scheduled_messages add/update/remove and reminders add/remove.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import logging
 
 from chat_appliance.db.connection import write_transaction
@@ -29,6 +33,11 @@ from chat_appliance.actions.messages import (
 )
 from chat_appliance.lib.scheduled_messages import MAX_REMINDER_NOTE_LENGTH, reminder_dict, scheduled_message_dict
 
+if TYPE_CHECKING:
+    from chat_appliance.config import Limits
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Message, Realm
+
 log = logging.getLogger(__name__)
 
 # A reminder quotes at most this much of its message, so that quote, link and note stay within
@@ -36,14 +45,15 @@ log = logging.getLogger(__name__)
 MAX_REMINDER_QUOTE_LENGTH = 2000
 
 
-def check_delivery_time(timestamp, at=None):
+def check_delivery_time(timestamp: int, at: int | None = None) -> int:
     """A time in the future."""
     if timestamp <= (now() if at is None else at):
         raise JsonableError("Scheduled delivery time must be in the future.")
     return timestamp
 
 
-def check_target(sender, message_type, to, topic, limits):
+def check_target(sender: UserProfile, message_type: str, to: Any, topic: str | None,
+                 limits: Limits) -> tuple[str, Any, str]:
     """(API type, stored `to`, topic) after the checks sending would make now: the channel exists
     and the sender may post there, or the direct-message recipients exist and are active.
     `limits` (config.Limits) bounds the topic."""
@@ -68,12 +78,13 @@ def check_target(sender, message_type, to, topic, limits):
     return "private", recipients, ""
 
 
-def render(sender, content):
+def render(sender: UserProfile, content: str) -> str:
     return render_message(content, realm=sender.realm, sender=sender).html
 
 
-def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, read_by_sender, client_name,
-                        limits):
+def do_schedule_message(sender: UserProfile, *, message_type: str, to: Any, topic: str | None, content: str,
+                        timestamp: int, read_by_sender: bool | None, client_name: str,
+                        limits: Limits) -> ScheduledMessage:
     """Store a message to send at `timestamp`; the sender's clients get scheduled_messages add.
     `limits` (config.Limits) bounds what the sender writes, as for a message sent now."""
     content = check_content(content, limits.max_message_length)
@@ -89,7 +100,8 @@ def do_schedule_message(sender, *, message_type, to, topic, content, timestamp, 
     return sm
 
 
-def access_scheduled_message(user, scheduled_message_id, *, delivery_type=SEND_LATER):
+def access_scheduled_message(user: UserProfile, scheduled_message_id: int, *,
+                             delivery_type: int = SEND_LATER) -> ScheduledMessage:
     """The user's undelivered scheduled message (or reminder), else Zulip's 404."""
     sm = ScheduledMessage.get_or_none((ScheduledMessage.id == scheduled_message_id)
                                       & (ScheduledMessage.sender == user.id)
@@ -101,10 +113,12 @@ def access_scheduled_message(user, scheduled_message_id, *, delivery_type=SEND_L
     return sm
 
 
-def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, timestamp, limits):
+def do_edit_scheduled_message(sender: UserProfile, sm: ScheduledMessage, *, message_type: str | None,
+                              to: list[int] | None, topic: str | None, content: str | None, timestamp: int | None,
+                              limits: Limits) -> None:
     """Change any of type, recipients, topic, content and time (the Zulip rules: a new type needs
     `to`, and a channel type a topic; a failed message needs a new time). Editing clears `failed`."""
-    changes = {}
+    changes: JSONDict = {}
     if message_type is not None:
         if to is None:
             raise JsonableError("Recipient required when updating type of scheduled message.")
@@ -133,7 +147,7 @@ def do_edit_scheduled_message(sender, sm, *, message_type, to, topic, content, t
             [sender.id])
 
 
-def do_delete_scheduled_message(sm):
+def do_delete_scheduled_message(sm: ScheduledMessage) -> None:
     """Cancel a scheduled message or a reminder."""
     with write_transaction():
         ScheduledMessage.delete().where(ScheduledMessage.id == sm.id).execute()
@@ -146,12 +160,12 @@ def do_delete_scheduled_message(sm):
 # --- reminders ---------------------------------------------------------------------------------
 
 
-def message_link(realm, message):
+def message_link(realm: Realm, message: Message) -> str:
     """A link that opens the message in the web app."""
     return f"{realm.url.rstrip('/')}/#narrow/id/{message.id}"
 
 
-def reminder_text(user, message, note):
+def reminder_text(user: UserProfile, message: Message, note: str | None) -> str:
     """What Notification Bot will send: the message quoted with a link, then the note."""
     sender = message.sender
     excerpt = message.content
@@ -165,7 +179,7 @@ def reminder_text(user, message, note):
     return text
 
 
-def do_create_reminder(user, message, timestamp, note):
+def do_create_reminder(user: UserProfile, message: Message, timestamp: int, note: str | None) -> ScheduledMessage:
     """A reminder about a message the user may read, sent to them by Notification Bot at `timestamp`."""
     check_delivery_time(timestamp)
     if note is not None and len(note) > MAX_REMINDER_NOTE_LENGTH:
@@ -184,12 +198,12 @@ def do_create_reminder(user, message, timestamp, note):
 # --- delivery ----------------------------------------------------------------------------------
 
 
-def notification_bot(realm):
+def notification_bot(realm: Realm) -> UserProfile:
 
     return system_bot(realm, NOTIFICATION_BOT[0])
 
 
-def send_scheduled(sm, limits):
+def send_scheduled(sm: ScheduledMessage, limits: Limits) -> int:
     """Send one due message as its sender (or, for a reminder, from Notification Bot), within
     `limits` (config.Limits); returns the new message's id. Raises JsonableError when it cannot be
     sent any more."""
@@ -207,7 +221,7 @@ def send_scheduled(sm, limits):
     return message_id
 
 
-def mark_delivered(sm, message_id):
+def mark_delivered(sm: ScheduledMessage, message_id: int) -> None:
     with write_transaction():
         ScheduledMessage.update(delivered=True, delivered_message_id=message_id).where(
             ScheduledMessage.id == sm.id).execute()
@@ -217,7 +231,7 @@ def mark_delivered(sm, message_id):
         publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
 
 
-def mark_failed(sm, reason):
+def mark_failed(sm: ScheduledMessage, reason: str) -> None:
     """Keep the message, flagged failed, and tell its sender why."""
     with write_transaction():
         ScheduledMessage.update(failed=True, failure_message=reason).where(ScheduledMessage.id == sm.id).execute()
@@ -234,7 +248,7 @@ def mark_failed(sm, reason):
             "It is still in your scheduled messages; edit it with a new time to try again.")
 
 
-def deliver_due_messages(at, limits):
+def deliver_due_messages(at: int, limits: Limits) -> list[int]:
     """Send every scheduled message and reminder due at or before `at` (UNIX seconds), oldest
     first, within `limits` (the app's config.Limits). Returns the ids delivered."""
     due = list(ScheduledMessage.select().where(~ScheduledMessage.delivered & ~ScheduledMessage.failed
@@ -252,7 +266,7 @@ def deliver_due_messages(at, limits):
     return delivered
 
 
-def next_due_timestamp():
+def next_due_timestamp() -> int | None:
     """When the next pending message is due, or None."""
     row = (ScheduledMessage.select(ScheduledMessage.scheduled_timestamp)
            .where(~ScheduledMessage.delivered & ~ScheduledMessage.failed)

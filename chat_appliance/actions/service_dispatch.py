@@ -7,6 +7,10 @@ each with its own database connection; an outgoing webhook gets a timeout and a 
 of attempts, and a failure is reported to the bot's owner by the Notification Bot.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import contextvars
 import json
 import logging
@@ -28,6 +32,9 @@ from chat_appliance.actions.bot_storage import do_remove_storage, do_update_stor
 from chat_appliance.actions.messages import check_send_message
 from chat_appliance.actions.reactions import check_emoji, do_add_reaction
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 log = logging.getLogger(__name__)
 
 SERVICE_BOT_TYPES = (BOT_OUTGOING_WEBHOOK, BOT_EMBEDDED)
@@ -46,7 +53,7 @@ class WebhookFailure(Exception):
         self.summary, self.detail = summary, detail
 
 
-def bot_candidates(message):
+def bot_candidates(message: JSONDict) -> tuple[set[int], str]:
     """(ids of users who would be called if they are service bots, trigger): those loudly
     mentioned in a channel message, the other recipients of a direct message. No database."""
     if message["type"] == "stream":
@@ -57,7 +64,7 @@ def bot_candidates(message):
     return candidates, trigger
 
 
-def triggered_bots(event):
+def triggered_bots(event: JSONDict) -> list[tuple[UserProfile, BotService, str]]:
     """[(bot, service, trigger)] for a committed message event: loudly mentioned service bots in
     a channel ("mention"), service bots among a direct message's recipients ("direct_message").
     Messages sent by service bots trigger nothing, so that two bots never answer each other forever."""
@@ -74,7 +81,7 @@ def triggered_bots(event):
     return [(bot, bot.botservice, trigger) for bot in bots]
 
 
-def outgoing_message_dict(event):
+def outgoing_message_dict(event: JSONDict) -> JSONDict:
     """The message as Zulip sends it to services: Markdown content, with the rendered form beside it."""
     message = dict(event["message"])
     message["rendered_content"] = message["content"]
@@ -83,14 +90,14 @@ def outgoing_message_dict(event):
     return message
 
 
-def strip_mention(content, bot):
+def strip_mention(content: str, bot: UserProfile) -> Any:
     """The message without the bot's leading @-mention (`@**Name**` or `@**Name|id**`), as
     zulip_bots bots expect their commands; None when the bot is not mentioned first."""
     match = re.match(r"@\*\*(?:%s|[^*|]*\|%d)\*\*" % (re.escape(bot.full_name), bot.id), content)
     return content[match.end():].lstrip() if match else None
 
 
-def reply_destination(message):
+def reply_destination(message: JSONDict) -> JSONDict:
     """Where an answer to `message` goes: its channel and topic, or everyone in its conversation."""
     if message["type"] == "stream":
         return {"message_type": "stream", "to": message["stream_id"], "topic": message["subject"]}
@@ -108,7 +115,7 @@ class ServiceDispatcher:
         self._pool = None
 
     @property
-    def limits(self):
+    def limits(self) -> Limits:
         return Limits.from_config(self.config)
 
     def __call__(self, event, user_ids):
@@ -124,7 +131,7 @@ class ServiceDispatcher:
         # The worker runs in a copy of this context, so it works with the publishing app's runtime.
         self._pool.submit(contextvars.copy_context().run, self._run_guarded, event)
 
-    def close(self):
+    def close(self) -> None:
         """Finish the calls under way, then stop the workers."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
@@ -138,7 +145,7 @@ class ServiceDispatcher:
         except Exception:  # a worker must survive anything one bot does
             log.exception("service bot dispatch failed for message %s", event["message"].get("id"))
 
-    def handle(self, bot, service, trigger, event):
+    def handle(self, bot: UserProfile, service: BotService, trigger: str, event: JSONDict) -> None:
         """Call one bot about one message."""
         if bot.bot_type == BOT_OUTGOING_WEBHOOK:
             self.call_webhook(bot, service, trigger, event)
@@ -147,7 +154,8 @@ class ServiceDispatcher:
 
     # --- outgoing webhooks ---------------------------------------------------------------------
 
-    def webhook_request(self, bot, service, trigger, event):
+    def webhook_request(self, bot: UserProfile, service: BotService, trigger: str,
+                        event: JSONDict) -> tuple[bytes, str]:
         """(body bytes, content type) in the bot's interface: Zulip's JSON or Slack's form."""
         message = outgoing_message_dict(event)
         if service.interface == INTERFACE_SLACK:
@@ -164,7 +172,7 @@ class ServiceDispatcher:
                    "message": message, "token": service.token, "trigger": trigger}
         return json.dumps(payload).encode(), "application/json"
 
-    def call_webhook(self, bot, service, trigger, event):
+    def call_webhook(self, bot: UserProfile, service: BotService, trigger: str, event: JSONDict) -> None:
         """POST to the payload URL with retries for unreachable endpoints; post the answer back."""
         body, content_type = self.webhook_request(bot, service, trigger, event)
         failure = None
@@ -185,7 +193,7 @@ class ServiceDispatcher:
             return
         self.report_failure(bot, event, failure)
 
-    def post(self, url, body, content_type):
+    def post(self, url: str, body: bytes, content_type: str) -> JSONDict | None:
         """One request; returns the decoded JSON answer (None for an empty body). Through
         lib/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
         point into this server's network, and the answer would be posted into the chat)."""
@@ -209,7 +217,7 @@ class ServiceDispatcher:
         except JsonInputError:
             raise WebhookFailure("The webhook's answer is not valid JSON", text[:2000]) from None
 
-    def post_answer(self, bot, service, event, answer):
+    def post_answer(self, bot: UserProfile, service: BotService, event: JSONDict, answer: Any) -> None:
         """`content` (or `response_string`; Slack's `text`) becomes the bot's reply, unless the
         answer says `response_not_required`."""
         if not isinstance(answer, dict) or answer.get("response_not_required"):
@@ -220,7 +228,7 @@ class ServiceDispatcher:
             return
         self.send_reply(bot, event["message"], str(content))
 
-    def report_failure(self, bot, event, failure):
+    def report_failure(self, bot: UserProfile, event: JSONDict, failure: Any) -> None:
         """Tell the bot's owner, in a direct message from the Notification Bot, what went wrong."""
         log.warning("outgoing webhook of %s failed: %s %s", bot.email, failure.summary, failure.detail)
         owner = UserProfile.get_or_none(UserProfile.id == bot.bot_owner_id)
@@ -235,7 +243,7 @@ class ServiceDispatcher:
         check_send_message(notifier, message_type="private", to=[owner.id], topic=None,
                            content="\n".join(lines), client_name="Internal", limits=self.limits)
 
-    def send_reply(self, bot, message, content):
+    def send_reply(self, bot: UserProfile, message: JSONDict, content: str) -> None:
         """The bot's answer in the conversation `message` belongs to."""
         destination = reply_destination(message)
         check_send_message(bot, content=content[: self.limits.max_message_length],
@@ -243,7 +251,7 @@ class ServiceDispatcher:
 
     # --- embedded bots -------------------------------------------------------------------------
 
-    def run_embedded_bot(self, bot, service, trigger, event):
+    def run_embedded_bot(self, bot: UserProfile, service: BotService, trigger: str, event: JSONDict) -> None:
         """Run the zulip_bots bot in this worker, as Zulip runs embedded bots in its own process."""
         module = import_module(f"zulip_bots.bots.{service.name}.{service.name}")
         handler = EmbeddedBotHandler(self, bot, service)
@@ -274,19 +282,19 @@ class EmbeddedBotStorage:
     def __init__(self, bot):
         self.bot = bot
 
-    def put(self, key, value):
+    def put(self, key: str, value: Any) -> None:
         do_update_storage(self.bot, {key: json.dumps(value)})
 
-    def get(self, key):
+    def get(self, key: str) -> Any:
         try:
             return json.loads(stored_items(self.bot, [key])[key])
         except JsonableError:
             raise KeyError(key) from None
 
-    def contains(self, key):
+    def contains(self, key: str) -> bool:
         return key in stored_items(self.bot)
 
-    def remove(self, key):
+    def remove(self, key: str) -> None:
         try:
             do_remove_storage(self.bot, [key])
         except JsonableError:
@@ -301,10 +309,10 @@ class EmbeddedBotHandler:
         self.user_id, self.full_name, self.email = bot.id, bot.full_name, bot.email
         self.storage = EmbeddedBotStorage(bot)
 
-    def identity(self):
+    def identity(self) -> Any:
         return import_module("zulip_bots.lib").BotIdentity(self.full_name, self.email)
 
-    def send_message(self, message):
+    def send_message(self, message: Any) -> JSONDict:
         is_stream = message["type"] == "stream"
         to = message["to"]
         if not is_stream and isinstance(to, str):
@@ -315,16 +323,16 @@ class EmbeddedBotHandler:
             content=message["content"], client_name="EmbeddedBot", limits=self._dispatcher.limits)
         return {"result": "success", "msg": "", "id": message_id}
 
-    def send_reply(self, message, response, widget_content=None):
+    def send_reply(self, message: JSONDict, response: str, widget_content: Any = None) -> JSONDict:
         self._dispatcher.send_reply(self._bot, message, response)
         return {"result": "success", "msg": ""}
 
-    def react(self, message, emoji_name):
+    def react(self, message: JSONDict, emoji_name: str) -> JSONDict:
         do_add_reaction(self._bot, Message.get_by_id(message["id"]), *check_emoji(emoji_name, None, "unicode_emoji"))
         return {"result": "success", "msg": ""}
 
-    def get_config_info(self, bot_name, optional=False):
+    def get_config_info(self, bot_name: Any, optional: bool = False) -> Any:
         return dict(self._service.config_data)
 
-    def quit(self, message=""):
+    def quit(self, message: Any = "") -> None:
         raise EmbeddedBotQuit(message)

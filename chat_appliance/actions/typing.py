@@ -1,10 +1,17 @@
 """Typing notifications: nothing is stored; events go to the conversation's participants."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.messages import message_audience_ids
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.channels import subscriber_ids
+
+if TYPE_CHECKING:
+    from chat_appliance.models import Message, Stream
 
 
 def _person(user):
@@ -17,7 +24,7 @@ def _listening(user_ids):
     return [u.id for u in users if user_setting(u, "receives_typing_notifications")]
 
 
-def do_send_direct_typing(sender, op, recipients):
+def do_send_direct_typing(sender: UserProfile, op: str, recipients: list[UserProfile]) -> None:
     """typing to every participant of a direct conversation, the sender included (Zulip does)."""
     participants = {sender.id: sender, **{u.id: u for u in recipients}}
     event = {"type": "typing", "op": op, "message_type": "direct", "sender": _person(sender),
@@ -25,7 +32,7 @@ def do_send_direct_typing(sender, op, recipients):
     publish(event, _listening(participants))
 
 
-def do_send_stream_typing(sender, op, stream, topic):
+def do_send_stream_typing(sender: UserProfile, op: str, stream: Stream, topic: str) -> None:
     """typing to a channel's subscribers; only queues that declared the stream_typing_notifications
     capability receive it (the queue manager filters)."""
 
@@ -34,7 +41,7 @@ def do_send_stream_typing(sender, op, stream, topic):
     publish(event, _listening(subscriber_ids(stream) | {sender.id}))
 
 
-def do_send_message_edit_typing(sender, op, message, stream):
+def do_send_message_edit_typing(sender: UserProfile, op: str, message: Message, stream: Stream | None) -> None:
     """typing_edit_message to those who would be notified of the edit: the channel's subscribers
     or the conversation's participants, among those receiving typing notifications."""
 

@@ -11,6 +11,10 @@ by sending the URL to themselves. Everybody else gets the same 404 as for a miss
 nobody learns a file exists by guessing its path.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import mimetypes
 import os
 import re
@@ -28,6 +32,12 @@ from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.models import Attachment, AttachmentMessage
 from chat_appliance.lib.uploads import messages_linking
 
+if TYPE_CHECKING:
+    import pathlib
+    import peewee
+    from chat_appliance.config import Limits
+    from chat_appliance.models import UserProfile
+
 UPLOAD_URL_PREFIX = "/user_uploads/"
 _NOT_IN_FILE_NAMES = re.compile(r"[^A-Za-z0-9_.-]")
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
@@ -43,12 +53,12 @@ class UploadStore:
         self.root = Path(root)
         self.signer = URLSafeTimedSerializer(signing_key, salt="user_uploads")
 
-    def path(self, path_id):
+    def path(self, path_id: str) -> pathlib.Path:
         """The file's place on disk."""
         return self.root / path_id
 
 
-def safe_file_name(name):
+def safe_file_name(name: str) -> str:
     """A file name safe in a URL and on disk; Zulip also keeps only such characters. Accents
     become plain letters ("café" -> "cafe"), other non-ASCII characters go, runs of spaces and
     slashes become one "_", anything but letters, digits, "_", "." and "-" goes, and no name starts
@@ -58,14 +68,14 @@ def safe_file_name(name):
     return _NOT_IN_FILE_NAMES.sub("", "_".join(words)).strip("._") or "uploaded-file"
 
 
-def check_upload_size(size, limits):
+def check_upload_size(size: int, limits: Limits) -> None:
     """Within limits.max_file_upload_size_mib (MAX_FILE_UPLOAD_SIZE_MIB)."""
     limit_mib = limits.max_file_upload_size_mib
     if size > limit_mib * 1024 * 1024:
         raise JsonableError(f"File is larger than the maximum upload size ({limit_mib} MiB).")
 
 
-def do_upload_file(user, store, file_name, stream, limits):
+def do_upload_file(user: UserProfile, store: UploadStore, file_name: str, stream: Any, limits: Limits) -> Attachment:
     """Store one uploaded file (a name and a seekable binary stream) and its Attachment row;
     return the Attachment."""
     stream.seek(0, os.SEEK_END)
@@ -92,7 +102,7 @@ def do_upload_file(user, store, file_name, stream, limits):
         raise
 
 
-def remove_file(store, path_id):
+def remove_file(store: UploadStore, path_id: str) -> None:
     """Delete a stored file and its (now empty) random folder."""
     target = store.path(path_id)
     target.unlink(missing_ok=True)
@@ -102,13 +112,13 @@ def remove_file(store, path_id):
         pass
 
 
-def can_access_attachment(user, attachment):
+def can_access_attachment(user: UserProfile, attachment: Attachment) -> bool:
     """The uploader, or a reader of a message that shares the file."""
     return attachment.owner_id == user.id or any(
         user_can_access_message(user, message) for message in messages_linking(attachment))
 
 
-def access_upload(user, path_id):
+def access_upload(user: UserProfile, path_id: str) -> Attachment:
     """The Attachment at path_id if the user may download it, else 404 'File not found'."""
     attachment = Attachment.get_or_none((Attachment.path_id == path_id) & (Attachment.realm == user.realm_id))
     if attachment is None or not can_access_attachment(user, attachment):
@@ -119,14 +129,14 @@ def access_upload(user, path_id):
 _UPLOAD_LINK = re.compile(r"/user_uploads/(\d+/[^?#\s)\]>\"']+)")
 
 
-def relink_attachments(editor, message_id, content):
+def relink_attachments(editor: UserProfile, message_id: int, content: str) -> None:
     """After an edit of the content: the message shares the files it still links, plus new ones
     the editor may open."""
     AttachmentMessage.delete().where(AttachmentMessage.message_id == message_id).execute()
     claim_attachments(editor, message_id, content)
 
 
-def claim_attachments(sender, message_id, content):
+def claim_attachments(sender: UserProfile, message_id: int, content: str) -> None:
     """Record that message `message_id` shares the files its content links (`/user_uploads/...`,
     bare or in Markdown), those the sender may open now. Runs inside the transaction that sends or
     edits the message."""
@@ -139,20 +149,20 @@ def claim_attachments(sender, message_id, content):
             AttachmentMessage.insert(attachment_id=attachment.id, message_id=message_id).on_conflict_ignore().execute()
 
 
-def do_delete_attachment(store, attachment):
+def do_delete_attachment(store: UploadStore, attachment: Attachment) -> None:
     """Remove the row, then the file (links in messages stop working, as in Zulip)."""
     with write_transaction():
         attachment.delete_instance()
     remove_file(store, attachment.path_id)
 
 
-def temporary_url(store, attachment):
+def temporary_url(store: UploadStore, attachment: Attachment) -> str:
     """A URL that serves the file without credentials for TEMPORARY_URL_SECONDS."""
     token = store.signer.dumps(attachment.path_id)
     return f"{UPLOAD_URL_PREFIX}temporary/{token}/{attachment.file_name}"
 
 
-def access_temporary_upload(store, token):
+def access_temporary_upload(store: UploadStore, token: str) -> Attachment:
     """The Attachment a still-valid temporary URL names, else 404 'File not found'."""
     try:
         path_id = store.signer.loads(token, max_age=TEMPORARY_URL_SECONDS)
@@ -164,12 +174,12 @@ def access_temporary_upload(store, token):
     return attachment
 
 
-def user_attachments(user):
+def user_attachments(user: UserProfile) -> list[Attachment]:
     """The user's uploads, newest first."""
     return list(Attachment.select().where(Attachment.owner == user).order_by(Attachment.id.desc()))
 
 
-def access_own_attachment(user, attachment_id):
+def access_own_attachment(user: UserProfile, attachment_id: int) -> Attachment:
     """One of the user's uploads, or BAD_REQUEST 'Invalid attachment'."""
     attachment = Attachment.get_or_none((Attachment.id == attachment_id) & (Attachment.owner == user))
     if attachment is None:

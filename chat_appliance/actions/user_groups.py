@@ -4,6 +4,10 @@ Membership is recursive through subgroups (lib/groups.py); every permission that
 group (realm.can_mention_many_users_group_id, channel and group settings) uses it.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
@@ -18,6 +22,9 @@ from chat_appliance.lib.serializers import (
 )
 from chat_appliance.models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 MAX_GROUP_NAME_LENGTH = 100
 # Group-valued settings of a user group and the system group each defaults to. Administrators
 # may always manage any non-system group.
@@ -25,27 +32,27 @@ MAX_GROUP_NAME_LENGTH = 100
 GROUP_SETTINGS = USER_GROUP_SETTINGS
 
 
-def direct_member_ids(group):
+def direct_member_ids(group: UserGroup) -> list[int]:
     """Ids of the group's direct members."""
     return sorted(row.user_profile_id for row in
                   UserGroupMembership.select(UserGroupMembership.user_profile)
                   .where(UserGroupMembership.user_group == group))
 
 
-def direct_subgroup_ids(group):
+def direct_subgroup_ids(group: UserGroup) -> list[int]:
     """Ids of the group's direct subgroups."""
     return sorted(row.subgroup_id for row in
                   GroupGroupMembership.select(GroupGroupMembership.subgroup)
                   .where(GroupGroupMembership.supergroup == group))
 
 
-def group_dict(group):
+def group_dict(group: UserGroup) -> Any:
     """A user group as GET /user_groups and user_group add events return it."""
     return user_group_dict(group, members=direct_member_ids(group), direct_subgroup_ids=direct_subgroup_ids(group),
                            setting_defaults=user_group_setting_defaults(group.realm_id))
 
 
-def access_group(realm_id, group_id):
+def access_group(realm_id: int, group_id: int) -> UserGroup:
     """A group of the organization, or BAD_REQUEST 'Invalid user group'."""
     group = UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
     if group is None:
@@ -53,18 +60,18 @@ def access_group(realm_id, group_id):
     return group
 
 
-def user_has_group_permission(user, group, setting):
+def user_has_group_permission(user: UserProfile, group: UserGroup, setting: str) -> bool:
     """Whether the user holds one of a group's permission settings (recursively)."""
     value = user_group_setting(group, setting, user_group_setting_defaults(group.realm_id))
     return is_user_in_setting(user, value)
 
 
-def may_manage_group(user, group):
+def may_manage_group(user: UserProfile, group: UserGroup) -> bool:
     """Administrators manage every group; others need can_manage_group."""
     return user.is_realm_admin or user_has_group_permission(user, group, "can_manage_group")
 
 
-def access_group_for_update(user, group_id):
+def access_group_for_update(user: UserProfile, group_id: int) -> UserGroup:
     """A non-system group the user may manage (rename, settings, subgroups, deactivation)."""
     group = access_group(user.realm_id, group_id)
     if group.is_system_group or not may_manage_group(user, group):
@@ -72,7 +79,7 @@ def access_group_for_update(user, group_id):
     return group
 
 
-def check_member_change_permission(user, group, add, delete):
+def check_member_change_permission(user: UserProfile, group: UserGroup, add: list[int], delete: list[int]) -> None:
     """Zulip's rules: managers change any membership; otherwise adding others needs
     can_add_members_group, joining needs can_join_group or can_add_members_group, removing others
     needs can_remove_members_group, and leaving needs can_leave_group or can_remove_members_group."""
@@ -94,7 +101,7 @@ def check_member_change_permission(user, group, add, delete):
         raise JsonableError("Insufficient permission")
 
 
-def check_group_name(realm_id, name, *, exclude_id=None):
+def check_group_name(realm_id: int, name: str, *, exclude_id: int | None = None) -> str:
     """Not empty, not too long, not a system name, unique."""
     name = name.strip()
     if not name:
@@ -111,7 +118,7 @@ def check_group_name(realm_id, name, *, exclude_id=None):
     return name
 
 
-def check_member_ids(realm_id, user_ids):
+def check_member_ids(realm_id: int, user_ids: list[int]) -> list[int]:
     """Active users of the organization (bots allowed), else BAD_REQUEST."""
     users = {u.id for u in UserProfile.select(UserProfile.id).where(
         (UserProfile.realm == realm_id) & UserProfile.id.in_(list(user_ids)) & UserProfile.is_active
@@ -122,7 +129,7 @@ def check_member_ids(realm_id, user_ids):
     return list(dict.fromkeys(user_ids))
 
 
-def check_subgroup_ids(realm_id, group_ids):
+def check_subgroup_ids(realm_id: int, group_ids: list[int]) -> list[int]:
     """Existing groups of the organization, else BAD_REQUEST."""
     found = {g.id for g in UserGroup.select(UserGroup.id).where(
         (UserGroup.realm == realm_id) & UserGroup.id.in_(list(group_ids)))}
@@ -132,19 +139,20 @@ def check_subgroup_ids(realm_id, group_ids):
     return list(dict.fromkeys(group_ids))
 
 
-def check_no_cycle(group, subgroup_ids):
+def check_no_cycle(group: UserGroup, subgroup_ids: list[int]) -> None:
     """Adding these subgroups must not make the group contain itself."""
     for subgroup_id in subgroup_ids:
         if group.id in subgroup_closure({subgroup_id}):
             raise JsonableError(f"User group {subgroup_id} is already a subgroup of one of the passed subgroups.")
 
 
-def notify_group(realm_id, event):
+def notify_group(realm_id: int, event: JSONDict) -> None:
     """Every user_group event goes to everyone in the organization (groups are public)."""
     publish({"type": "user_group", **event}, active_user_ids(realm_id))
 
 
-def do_create_group(creator, name, description, member_ids, subgroup_ids, settings):
+def do_create_group(creator: UserProfile, name: str, description: str, member_ids: list[int], subgroup_ids: list[int],
+                    settings: JSONDict) -> UserGroup:
     """A new group with its direct members and subgroups."""
     # Settings defaulting to the creator are stored as that anonymous group, so they keep
     # meaning the creator whatever happens to the account later.
@@ -163,7 +171,7 @@ def do_create_group(creator, name, description, member_ids, subgroup_ids, settin
     return group
 
 
-def do_update_group(group, changes):
+def do_update_group(group: UserGroup, changes: JSONDict) -> None:
     """Apply validated name/description/settings changes."""
     with write_transaction():
         for key, value in changes.items():
@@ -175,7 +183,7 @@ def do_update_group(group, changes):
     notify_group(group.realm_id, {"op": "update", "group_id": group.id, "data": changes})
 
 
-def do_update_members(group, add, delete):
+def do_update_members(group: UserGroup, add: list[int], delete: list[int]) -> None:
     """Add and remove direct members (already checked)."""
     with write_transaction():
         for user_id in add:
@@ -189,7 +197,7 @@ def do_update_members(group, add, delete):
         notify_group(group.realm_id, {"op": "remove_members", "group_id": group.id, "user_ids": delete})
 
 
-def do_update_subgroups(group, add, delete):
+def do_update_subgroups(group: UserGroup, add: list[int], delete: list[int]) -> None:
     """Add and remove direct subgroups (already checked)."""
     with write_transaction():
         for subgroup_id in add:
@@ -204,7 +212,7 @@ def do_update_subgroups(group, add, delete):
                                       "direct_subgroup_ids": delete})
 
 
-def group_in_use(group):
+def group_in_use(group: UserGroup) -> bool:
     """Whether a setting of the organization, a channel or another active group names the group."""
     realm = Realm.get_by_id(group.realm_id)
     if realm.can_mention_many_users_group_id == group.id:
@@ -217,7 +225,7 @@ def group_in_use(group):
     return any(setting_names_group(value, group.id) for other in others for value in (other.settings or {}).values())
 
 
-def do_deactivate_group(group):
+def do_deactivate_group(group: UserGroup) -> None:
     """Deactivate a group no setting uses. Clients see it go with user_group remove (Zulip's
     event for clients that do not list deactivated groups)."""
     if group_in_use(group):
@@ -227,7 +235,7 @@ def do_deactivate_group(group):
     notify_group(group.realm_id, {"op": "remove", "group_id": group.id})
 
 
-def realm_groups(realm_id, include_deactivated):
+def realm_groups(realm_id: int, include_deactivated: bool) -> list[UserGroup]:
     """Every group of the organization (system groups included), oldest first."""
     query = UserGroup.select().where(UserGroup.realm == realm_id).order_by(UserGroup.id)
     if not include_deactivated:

@@ -3,6 +3,10 @@
 Stored in realm.settings["user_settings_defaults"] over Zulip's defaults (lib/user_settings.py);
 a new account starts with them (actions.users.create_user_row)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
@@ -10,8 +14,11 @@ from chat_appliance.models import Realm
 from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY, realm_user_settings_defaults
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
-def new_user_settings(realm):
+
+def new_user_settings(realm: Realm) -> tuple[JSONDict, int]:
     """(settings dict, email_address_visibility) for an account created now (read afresh: the
     caller's realm object may predate a change of the defaults)."""
 
@@ -21,7 +28,7 @@ def new_user_settings(realm):
     return stored, visibility
 
 
-def do_update_user_settings_defaults(realm, changes):
+def do_update_user_settings_defaults(realm: Any, changes: Any) -> None:
     """Store validated defaults; announce each changed one to the organization."""
     with write_transaction():
         realm = Realm.get_by_id(realm.id)

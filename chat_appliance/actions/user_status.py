@@ -4,6 +4,10 @@ The deprecated `away` is Zulip's legacy view of the presence_enabled setting (aw
 presence_enabled): setting it changes that setting.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
@@ -16,10 +20,15 @@ from chat_appliance.actions.reactions import check_custom_emoji
 from chat_appliance.actions.users import do_change_settings
 from chat_appliance.lib.user_status import user_status_dict
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
+
 STATUS_TEXT_MAX_LENGTH = 60
 
 
-def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
+def check_status_emoji(realm_id: int, emoji_name: str | None, emoji_code: str | None,
+                       reaction_type: str | None) -> tuple[str, str, str] | None:
     """(name, code, type) for a status emoji; ("", "", "") clears it; None leaves it unchanged."""
     if emoji_name is None:
         if emoji_code is not None or reaction_type is not None:
@@ -53,7 +62,7 @@ def check_status_emoji(realm_id, emoji_name, emoji_code, reaction_type):
     return emoji_name, emoji_code, reaction_type
 
 
-def check_status_text(status_text):
+def check_status_text(status_text: str | None) -> str | None:
     """Stripped, at most 60 characters (Zulip's limit and text)."""
     if status_text is None:
         return None
@@ -63,13 +72,14 @@ def check_status_text(status_text):
     return status_text
 
 
-def get_user_status(user):
+def get_user_status(user: UserProfile) -> JSONDict:
     """The user's status dict (empty when none is set)."""
     status = UserStatus.get_or_none(UserStatus.user_profile == user)
     return user_status_dict(status, away=not user_setting(user, "presence_enabled"))
 
 
-def do_update_user_status(user, *, away, status_text, emoji):
+def do_update_user_status(user: UserProfile, *, away: bool | None, status_text: str | None,
+                          emoji: tuple[str, str, str] | None) -> None:
     """Store the changed parts of a validated status; tell the organization what changed."""
     if away is not None:
         do_change_settings(user, {"presence_enabled": not away})

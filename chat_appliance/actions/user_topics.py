@@ -1,13 +1,20 @@
 """Topic visibility (user_topics): mute, unmute, follow, reset; the user's policies."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.serializers import user_topic_event
 from chat_appliance.models import UserTopic, now
 from chat_appliance.models.messages import TOPIC_INHERIT
 
+if TYPE_CHECKING:
+    from chat_appliance.models import UserProfile
+    from chat_appliance.models import Stream
 
-def set_topic_visibility(user, stream, topic, policy):
+def set_topic_visibility(user: UserProfile, stream: Stream, topic: str, policy: int) -> None:
     """Insert or update a user_topics row; the caller holds the transaction."""
     topic_key = topic.casefold()
     updated = (UserTopic.update(visibility_policy=policy, topic=topic, last_updated=now())
@@ -18,7 +25,7 @@ def set_topic_visibility(user, stream, topic, policy):
                          visibility_policy=policy)
 
 
-def do_set_user_topic(user, stream, topic, policy):
+def do_set_user_topic(user: UserProfile, stream: Stream, topic: str, policy: int) -> None:
     """Store a topic visibility policy (TOPIC_INHERIT removes it) and tell the user's clients."""
     with write_transaction():
         if policy == TOPIC_INHERIT:

@@ -1,5 +1,9 @@
 """Accounts: creation (humans, bots), roles, names, API keys, personal settings."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 
 from peewee import fn
@@ -23,11 +27,15 @@ from chat_appliance.actions.message_delete import delete_message_rows, notify_me
 from chat_appliance.actions.user_settings_defaults import new_user_settings
 from chat_appliance.actions.welcome import send_welcome_message
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import BotService, Realm
+
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$")
 MAX_NAME_LENGTH = 60
 
 
-def check_email(email):
+def check_email(email: str) -> str:
     """A syntactically valid address, or BAD_REQUEST."""
     email = email.strip()
     if not EMAIL_RE.match(email) or len(email) > 254:
@@ -35,7 +43,7 @@ def check_email(email):
     return email
 
 
-def check_not_placeholder(realm, email):
+def check_not_placeholder(realm: Realm, email: str) -> str:
     """Addresses of the form user{N}@{organization host} are the placeholders of hidden real
     addresses; an account holding one as its real address would take over user N's placeholder
     once N hides their address."""
@@ -45,7 +53,7 @@ def check_not_placeholder(realm, email):
     return email
 
 
-def check_full_name(full_name):
+def check_full_name(full_name: str) -> str:
     """Zulip's name rules: not empty, not too long, no control characters."""
     full_name = full_name.strip()
     if not full_name:
@@ -58,7 +66,7 @@ def check_full_name(full_name):
     return full_name
 
 
-def email_in_use(realm, email):
+def email_in_use(realm: Any, email: str) -> bool:
     """Whether an account of the organization already has this address."""
     lowered = email.lower()
     return (
@@ -71,15 +79,16 @@ def email_in_use(realm, email):
     )
 
 
-def api_email_for(user):
+def api_email_for(user: UserProfile) -> str:
     """The API email: the real address if everyone may see it, else Zulip's placeholder."""
     if user.is_bot or user.email_address_visibility == EMAIL_VISIBLE_EVERYONE:
         return user.delivery_email
     return f"user{user.id}@{user.realm.host}"
 
 
-def create_user_row(realm, email, full_name, *, password, role, password_method, bot_type=None,
-                    bot_owner=None, is_system_bot=False):
+def create_user_row(realm: Realm, email: str, full_name: str, *, password: str | None, role: int,
+                    password_method: str | None, bot_type: int | None = None, bot_owner: UserProfile | None = None,
+                    is_system_bot: bool = False) -> UserProfile:
     """Insert an account and its system-group membership; the caller holds the transaction.
     Every account is made here, so the rules for every account are checked here, whoever asks
     (issue 26: sign-up by invitation skipped both): a placeholder address is nobody's real
@@ -98,7 +107,8 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
         bot_owner=bot_owner,
         is_system_bot=is_system_bot,
         api_key=generate_api_key(),
-        password=hash_password(password, password_method) if password else None,
+        # Callers that give a password give its hashing method too.
+        password=hash_password(password, password_method) if password else None,  # type: ignore[arg-type]
     )
     if bot_type is None and not isinstance(realm, int):
         apply_user_settings_defaults(user, realm)
@@ -106,7 +116,7 @@ def create_user_row(realm, email, full_name, *, password, role, password_method,
     return user
 
 
-def apply_user_settings_defaults(user, realm):
+def apply_user_settings_defaults(user: UserProfile, realm: Realm) -> None:
     """A new person starts with the organization's defaults (PATCH /realm/user_settings_defaults)."""
     settings, visibility = new_user_settings(realm)
     if settings or visibility != user.email_address_visibility:
@@ -115,8 +125,8 @@ def apply_user_settings_defaults(user, realm):
         user.save()
 
 
-def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, password_method="scrypt",
-                   acting_user=None):
+def do_create_user(realm: Realm, email: str, password: str, full_name: str, *, role: int = ROLE_MEMBER,
+                   password_method: str = "scrypt", acting_user: UserProfile | None = None) -> UserProfile:
     """Create a human account, subscribed to the organization's default channels, and greet it."""
     email = check_not_placeholder(realm, check_email(email))
     full_name = check_full_name(full_name)
@@ -133,7 +143,8 @@ def do_create_user(realm, email, password, full_name, *, role=ROLE_MEMBER, passw
     return user
 
 
-def do_create_bot(owner, full_name, short_name, bot_type, service=None):
+def do_create_bot(owner: UserProfile, full_name: str, short_name: str, bot_type: int,
+                  service: BotService | None = None) -> UserProfile:
     """Create a bot owned by `owner`; its email is SHORTNAME-bot@REALMHOST. `service` holds the
     checked fields of an outgoing webhook or embedded bot (bot_services.check_service_settings)."""
 
@@ -157,12 +168,12 @@ def do_create_bot(owner, full_name, short_name, bot_type, service=None):
     return bot
 
 
-def notify_user_added(user):
+def notify_user_added(user: UserProfile) -> None:
     """realm_user add with the full user object, to everyone in the organization. Viewers who may
     see different fields (delivery_email) get their own copy; most share one."""
 
     viewers = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
-    by_shape = {}
+    by_shape: dict[Any, Any] = {}
     for viewer in viewers:
         person = user_dict(user, viewer, client_gravatar=False)
         by_shape.setdefault(person["delivery_email"], (person, []))[1].append(viewer.id)
@@ -170,13 +181,13 @@ def notify_user_added(user):
         publish({"type": "realm_user", "op": "add", "person": person}, viewer_ids)
 
 
-def notify_user_updated(user, **fields):
+def notify_user_updated(user: UserProfile, **fields: Any) -> None:
     """realm_user update with the changed fields."""
     publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, **fields}},
             active_user_ids(user.realm_id))
 
 
-def do_change_full_name(user, full_name):
+def do_change_full_name(user: UserProfile, full_name: str) -> None:
     """Rename an account."""
     full_name = check_full_name(full_name)
     with write_transaction():
@@ -185,7 +196,7 @@ def do_change_full_name(user, full_name):
     notify_user_updated(user, full_name=full_name)
 
 
-def do_change_role(user, role):
+def do_change_role(user: UserProfile, role: int) -> None:
     """Change an account's role and its system-group membership."""
     with write_transaction():
         UserProfile.update(role=role).where(UserProfile.id == user.id).execute()
@@ -194,7 +205,7 @@ def do_change_role(user, role):
     notify_user_updated(user, role=role)
 
 
-def do_regenerate_api_key(user):
+def do_regenerate_api_key(user: UserProfile) -> str:
     """Give the account a new API key; the old one stops working at once."""
     key = generate_api_key()
     with write_transaction():
@@ -204,7 +215,7 @@ def do_regenerate_api_key(user):
     return key
 
 
-def do_change_password(user, password, method):
+def do_change_password(user: Any, password: str, method: str) -> None:
     """Set the account's password (chat-appliance set-password)."""
     if password_too_weak(password):
         raise JsonableError("The password is too weak.")
@@ -214,7 +225,7 @@ def do_change_password(user, password, method):
     user.password = hashed
 
 
-def do_change_settings(user, changes):
+def do_change_settings(user: UserProfile, changes: JSONDict) -> list[str]:
     """Apply personal settings (already validated); returns the changed names."""
     settings = dict(user.settings or {})
     columns = {}
@@ -249,13 +260,13 @@ CAN_CHANGE_USER_EMAILS = "can_change_user_emails"
 SPECIAL_PERMISSIONS = (CAN_CHANGE_USER_EMAILS,)
 
 
-def has_permission(user, permission):
+def has_permission(user: UserProfile, permission: str) -> bool:
     """Whether the user holds this special permission."""
     return UserPermission.select().where(
         (UserPermission.user_profile == user) & (UserPermission.permission == permission)).exists()
 
 
-def do_set_permission(user, permission, granted):
+def do_set_permission(user: UserProfile, permission: str, granted: bool) -> None:
     """Grant or revoke a special permission (the CLI's set-permission, or an owner)."""
     if permission not in SPECIAL_PERMISSIONS:
         raise JsonableError(f"Invalid permission '{permission}'")
@@ -266,7 +277,7 @@ def do_set_permission(user, permission, granted):
             UserPermission.create(user_profile=user, permission=permission)
 
 
-def do_change_delivery_email(user, new_email):
+def do_change_delivery_email(user: UserProfile, new_email: str) -> None:
     """Change an account's real address; the API email follows its visibility setting."""
     new_email = check_not_placeholder(user.realm, check_email(new_email))
     with write_transaction():
@@ -283,7 +294,8 @@ def do_change_delivery_email(user, new_email):
     notify_user_updated(user, email=user.email)
 
 
-def do_deactivate_user(user, *, acting_user=None, actions=None):
+def do_deactivate_user(user: UserProfile, *, acting_user: UserProfile | None = None,
+                       actions: JSONDict | None = None) -> None:
     """Deactivate an account: its bots first, each after the deletion `actions`, then the account.
 
     The account's API key stops working at once (authentication refuses inactive users); the
@@ -313,7 +325,7 @@ def do_deactivate_user(user, *, acting_user=None, actions=None):
                 audience)
 
 
-def messages_to_delete(user, actions):
+def messages_to_delete(user: UserProfile, actions: JSONDict) -> list[Message]:
     """The messages the deletion actions name, sent by the user."""
     query = Message.select(Message.id, Message.stream, Message.topic, Message.topic_key,
                            Message.recipient).where(Message.sender == user)
@@ -333,7 +345,8 @@ def messages_to_delete(user, actions):
     return list(query.where(condition))
 
 
-def apply_deactivation_actions(user, actions):
+def apply_deactivation_actions(user: UserProfile,
+                               actions: JSONDict) -> tuple[list[Message], dict[int, Any], dict[int, Any]]:
     """Delete the profile and messages the actions ask for, in one transaction.
 
     Returns (deleted messages, {message_id: holder ids}, {stream_id: new first_message_id}) for
@@ -353,7 +366,7 @@ def apply_deactivation_actions(user, actions):
     return messages, holders, first_ids
 
 
-def do_reactivate_user(user):
+def do_reactivate_user(user: UserProfile) -> None:
     """Reactivate a deactivated account."""
     with write_transaction():
         UserProfile.update(is_active=True).where(UserProfile.id == user.id).execute()

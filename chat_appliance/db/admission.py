@@ -21,6 +21,10 @@ Only on SQLite (backends: WORKERS_TAKE_TURNS), whose queries run in this process
 every query waits on the network, and a turn held through those waits would hold everyone up.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import threading
 import time
 
@@ -38,11 +42,11 @@ class Turns:
         self._holder = None  # (thread ident, time.monotonic() when it took the turn)
         self._local = threading.local()
 
-    def holding(self):
+    def holding(self) -> bool:
         """Whether this thread holds the turn."""
         return getattr(self._local, "held", False)
 
-    def take(self):
+    def take(self) -> None:
         """Wait for the turn, or until its holder has had it for longer than the patience."""
         with self._next:
             while True:
@@ -56,14 +60,14 @@ class Turns:
         self._holder = (threading.get_ident(), time.monotonic())
         self._local.held = True
 
-    def give_back(self):
+    def give_back(self) -> None:
         """End this thread's turn (nothing if it runs without one)."""
         if self.holding():
             self._local.held = False
             self._holder = None
             self._turn.release()
 
-    def waiting_on_others(self):
+    def waiting_on_others(self) -> Any:
         """A context manager: give the turn up for a wait on another thread, then take it again."""
         return _Waiting(self)
 

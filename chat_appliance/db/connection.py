@@ -5,6 +5,10 @@ The models are bound to `models.database`, a proxy to the current runtime's data
 FlaskDB initialise late too). Engine-specific SQL lives in `backends/`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
 import logging
 import sys
 import threading
@@ -18,10 +22,14 @@ from chat_appliance.db import runtime
 from chat_appliance.migrations import MIGRATIONS
 from chat_appliance.models import database, now
 
+if TYPE_CHECKING:
+    from chat_appliance.db.runtime import Runtime
+
 log = logging.getLogger(__name__)
 
 
-def init_database(database_url, pool_size=20, pool_timeout=30, *, inline_image_preview=True):
+def init_database(database_url: str, pool_size: int = 20, pool_timeout: int = 30, *,
+                  inline_image_preview: bool = True) -> Runtime:
     """Open the configured database in a new Runtime, installed as the one in use outside
     requests; returns the Runtime (create_app keeps it, and makes it current per request). The
     pool options size the PostgreSQL connection pool (SQLite ignores them); the runtime renders
@@ -33,7 +41,7 @@ def init_database(database_url, pool_size=20, pool_timeout=30, *, inline_image_p
     return opened
 
 
-def backend():
+def backend() -> Any:
     """The module of the engine in use (backends.sqlite or backends.postgres)."""
     return runtime.current().backend
 
@@ -43,14 +51,14 @@ _transaction_local = threading.local()
 
 
 @contextmanager
-def write_transaction():
+def write_transaction() -> Iterator[None]:
     """A transaction that will write: atomic, and on SQLite taking the write lock up front.
 
     Nested, it is a savepoint. Callbacks given to `on_commit` inside it run after the outermost
     transaction commits, in order; those of a transaction (or savepoint) that rolls back are
     dropped. On SQLite the callbacks of transactions committed together run in the thread that
     commits them, in commit order (backends/group_commit.py)."""
-    pending = getattr(_transaction_local, "pending", None)
+    pending: Any = getattr(_transaction_local, "pending", None)
     outermost = pending is None
     if outermost:
         pending = _transaction_local.pending = []
@@ -76,7 +84,7 @@ def write_transaction():
             _transaction_local.pending = None
 
 
-def on_commit(callback):
+def on_commit(callback: Callable[..., Any]) -> None:
     """Run `callback` once the current write_transaction commits (never, if it rolls back), or
     at once outside a transaction: how events go out only after the change they announce."""
     pending = getattr(_transaction_local, "pending", None)
@@ -91,7 +99,7 @@ BULK_ROWS = 256
 BULK_VALUES = 8192
 
 
-def bulk_insert(table, columns, rows):
+def bulk_insert(table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
     """INSERT many rows, several per statement. Each statement holds a power of two of rows, so
     that a few statement texts serve every count and stay in the driver's statement cache (a
     send to 50 recipients is 32 + 16 + 2 rows). One statement per row, as executemany runs it,
@@ -113,13 +121,13 @@ def bulk_insert(table, columns, rows):
         start += size
 
 
-def close_connection(_exc=None):
+def close_connection(_exc: Any = None) -> None:
     """Close this thread's connection, if open (request teardown; before a long poll)."""
     if not database.is_closed():
         database.close()
 
 
-def check_database():
+def check_database() -> None:
     """Run a trivial query on a connection of its own (GET /health); raises if the database
     does not answer."""
     with database.connection_context():
@@ -135,7 +143,7 @@ class SchemaMigration(Model):
         table_name = "schema_migration"
 
 
-def schema_version():
+def schema_version() -> Any:
     """The newest migration applied to this database, 0 for an empty one."""
     if not database.table_exists(SchemaMigration._meta.table_name):
         return 0
@@ -143,14 +151,14 @@ def schema_version():
     return newest.version if newest else 0
 
 
-def applied_versions():
+def applied_versions() -> set[int]:
     """The versions of the migrations applied to this database."""
     if not database.table_exists(SchemaMigration._meta.table_name):
         return set()
     return {row.version for row in SchemaMigration.select(SchemaMigration.version)}
 
 
-def migrate(progress=False):
+def migrate(progress: bool = False) -> list[int]:
     """Apply every migration the database lacks, in version order, each in its own transaction.
 
     Every missing version, not only those above the newest applied: migrations written on

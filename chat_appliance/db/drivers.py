@@ -14,6 +14,8 @@ peewee with its own drivers). A program that embeds `create_app` may call
 finds psycopg2 itself.
 """
 
+from __future__ import annotations
+
 import sys
 
 # Drivers peewee looks for at import. psycopg 3 is held back too: the PostgreSQL backend uses
@@ -21,13 +23,13 @@ import sys
 HELD_BACK = ("psycopg2", "psycopg2cffi", "psycopg", "pymysql", "MySQLdb")
 
 
-def import_peewee_without_drivers():
+def import_peewee_without_drivers() -> None:
     """Import peewee, unless already imported, without letting it import database drivers."""
     if "peewee" in sys.modules:
         return
     held = [name for name in HELD_BACK if name not in sys.modules]
     for name in held:
-        sys.modules[name] = None  # `import name` raises ImportError
+        sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ImportError
     try:
         import peewee  # noqa: F401
     finally:
@@ -36,7 +38,7 @@ def import_peewee_without_drivers():
                 del sys.modules[name]
 
 
-def load_psycopg2():
+def load_psycopg2() -> None:
     """Give peewee psycopg2, as its import does when the driver is installed."""
     import peewee
 

@@ -15,6 +15,11 @@ workers, the scheduler and imports too) is given to the Runtime when it is made.
 This module imports nothing from the package: every other floor may use it.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+
 import contextvars
 import os
 import threading
@@ -31,8 +36,8 @@ MESSAGE_CACHE_SIZE = 2000
 # Compiled alert-word expressions, one per user who has words.
 ALERT_WORD_CACHE_SIZE = 10_000
 
-_current = contextvars.ContextVar("chat_appliance_runtime", default=None)
-_latest = {"runtime": None}
+_current: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("chat_appliance_runtime", default=None)
+_latest: dict[str, Runtime | None] = {"runtime": None}
 
 
 class Runtime:
@@ -59,7 +64,7 @@ class Runtime:
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
 
-    def forget_user(self, user_id):
+    def forget_user(self, user_id: int) -> None:
         """Drop what the caches hold of one account (new key, deactivation, new email): its long
         polls' Basic credentials and its browser sessions, and touch the marker so that a server
         running beside this process (an admin command's) drops them too."""
@@ -67,7 +72,7 @@ class Runtime:
         self.credentials.discard_where(lambda entry: entry[1].id == user_id)
         self.credentials_marker.touch()
 
-    def close(self):
+    def close(self) -> None:
         """Close this thread's connection and release what the backend holds (SQLite's keeper
         connection)."""
         self.backend.close_database(self.database)
@@ -75,22 +80,22 @@ class Runtime:
             _latest["runtime"] = None
 
 
-def install(runtime):
+def install(runtime: Runtime) -> None:
     """Make `runtime` the one used outside requests (the latest app or command)."""
     _latest["runtime"] = runtime
 
 
-def current():
+def current() -> Runtime:
     """The runtime of this thread's request, else the latest installed (None before any)."""
-    return _current.get() or _latest["runtime"]
+    return _current.get() or _latest["runtime"]  # type: ignore[return-value]  # callers run after install()
 
 
-def activate(runtime):
+def activate(runtime: Runtime) -> contextvars.Token[Runtime | None]:
     """Make `runtime` current in this context (a request); returns the token for `deactivate`."""
     return _current.set(runtime)
 
 
-def deactivate(token):
+def deactivate(token: contextvars.Token[Runtime | None]) -> None:
     """Undo an `activate`."""
     _current.reset(token)
 
@@ -122,7 +127,7 @@ class ExpiringCache:
                 break
             del entries[key]
 
-    def get(self, key):
+    def get(self, key: Any) -> Any:
         """The live value stored under `key`, else None (an expired entry is dropped)."""
         now = self.clock()
         with self._lock:
@@ -135,7 +140,7 @@ class ExpiringCache:
                 return None
             return entry[1]
 
-    def put(self, key, value, seconds):
+    def put(self, key: Any, value: Any, seconds: float) -> None:
         """Keep `value` under `key` for `seconds` (nothing is kept for a lifetime of 0 or less)."""
         now = self.clock()
         with self._lock:
@@ -150,17 +155,17 @@ class ExpiringCache:
     def __contains__(self, key):
         return self.get(key) is not None
 
-    def pop(self, key):
+    def pop(self, key: Any) -> None:
         with self._lock:
             self._entries.pop(key, None)
 
-    def discard_where(self, predicate):
+    def discard_where(self, predicate: Callable[[Any], bool]) -> None:
         """Drop every entry whose value satisfies `predicate`."""
         with self._lock:
             for key in [k for k, (_expires, value) in self._entries.items() if predicate(value)]:
                 del self._entries[key]
 
-    def clear(self):
+    def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
@@ -181,14 +186,14 @@ class GenerationCache:
         self._entries = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key):
+    def get(self, key: Any) -> Any:
         with self._lock:
             value = self._entries.get(key)
             if value is not None:
                 self._entries.move_to_end(key)
             return value
 
-    def get_many(self, keys):
+    def get_many(self, keys: Iterable[Any]) -> dict[Any, Any]:
         """{key: value} for the keys present."""
         found = {}
         with self._lock:
@@ -199,7 +204,7 @@ class GenerationCache:
                     found[key] = value
         return found
 
-    def put_many(self, items, generation):
+    def put_many(self, items: Iterable[tuple[Any, Any]], generation: int) -> None:
         """Store (key, value) pairs read at `generation`, unless the cache was invalidated since."""
         with self._lock:
             if generation != self.generation:
@@ -214,13 +219,13 @@ class GenerationCache:
         with self._lock:
             return key in self._entries
 
-    def discard(self, key):
+    def discard(self, key: Any) -> None:
         """Drop one key; readers that started before do not store what they read."""
         with self._lock:
             self.generation += 1
             self._entries.pop(key, None)
 
-    def clear(self):
+    def clear(self) -> None:
         with self._lock:
             self.generation += 1
             self._entries.clear()
@@ -241,7 +246,7 @@ class ChangeMarker:
         if path is not None:
             self.watch(path)
 
-    def watch(self, path):
+    def watch(self, path: str | os.PathLike[str]) -> None:
         """Signal and watch changes through `path` (a file of the instance folder)."""
         self.path = os.fspath(path)
         self.seen = self._time()
@@ -252,7 +257,7 @@ class ChangeMarker:
         except OSError:
             return None
 
-    def changed(self):
+    def changed(self) -> bool:
         """Whether the file moved since the last question or touch (True once per change)."""
         current = self._time()
         if current == self.seen:
@@ -260,7 +265,7 @@ class ChangeMarker:
         self.seen = current
         return True
 
-    def touch(self):
+    def touch(self) -> None:
         """Tell the instance's other processes (touch the file), if a path is watched."""
         if not self.path:
             return

@@ -5,10 +5,18 @@ or after it: delivery waits for the commit (db.on_commit). The queue manager reg
 as a listener. With no listener (the CLI, unit tests of actions) publishing does nothing.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import logging
 
 from chat_appliance.db import runtime
 from chat_appliance.db.connection import on_commit
+
+if TYPE_CHECKING:
+    from chat_appliance.db.runtime import Runtime
+    from chat_appliance.lib.types import JSONDict
 
 log = logging.getLogger(__name__)
 
@@ -19,26 +27,26 @@ def _listeners(active=None):
     return active.listeners if active is not None else []
 
 
-def add_listener(listener, active=None):
+def add_listener(listener: Any, active: Runtime | None = None) -> Any:
     """Register a callable(event: dict, user_ids: iterable[int]) on the current runtime (or
     `active`); returns it for removal."""
     _listeners(active).append(listener)
     return listener
 
 
-def listeners(active=None):
+def listeners(active: Runtime | None = None) -> Any:
     """The registered listeners, in order."""
     return tuple(_listeners(active))
 
 
-def remove_listener(listener, active=None):
+def remove_listener(listener: Any, active: Runtime | None = None) -> None:
     """Unregister a listener added with add_listener."""
     registered = _listeners(active)
     if listener in registered:
         registered.remove(listener)
 
 
-def publish(event, user_ids):
+def publish(event: JSONDict, user_ids: Any) -> None:
     """Deliver an event to the queues of these users: at once outside a transaction; inside
     one, after it commits, and not at all if it rolls back (as Zulip's send_event_on_commit).
     The audience and the listeners (the current runtime's) are fixed now."""

@@ -6,10 +6,17 @@ can expire a queue or end a poll's wait without sleeping: its timers and waits e
 clock passes their deadline, not when real time does.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
 import heapq
 import itertools
 import threading
 import time
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class SystemClock:
@@ -19,12 +26,13 @@ class SystemClock:
     time = staticmethod(time.time)
 
     @staticmethod
-    def wait(event, seconds):
+    def wait(event: threading.Event, seconds: float) -> bool:
         """Wait for a threading.Event at most `seconds`; whether it was set."""
         return event.wait(seconds)
 
     @staticmethod
-    def call_later(loop, seconds, callback):
+    def call_later(loop: asyncio.AbstractEventLoop, seconds: float,
+                   callback: Callable[[], object]) -> asyncio.TimerHandle:
         """callback() on the event loop after `seconds`; returns a handle with cancel()."""
         return loop.call_later(seconds, callback)
 
@@ -54,13 +62,13 @@ class ManualClock:
         self._timers = []  # heap of (deadline, sequence, loop, timer)
         self._sequence = itertools.count()
 
-    def monotonic(self):
+    def monotonic(self) -> float:
         return self._now
 
-    def time(self):
+    def time(self) -> float:
         return self._now + self._wall_offset
 
-    def advance(self, seconds):
+    def advance(self, seconds: float) -> None:
         """Move time forward; fire the loop timers now due (on their loops), end the waits now due."""
         with self._changed:
             self._now += seconds
@@ -77,14 +85,14 @@ class ManualClock:
         if not timer.cancelled:
             timer.callback()
 
-    def wait(self, event, seconds):
+    def wait(self, event: threading.Event, seconds: float) -> bool:
         deadline = self._now + seconds
         with self._changed:
             while not event.is_set() and self._now < deadline:
                 self._changed.wait(self.POLL_SECONDS)
         return event.is_set()
 
-    def call_later(self, loop, seconds, callback):
+    def call_later(self, loop: asyncio.AbstractEventLoop, seconds: float, callback: Callable[[], object]) -> _Timer:
         timer = _Timer(callback)
         with self._changed:
             heapq.heappush(self._timers, (self._now + seconds, next(self._sequence), loop, timer))

@@ -19,6 +19,10 @@ gravatar nulling, the receiving user's flags, `local_message_id` for the sender'
 fan-out builds each distinct shape once and shares it between the queues that want it.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
 import asyncio
 import collections
 import json
@@ -34,6 +38,10 @@ from chat_appliance.events.clock import SystemClock
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.narrow import message_matches_narrow
+
+if TYPE_CHECKING:
+    import pathlib
+    from chat_appliance.lib.types import JSONDict
 
 log = logging.getLogger(__name__)
 
@@ -94,28 +102,28 @@ class EventQueue:
         self.lock = lock or threading.RLock()
         self.manager = manager
 
-    def wants(self, event_type):
+    def wants(self, event_type: str) -> bool:
         """Whether the client registered for this event type (None means every type)."""
         return self.event_types is None or event_type in self.event_types
 
-    def push(self, event):
+    def push(self, event: JSONDict) -> None:
         """Append an event with the next id and wake the waiting polls. Lock held."""
         self.events.append(dict(event, id=self.next_event_id))
         self.next_event_id += 1
         self.wake()
 
-    def wake(self):
+    def wake(self) -> None:
         """Wake every waiting poll of this queue. Lock held."""
         waiters, self.waiters = self.waiters, []
         for wake in waiters:
             wake()
 
-    def acknowledge(self, last_event_id):
+    def acknowledge(self, last_event_id: int | None) -> None:
         """Drop the events the client has seen (ids <= last_event_id). Lock held."""
         if last_event_id is not None and self.events and self.events[0]["id"] <= last_event_id:
             self.events = [e for e in self.events if e["id"] > last_event_id]
 
-    def heartbeat(self):
+    def heartbeat(self) -> None:
         """Heartbeats take an id like any event, so the client's last_event_id acknowledges them. Lock held."""
         self.events.append({"type": "heartbeat", "id": self.next_event_id})
         self.next_event_id += 1
@@ -147,13 +155,13 @@ class EventQueue:
             self.heartbeat()
         return list(self.events)
 
-    def heartbeat_wait(self, heartbeat_seconds):
+    def heartbeat_wait(self, heartbeat_seconds: float | None) -> float:
         """How long a poll waits before its heartbeat: heartbeat_seconds if given, else the manager's spread wait."""
         if heartbeat_seconds is not None:
             return heartbeat_seconds
         return self.manager.heartbeat_wait() if self.manager is not None else 55
 
-    def get(self, last_event_id, *, dont_block, heartbeat_seconds=None):
+    def get(self, last_event_id: int, *, dont_block: bool, heartbeat_seconds: float | None = None) -> list[JSONDict]:
         """Events newer than last_event_id: at once if any (or with dont_block), else after the
         next event arrives, else a heartbeat after heartbeat_seconds (by default the manager's
         spread wait). Waits in this thread."""
@@ -170,7 +178,8 @@ class EventQueue:
                 self.waiters.remove(woken.set)
             return self._answer_after_wait()
 
-    async def get_async(self, last_event_id, *, dont_block, heartbeat_seconds=None, disconnected=None):
+    async def get_async(self, last_event_id: int, *, dont_block: bool, heartbeat_seconds: float | None = None,
+                        disconnected: Any = None) -> list[JSONDict] | None:
         """As get, waiting on the running event loop without a thread. `disconnected` gives an
         awaitable that completes when the client goes away: the poll then ends at once and
         None is returned (nothing is sent, nothing is lost: the events stay queued). It is a
@@ -216,17 +225,17 @@ class EventQueue:
                 return None
             return self._answer_after_wait()
 
-    def close(self):
+    def close(self) -> None:
         """Wake any waiting poll of a deleted queue."""
         with self.lock:
             self.closed = True
             self.wake()
 
-    def idle_since(self):
+    def idle_since(self) -> float | None:
         """Monotonic time of the last access, or None while a long poll is waiting."""
         return None if self.waiters else self.last_access
 
-    def to_dump(self, now):
+    def to_dump(self, now: float) -> Any:
         """The queue as saved across a restart: options, pending events, next id, idle time."""
         data = {name: getattr(self, name) for name in QUEUE_OPTIONS}
         data["event_types"] = sorted(self.event_types) if self.event_types is not None else None
@@ -236,7 +245,7 @@ class EventQueue:
         return data
 
     @classmethod
-    def from_dump(cls, saved, *, lock, manager):
+    def from_dump(cls, saved: JSONDict, *, lock: Any, manager: QueueManager | None) -> EventQueue:
         """A queue from its saved form. An option the file lacks (saved by an older version) takes
         its default and one it has that this version does not know is ignored, so that an upgrade
         keeps every client's queue; a queue without its identity (id, user, events) raises."""
@@ -251,13 +260,13 @@ class EventQueue:
         return queue
 
 
-def narrow_matches(queue, message, flags):
+def narrow_matches(queue: EventQueue, message: JSONDict, flags: list[str]) -> bool:
     """Whether a message event belongs to the queue's narrow (lib/narrow decides, as for fetches)."""
     return message_matches_narrow(queue.narrow, message, flags, user_id=queue.user_id, user_email=queue.user_email)
 
 
 @contextmanager
-def delivery_isolated(queue, event):
+def delivery_isolated(queue: EventQueue, event: JSONDict) -> Iterator[None]:
     """One queue's failure (a bug, or a narrow that slipped past /register's checks) is logged
     and costs that queue this event; it never stops delivery to the queues after it."""
     try:
@@ -281,7 +290,7 @@ class QueueManager:
         self.last_gc = self.clock.monotonic()
         self.loop = None
         self.closing = False
-        self.pending_wakes = collections.deque()
+        self.pending_wakes: collections.deque[Any] = collections.deque()
         self.wake_scheduled = False
 
     # --- waking polls on the loop in batches ------------------------------------------------
@@ -289,7 +298,7 @@ class QueueManager:
     # once, ahead of everything else the loop has to do, such as handing the sender the answer
     # to its POST /messages. Waking WAKE_BATCH polls per loop turn lets other work in between.
 
-    def schedule_wake(self, loop, resolve):
+    def schedule_wake(self, loop: Any, resolve: Callable[..., Any]) -> None:
         """Wake one waiting poll soon (called on the loop's thread)."""
         self.pending_wakes.append(resolve)
         if not self.wake_scheduled:
@@ -304,26 +313,26 @@ class QueueManager:
         else:
             self.wake_scheduled = False
 
-    def configure(self, *, idle_seconds, heartbeat_seconds):
+    def configure(self, *, idle_seconds: float, heartbeat_seconds: int) -> None:
         self.idle_seconds = idle_seconds
         self.heartbeat_seconds = heartbeat_seconds
 
-    def heartbeat_wait(self):
+    def heartbeat_wait(self) -> float:
         """One waiting poll's time until its heartbeat, spread over the last HEARTBEAT_SPREAD of heartbeat_seconds."""
         return self.heartbeat_seconds * (1 - HEARTBEAT_SPREAD * self.random_fraction())
 
     # --- the event loop of `serve` ---------------------------------------------------------
 
-    def attach_loop(self, loop):
+    def attach_loop(self, loop: Any) -> None:
         """Run fan-outs on this loop from now on (serve's loop, before it accepts requests)."""
         self.loop = loop
         self.closing = False
 
-    def detach_loop(self):
+    def detach_loop(self) -> None:
         """Back to fan-out in the publishing thread (after serve's loop has stopped)."""
         self.loop = None
 
-    def begin_shutdown(self):
+    def begin_shutdown(self) -> None:
         """Answer every waiting poll now (with a heartbeat, as when its wait runs out), and any
         poll that arrives from here on at once: the server is about to stop."""
         with self.lock:
@@ -333,7 +342,7 @@ class QueueManager:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def register(self, **options):
+    def register(self, **options: Any) -> EventQueue:
         """A new queue for options['user_id']."""
         self.collect_garbage()
         queue = EventQueue(**options, lock=self.lock, manager=self)
@@ -345,7 +354,7 @@ class QueueManager:
             self.queues[queue.id] = queue
             self.by_user.setdefault(queue.user_id, set()).add(queue.id)
 
-    def access(self, queue_id, user_id):
+    def access(self, queue_id: str, user_id: int) -> EventQueue:
         """The queue, if it exists and belongs to this user; else BAD_EVENT_QUEUE_ID."""
         self.collect_garbage()
         with self.lock:
@@ -354,7 +363,7 @@ class QueueManager:
             raise BadEventQueueIdError(queue_id)
         return queue
 
-    def delete(self, queue_id):
+    def delete(self, queue_id: str) -> None:
         """Remove a queue and wake its waiting poll."""
         with self.lock:
             queue = self.queues.pop(queue_id, None)
@@ -366,14 +375,14 @@ class QueueManager:
         if queue is not None:
             queue.close()
 
-    def delete_user_queues(self, user_id):
+    def delete_user_queues(self, user_id: int) -> None:
         """Drop every queue of a user (a deactivated account)."""
         with self.lock:
             ids = list(self.by_user.get(user_id, ()))
         for queue_id in ids:
             self.delete(queue_id)
 
-    def collect_garbage(self, force=False):
+    def collect_garbage(self, force: bool = False) -> None:
         """Delete queues idle longer than idle_seconds; runs at most once a second unless forced."""
         now = self.clock.monotonic()
         if not force and now - self.last_gc < min(1.0, self.idle_seconds):
@@ -386,21 +395,21 @@ class QueueManager:
             if since is not None and now - since > self.idle_seconds:
                 self.delete(queue.id)
 
-    def user_queues(self, user_ids):
+    def user_queues(self, user_ids: Any) -> list[EventQueue]:
         with self.lock:
             return [self.queues[qid] for uid in user_ids for qid in self.by_user.get(uid, ()) if qid in self.queues]
 
-    def clear(self):
+    def clear(self) -> None:
         for queue_id in list(self.queues):
             self.delete(queue_id)
 
     # --- surviving a graceful restart ----------------------------------------------------
 
-    def dump(self, path):
+    def dump(self, path: pathlib.Path) -> int:
         """Write every queue to `path` (atomically: a temporary file, then a rename)."""
         now = self.clock.monotonic()
         with self.lock:
-            data = {"version": DUMP_VERSION, "saved_at": self.clock.time(),
+            data: JSONDict = {"version": DUMP_VERSION, "saved_at": self.clock.time(),
                     "queues": [queue.to_dump(now) for queue in self.queues.values()]}
         temporary = f"{path}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -410,7 +419,7 @@ class QueueManager:
         os.replace(temporary, path)
         return len(data["queues"])
 
-    def restore(self, path):
+    def restore(self, path: pathlib.Path) -> int:
         """Load the queues a graceful stop wrote, then delete the file, so that a later crash
         does not bring back queues that missed events in between. Each queue is restored on its
         own: one that cannot be read is logged and skipped, the others come back. Queues idle for
@@ -463,7 +472,7 @@ class QueueManager:
         else:
             self.deliver(event, user_ids)
 
-    def deliver(self, event, user_ids):
+    def deliver(self, event: JSONDict, user_ids: list[int]) -> None:
         """The fan-out of one event; a failure for one queue costs only that queue the event."""
         try:
             with self.lock:
@@ -483,7 +492,7 @@ class QueueManager:
             self.delete_user_queues(event["person"]["user_id"])
 
     @staticmethod
-    def accepts(queue, event):
+    def accepts(queue: EventQueue, event: JSONDict) -> bool:
         """Capability-gated events: channel typing, and linkifiers (URL templates since Zulip
         feature level 176), only to clients that declared they handle them."""
         if event["type"] == "typing" and event.get("message_type") == "stream":
@@ -497,7 +506,7 @@ class QueueManager:
         return True
 
     @staticmethod
-    def shape_for(queue, event):
+    def shape_for(queue: EventQueue, event: JSONDict) -> list[JSONDict]:
         """The events a queue receives for one bus event (most pass through unchanged).
 
         update_message arrives with `user_flags` ({user_id: flag names}) and leaves with the
@@ -526,7 +535,7 @@ class QueueManager:
             return [dict(base, message_ids=ids)]
         return [dict(base, message_id=message_id) for message_id in ids]
 
-    def deliver_message(self, event, user_ids):
+    def deliver_message(self, event: JSONDict, user_ids: Any) -> None:
         """A message event to its recipients' queues, and to all_public_streams queues of the
         organization for messages of public channels."""
         recipients = set(user_ids)
@@ -539,7 +548,7 @@ class QueueManager:
         flags_by_user = {int(k): v for k, v in (event.get("flags") or {}).items()}
         # One shaped event per distinct (content form, gravatar, flags, local id): a fan-out to
         # N queues builds a handful of dicts, not N. Queues share them; nothing mutates them.
-        shapes = {}
+        shapes: dict[Any, Any] = {}
         seen = set()
         for queue in targets:
             with delivery_isolated(queue, event):
@@ -557,7 +566,7 @@ class QueueManager:
                 queue.push(shaped)
 
     @staticmethod
-    def message_event_for(queue, event, flags):
+    def message_event_for(queue: EventQueue, event: JSONDict, flags: Any) -> Any:
         """The per-queue message event.
 
         The bus event is {"type": "message", "message": dict with HTML content, "raw_content":

@@ -4,6 +4,10 @@ Each `fetch_*` function fills the keys of one or more fetch types; the keys and 
 are those zulip-terminal reads at start-up (a missing one is a crash there).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
 import time
 
 from chat_appliance.lib.access import can_access_stream_metadata
@@ -61,6 +65,9 @@ from chat_appliance.models import (
 from chat_appliance.models.messages import TOPIC_MUTED
 from chat_appliance.models.scheduled import REMINDER
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 # Zulip sends these personal settings at the top level of /register too, unless the client
 # declares the user_settings_object capability; zulip-terminal 0.7.0 reads them there.
 LEGACY_TOP_LEVEL_SETTINGS = (
@@ -90,7 +97,7 @@ TYPING_STARTED_EXPIRY_MS = 15000
 RETENTION_FOREVER = -1
 
 
-def fetch_realm(user, state, options):
+def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm: organization settings and the server's limits."""
     realm = user.realm
     state.update({
@@ -116,7 +123,7 @@ def fetch_realm(user, state, options):
     state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 
 
-def fetch_realm_users(user, state, options):
+def fetch_realm_users(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_user: the people of the organization, and who the requester is."""
     users = list(UserProfile.select().where(UserProfile.realm == user.realm_id).order_by(UserProfile.id))
     gravatar = options["client_gravatar"]
@@ -131,7 +138,7 @@ def fetch_realm_users(user, state, options):
                   "is_moderator": user.is_moderator, "is_guest": user.is_guest})
 
 
-def fetch_subscriptions(user, state, options):
+def fetch_subscriptions(user: UserProfile, state: JSONDict, options: Any) -> None:
     """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
     with_subscribers = options["include_subscribers"] != "false"
     # Archived channels only for clients that declared they handle them (Zulip feature level 315).
@@ -163,20 +170,20 @@ def fetch_subscriptions(user, state, options):
     state["never_subscribed"] = never
 
 
-def dm_members_by_recipient(recipient_ids):
+def dm_members_by_recipient(recipient_ids: set[int]) -> dict[int, list[int]]:
     """{recipient_id: sorted member ids} for direct-message recipients."""
     if not recipient_ids:
         return {}
     rows = (DirectMessageGroupMember.select(DirectMessageGroupMember.user_profile, DirectMessageGroup.recipient)
             .join(DirectMessageGroup)
             .where(DirectMessageGroup.recipient.in_(list(recipient_ids))))
-    members = {}
+    members: dict[int, list[int]] = {}
     for row in rows:
         members.setdefault(row.group.recipient_id, []).append(row.user_profile_id)
     return {rid: sorted(ids) for rid, ids in members.items()}
 
 
-def fetch_unread_msgs(user, state, options):
+def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
     """unread_msgs: the requester's unread messages, grouped as Zulip groups them; it must agree
     with the `read` flags GET /messages serves (zulip-terminal shows negative counts otherwise)."""
     read, mention_bits = FLAG_BITS["read"], (
@@ -189,7 +196,7 @@ def fetch_unread_msgs(user, state, options):
                 .order_by(Message.id))
     dm_recipients = {r.message.recipient_id for r in rows if r.message.stream_id is None}
     members = dm_members_by_recipient(dm_recipients)
-    pms, streams, huddles, mentions = {}, {}, {}, []
+    pms, streams, huddles, mentions = {}, {}, {}, []  # type: dict[Any, Any], dict[Any, Any], dict[Any, Any], list[int]
     for row in rows:
         message = row.message
         if row.flags & mention_bits:
@@ -214,7 +221,7 @@ def fetch_unread_msgs(user, state, options):
     }
 
 
-def fetch_starred_messages(user, state, options):
+def fetch_starred_messages(user: UserProfile, state: JSONDict, options: Any) -> None:
     """starred_messages: ids of the requester's starred messages."""
     starred = FLAG_BITS["starred"]
     state["starred_messages"] = [
@@ -224,18 +231,18 @@ def fetch_starred_messages(user, state, options):
     ]
 
 
-def fetch_muted_topics(user, state, options):
+def fetch_muted_topics(user: UserProfile, state: JSONDict, options: Any) -> None:
     """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
     state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in user_topic_rows(user)
                              if t.visibility_policy == TOPIC_MUTED]
 
 
-def fetch_user_topics(user, state, options):
+def fetch_user_topics(user: UserProfile, state: JSONDict, options: Any) -> None:
     """user_topic: every topic whose visibility the requester changed."""
     state["user_topics"] = [user_topic_dict(t) for t in user_topic_rows(user)]
 
 
-def fetch_presence(user, state, options):
+def fetch_presence(user: UserProfile, state: JSONDict, options: Any) -> None:
     """presence: keyed by email in the legacy format (zulip-terminal reads it so), or by user id
     in the modern one when the client asked for slim_presence."""
 
@@ -244,11 +251,11 @@ def fetch_presence(user, state, options):
     state["server_timestamp"] = time.time()
 
 
-def fetch_user_groups(user, state, options):
+def fetch_user_groups(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_user_groups, with direct members and direct subgroups."""
     groups = list(UserGroup.select().where(UserGroup.realm == user.realm_id).order_by(UserGroup.id))
     ids = [g.id for g in groups]
-    members, subgroups = {}, {}
+    members, subgroups = {}, {}  # type: dict[int, list[int]], dict[int, list[int]]
     for row in (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
                 .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active)):
         members.setdefault(row.user_group_id, []).append(row.user_profile_id)
@@ -262,7 +269,7 @@ def fetch_user_groups(user, state, options):
     ]
 
 
-def fetch_user_settings(user, state, options):
+def fetch_user_settings(user: UserProfile, state: JSONDict, options: Any) -> None:
     """user_settings (always), and the legacy top-level copies unless the client declared
     user_settings_object."""
     values = all_user_settings(user)
@@ -271,23 +278,23 @@ def fetch_user_settings(user, state, options):
         state.update({name: values[name] for name in LEGACY_TOP_LEVEL_SETTINGS if name in USER_SETTING_DEFAULTS})
 
 
-def fetch_drafts(user, state, options):
+def fetch_drafts(user: UserProfile, state: JSONDict, options: Any) -> None:
     """drafts: the requester's drafts, none while synchronization is off (Zulip's rule)."""
     enabled = user_setting(user, "enable_drafts_synchronization")
     state["drafts"] = [draft_dict(d) for d in user_drafts(user)] if enabled else []
 
 
-def fetch_saved_snippets(user, state, options):
+def fetch_saved_snippets(user: UserProfile, state: JSONDict, options: Any) -> None:
     """saved_snippets: the requester's snippets."""
     state["saved_snippets"] = [saved_snippet_dict(s) for s in user_saved_snippets(user)]
 
 
-def fetch_realm_bots(user, state, options):
+def fetch_realm_bots(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_bots: the bots the requester administers (every bot, for administrators)."""
     state["realm_bots"] = [bot_dict(bot, services=service_dicts(bot, service_of(bot))) for bot in administered_bots(user)]
 
 
-def fetch_empty_lists(*keys):
+def fetch_empty_lists(*keys: tuple[str, list[Any]]) -> Callable[..., Any]:
     """Fetch types whose state this server does not keep yet."""
     def fetch(user, state, options):
         for key, empty in keys:
@@ -296,48 +303,48 @@ def fetch_empty_lists(*keys):
     return fetch
 
 
-def fetch_linkifiers(user, state, options):
+def fetch_linkifiers(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_linkifiers, in priority order."""
     state["realm_linkifiers"] = [linkifier_dict(row) for row in realm_linkifiers(user.realm_id)]
 
 
-def fetch_scheduled_messages(user, state, options):
+def fetch_scheduled_messages(user: UserProfile, state: JSONDict, options: Any) -> None:
     """scheduled_messages: the requester's undelivered scheduled messages."""
     state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
 
 
-def fetch_reminders(user, state, options):
+def fetch_reminders(user: UserProfile, state: JSONDict, options: Any) -> None:
     """reminders: the requester's pending reminders."""
     state["reminders"] = [reminder_dict(sm) for sm in user_scheduled_messages(user, REMINDER)]
 
 
-def fetch_default_streams(user, state, options):
+def fetch_default_streams(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_default_streams: ids of the default channels; none for guests (Zulip's rule)."""
     state["realm_default_streams"] = [] if user.is_guest else default_stream_ids(user.realm)
 
 
-def fetch_people_state(user, state, options):
+def fetch_people_state(user: UserProfile, state: JSONDict, options: Any) -> None:
     """alert_words, muted_users: the requester's own lists."""
     state["alert_words"] = user_alert_words(user)
     state["muted_users"] = muted_users_list(user)
 
 
-def fetch_user_status(user, state, options):
+def fetch_user_status(user: UserProfile, state: JSONDict, options: Any) -> None:
     """user_status: {user id: status} for those who set one."""
     state["user_status"] = realm_user_statuses(user.realm_id)
 
 
-def fetch_realm_emoji(user, state, options):
+def fetch_realm_emoji(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_emoji: every custom emoji, deactivated ones included."""
     state["realm_emoji"] = realm_emoji_state(user.realm_id)
 
 
-def fetch_realm_playgrounds(user, state, options):
+def fetch_realm_playgrounds(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_playgrounds."""
     state["realm_playgrounds"] = realm_playgrounds(user.realm_id)
 
 
-def fetch_realm_user_settings_defaults(user, state, options):
+def fetch_realm_user_settings_defaults(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm_user_settings_defaults: what new users start with."""
     state["realm_user_settings_defaults"] = realm_user_settings_defaults(user.realm)
 
@@ -373,12 +380,12 @@ FETCHERS = {
 }
 
 
-def fetch_initial_state(user, fetch_event_types, options):
+def fetch_initial_state(user: UserProfile, fetch_event_types: list[str] | None, options: Any) -> JSONDict:
     """The /register state for these fetch types (None = every type). `options` holds the
     client's register options and the server's `limits` (config.Limits)."""
     wanted = set(FETCHERS) | {"message", "update_message_flags"} if fetch_event_types is None \
         else set(fetch_event_types)
-    state = {}
+    state: JSONDict = {}
     done = set()
     for fetch_type, fetcher in FETCHERS.items():
         if fetch_type in wanted and fetcher not in done:

@@ -6,6 +6,10 @@ guest is subscribed; a private channel is visible to its subscribers and to admi
 invisible and missing channels give the same error.
 """
 
+from __future__ import annotations
+
+from typing import Any, Iterable
+
 from chat_appliance.models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.models.users import (
@@ -19,13 +23,13 @@ from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRe
 from chat_appliance.lib.validators import is_id_string
 
 
-def require_realm_admin(user):
+def require_realm_admin(user: UserProfile) -> None:
     """Administrators and owners only."""
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
 
-def can_see_real_email(requester, target):
+def can_see_real_email(requester: UserProfile, target: UserProfile) -> bool:
     """Whether the requester may see the target's delivery_email."""
     if requester.id == target.id or target.is_bot:
         return True
@@ -41,7 +45,8 @@ def can_see_real_email(requester, target):
     return False
 
 
-def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=True):
+def access_user_by_id(requester: UserProfile, user_id: int, *, allow_deactivated: bool = True,
+                      allow_bots: bool = True) -> UserProfile:
     """A user of the requester's organization by id, or BAD_REQUEST 'No such user'."""
     target = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == requester.realm_id))
     if target is None or target.is_system_bot and not allow_bots:
@@ -53,7 +58,7 @@ def access_user_by_id(requester, user_id, *, allow_deactivated=True, allow_bots=
     return target
 
 
-def find_user_by_email(requester, email):
+def find_user_by_email(requester: UserProfile, email: str) -> UserProfile | None:
     """The organization's account an address names, as the requester may name it: its API email
     (the placeholder user{id}@{host} when its real address is hidden), or its real address only
     when the requester may see that. None otherwise, so that nobody confirms a hidden address or
@@ -66,7 +71,7 @@ def find_user_by_email(requester, email):
     return target
 
 
-def access_user_by_email(requester, email):
+def access_user_by_email(requester: UserProfile, email: str) -> UserProfile:
     """A user by the placeholder `user{id}@{realm host}` (any user), or by real address when the
     target's email visibility lets the requester see it; else BAD_REQUEST 'No such user'."""
     from peewee import fn
@@ -81,13 +86,13 @@ def access_user_by_email(requester, email):
     return target
 
 
-def is_subscribed(user, stream):
+def is_subscribed(user: UserProfile, stream: Stream) -> bool:
     """Whether the user has an active subscription to the channel."""
     return bool(query_rows('SELECT 1 FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}'
                            ' AND "active" LIMIT 1', getattr(user, "id", user), getattr(stream, "id", stream)))
 
 
-def can_access_stream_metadata(user, stream, subscribed=None):
+def can_access_stream_metadata(user: UserProfile, stream: Stream, subscribed: bool | None = None) -> bool:
     """May the user know the channel exists (name, description, subscribers)?"""
     if stream.realm_id != user.realm_id:
         return False
@@ -100,7 +105,7 @@ def can_access_stream_metadata(user, stream, subscribed=None):
     return not user.is_guest
 
 
-def can_read_stream_history(user, stream, subscribed=None):
+def can_read_stream_history(user: UserProfile, stream: Stream, subscribed: bool | None = None) -> bool:
     """May the user read the channel's messages, including those from before they joined?"""
     if stream.realm_id != user.realm_id:
         return False
@@ -111,7 +116,7 @@ def can_read_stream_history(user, stream, subscribed=None):
     return True
 
 
-def access_stream_by_id(user, stream_id):
+def access_stream_by_id(user: UserProfile, stream_id: int | None) -> Stream:
     """A channel the user may see, or BAD_REQUEST 'Invalid channel ID'."""
     stream = next(iter(raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, user.realm_id)), None)
     if stream is None or not can_access_stream_metadata(user, stream):
@@ -119,7 +124,7 @@ def access_stream_by_id(user, stream_id):
     return stream
 
 
-def access_stream_for_topic_deletion(user, stream_id):
+def access_stream_for_topic_deletion(user: Any, stream_id: int | None) -> Any:
     """(channel, received_by) for an administrator deleting a topic: administrators see that
     private channels exist, but only subscribers reach their content (Zulip's access_stream_by_id
     without allow_realm_admin), so a private channel they are not in is 'Invalid channel ID';
@@ -133,13 +138,13 @@ def access_stream_for_topic_deletion(user, stream_id):
     return stream, received_by
 
 
-def get_stream_by_name(realm_id, name):
+def get_stream_by_name(realm_id: int, name: str) -> Stream | None:
     """A channel by name, without regard to case; None if there is none."""
     rows = raw_select(Stream, '"realm_id" = {p} AND "name_key" = {p}', realm_id, name.strip().lower())
     return rows[0] if rows else None
 
 
-def access_stream_by_name(user, name):
+def access_stream_by_name(user: UserProfile, name: str) -> Stream:
     """A channel the user may see, by name, or BAD_REQUEST "Invalid channel name 'X'"."""
     stream = get_stream_by_name(user.realm_id, name)
     if stream is None or not can_access_stream_metadata(user, stream):
@@ -147,7 +152,7 @@ def access_stream_by_name(user, name):
     return stream
 
 
-def user_can_access_message(user, message):
+def user_can_access_message(user: UserProfile, message: Message) -> bool:
     """Whether the user received the message or may read its channel's history."""
     if UserMessage.select().where((UserMessage.user_profile == user) & (UserMessage.message == message.id)).exists():
         return True
@@ -157,7 +162,7 @@ def user_can_access_message(user, message):
     return can_read_stream_history(user, stream)
 
 
-def access_message(user, message_id):
+def access_message(user: UserProfile, message_id: int) -> tuple[Message, int | None]:
     """A message the user may read, with their flag bits, or BAD_REQUEST 'Invalid message(s)'."""
     message = Message.get_or_none(Message.id == message_id)
     if message is None or message.realm_id != user.realm_id or not user_can_access_message(user, message):
@@ -166,7 +171,7 @@ def access_message(user, message_id):
     return message, (row.flags if row else None)
 
 
-def only_owner(target):
+def only_owner(target: UserProfile) -> bool:
     """Whether the target is the organization's only active human owner."""
     owners = UserProfile.select().where(
         (UserProfile.realm == target.realm_id) & (UserProfile.role == ROLE_OWNER) & UserProfile.is_active
@@ -175,35 +180,35 @@ def only_owner(target):
     return owners.count() == 1 and owners.first().id == target.id
 
 
-def instance_realm():
+def instance_realm() -> Any:
     """The organization this server hosts (one per instance), or None before it is created."""
     return Realm.select().order_by(Realm.id).first()
 
 
-def group_in_realm(realm_id, group_id):
+def group_in_realm(realm_id: int, group_id: int) -> UserGroup | None:
     """The organization's user group with this id, or None."""
     return UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
 
 
-def stream_in_realm(realm_id, stream_id):
+def stream_in_realm(realm_id: int, stream_id: int | None) -> Stream | None:
     """The organization's channel with this id, or None (SQL built once: a channel narrow's
     lookup through peewee's query builder was a third of a fetch)."""
     rows = raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, realm_id)
     return rows[0] if rows else None
 
 
-def user_in_realm(realm_id, user_id):
+def user_in_realm(realm_id: int, user_id: int) -> UserProfile | None:
     """The organization's account with this id, or None."""
     return UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == realm_id))
 
 
-def active_subscription(user, stream):
+def active_subscription(user: UserProfile, stream: Stream) -> Subscription | None:
     """The user's active subscription to the channel, or None."""
     return Subscription.get_or_none((Subscription.user_profile == user) & (Subscription.stream == stream)
                                     & Subscription.active)
 
 
-def realm_accounts(realm_id):
+def realm_accounts(realm_id: int) -> list[UserProfile]:
     """Every account of the organization but its system bots, by id (GET /users)."""
     return list(UserProfile.select().where((UserProfile.realm == realm_id) & ~UserProfile.is_system_bot)
                 .order_by(UserProfile.id))
@@ -212,7 +217,7 @@ def realm_accounts(realm_id):
 # --- many at once: one query for a whole list parameter, however long (issue 26, M1) ----------
 
 
-def users_in_realm(realm_id, user_ids):
+def users_in_realm(realm_id: int, user_ids: Iterable[int]) -> dict[int, UserProfile]:
     """{id: account} for the organization's accounts among these ids, in one query."""
     ids = list(dict.fromkeys(user_ids))
     if not ids:
@@ -220,7 +225,8 @@ def users_in_realm(realm_id, user_ids):
     return {u.id: u for u in UserProfile.select().where(UserProfile.id.in_(ids) & (UserProfile.realm == realm_id))}
 
 
-def access_users_by_ids(requester, user_ids, *, allow_deactivated=True, allow_bots=True):
+def access_users_by_ids(requester: UserProfile, user_ids: Iterable[int], *, allow_deactivated: bool = True,
+                        allow_bots: bool = True) -> list[UserProfile]:
     """access_user_by_id for each id, in order and without repeats, with one query; the first
     id that fails gives its error."""
     found = users_in_realm(requester.realm_id, user_ids)
@@ -237,7 +243,7 @@ def access_users_by_ids(requester, user_ids, *, allow_deactivated=True, allow_bo
     return users
 
 
-def find_users_by_emails(requester, emails):
+def find_users_by_emails(requester: UserProfile, emails: Iterable[str]) -> dict[str, UserProfile | None]:
     """{address as given: account or None}: find_user_by_email for each, in one query."""
     from peewee import fn
 
@@ -247,7 +253,7 @@ def find_users_by_emails(requester, emails):
     wanted = sorted(set(keys.values()))
     rows = (UserProfile.select().where(fn.LOWER(UserProfile.email).in_(wanted) | fn.LOWER(UserProfile.delivery_email).in_(wanted))
             .order_by(UserProfile.id))
-    by_key = {}
+    by_key: dict[str, UserProfile] = {}
     for row in rows:  # the lowest id first, as UserProfile.get_by_login_email
         for key in (row.email.lower(), (row.delivery_email or "").lower()):
             by_key.setdefault(key, row)
@@ -261,7 +267,7 @@ def find_users_by_emails(requester, emails):
     return found
 
 
-def streams_by_names(realm_id, names):
+def streams_by_names(realm_id: int, names: Iterable[str]) -> dict[str, Stream]:
     """{lower-cased stripped name: channel} for the organization's channels among these names, in one query."""
     keys = sorted({name.strip().lower() for name in names})
     if not keys:
@@ -269,7 +275,8 @@ def streams_by_names(realm_id, names):
     return {s.name_key: s for s in Stream.select().where((Stream.realm == realm_id) & Stream.name_key.in_(keys))}
 
 
-def streams_and_subscriptions(user, stream_ids):
+def streams_and_subscriptions(user: UserProfile,
+                              stream_ids: Iterable[int]) -> tuple[dict[int, Stream], dict[int, Subscription]]:
     """({id: channel} of the organization's channels among these ids, {channel id: the user's
     active subscription}), in two queries."""
     ids = sorted(set(stream_ids))
@@ -279,7 +286,7 @@ def streams_and_subscriptions(user, stream_ids):
     return streams, subs
 
 
-def may_follow_image_url(user, url):
+def may_follow_image_url(user: UserProfile, url: str) -> bool:
     """Whether /thumbnail may send `user` to `url` (issue 26, L3: it sent a signed-in browser
     anywhere): only when an image preview of exactly this URL is in a message the user may read.
     Image messages are few, and the newest 50 holding the preview are looked at."""

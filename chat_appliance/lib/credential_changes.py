@@ -6,10 +6,12 @@ an admin command, the marker file (web/auth.py reads it). Those caches live on t
 (db/runtime.py), so actions reach them here without importing the HTTP layer.
 """
 
+from __future__ import annotations
+
 from chat_appliance.db import runtime
 
 
-def credentials_changed(user_id):
+def credentials_changed(user_id: int) -> None:
     """Forget `user_id`'s cached credentials and sessions in the runtime in use, if any."""
     active = runtime.current()
     if active is not None:  # no database open: nothing can have changed

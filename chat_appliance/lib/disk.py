@@ -7,6 +7,8 @@ operator can act on, and /health reports the disk as full for a while after the 
 while the instance folder's file system has almost no space left.
 """
 
+from __future__ import annotations
+
 import errno
 import os
 import threading
@@ -19,11 +21,11 @@ DISK_FULL_MESSAGE = ("The server's disk is full: nothing was saved. An administr
 REMEMBER_SECONDS = 300
 LOW_SPACE_BYTES = 16 * 1024 * 1024
 
-_last_seen = {"at": None}
+_last_seen: dict[str, float | None] = {"at": None}
 _lock = threading.Lock()
 
 
-def is_disk_full(error):
+def is_disk_full(error: BaseException | None) -> bool:
     """Whether an exception (or one it was raised from) means the disk or quota is full."""
     seen = set()
     while error is not None and id(error) not in seen:
@@ -39,12 +41,12 @@ def is_disk_full(error):
     return False
 
 
-def note_disk_full():
+def note_disk_full() -> None:
     with _lock:
         _last_seen["at"] = time.monotonic()
 
 
-def disk_state(path):
+def disk_state(path: str | os.PathLike[str]) -> str:
     """"ok" or "full": full if a disk-full error happened in the last REMEMBER_SECONDS or the file
     system holding `path` has less than LOW_SPACE_BYTES free."""
     with _lock:
@@ -58,7 +60,7 @@ def disk_state(path):
     return "full" if info.f_bavail * info.f_frsize < LOW_SPACE_BYTES else "ok"
 
 
-def reset():
+def reset() -> None:
     """Forget the last disk-full error (tests)."""
     with _lock:
         _last_seen["at"] = None

@@ -4,6 +4,13 @@ Codes, messages and HTTP statuses follow Zulip's, because clients compare them
 (zulip-terminal matches msg text, the zulip library reads `code`).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+
 
 class JsonableError(Exception):
     """An error with a Zulip error code, an HTTP status and optional extra fields."""
@@ -20,7 +27,7 @@ class JsonableError(Exception):
             self.http_status = http_status
         self.data = data
 
-    def to_dict(self):
+    def to_dict(self) -> JSONDict:
         """The error envelope, with the extra fields Zulip adds for this code."""
         return {"result": "error", "msg": self.msg, "code": self.code, **self.data}
 

@@ -1,5 +1,9 @@
 """User-group membership, recursive through subgroups; the role-based system groups."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_GUEST,
@@ -11,6 +15,9 @@ from chat_appliance.models import (
     UserGroupMembership,
     UserProfile,
 )
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 # System groups, from the widest to the narrowest. Each contains the next one as a subgroup,
 # and has as direct members the users whose role it names.
@@ -28,7 +35,7 @@ NOBODY_GROUP = ("role:nobody", "Nobody")
 ROLE_GROUP_NAME = {role: name for name, _doc, role in SYSTEM_GROUPS if role is not None}
 
 
-def system_group(realm, name):
+def system_group(realm: Any, name: str) -> UserGroup:
     """A system group by its name, e.g. 'role:administrators'."""
     return UserGroup.get((UserGroup.realm == realm) & (UserGroup.name == name) & UserGroup.is_system_group)
 
@@ -46,17 +53,17 @@ def _closure(group_ids, *, upward):
     return seen
 
 
-def supergroup_closure(group_ids):
+def supergroup_closure(group_ids: Any) -> Any:
     """The given groups and every group that contains one of them, at any depth."""
     return _closure(group_ids, upward=True)
 
 
-def subgroup_closure(group_ids):
+def subgroup_closure(group_ids: set[int]) -> set[int]:
     """The given groups and every group they contain, at any depth."""
     return _closure(group_ids, upward=False)
 
 
-def group_ids_of_user(user):
+def group_ids_of_user(user: Any) -> Any:
     """Every group the user belongs to, directly or through subgroups."""
     direct = [
         row.user_group_id
@@ -67,7 +74,7 @@ def group_ids_of_user(user):
     return supergroup_closure(direct)
 
 
-def is_user_in_group(user, group_id):
+def is_user_in_group(user: UserProfile, group_id: int | None) -> bool:
     """Whether the user belongs to the group, recursively. Deactivated users belong to none.
 
     One recursive query (standard SQL, SQLite and PostgreSQL alike): it runs on every send."""
@@ -85,7 +92,7 @@ def is_user_in_group(user, group_id):
     return cursor.fetchone() is not None
 
 
-def recursive_member_ids(group_id):
+def recursive_member_ids(group_id: int) -> set[int]:
     """Ids of the active users in the group, recursively."""
     groups = subgroup_closure({group_id})
     rows = (
@@ -96,7 +103,7 @@ def recursive_member_ids(group_id):
     return {row.user_profile_id for row in rows}
 
 
-def set_role_group_membership(user, role):
+def set_role_group_membership(user: UserProfile, role: int) -> None:
     """Move the user's direct system-group membership to the group of `role`."""
     system_ids = [
         g.id
@@ -114,12 +121,12 @@ def set_role_group_membership(user, role):
 # "direct_subgroups": [group ids]} (Zulip's group-setting values).
 
 
-def creator_group_value(user_id):
+def creator_group_value(user_id: int | None) -> JSONDict:
     """The anonymous group holding just a group's creator (Zulip's default for managing it)."""
     return {"direct_members": [user_id] if user_id else [], "direct_subgroups": []}
 
 
-def is_user_in_setting(user, value):
+def is_user_in_setting(user: UserProfile, value: Any) -> bool:
     """Whether the user is in a group-setting value (group id or anonymous group), recursively."""
     if isinstance(value, dict):
         if not user.is_active:
@@ -129,7 +136,7 @@ def is_user_in_setting(user, value):
     return is_user_in_group(user, value)
 
 
-def setting_names_group(value, group_id):
+def setting_names_group(value: Any, group_id: int) -> bool:
     """Whether a group-setting value refers to the group (directly or as an anonymous subgroup)."""
     if isinstance(value, dict):
         return group_id in value.get("direct_subgroups", ())

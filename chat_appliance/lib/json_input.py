@@ -7,6 +7,10 @@ thousand deep parsed fine and then overflowed the stack of the integration forma
 No Flask here: callers turn JsonInputError into their own errors.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import json
 
 MAX_DEPTH = 32
@@ -16,7 +20,7 @@ class JsonInputError(ValueError):
     """Not JSON, or nested deeper than allowed; the message says which."""
 
 
-def too_deep(value, max_depth=MAX_DEPTH):
+def too_deep(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     """Whether a parsed value holds a list or object more than `max_depth` levels down (the
     top level is level 0). Walks without recursion."""
     pending = [(value, 0)] if isinstance(value, (list, dict)) else []
@@ -29,7 +33,7 @@ def too_deep(value, max_depth=MAX_DEPTH):
     return False
 
 
-def parse_json(raw, max_depth=MAX_DEPTH):
+def parse_json(raw: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
     """The value of a JSON text; JsonInputError when it is not JSON or nests too deeply."""
     try:
         value = json.loads(raw)

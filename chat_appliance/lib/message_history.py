@@ -6,18 +6,26 @@ shape: what changed and its previous value). Snapshots are rebuilt by walking it
 the message's current state, so both forms come from the one record.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import difflib
 import re
 
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import display_topic
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Message, Realm
+
 # An HTML tag, a run of whitespace, or a run of other text: the units the diff compares.
 TOKEN_RE = re.compile(r"<[^>]*>|\s+|[^<\s]+")
 CONTENT_KEYS = ("prev_content", "prev_rendered_content")
 
 
-def html_diff(old_html, new_html):
+def html_diff(old_html: str, new_html: str) -> str:
     """The new HTML with inserted text wrapped in highlight_text_inserted spans and removed text
     put back, wrapped in highlight_text_deleted spans (tags are never wrapped)."""
     old, new = TOKEN_RE.findall(old_html), TOKEN_RE.findall(new_html)
@@ -36,7 +44,7 @@ def html_diff(old_html, new_html):
             wrap(old[i1:i2], "highlight_text_deleted")
         if op in ("insert", "replace"):
             # Keep the new markup, wrapping each stretch of text between tags.
-            run = []
+            run: list[str] = []
             for token in new[j1:j2]:
                 if token.startswith("<"):
                     wrap(run, "highlight_text_inserted")
@@ -48,7 +56,7 @@ def html_diff(old_html, new_html):
     return "".join(out)
 
 
-def visible_entries(message, realm):
+def visible_entries(message: Message, realm: Realm) -> list[JSONDict]:
     """The stored entries the organization's policy lets users see (most recent first)."""
     policy = realm.edit_history_policy_name()
     if policy == "none":
@@ -60,7 +68,7 @@ def visible_entries(message, realm):
     return entries
 
 
-def edit_snapshots(message, realm, *, allow_empty_topic_name):
+def edit_snapshots(message: Message, realm: Realm, *, allow_empty_topic_name: bool) -> list[JSONDict]:
     """The message's versions, oldest first: the original (topic, content, rendered_content,
     timestamp, user_id) then one snapshot per edit with the prev_* of what it changed."""
     topic, content, rendered, stream_id = message.topic, message.content, message.rendered_content, message.stream_id

@@ -23,9 +23,17 @@ Decisions where Zulip's documentation leaves room:
   can_delete_any are not time-limited.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.models import UserGroup, now
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Message, Realm, UserProfile
 
 ONE_WEEK = 7 * 24 * 3600
 # Zulip allows content edits this many seconds past the limit: the web app offers editing until
@@ -44,7 +52,7 @@ REALM_MESSAGE_SETTING_DEFAULTS = {
 }
 
 
-def realm_setting(realm, name):
+def realm_setting(realm: Realm, name: str) -> Any:
     """An organization message setting, or Zulip's default."""
     return (realm.settings or {}).get(name, REALM_MESSAGE_SETTING_DEFAULTS[name])
 
@@ -61,7 +69,7 @@ MESSAGE_GROUP_SETTINGS = tuple(k for k in REALM_MESSAGE_SETTING_DEFAULTS if k.en
 MESSAGE_LIMIT_SETTINGS = tuple(k for k in REALM_MESSAGE_SETTING_DEFAULTS if k.endswith("_seconds"))
 
 
-def realm_message_settings_state(realm):
+def realm_message_settings_state(realm: Realm) -> JSONDict:
     """These settings as /register's realm_* keys: group settings as group ids, limits in seconds
     (None: no limit)."""
     state = {f"realm_{name}": _group_id(realm, realm_setting(realm, name)) for name in MESSAGE_GROUP_SETTINGS}
@@ -69,13 +77,13 @@ def realm_message_settings_state(realm):
     return state
 
 
-def realm_allows(user, setting):
+def realm_allows(user: Any, setting: str) -> Any:
     """Whether the user is in the organization's group for this setting."""
     group_id = _group_id(user.realm, realm_setting(user.realm, setting))
     return group_id is not None and is_user_in_group(user, group_id)
 
 
-def channel_allows(user, stream, setting):
+def channel_allows(user: Any, stream: Any, setting: str) -> Any:
     """Whether the channel's own group setting grants the user this right."""
     if stream is None:
         return False
@@ -83,16 +91,16 @@ def channel_allows(user, stream, setting):
     return group_id is not None and is_user_in_group(user, group_id)
 
 
-def within_limit(message, limit_seconds):
+def within_limit(message: Message, limit_seconds: int) -> bool:
     """Whether the message is younger than the limit (None or 0: no limit)."""
     return not limit_seconds or now() - message.date_sent <= limit_seconds
 
 
-def is_moderator_or_admin(user):
+def is_moderator_or_admin(user: Any) -> Any:
     return user.is_realm_admin or user.is_moderator
 
 
-def check_content_edit(user, message):
+def check_content_edit(user: UserProfile, message: Message) -> None:
     """The sender, while editing is on, within the edit limit."""
     realm = user.realm
     if not realm.allow_message_editing:
@@ -104,7 +112,7 @@ def check_content_edit(user, message):
         raise JsonableError("The time limit for editing this message has past")
 
 
-def check_topic_move(user, message, stream, *, resolve_only):
+def check_topic_move(user: Any, message: Any, stream: Any, *, resolve_only: Any) -> None:
     """Renaming the topic of a channel message (or resolving it)."""
     if resolve_only and (realm_allows(user, "can_resolve_topics_group")
                          or channel_allows(user, stream, "can_resolve_topics_group")):
@@ -117,7 +125,7 @@ def check_topic_move(user, message, stream, *, resolve_only):
         raise JsonableError("The time limit for editing this message's topic has passed.")
 
 
-def check_channel_move(user, message, stream):
+def check_channel_move(user: Any, message: Any, stream: Any) -> None:
     """Moving a channel message out of its channel."""
     if not (realm_allows(user, "can_move_messages_between_channels_group")
             or channel_allows(user, stream, "can_move_messages_out_of_channel_group")):
@@ -127,7 +135,7 @@ def check_channel_move(user, message, stream):
         raise JsonableError("The time limit for editing this message's channel has passed")
 
 
-def check_delete(user, message, stream):
+def check_delete(user: Any, message: Any, stream: Any) -> None:
     """Deleting a message: see the module's rules."""
     if realm_allows(user, "can_delete_any_message_group") or channel_allows(
             user, stream, "can_delete_any_message_group"):

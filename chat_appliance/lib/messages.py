@@ -1,6 +1,10 @@
 """Message objects: the one place that shapes a message for GET /messages, GET /messages/{id}
 and message events."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import json
 
 from peewee import fn
@@ -15,6 +19,11 @@ from chat_appliance.lib.access import can_read_stream_history, can_see_real_emai
 from chat_appliance.lib.serializers import avatar_url
 from chat_appliance.lib.subscriptions import subscriber_ids
 
+if TYPE_CHECKING:
+    from chat_appliance.db.runtime import GenerationCache
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
+
 # Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
 # not declared the empty_topic_name capability (or allow_empty_topic_name=false).
 EMPTY_TOPIC_DISPLAY_NAME = "general chat"
@@ -26,7 +35,7 @@ HIDDEN_FLAGS = {"is_private", "group_mentioned"}
 HISTORICAL_FLAGS = ["read", "historical"]
 
 
-def flags_to_names(bits):
+def flags_to_names(bits: int | None) -> list[str]:
     """API flag names for a flag bitfield; None (no personal row) means a historical message."""
     if bits is None:
         return list(HISTORICAL_FLAGS)
@@ -41,20 +50,20 @@ def flags_to_names(bits):
 
 # Flag names by bitfield: a send names the flags of every recipient, a fetch of every message,
 # and only a few combinations occur.
-_FLAG_NAMES = {}
+_FLAG_NAMES: dict = {}
 
 
-def display_topic(topic, allow_empty_topic_name):
+def display_topic(topic: str, allow_empty_topic_name: bool) -> str:
     """The empty topic shows as the display name unless the client can show it itself."""
     return topic if topic or allow_empty_topic_name else EMPTY_TOPIC_DISPLAY_NAME
 
 
-def user_brief(user):
+def user_brief(user: UserProfile) -> JSONDict:
     """The small user object of display_recipient and of the legacy reaction `user`."""
     return {"id": user.id, "email": user.email, "full_name": user.full_name, "is_mirror_dummy": False}
 
 
-def direct_recipients(recipient_ids):
+def direct_recipients(recipient_ids: set[int]) -> dict[int, Any]:
     """{recipient_id: [user briefs sorted by id]} for direct-message recipients."""
     if not recipient_ids:
         return {}
@@ -65,7 +74,7 @@ def direct_recipients(recipient_ids):
         .join(UserProfile)
         .where(DirectMessageGroup.recipient.in_(list(recipient_ids)))
     )
-    result = {}
+    result: dict[int, list[JSONDict]] = {}
     for row in rows:
         result.setdefault(row.group.recipient_id, []).append(user_brief(row.user_profile))
     for users in result.values():
@@ -73,9 +82,9 @@ def direct_recipients(recipient_ids):
     return result
 
 
-def reactions_by_message(message_ids):
+def reactions_by_message(message_ids: list[int]) -> dict[int, Any]:
     """{message_id: [reaction objects, oldest first]}."""
-    result = {mid: [] for mid in message_ids}
+    result: dict[int, list[JSONDict]] = {mid: [] for mid in message_ids}
     if not message_ids:
         return result
     rows = query_rows(
@@ -94,7 +103,7 @@ def reactions_by_message(message_ids):
     return result
 
 
-def visible_edit_history(message, realm, allow_empty_topic_name):
+def visible_edit_history(message: Any, realm: Realm, allow_empty_topic_name: bool) -> list[JSONDict] | None:
     """edit_history as the organization's policy lets it be seen, or None."""
     history = message.edit_history
     if not history:
@@ -117,8 +126,9 @@ def visible_edit_history(message, realm, allow_empty_topic_name):
     return entries or None
 
 
-def message_dicts(messages, viewer, flags_by_id, *, apply_markdown=True, client_gravatar=True,
-                  allow_empty_topic_name=False, fresh=False):
+def message_dicts(messages: list[Any], viewer: UserProfile, flags_by_id: dict[int, int], *, apply_markdown: bool = True,
+                  client_gravatar: bool = True, allow_empty_topic_name: bool = False,
+                  fresh: bool = False) -> list[JSONDict]:
     """Message objects for `viewer`, in the order given. `flags_by_id` maps message id to the
     viewer's flag bits (None for a message outside their personal history). `fresh` marks
     messages created in this request."""
@@ -184,8 +194,8 @@ def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_em
     return result
 
 
-def fetched_message_dicts(message_ids, viewer, flags_by_id, *, apply_markdown, client_gravatar,
-                          allow_empty_topic_name):
+def fetched_message_dicts(message_ids: list[int], viewer: UserProfile, flags_by_id: dict[int, int], *,
+                          apply_markdown: bool, client_gravatar: bool, allow_empty_topic_name: bool) -> list[JSONDict]:
     """message_dicts for these ids (those that exist, in the order given), built once per
     message and shape and kept in the message cache: a fetch then only adds the viewer's flags.
     Zulip caches message dictionaries the same way."""
@@ -239,13 +249,13 @@ class _CachedMessage:
         self.forms = forms
 
 
-def message_cache():
+def message_cache() -> GenerationCache:
     """The message cache of the app in use (db.runtime.GenerationCache: (message id, shape) ->
     _CachedMessage, least recently used dropped first; each app's, each test's, its own)."""
     return runtime.current().messages
 
 
-def invalidate_messages_on_event(event, _user_ids):
+def invalidate_messages_on_event(event: JSONDict, _user_ids: list[int]) -> None:
     """Event listener: empty the message cache after any change that may alter a message object."""
     if event.get("type") not in HARMLESS_EVENTS:
         message_cache().clear()
@@ -259,6 +269,9 @@ class MessageRecord:
     __slots__ = ("id", "sender_id", "recipient_id", "stream_id", "topic", "topic_key", "content",
                  "rendered_content", "date_sent", "sending_client", "last_edit_time", "last_moved_time",
                  "edit_history", "is_me_message", "realm_id", "sender", "stream")
+    # For mypy: set from the row by setattr() in __init__, then decoded there.
+    edit_history: Any
+    is_me_message: Any
 
     def __init__(self, row, sender, stream):
         for name, value in zip(_RECORD_FIELDS, row):
@@ -276,7 +289,7 @@ _RECORD_SELECT = ("SELECT " + ", ".join(f'"{name}"' for name in _RECORD_FIELDS)
                   + ' FROM "message" WHERE "id" IN {ids}')
 
 
-def load_messages(message_ids):
+def load_messages(message_ids: list[int]) -> list[MessageRecord]:
     """Message records with their sender and channel, in the order of the ids given."""
     if not message_ids:
         return []
@@ -288,7 +301,7 @@ def load_messages(message_ids):
     return [by_id[mid] for mid in message_ids if mid in by_id]
 
 
-def message_audience_ids(message_ids, stream=None):
+def message_audience_ids(message_ids: list[int], stream: Stream | None = None) -> set[int]:
     """Who hears of changes to these messages: the users with a personal row for one of them and,
     in a channel whose history is shared with subscribers, its subscribers (who may have read the
     messages from history without a row)."""
@@ -300,7 +313,7 @@ def message_audience_ids(message_ids, stream=None):
     return audience
 
 
-def stream_topics(user, stream):
+def stream_topics(user: UserProfile, stream: Stream) -> list[tuple[str, int]]:
     """[(topic name, newest message id)] of a channel, newest first: every topic where the user
     may read the channel's history, else those of messages they received. The name is that of
     the topic's newest message (topics differing only in case are one)."""
@@ -314,7 +327,7 @@ def stream_topics(user, stream):
     return [(names[row["max_id"]], row["max_id"]) for row in rows]
 
 
-def max_message_id(user):
+def max_message_id(user: UserProfile) -> int:
     """The newest message id in the user's history; -1 when there is none (Zulip)."""
     (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
     return newest if newest is not None else -1

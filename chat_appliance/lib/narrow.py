@@ -5,6 +5,10 @@ A narrow with a channel operator for a channel whose history the user may read (
 the user's personal history (their UserMessage rows).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import html
 import re
 
@@ -40,6 +44,9 @@ from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES
 # (lib/validators.py), which clamps anchors to it.
 from chat_appliance.lib.validators import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
 
+if TYPE_CHECKING:
+    import peewee
+
 RESOLVED_TOPIC_PREFIX = "✔ "
 
 # Older names of operators, for the SQL builder and the in-memory predicate alike.
@@ -53,7 +60,7 @@ OPERATOR_ALIASES = {
 MAX_NARROW_TERMS = 100
 
 
-def canonical_operator(operator):
+def canonical_operator(operator: str) -> str:
     """The current name of a narrow operator (lower case, aliases resolved)."""
     operator = operator.lower()
     return OPERATOR_ALIASES.get(operator, operator)
@@ -67,12 +74,12 @@ class BadNarrowError(JsonableError):
         super().__init__(f"Invalid narrow operator: {detail}")
 
 
-def parse_narrow(var_name, value):
+def parse_narrow(var_name: str, value: Any) -> list[tuple[str, Any, bool]]:
     """Accept [{"operator", "operand", "negated"}] and legacy [[operator, operand]]."""
     value = check_json_list(var_name, value)
     if len(value) > MAX_NARROW_TERMS:
         raise ParamError(f"{var_name} has too many terms (limit: {MAX_NARROW_TERMS})")
-    terms = []
+    terms: list[tuple[str, Any, bool]] = []
     for index, term in enumerate(value):
         if isinstance(term, dict):
             operator, operand, negated = term.get("operator"), term.get("operand"), term.get("negated", False)
@@ -92,7 +99,7 @@ def _never():
     return SQL("0 = 1")
 
 
-def operand_id(operand):
+def operand_id(operand: Any) -> int | None:
     """An id operand (an integer or a string of ASCII digits) as an int within 64 bits, else None."""
     if isinstance(operand, int) and not isinstance(operand, bool):
         return operand if 0 <= operand <= MAX_INT else None
@@ -154,13 +161,13 @@ class Narrow:
         condition = handler(operand, negated)
         return ~condition if negated else condition
 
-    def op_channel(self, operand, negated):
+    def op_channel(self, operand: Any, negated: bool) -> peewee.Expression:
         stream = self._stream(operand)
         if not negated and can_read_stream_history(self.user, stream):
             self.shared_history = True
         return Message.recipient == stream.recipient_id
 
-    def op_channels(self, operand, negated):
+    def op_channels(self, operand: Any, negated: bool) -> Any:
         if operand != "public":
             raise BadNarrowError("unknown channels operand")
         if not negated and not self.user.is_guest:
@@ -168,23 +175,23 @@ class Narrow:
         public = Stream.select(Stream.id).where((Stream.realm == self.user.realm_id) & ~Stream.invite_only)
         return Message.stream.in_(public)
 
-    def op_topic(self, operand, negated):
+    def op_topic(self, operand: Any, negated: bool) -> Any:
         if not isinstance(operand, str):
             raise BadNarrowError("invalid topic")
         topic = operand.strip()
         topic = "" if topic in EMPTY_TOPIC_ALIASES else topic
         return (Message.topic_key == topic.casefold()) & Message.stream.is_null(False)
 
-    def op_sender(self, operand, negated):
+    def op_sender(self, operand: Any, negated: bool) -> peewee.Expression:
         return Message.sender == self._user(operand).id
 
-    def op_dm(self, operand, negated):
+    def op_dm(self, operand: list[int], negated: bool) -> peewee.Expression:
         users = {u.id for u in self._users(operand)} | {self.user.id}
         key = ",".join(str(uid) for uid in sorted(users))
         group = DirectMessageGroup.get_or_none(DirectMessageGroup.member_key == key)
         return Message.recipient == group.recipient_id if group else _never()
 
-    def op_dm_including(self, operand, negated):
+    def op_dm_including(self, operand: list[Any], negated: bool) -> Any:
         other = self._users(operand)[0]
         groups_of = lambda uid: DirectMessageGroupMember.select(DirectMessageGroupMember.group).where(  # noqa: E731
             DirectMessageGroupMember.user_profile == uid)
@@ -195,7 +202,7 @@ class Narrow:
     def _flag_set(self, name):
         return UserMessage.flags.bin_and(FLAG_BITS[name]) != 0
 
-    def op_is(self, operand, negated):
+    def op_is(self, operand: str, negated: bool) -> peewee.Expression:
         if operand in ("dm", "private"):
             return Message.stream.is_null(True)
         if operand == "starred":
@@ -230,14 +237,14 @@ class Narrow:
         unmuted_topics = self._topics_with_policy([TOPIC_UNMUTED, TOPIC_FOLLOWED])
         return (in_muted_stream & ~unmuted_topics) | self._topics_with_policy([TOPIC_MUTED])
 
-    def op_in(self, operand, negated):
+    def op_in(self, operand: Any, negated: bool) -> Any:
         if operand == "home":
             return ~self._muted_condition()
         if operand == "all":
             return SQL("1 = 1")
         raise BadNarrowError(f"unknown 'in' operand {operand}")
 
-    def op_has(self, operand, negated):
+    def op_has(self, operand: Any, negated: bool) -> Any:
         columns = {"link": Message.has_link, "image": Message.has_image, "attachment": Message.has_attachment}
         if operand in columns:
             return columns[operand] == True  # noqa: E712  (a SQL comparison)
@@ -245,7 +252,7 @@ class Narrow:
             return Message.id.in_(Reaction.select(Reaction.message))
         raise BadNarrowError(f"unknown 'has' operand {operand}")
 
-    def op_search(self, operand, negated):
+    def op_search(self, operand: str, negated: bool) -> peewee.Expression:
         if not isinstance(operand, str):
             raise BadNarrowError("invalid search")
         terms = search_terms(operand)
@@ -255,16 +262,16 @@ class Narrow:
             self.search_terms.extend(terms)
         return backend().search_condition(Message.id, terms)
 
-    def op_near(self, operand, negated):
+    def op_near(self, operand: int, negated: bool) -> peewee.SQL:
         """`near` positions a view around a message; it filters nothing."""
         return SQL("1 = 1")
 
-    def op_id(self, operand, negated):
+    def op_id(self, operand: int, negated: bool) -> peewee.Expression:
         if operand_id(operand) is None:
             raise BadNarrowError("invalid message id")
         return Message.id == operand_id(operand)
 
-    def op_with(self, operand, negated):
+    def op_with(self, operand: int, negated: bool) -> Any:
         """The conversation (channel and topic, or direct-message group) of a message."""
         if operand_id(operand) is None:
             raise BadNarrowError("invalid message id")
@@ -279,7 +286,7 @@ class Narrow:
         return (Message.recipient == message.recipient_id) & (Message.topic_key == message.topic_key)
 
 
-def search_terms(query):
+def search_terms(query: str) -> list[str]:
     """Words and "quoted phrases" of a search query."""
     return [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', query) if (a or b).strip()]
 
@@ -304,24 +311,25 @@ class RangeQuery:
         for condition in narrow.conditions:
             self.base = self.base.where(condition)
 
-    def rows(self, condition, descending, limit):
+    def rows(self, condition: peewee.Expression, descending: bool, limit: int) -> list[tuple[int, int | None]]:
         query = self.base.where(condition).order_by(self.id_column.desc() if descending else self.id_column.asc())
         # The rows straight from the cursor: peewee's row wrappers cost more than the query.
         return database.execute_sql(*query.limit(limit).sql()).fetchall()
 
-    def first_unread_id(self):
+    def first_unread_id(self) -> Any:
         rows = self.rows(UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0, False, 1)
         return rows[0][0] if rows else None
 
-    def first_on_or_after(self, timestamp):
+    def first_on_or_after(self, timestamp: int) -> Any:
         rows = self.rows(Message.date_sent >= timestamp, False, 1)
         return rows[0][0] if rows else None
 
-    def with_ids(self, message_ids):
+    def with_ids(self, message_ids: list[int]) -> list[tuple[int, int]]:
         return [(row[0], row[1]) for row in
                 self.base.where(in_ids(self.id_column, message_ids)).order_by(self.id_column).tuples()]
 
-    def fetch(self, anchor, num_before, num_after, include_anchor):
+    def fetch(self, anchor: int, num_before: int, num_after: int,
+              include_anchor: bool) -> tuple[list[tuple[Any, ...]], tuple[bool, bool, bool]]:
         """Rows around an anchor id, and (found_anchor, found_oldest, found_newest)."""
         before = self.rows(self.id_column < anchor, True, num_before + 1) if anchor > 0 else []
         found_oldest = len(before) <= num_before
@@ -336,13 +344,13 @@ class RangeQuery:
         return rows, (found_anchor and include_anchor, found_oldest, found_newest)
 
 
-def highlight_topic(topic, terms):
+def highlight_topic(topic: str, terms: list[str]) -> str:
     """match_subject: the topic is plain text and clients insert the field as HTML, so it is
     escaped before the highlights are added (a topic can hold any markup)."""
     return highlight(html.escape(topic), terms)
 
 
-def highlight(text_html, terms):
+def highlight(text_html: str, terms: list[str]) -> str:
     """Wrap matches of the search terms in <span class="highlight"> outside of tags."""
     if not terms:
         return text_html
@@ -353,7 +361,7 @@ def highlight(text_html, terms):
                    pattern.sub(lambda m: f'<span class="highlight">{m.group(0)}</span>', part) for part in parts)
 
 
-def resolve_anchor(query, anchor, anchor_date):
+def resolve_anchor(query: RangeQuery, anchor: Any, anchor_date: Any) -> int:
     """A numeric anchor from the anchor parameter."""
     if anchor == "newest":
         return LARGER_THAN_MAX_MESSAGE_ID
@@ -399,7 +407,8 @@ def _id_or_name_matches(operand, message_id, message_name):
     return str(message_name or "").lower() == str(operand).lower()
 
 
-def message_matches_narrow(narrow, message, flags, *, user_id, user_email):
+def message_matches_narrow(narrow: list[tuple[str, Any]], message: Any, flags: list[str], *, user_id: int,
+                           user_email: str) -> bool:
     """Whether a message event's message dict belongs to a queue's narrow: (operator, operand)
     pairs, every one required, an empty narrow matching everything. Operators an event cannot
     decide (search, has, near, ...) let it through."""

@@ -3,9 +3,17 @@ message and read receipts, under Zulip's names and with Zulip's defaults. They a
 `realm.settings`; group settings hold a system group name (the default) or a group id.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.models import UserGroup
 from chat_appliance.lib.groups import is_user_in_group
 from chat_appliance.lib.validators import ParamError
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm, UserProfile
 
 REALM_GROUP_SETTING_DEFAULTS = {
     "can_invite_users_group": "role:members",
@@ -27,12 +35,12 @@ REALM_VALUE_SETTING_DEFAULTS = {
 }
 
 
-def realm_value_setting(realm, name):
+def realm_value_setting(realm: Realm, name: str) -> Any:
     """A non-group organization setting, or Zulip's default."""
     return (realm.settings or {}).get(name, REALM_VALUE_SETTING_DEFAULTS[name])
 
 
-def realm_group_setting_id(realm, name):
+def realm_group_setting_id(realm: Realm, name: str) -> int | None:
     """The id of the group an organization group setting names."""
     value = (realm.settings or {}).get(name, REALM_GROUP_SETTING_DEFAULTS[name])
     if isinstance(value, int):
@@ -42,24 +50,24 @@ def realm_group_setting_id(realm, name):
     return group.id if group else None
 
 
-def user_has_realm_permission(user, name):
+def user_has_realm_permission(user: UserProfile, name: str) -> bool:
     """Whether the user is in the organization's group for this setting (recursively)."""
     return is_user_in_group(user, realm_group_setting_id(user.realm, name))
 
 
-def can_invite_users_by_email(user):
+def can_invite_users_by_email(user: UserProfile) -> bool:
     return not user.is_guest and user_has_realm_permission(user, "can_invite_users_group")
 
 
-def can_create_multiuse_invite(user):
+def can_create_multiuse_invite(user: UserProfile) -> bool:
     return not user.is_guest and user_has_realm_permission(user, "create_multiuse_invite_group")
 
 
-def can_subscribe_other_users(user):
+def can_subscribe_other_users(user: UserProfile) -> bool:
     return not user.is_guest and user_has_realm_permission(user, "can_add_subscribers_group")
 
 
-def onboarding_settings_state(user):
+def onboarding_settings_state(user: UserProfile) -> JSONDict:
     """These settings as /register's realm_* keys, and the requester's derived permissions."""
     realm = user.realm
     state = {f"realm_{name}": realm_group_setting_id(realm, name) for name in REALM_GROUP_SETTING_DEFAULTS}
@@ -77,7 +85,7 @@ def onboarding_settings_state(user):
     return state
 
 
-def check_welcome_text_param(var_name, value):
+def check_welcome_text_param(var_name: str, value: Any) -> Any:
     """At most MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH characters."""
     if len(value) > MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH:
         raise ParamError(f"{var_name} is too long (limit: {MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)")

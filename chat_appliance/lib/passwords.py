@@ -6,6 +6,8 @@ using werkzeug (the layers below HTTP import no web framework) still verifies. T
 method may leave its parameters out ("scrypt", "pbkdf2:sha256"); the hash stores them in full.
 """
 
+from __future__ import annotations
+
 import hashlib
 import hmac
 import secrets
@@ -56,24 +58,24 @@ def _hash_matches(stored_hash, password):
     return hmac.compare_digest(digest, expected)
 
 
-def generate_api_key():
+def generate_api_key() -> str:
     """32 random characters from a cryptographic source."""
     return "".join(secrets.choice(_API_KEY_ALPHABET) for _ in range(API_KEY_LENGTH))
 
 
-def password_too_weak(password):
+def password_too_weak(password: str) -> bool:
     """Whether a new password breaks the policy."""
     return len(password) < PASSWORD_MIN_LENGTH
 
 
-def hash_password(password, method):
+def hash_password(password: str, method: str) -> str:
     """A salted hash by `method` (scrypt in production, a cheap pbkdf2 in tests).
     Hashing runs outside the GIL for tens of milliseconds: other requests take their turns."""
     with turns.waiting_on_others():
         return _generate_hash(password, method)
 
 
-def check_password(stored_hash, password):
+def check_password(stored_hash: str, password: str) -> bool:
     """Constant-time check of a password against its stored hash; False when none is set."""
     if not stored_hash:
         # Spend comparable work so a missing password is not distinguishable by timing.
@@ -83,10 +85,10 @@ def check_password(stored_hash, password):
         return _hash_matches(stored_hash, password)
 
 
-_dummy_hashes = {}
+_dummy_hashes: dict[str, str] = {}
 
 
-def check_password_against_dummy(password, method):
+def check_password_against_dummy(password: str, method: str) -> bool:
     """Spend the work of one password check for a login that has no account behind it, so that
     answering "no such account" takes as long as "wrong password" (no timing oracle)."""
     if method not in _dummy_hashes:
@@ -96,6 +98,6 @@ def check_password_against_dummy(password, method):
     return False
 
 
-def api_key_matches(stored_key, offered_key):
+def api_key_matches(stored_key: str, offered_key: str) -> bool:
     """Constant-time comparison of API keys."""
     return hmac.compare_digest(stored_key.encode(), offered_key.encode())

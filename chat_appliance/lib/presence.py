@@ -1,7 +1,14 @@
 """Reads of presence, in both of Zulip's formats (actions/presence.py records it)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserPresence, UserProfile, now
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
@@ -11,7 +18,7 @@ OFFLINE_THRESHOLD_SECONDS = 140
 DEFAULT_HISTORY_LIMIT_DAYS = 14
 
 
-def legacy_status(presence):
+def legacy_status(presence: Any) -> Any:
     """(status, timestamp) of the legacy format."""
     active = presence.last_active_time
     if active is not None and active + OFFLINE_THRESHOLD_SECONDS >= presence.last_connected_time:
@@ -19,7 +26,7 @@ def legacy_status(presence):
     return "idle", presence.last_connected_time
 
 
-def legacy_presence(presence):
+def legacy_presence(presence: Any) -> JSONDict:
     """{"website": ..., "aggregated": ...}: since Zulip 7.0 both carry the same data, and the
     client is always "website"."""
     status, timestamp = legacy_status(presence)
@@ -29,13 +36,14 @@ def legacy_presence(presence):
     }
 
 
-def modern_presence(presence):
+def modern_presence(presence: Any) -> JSONDict:
     """{"active_timestamp", "idle_timestamp"}: the last time active, the last time connected."""
     return {"active_timestamp": presence.last_active_time or 0,
             "idle_timestamp": presence.last_connected_time}
 
 
-def realm_presences(user, *, slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS, last_update_id=None):
+def realm_presences(user: UserProfile, *, slim: bool, history_limit_days: int = DEFAULT_HISTORY_LIMIT_DAYS,
+                    last_update_id: Any = None) -> tuple[JSONDict, int]:
     """({key: presence}, the largest last_update_id served or -1) for the requester's organization:
     humans sharing their presence, seen within the history limit (or changed after last_update_id)."""
     query = (UserPresence.select(UserPresence, UserProfile)

@@ -13,12 +13,21 @@ mentions, channel links or linkifiers resolve to without publishing such an even
 call `invalidate_render_context` after its commit.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.db import runtime
 from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
 from chat_appliance.models import Stream, UserGroup, UserProfile
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.markdown.context import RenderResult
+    from chat_appliance.models import Realm
 
 # Event types after which mentions, channel links or linkifiers may resolve differently.
 INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})
@@ -33,7 +42,7 @@ class _RealmRenderData:
         users = (UserProfile.select(UserProfile.id, UserProfile.full_name)
                  .where((UserProfile.realm == realm.id) & UserProfile.is_active).tuples())
         self.users_by_id = {}
-        self.users_by_name = {}
+        self.users_by_name: dict[str, Any] = {}
         for user_id, full_name in users:
             target = MentionTarget(user_id, full_name)
             self.users_by_id[user_id] = target
@@ -79,7 +88,7 @@ def _realm_data(realm):
     return data
 
 
-def invalidate_render_context(realm_id=None):
+def invalidate_render_context(realm_id: int | None = None) -> None:
     """Forget the cached render context of one organization (all of them with None).
     Call after the commit of a change to users, groups, channels, linkifiers or emoji."""
     if realm_id is None:
@@ -88,18 +97,18 @@ def invalidate_render_context(realm_id=None):
         _cache().discard(realm_id)
 
 
-def invalidate_on_event(event, _user_ids):
+def invalidate_on_event(event: JSONDict, _user_ids: list[int]) -> None:
     """Event listener: drop the cached contexts after a change they may depend on."""
     if event.get("type") in INVALIDATING_EVENTS:
         invalidate_render_context()
 
 
-def realm_linkifiers(realm_id):
+def realm_linkifiers(realm_id: int | None) -> Any:
     """The organization's linkifiers in priority order, as (pattern, url_template) pairs."""
     return linkifiers_for_realm(realm_id)
 
 
-def render_context(realm, sender=None):
+def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderContext:
     """A RenderContext whose lookups read this organization's cached users, groups,
     channels and linkifiers."""
     data = _realm_data(realm)
@@ -120,23 +129,23 @@ def _image_previews():
     return runtime.current().inline_image_preview
 
 
-def render_message(content, *, realm, sender):
+def render_message(content: str, *, realm: Realm, sender: UserProfile) -> RenderResult:
     """Render a message's Markdown: HTML plus mentions and link facts (RenderResult)."""
     return render(content, render_context(realm, sender))
 
 
-def render_topic_links(topic, realm):
+def render_topic_links(topic: str, realm: Any) -> list[JSONDict]:
     """The topic_links of one topic (for many, build topic_links_context once)."""
     return topic_links(topic, topic_links_context(realm))
 
 
-def topic_links_context(realm):
+def topic_links_context(realm: Realm) -> RenderContext:
     """The context `topic_links` needs: the organization's URL and linkifiers."""
     data = _realm_data(realm)
     return RenderContext(realm_url=data.realm_url, linkifiers=data.linkifiers)
 
 
-def render_plain(content):
+def render_plain(content: str) -> str:
     """Markdown without an organization's context (channel descriptions, profile fields):
     no image previews there, as on Zulip."""
     return render(content, RenderContext(inline_image_preview=False)).html

@@ -20,6 +20,8 @@ loopback) lifts the address check only: resolving once and not following redirec
 No Flask here: callers turn UnsafeURLError into their own errors.
 """
 
+from __future__ import annotations
+
 import http.client
 import ipaddress
 import socket
@@ -44,9 +46,9 @@ class FetchResponse:
     body: bytes
 
 
-def embedded_ipv4(ip):
+def embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 address stands for, or None."""
-    if ip.version != 6:
+    if not isinstance(ip, ipaddress.IPv6Address):
         return None
     if ip.ipv4_mapped is not None:
         return ip.ipv4_mapped
@@ -59,7 +61,7 @@ def embedded_ipv4(ip):
     return None
 
 
-def is_private_address(address):
+def is_private_address(address: str) -> bool:
     """True for anything that is not a plain public unicast address: loopback, private,
     link-local, shared (100.64/10), reserved, multicast, unspecified, or an IPv6 address whose
     embedded IPv4 address is one of those."""
@@ -75,7 +77,7 @@ def _is_local_name(host):
     return name == "localhost" or name.endswith(".localhost")
 
 
-def resolve(url, *, allow_private):
+def resolve(url: str, *, allow_private: bool) -> tuple[str, str, int, str]:
     """(scheme, host, port, address to connect to) for a URL this server may fetch; raises
     UnsafeURLError. The address is the one checked: connect to it, never resolve again."""
     try:
@@ -93,7 +95,8 @@ def resolve(url, *, allow_private):
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, OSError):
         raise UnsafeURLError(f"cannot resolve {host}") from None
-    addresses = [info[4][0] for info in infos]
+    # getaddrinfo gives IP addresses as str (an int only for other socket families).
+    addresses = [str(info[4][0]) for info in infos]
     if not addresses:
         raise UnsafeURLError(f"cannot resolve {host}")
     # Every address must be public: a name with one public and one private address would let
@@ -123,10 +126,12 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 
     def connect(self):
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        # HTTPSConnection keeps its SSLContext in _context, which typeshed does not declare.
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
 
 
-def fetch(url, *, method="GET", data=None, headers=None, timeout=10, allow_private=False, max_bytes=1024 * 1024):
+def fetch(url: str, *, method: str = "GET", data: bytes | None = None, headers: dict[str, str] | None = None,
+          timeout: float = 10, allow_private: bool = False, max_bytes: int = 1024 * 1024) -> FetchResponse:
     """One request, no redirects followed; returns a FetchResponse whatever its status. Raises
     UnsafeURLError for a URL the guard refuses, OSError (timeouts included) when the request
     could not be completed."""

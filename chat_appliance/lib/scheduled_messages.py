@@ -1,12 +1,20 @@
 """Reads and shapes of scheduled messages and reminders (actions/scheduled_messages.py changes them)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from chat_appliance.models.scheduled import SEND_LATER, ScheduledMessage
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
 
 # Zulip's limit on a reminder's note (reported as max_reminder_note_length).
 MAX_REMINDER_NOTE_LENGTH = 1000
 
 
-def scheduled_message_dict(sm):
+def scheduled_message_dict(sm: ScheduledMessage) -> JSONDict:
     """A scheduled message as GET /scheduled_messages and its events give it."""
     data = {
         "scheduled_message_id": sm.id,
@@ -22,7 +30,7 @@ def scheduled_message_dict(sm):
     return data
 
 
-def reminder_dict(sm):
+def reminder_dict(sm: ScheduledMessage) -> JSONDict:
     """A reminder as GET /reminders and its events give it."""
     return {
         "reminder_id": sm.id,
@@ -36,7 +44,7 @@ def reminder_dict(sm):
     }
 
 
-def user_scheduled_messages(user, delivery_type=SEND_LATER):
+def user_scheduled_messages(user: UserProfile, delivery_type: int = SEND_LATER) -> list[ScheduledMessage]:
     """The user's undelivered scheduled messages (or reminders), soonest first."""
     return list(ScheduledMessage.select().where((ScheduledMessage.sender == user.id)
                                                 & (ScheduledMessage.delivery_type == delivery_type)

@@ -3,6 +3,10 @@
 Responses and events both use these functions, so a field is defined once.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import hashlib
 from datetime import datetime, timezone
 
@@ -11,24 +15,30 @@ from chat_appliance.lib.access import can_see_real_email
 from chat_appliance.lib.groups import creator_group_value, system_group
 from chat_appliance.lib.profile_data import profile_data_for
 
+if TYPE_CHECKING:
+    import peewee
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import (Attachment, ChannelFolder, CustomProfileField, Draft, Linkifier, NavigationView,
+                                       SavedSnippet, Stream, Subscription, UserGroup, UserProfile)
 
-def isoformat(timestamp):
+
+def isoformat(timestamp: int) -> str:
     """A UNIX timestamp as Zulip's datetime strings (UTC, with offset)."""
     return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat()
 
 
-def gravatar_url(email, avatar_version):
+def gravatar_url(email: str, avatar_version: int) -> str:
     """The third-party avatar URL Zulip computes for users without an uploaded avatar."""
     digest = hashlib.md5(email.strip().lower().encode()).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={avatar_version}"
 
 
-def uploaded_avatar_url(user):
+def uploaded_avatar_url(user: UserProfile) -> str:
     """Where an uploaded avatar is served (webclient.py); the version busts caches."""
     return f"/user_avatars/{user.realm_id}/{user.id}?version={user.avatar_version}"
 
 
-def avatar_url(user, *, client_gravatar, email_visible):
+def avatar_url(user: UserProfile, *, client_gravatar: bool, email_visible: bool) -> str | None:
     """Null when the client computes gravatars itself and may see the real email (Zulip's rule)."""
     if getattr(user, "avatar_source", "G") == "U":
         return uploaded_avatar_url(user)
@@ -37,7 +47,8 @@ def avatar_url(user, *, client_gravatar, email_visible):
     return gravatar_url(user.delivery_email, user.avatar_version)
 
 
-def user_dict(target, requester, *, client_gravatar=True, include_custom_profile_fields=False):
+def user_dict(target: UserProfile, requester: UserProfile, *, client_gravatar: bool = True,
+              include_custom_profile_fields: bool = False) -> JSONDict:
     """A user object as GET /users and GET /users/{id} return it."""
     email_visible = can_see_real_email(requester, target)
     data = {
@@ -64,7 +75,7 @@ def user_dict(target, requester, *, client_gravatar=True, include_custom_profile
     return data
 
 
-def own_user_dict(user, *, max_message_id):
+def own_user_dict(user: UserProfile, *, max_message_id: int) -> JSONDict:
     """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id, and
     profile_data only for a human (chat-api.md)."""
     data = user_dict(user, user, client_gravatar=False)
@@ -92,7 +103,7 @@ STREAM_GROUP_SETTINGS = {
 }
 
 
-def stream_dict(stream, *, subscriber_count):
+def stream_dict(stream: Stream, *, subscriber_count: int) -> JSONDict:
     """A channel as GET /streams and GET /streams/{id} return it."""
     data = {
         "stream_id": stream.id,
@@ -120,7 +131,8 @@ def stream_dict(stream, *, subscriber_count):
     return data
 
 
-def subscription_dict(subscription, stream, *, subscriber_count, subscribers=None):
+def subscription_dict(subscription: Subscription, stream: Stream, *, subscriber_count: int,
+                      subscribers: list[int] | None = None) -> JSONDict:
     """A subscription as GET /users/me/subscriptions and /register return it."""
     data = stream_dict(stream, subscriber_count=subscriber_count)
     data.update(
@@ -142,7 +154,7 @@ def subscription_dict(subscription, stream, *, subscriber_count, subscribers=Non
     return data
 
 
-def bot_dict(bot, *, services):
+def bot_dict(bot: UserProfile, *, services: list[Any]) -> JSONDict:
     """A bot as its administrators see it (/register's realm_bots, realm_bot events)."""
     return {
         "email": bot.email,
@@ -160,7 +172,7 @@ def bot_dict(bot, *, services):
     }
 
 
-def cross_realm_bot_dict(bot, requester, *, client_gravatar=True):
+def cross_realm_bot_dict(bot: UserProfile, requester: UserProfile, *, client_gravatar: bool = True) -> JSONDict:
     """A system bot as /register's cross_realm_bots lists it."""
     return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)
 
@@ -178,7 +190,7 @@ USER_GROUP_SETTINGS = {
 }
 
 
-def user_group_setting_defaults(realm_id):
+def user_group_setting_defaults(realm_id: int) -> JSONDict:
     """{setting: group id} of the system-group defaults above, resolved once per organization
     (None for GROUP_CREATOR, which depends on the group)."""
 
@@ -186,7 +198,7 @@ def user_group_setting_defaults(realm_id):
             for name, default in USER_GROUP_SETTINGS.items()}
 
 
-def user_group_setting(group, name, setting_defaults):
+def user_group_setting(group: UserGroup, name: str, setting_defaults: JSONDict) -> Any:
     """A group's setting value: stored, else its default (a group id or an anonymous group)."""
     value = (group.settings or {}).get(name)
     if value is None:
@@ -196,7 +208,8 @@ def user_group_setting(group, name, setting_defaults):
     return value
 
 
-def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
+def user_group_dict(group: UserGroup, *, members: list[int], direct_subgroup_ids: list[int],
+                    setting_defaults: JSONDict) -> Any:
     """A user group as GET /user_groups, /register's realm_user_groups and user_group events
     show it. `setting_defaults` (user_group_setting_defaults) fills settings never set."""
     data = {
@@ -214,12 +227,12 @@ def user_group_dict(group, *, members, direct_subgroup_ids, setting_defaults):
     return data
 
 
-def linkifier_dict(linkifier):
+def linkifier_dict(linkifier: Linkifier) -> JSONDict:
     """A linkifier as GET /realm/linkifiers and realm_linkifiers events return it."""
     return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
 
 
-def folder_dict(folder):
+def folder_dict(folder: ChannelFolder) -> JSONDict:
     """A channel folder as GET /channel_folders and its events return it."""
     return {
         "id": folder.id,
@@ -233,12 +246,12 @@ def folder_dict(folder):
     }
 
 
-def view_dict(view):
+def view_dict(view: NavigationView) -> JSONDict:
     """A navigation view as GET /navigation_views and its events return it."""
     return {"fragment": view.fragment, "is_pinned": view.is_pinned, "name": view.name}
 
 
-def field_dict(field):
+def field_dict(field: CustomProfileField) -> JSONDict:
     """A custom profile field as GET /realm/profile_fields and its event return it."""
     return {
         "id": field.id,
@@ -253,7 +266,7 @@ def field_dict(field):
     }
 
 
-def attachment_dict(attachment, linking_messages):
+def attachment_dict(attachment: Attachment, linking_messages: peewee.ModelSelect) -> JSONDict:
     """Zulip's attachment object: times in milliseconds, with the messages that link it."""
     return {
         "id": attachment.id,
@@ -265,7 +278,7 @@ def attachment_dict(attachment, linking_messages):
     }
 
 
-def service_dicts(bot, service):
+def service_dicts(bot: UserProfile, service: Any) -> list[Any]:
     """`services` as Zulip shows a bot to its administrators: one entry for a service bot (the
     BotService row), none for others."""
     if service is None:
@@ -275,30 +288,30 @@ def service_dicts(bot, service):
     return [{"service_name": service.name, "config_data": service.config_data}]
 
 
-def user_topic_dict(user_topic):
+def user_topic_dict(user_topic: Any) -> Any:
     """One entry of /register's user_topics and GET /user_topics."""
     return user_topic_fields(user_topic.stream_id, user_topic.topic, user_topic.visibility_policy,
                              user_topic.last_updated)
 
 
-def user_topic_event(stream_id, topic, policy, timestamp):
+def user_topic_event(stream_id: int, topic: str, policy: int, timestamp: int) -> JSONDict:
     """The user_topic event: the same fields, with its type."""
     return {"type": "user_topic", **user_topic_fields(stream_id, topic, policy, timestamp)}
 
 
-def user_topic_fields(stream_id, topic, policy, last_updated):
+def user_topic_fields(stream_id: int, topic: str, policy: int, last_updated: int) -> JSONDict:
     """The user_topic shape."""
     return {"stream_id": stream_id, "topic_name": topic, "last_updated": last_updated,
             "visibility_policy": policy}
 
 
-def draft_dict(draft):
+def draft_dict(draft: Draft) -> JSONDict:
     """A draft as GET /drafts, /register and drafts events return it."""
     return {"id": draft.id, "type": draft.type, "to": list(draft.to), "topic": draft.topic,
             "content": draft.content, "timestamp": draft.last_edit_time}
 
 
-def saved_snippet_dict(snippet):
+def saved_snippet_dict(snippet: SavedSnippet) -> JSONDict:
     """A saved snippet as GET /saved_snippets, /register and saved_snippets events return it."""
     return {"id": snippet.id, "title": snippet.title, "content": snippet.content,
             "date_created": snippet.date_created}

@@ -1,12 +1,20 @@
 """Who is subscribed where: read-only queries shared by actions, views and /register."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from peewee import fn
 
 from chat_appliance.models import Stream, Subscription, UserProfile
 from chat_appliance.lib.serializers import subscription_dict
 
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import Realm
 
-def subscriber_ids(stream):
+
+def subscriber_ids(stream: Stream) -> set[int]:
     """Ids of the channel's active subscribers who are active users."""
     rows = (
         Subscription.select(Subscription.user_profile)
@@ -16,7 +24,7 @@ def subscriber_ids(stream):
     return {row.user_profile_id for row in rows}
 
 
-def subscriber_counts(stream_ids):
+def subscriber_counts(stream_ids: list[int]) -> dict[int, int]:
     """{stream_id: number of active subscribers} for these channels."""
     if not stream_ids:
         return {}
@@ -30,7 +38,8 @@ def subscriber_counts(stream_ids):
     return {sid: counts.get(sid, 0) for sid in stream_ids}
 
 
-def subscription_list(user, *, include_subscribers, include_archived=False):
+def subscription_list(user: UserProfile, *, include_subscribers: bool,
+                      include_archived: bool = False) -> list[JSONDict] | None:
     """Subscription objects of the user's active subscriptions (shared with /register, which lists
     those of archived channels to clients with the archived_channels capability)."""
     query = (Subscription.select(Subscription, Stream).join(Stream)
@@ -46,13 +55,13 @@ def subscription_list(user, *, include_subscribers, include_archived=False):
     ]
 
 
-def subscribed_stream_ids(user):
+def subscribed_stream_ids(user: UserProfile) -> set[int]:
     """Ids of the channels the user is subscribed to."""
     return {s.stream_id for s in Subscription.select(Subscription.stream).where(
         (Subscription.user_profile == user) & Subscription.active)}
 
 
-def realm_streams(realm_id, *, exclude_archived):
+def realm_streams(realm_id: int, *, exclude_archived: bool) -> list[Stream]:
     """The organization's channels by name, archived ones unless excluded."""
     query = Stream.select().where(Stream.realm == realm_id)
     if exclude_archived:
@@ -60,7 +69,7 @@ def realm_streams(realm_id, *, exclude_archived):
     return list(query.order_by(Stream.name_key))
 
 
-def default_stream_ids(realm):
+def default_stream_ids(realm: Realm) -> list[int]:
     """Ids of the organization's default channels, active ones only."""
     ids = (realm.settings or {}).get("default_stream_ids", [])
     if not ids:
@@ -68,7 +77,7 @@ def default_stream_ids(realm):
     return sorted(s.id for s in Stream.select(Stream.id).where(Stream.id.in_(ids) & ~Stream.deactivated))
 
 
-def default_streams_event(realm):
+def default_streams_event(realm: Realm) -> JSONDict:
     """default_streams with the ids of the default channels (Zulip feature level 330)."""
     return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
 

@@ -1,5 +1,7 @@
 """A validator for RFC 6570 URL templates (levels 1-4), as linkifiers use them."""
 
+from __future__ import annotations
+
 import re
 
 # Expression operators (section 2.2): level 2 + #, level 3 . / ; ? &, and = , ! @ | reserved.
@@ -15,7 +17,7 @@ class InvalidTemplate(ValueError):
     """The text is not an RFC 6570 template."""
 
 
-def template_variables(template):
+def template_variables(template: str) -> list[str]:
     """The variable names of a valid template, in order; raises InvalidTemplate."""
     names = []
     index = 0

@@ -1,5 +1,13 @@
 """Personal settings: their defaults (Zulip's) and validation. Stored values override defaults."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
+
 # Settings a user may change through PATCH /settings that need no column of their own.
 # Values are Zulip's defaults for a new account.
 USER_SETTING_DEFAULTS = {
@@ -37,12 +45,12 @@ USER_SETTING_DEFAULTS = {
 }
 
 
-def user_setting(user, name):
+def user_setting(user: UserProfile, name: str) -> int:
     """A personal setting's value: stored, else the default."""
     return (user.settings or {}).get(name, USER_SETTING_DEFAULTS[name])
 
 
-def all_user_settings(user):
+def all_user_settings(user: UserProfile) -> JSONDict:
     """Every personal setting, for /register's user_settings object."""
     values = dict(USER_SETTING_DEFAULTS)
     values.update(user.settings or {})

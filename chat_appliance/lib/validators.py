@@ -6,6 +6,10 @@ actions/ and lib/ use them on values inside JSON documents (drafts, narrows, set
 depending on the HTTP layer.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import re
 from datetime import datetime, timezone
 
@@ -13,6 +17,9 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.json_input import MAX_DEPTH as JSON_MAX_DEPTH
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.models.base import MAX_DATABASE_INT
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict, Parser
 
 # Zulip's anchor for "no such message": larger than any message id (lib/narrow.py uses it too).
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -48,7 +55,7 @@ def _decode_json(var_name, raw, max_items=MAX_LIST_LENGTH):
     return value
 
 
-def check_json_value(var_name, value, depth=0, max_items=MAX_LIST_LENGTH):
+def check_json_value(var_name: str, value: Any, depth: int = 0, max_items: int = MAX_LIST_LENGTH) -> None:
     """Refuse what no client sends and what would break further down: nesting deeper than
     MAX_JSON_DEPTH (Python's parser and ours recurse), integers beyond 64 bits, and lists or
     objects of more than `max_items` entries (nested ones: MAX_LIST_LENGTH).
@@ -66,7 +73,7 @@ def check_json_value(var_name, value, depth=0, max_items=MAX_LIST_LENGTH):
             check_json_value(f"{var_name}[{key!r}]" if isinstance(value, dict) else f"{var_name}[{key}]", item, depth + 1)
 
 
-def check_no_nul(var_name, value):
+def check_no_nul(var_name: str, value: Any) -> None:
     """NUL characters anywhere in a parsed value (they arrive JSON-escaped as \\u0000, past the
     check on raw parameters): PostgreSQL cannot store them in text, so no endpoint accepts them.
     Runs after the parameter's own parser, whose more specific error, if any, wins."""
@@ -82,14 +89,14 @@ def check_no_nul(var_name, value):
             check_no_nul(var_name, item)
 
 
-def check_string(var_name, value):
+def check_string(var_name: str, value: Any) -> str:
     """A string, as sent."""
     if not isinstance(value, str):
         raise ParamError(f"{var_name} is not a string")
     return value
 
 
-def check_int(var_name, value):
+def check_int(var_name: str, value: Any) -> int:
     """An integer, JSON-encoded on the wire (`30`), never a boolean."""
     if isinstance(value, str) and _JSON_INTEGER.match(value) and MIN_INT <= int(value) <= MAX_INT:
         return int(value)  # the common case without the JSON decoder (every long poll sends one)
@@ -100,7 +107,7 @@ def check_int(var_name, value):
     return value
 
 
-def check_bool(var_name, value):
+def check_bool(var_name: str, value: Any) -> bool:
     """A JSON boolean (`true`/`false`)."""
     if isinstance(value, str):
         lowered = value.strip().lower()
@@ -112,12 +119,12 @@ def check_bool(var_name, value):
     return value
 
 
-def check_any_json(var_name, value, max_items=MAX_LIST_LENGTH):
+def check_any_json(var_name: str, value: Any, max_items: int = MAX_LIST_LENGTH) -> Any:
     """Any JSON value."""
     return _decode_json(var_name, value, max_items) if isinstance(value, str) else value
 
 
-def check_dict(var_name, value):
+def check_dict(var_name: str, value: Any) -> JSONDict:
     """A JSON object."""
     value = check_any_json(var_name, value)
     if not isinstance(value, dict):
@@ -125,7 +132,7 @@ def check_dict(var_name, value):
     return value
 
 
-def check_json_list(var_name, value, max_items=MAX_LIST_LENGTH):
+def check_json_list(var_name: str, value: Any, max_items: int = MAX_LIST_LENGTH) -> list[Any]:
     """A JSON list of at most `max_items` items (themselves unchecked)."""
     value = check_any_json(var_name, value, max_items)
     if not isinstance(value, list):
@@ -135,7 +142,7 @@ def check_json_list(var_name, value, max_items=MAX_LIST_LENGTH):
     return value
 
 
-def list_of(item_parser, max_items=MAX_LIST_LENGTH):
+def list_of(item_parser: Parser, max_items: int = MAX_LIST_LENGTH) -> Parser:
     """A JSON list of at most `max_items` items that pass `item_parser`, repeats dropped (the
     first of each kept; items that are objects are kept as they are)."""
     def check_list(var_name, value):
@@ -146,7 +153,7 @@ def list_of(item_parser, max_items=MAX_LIST_LENGTH):
     return check_list
 
 
-def dedupe(items):
+def dedupe(items: list[Any]) -> list[Any]:
     """The items without repeats, in order; a list holding unhashable items (objects) as it is."""
     try:
         return list(dict.fromkeys(items))
@@ -154,7 +161,7 @@ def dedupe(items):
         return items
 
 
-def json_or_string(var_name, value):
+def json_or_string(var_name: str, value: Any) -> Any:
     """JSON if it parses, else the raw string: `to=general` and `to=["general"]` both arrive."""
     if not isinstance(value, str):
         return value
@@ -168,7 +175,7 @@ def json_or_string(var_name, value):
     return dedupe(decoded) if isinstance(decoded, list) else decoded
 
 
-def check_group_id(var_name, value):
+def check_group_id(var_name: str, value: Any) -> int:
     """A group-valued setting given as a group id, or in Zulip's {"new": id, "old": id} update form."""
     value = check_any_json(var_name, value)
     if isinstance(value, dict) and "new" in value:
@@ -178,7 +185,7 @@ def check_group_id(var_name, value):
     return value
 
 
-def one_of(*choices, parser=check_string):
+def one_of(*choices: Any, parser: Parser = check_string) -> Parser:
     """A value from a fixed set."""
     def check_choice(var_name, value):
         value = parser(var_name, value)
@@ -189,7 +196,7 @@ def one_of(*choices, parser=check_string):
     return check_choice
 
 
-def int_range(low=None, high=None):
+def int_range(low: int | None = None, high: int | None = None) -> Parser:
     """An integer within bounds."""
     def check_bounded(var_name, value):
         value = check_int(var_name, value)
@@ -202,7 +209,7 @@ def int_range(low=None, high=None):
     return check_bounded
 
 
-def string_max(limit):
+def string_max(limit: int) -> Parser:
     """A string of at most `limit` characters."""
     def check_length(var_name, value):
         value = check_string(var_name, value)
@@ -213,12 +220,12 @@ def string_max(limit):
     return check_length
 
 
-def is_id_string(value):
+def is_id_string(value: Any) -> bool:
     """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
     return isinstance(value, str) and value.isascii() and value.isdigit() and int(value) <= MAX_INT
 
 
-def parse_anchor(var_name, value):
+def parse_anchor(var_name: str, value: Any) -> str | int:
     """newest, oldest, first_unread, date, or a message id."""
     if value in ("newest", "oldest", "first_unread", "date"):
         return value
@@ -232,7 +239,7 @@ def parse_anchor(var_name, value):
     return min(anchor, LARGER_THAN_MAX_MESSAGE_ID)
 
 
-def parse_anchor_date(var_name, value):
+def parse_anchor_date(var_name: str, value: str) -> int:
     """ISO 8601 date (midnight UTC) or datetime (UTC when no zone is given) -> UNIX seconds."""
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))

@@ -233,7 +233,8 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     md.zulip_result = result
     md.zulip_code_blocks = []
     md.zulip_nonce = secrets.token_hex(8)
-    md.zulip_hrefs = hrefs = []
+    hrefs: list[str] = []
+    md.zulip_hrefs = hrefs
     budget.start(md, RENDER_BUDGET_SECONDS)
     try:
         html = md.convert(content[:MAX_CONTENT])

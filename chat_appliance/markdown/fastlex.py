@@ -29,10 +29,10 @@ from pygments.lexer import ExtendedRegexLexer, LexerContext, RegexLexer
 from pygments.token import Error, Text, Whitespace, _TokenType
 
 try:  # Python 3.11+
-    from re import _constants as sre_constants, _parser as sre_parse
+    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]  # private, not in typeshed
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+    import sre_constants  # type: ignore[no-redef]  # the same module under its Python 3.10 name
+    import sre_parse  # type: ignore[no-redef]  # as above
 
 OTHER = 128  # stands for every non-ASCII character
 _ANY = None  # "may start with any character"
@@ -231,7 +231,7 @@ def fast_extended_get_tokens_unprocessed(self: Any, text: Optional[str] = None, 
         text = ctx.text
     while 1:
         if ctx.pos < ctx.end:
-            code = ord(text[ctx.pos])
+            code = ord(text[ctx.pos])  # type: ignore[index]  # str: LexerContext(text) or the context's own text
             candidates = table[code if code < OTHER else OTHER]
         else:
             candidates = statetokens
@@ -274,14 +274,14 @@ def fast_extended_get_tokens_unprocessed(self: Any, text: Optional[str] = None, 
             try:
                 if ctx.pos >= ctx.end:
                     break
-                if text[ctx.pos] == "\n":
+                if text[ctx.pos] == "\n":  # type: ignore[index]  # str: LexerContext(text) or the context's own text
                     ctx.stack = ["root"]
                     statetokens = tokendefs["root"]
                     table = _table(cls, "root", statetokens)
                     yield ctx.pos, Text, "\n"
                     ctx.pos += 1
                     continue
-                yield ctx.pos, Error, text[ctx.pos]
+                yield ctx.pos, Error, text[ctx.pos]  # type: ignore[index]  # str: LexerContext(text) or the context's own text
                 ctx.pos += 1
             except IndexError:
                 break

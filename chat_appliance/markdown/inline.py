@@ -169,7 +169,7 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
             elif hasattr(regex, "patterns"):
                 heads = [_strip_leading_lookbehind(r.pattern) for r in regex.patterns]
                 if all(h is not None for h in heads):
-                    head = type(regex)([_compiled(h, r.flags) for h, r in zip(heads, regex.patterns)])
+                    head = type(regex)([_compiled(h, r.flags) for h, r in zip(heads, regex.patterns)])  # type: ignore[arg-type]  # all() above ruled out None
             self._heads[key] = (regex, head)
         return self._heads[key][1]
 

@@ -69,8 +69,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             url = a.get("href")
             if url not in previewable or url in done:
                 continue
-            done.add(url)
-            if not is_preview_image(url):
+            done.add(url)  # type: ignore[arg-type]  # a str: `found` holds links with an href
+            if not is_preview_image(url):  # type: ignore[arg-type]  # as above
                 continue
             self._inline_image(root, a, parent, grand, url)
 

@@ -2,6 +2,7 @@
 
 import json
 import time
+from typing import TYPE_CHECKING, Any
 
 import peewee
 from peewee import (AutoField, BigAutoField, BigIntegerField, CharField, DatabaseProxy, ForeignKeyAccessor, IntegerField,
@@ -45,6 +46,10 @@ def now():
 
 class JSONField(TextField):
     """JSON text, decoded to Python on read."""
+
+    if TYPE_CHECKING:
+        # For mypy only: a JSONField attribute of a row holds decoded JSON (a dict, a list, ...).
+        def __get__(self, instance: Any, owner: Any) -> Any: ...
 
     def db_value(self, value):
         return None if value is None else json.dumps(value, separators=(",", ":"))
@@ -128,7 +133,7 @@ def in_ids(column, ids):
 
 
 # SQL text of raw_select, by (model, condition, placeholder, list length).
-_RAW_SELECT_SQL = {}
+_RAW_SELECT_SQL: dict[tuple, str] = {}
 
 
 def raw_select(model, condition, *params, ids=None):
@@ -149,7 +154,7 @@ def raw_select(model, condition, *params, ids=None):
 
 
 # Model -> function making an instance from a row of all its columns, in sorted_fields order.
-_ROW_BUILDERS = {}
+_ROW_BUILDERS: dict = {}
 # Fields whose database value is already the Python value (peewee's python_value only copies it).
 _PLAIN_FIELDS = (AutoField, BigAutoField, IntegerField, BigIntegerField, CharField)
 
@@ -183,7 +188,7 @@ def _row_builder(model):
 
 
 # SQL text of insert_row, by (model, field names, placeholder).
-_INSERT_SQL = {}
+_INSERT_SQL: dict[tuple, str] = {}
 
 
 def insert_row(model, **values):
@@ -209,7 +214,7 @@ def insert_row(model, **values):
 
 
 # SQL text of query_rows, by (template, placeholder, list length).
-_QUERY_ROWS_SQL = {}
+_QUERY_ROWS_SQL: dict[tuple, str] = {}
 
 
 def query_rows(template, *params, ids=None):

@@ -12,6 +12,10 @@ heartbeat, waits (up to GRACEFUL_SECONDS) for requests in progress, and then the
 event queues to the instance folder (see cli.cmd_serve).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
 import asyncio
 import contextlib
 import ctypes
@@ -35,6 +39,9 @@ from chat_appliance.web.auth import authenticate_basic, cached_basic_user
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.web.longpoll import Answer, EventsBody, Poll
 from chat_appliance.web.proxy import client_address
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -77,7 +84,7 @@ def _libc():
 _LIBC = _libc()
 
 
-def limit_malloc_arenas():
+def limit_malloc_arenas() -> None:
     """Cap glibc's malloc arenas (no effect on other C libraries). Call before threads start."""
     if _LIBC is not None:
         _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
@@ -111,11 +118,11 @@ class ChatApplianceASGI:
 
     # --- GET/DELETE /events ------------------------------------------------------------------
 
-    def cached_user(self, headers, session):
+    def cached_user(self, headers: JSONDict, session: bool) -> Any:
         """The user when no database is needed to know it (Basic credentials in the cache), else None."""
         return None if session else cached_basic_user(headers.get("authorization"))
 
-    def authenticate_in_worker(self, headers, session):
+    def authenticate_in_worker(self, headers: JSONDict, session: bool) -> Any:
         """The user of an events request from its headers (lower-case names): HTTP Basic with the
         API key for /api/v1, the app's session check for /json. Raises the Zulip 401 errors. Runs
         in a worker thread, since it may query the database; the thread's connection is closed after."""
@@ -126,12 +133,12 @@ class ChatApplianceASGI:
         finally:
             close_connection()
 
-    async def events(self, scope, receive, send, session):
+    async def events(self, scope: Any, receive: Any, send: Any, session: bool) -> None:
         """GET /events (the long poll) and DELETE /events: authenticated here, answered by the app's
         long-poll handler, the same one the Flask views use."""
         started = time.perf_counter()
         method = scope["method"]
-        headers = {}
+        headers: dict[str, str] = {}
         for name, value in scope["headers"]:
             name = name.decode("latin-1").lower()
             # Repeated headers are joined as WSGI servers join them.
@@ -170,17 +177,17 @@ class ChatApplianceASGI:
         await send({"type": "http.response.body", "body": payload})
         self.log_request(method, scope["path"], answer.status, started, user)
 
-    def client_ip(self, scope, headers):
+    def client_ip(self, scope: Any, headers: JSONDict) -> str:
         """The client's address, through trusted proxies as web/proxy.py's middleware finds it."""
         peer = (scope.get("client") or ("",))[0]
         trusted = set(self.flask_app.config.get("TRUSTED_PROXIES") or ())
         return client_address(peer, headers.get("x-forwarded-for", ""), trusted)
 
-    def dumps(self, value):
+    def dumps(self, value: Any) -> str:
         """JSON with the Flask app's settings (and its fallback for dates and the like), compact as jsonify is."""
         return self.flask_app.json.dumps(value)
 
-    def encode(self, payload):
+    def encode(self, payload: Any) -> str:
         """A response body. A poll's events are encoded one by one, and the message object that
         a fan-out shares between queues (see QueueManager.deliver_message) is encoded once, not
         once per queue. The result is the text jsonify would produce."""
@@ -190,7 +197,7 @@ class ChatApplianceASGI:
         tail = f',"ignored_parameters_unsupported":{self.dumps(sorted(payload.ignored))}' if payload.ignored else ""
         return f'{{"result":"success","msg":"","events":[{events}],"queue_id":{self.dumps(payload.queue_id)}{tail}}}'
 
-    def encode_event(self, event):
+    def encode_event(self, event: JSONDict) -> str:
         message = event.get("message") if event.get("type") == "message" else None
         if not isinstance(message, dict):
             return self.dumps(event)
@@ -203,20 +210,20 @@ class ChatApplianceASGI:
                           for key, value in event.items())
         return f"{{{fields}}}"
 
-    def log_request(self, method, path, status, started, user):
+    def log_request(self, method: str, path: str, status: int, started: float, user: Any) -> None:
         """The same request log line the Flask app writes."""
         if self.flask_app.config["LOG_REQUESTS"]:
             request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000,
                              user.email if user is not None else "-")
 
 
-def request_values(scope, body):
+def request_values(scope: Any, body: Any) -> JSONDict:
     """Query string and form body merged, the body winning: werkzeug parses both, exactly as
     the Flask views' lib.params.request_values sees them."""
     if not body:
         # The long poll's common case, without building a werkzeug request: the first value of
         # each name wins, as in werkzeug's MultiDict.
-        values = {}
+        values: dict[str, str] = {}
         for name, value in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True):
             values.setdefault(name, value)
         return values
@@ -226,7 +233,7 @@ def request_values(scope, body):
     return values
 
 
-async def wait_for_disconnect(receive):
+async def wait_for_disconnect(receive: Any) -> None:
     """Completes when the client closes its connection (the body has been read already)."""
     while True:
         message = await receive()
@@ -245,25 +252,25 @@ class Server(uvicorn.Server):
         self.on_started = on_started
         self.last_gc = queues.clock.monotonic()
 
-    async def startup(self, sockets=None):
+    async def startup(self, sockets: Any = None) -> None:
         self.queues.attach_loop(asyncio.get_running_loop())
         await super().startup(sockets=sockets)
         if self.started and self.on_started is not None:
             self.on_started()
 
-    async def on_tick(self, counter):
+    async def on_tick(self, counter: Any) -> Any:
         now = self.queues.clock.monotonic()
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
             self.queues.collect_garbage(force=True)
         return await super().on_tick(counter)
 
-    async def shutdown(self, sockets=None):
+    async def shutdown(self, sockets: Any = None) -> None:
         self.queues.begin_shutdown()
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
-    def capture_signals(self):
+    def capture_signals(self) -> Iterator[Any]:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -276,7 +283,7 @@ class Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def run(flask_app, *, host, port, threads, on_started=None):
+def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None) -> Any:
     """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
     settings = flask_app.config

@@ -8,6 +8,10 @@ Both live in a subclass of uvicorn's httptools protocol (one instance per connec
 thread only, so the per-address counts need no lock).
 """
 
+from __future__ import annotations
+
+from typing import Iterable
+
 import ipaddress
 import json
 import logging
@@ -23,7 +27,8 @@ TOO_MANY_RESPONSE = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: applicati
                      + TOO_MANY_BODY)
 
 
-def protocol_class(*, header_timeout, max_per_client, trusted_proxies=()):
+def protocol_class(*, header_timeout: float, max_per_client: int,
+                   trusted_proxies: Iterable[str] | None = ()) -> type[HttpToolsProtocol]:
     """An HttpToolsProtocol class with these limits (uvicorn.Config's `http`)."""
     exempt = []
     for entry in trusted_proxies or ():
@@ -31,9 +36,11 @@ def protocol_class(*, header_timeout, max_per_client, trusted_proxies=()):
             exempt.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
             continue
-    open_by_address = {}
+    open_by_address: dict[str, int] = {}
 
     class GuardedProtocol(HttpToolsProtocol):
+        open_by_address: dict[str, int]  # the counts, set below (tests read them)
+
         def connection_made(self, transport):
             super().connection_made(transport)
             self._header_timer = None
@@ -75,8 +82,9 @@ def protocol_class(*, header_timeout, max_per_client, trusted_proxies=()):
                 self._header_timer = self.loop.call_later(header_timeout, self._headers_too_slow)
 
         def _cancel_header_timer(self):
-            if getattr(self, "_header_timer", None) is not None:
-                self._header_timer.cancel()
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
                 self._header_timer = None
 
         def _headers_too_slow(self):

@@ -7,6 +7,8 @@ row written by another process is noticed), and wakes early when a scheduled_mes
 event says the schedule changed. The clock is injectable: tests move time without waiting.
 """
 
+from __future__ import annotations
+
 import logging
 import threading
 import time
@@ -32,13 +34,13 @@ class Scheduler:
         self._stopping = threading.Event()
         self._thread = None
 
-    def run_once(self):
+    def run_once(self) -> int | None:
         """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
         with self.app.app_context(), database.connection_context():
             deliver_due_messages(int(self.clock()), self.limits)
             return next_due_timestamp()
 
-    def seconds_until(self, next_due):
+    def seconds_until(self, next_due: int | None) -> float:
         if next_due is None:
             return self.max_wait
         return min(self.max_wait, max(0.0, next_due - self.clock()))
@@ -61,16 +63,16 @@ class Scheduler:
         if event.get("type") in SCHEDULE_EVENT_TYPES:
             self._wake.set()
 
-    def wake(self):
+    def wake(self) -> None:
         self._wake.set()
 
-    def start(self):
+    def start(self) -> Scheduler:
         bus.add_listener(self)
         self._thread = threading.Thread(target=self._loop, name="scheduler", daemon=True)
         self._thread.start()
         return self
 
-    def stop(self, timeout=5.0):
+    def stop(self, timeout: float = 5.0) -> None:
         bus.remove_listener(self)
         self._stopping.set()
         self._wake.set()

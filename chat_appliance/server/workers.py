@@ -8,6 +8,10 @@ stayed there. Here idle workers form a stack: one client keeps one warm worker b
 others sleep until there is work for them too.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import threading
 from collections import deque
 from concurrent.futures import Executor, Future
@@ -32,12 +36,12 @@ class StackExecutor(Executor):
         self.prefix = thread_name_prefix
         self._lock = threading.Lock()
         self._idle = []  # waiting workers, the most recently idle last
-        self._jobs = deque()  # jobs that found no idle worker
+        self._jobs: deque[Any] = deque()  # jobs that found no idle worker
         self._threads = []
         self._shutdown = False
 
-    def submit(self, fn, /, *args, **kwargs):
-        future = Future()
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        future: Future[Any] = Future()
         job = (future, fn, args, kwargs)
         with self._lock:
             if self._shutdown:
@@ -82,7 +86,7 @@ class StackExecutor(Executor):
                 future.set_result(result)
             del job, future, fn, args, kwargs
 
-    def shutdown(self, wait=True, *, cancel_futures=False):
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._shutdown = True
             if cancel_futures:

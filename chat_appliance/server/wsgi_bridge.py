@@ -13,6 +13,10 @@ under any WSGI server, and the connection is closed after the answer. A body tha
 arrive in time (read_request_body) is answered 408 and its connection closed, without the app.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import asyncio
 import io
 import json
@@ -22,6 +26,9 @@ import time
 
 from chat_appliance.db.admission import turns
 from chat_appliance.server.workers import StackExecutor
+
+if TYPE_CHECKING:
+    from chat_appliance.lib.types import JSONDict
 
 log = logging.getLogger("chat_appliance")
 
@@ -71,7 +78,7 @@ class WSGIBridge:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": b"".join(chunks)})
 
-    def run(self, environ, loop, send, close):
+    def run(self, environ: Any, loop: Any, send: Any, close: Any) -> Any:
         """In a worker thread: the app's whole answer as (status, headers, body pieces), or None
         once a large answer has been streamed through the loop. The app runs in its turn, if
         workers take turns (lib/admission.py)."""
@@ -83,8 +90,8 @@ class WSGIBridge:
         finally:
             self.turns.give_back()
 
-    def run_app(self, environ, loop, send, close):
-        started = []
+    def run_app(self, environ: Any, loop: Any, send: Any, close: Any) -> Any:
+        started: list[tuple[int, list[tuple[bytes, bytes]]]] = []
 
         def start_response(status, headers, exc_info=None):
             if exc_info is not None and started:
@@ -95,7 +102,7 @@ class WSGIBridge:
             started[:] = [(int(status[:3]), encoded)]
             return lambda data: chunks.append(data)  # the legacy write() callable
 
-        chunks = []
+        chunks: list[bytes] = []
         try:
             result = self.wsgi_app(environ, start_response)
         except Exception:
@@ -132,12 +139,13 @@ class WSGIBridge:
         return status, headers, chunks
 
     @staticmethod
-    def send_from_thread(loop, send, message):
+    def send_from_thread(loop: Any, send: Any, message: Any) -> None:
         with turns.waiting_on_others():  # a no-op for a thread that holds no turn
             asyncio.run_coroutine_threadsafe(send(message), loop).result()
 
 
-async def read_request_body(scope, receive, limit, timeout=DEFAULT_BODY_TIMEOUT):
+async def read_request_body(scope: Any, receive: Any, limit: int,
+                            timeout: float | None = DEFAULT_BODY_TIMEOUT) -> tuple[bytes, int]:
     """(body, declared length). A body declared larger than `limit` is left unread; one sent
     without a length is read until it passes `limit`, and its declared length is then the part
     read (enough for the app to refuse it). Raises BodyTimeout when, in any period of `timeout`
@@ -184,7 +192,7 @@ async def read_request_body(scope, receive, limit, timeout=DEFAULT_BODY_TIMEOUT)
     return body, len(body) if declared is None else declared
 
 
-def build_environ(scope, body, declared):
+def build_environ(scope: Any, body: bytes, declared: int) -> JSONDict:
     """The WSGI environ of an ASGI HTTP scope (PEP 3333: text as latin-1, headers as HTTP_*)."""
     server = scope.get("server") or ("localhost", 80)
     client = scope.get("client")

@@ -19,10 +19,14 @@ the target side (postgres) existing_tables, insert_rows, advance_sequences.
 The rest of the code never writes engine-specific SQL.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from urllib.parse import urlparse
 
 
-def backend_for(database_url):
+def backend_for(database_url: str) -> Any:
     """The backend module for a database URL (`sqlite:///path` or `postgresql://...`)."""
     scheme = urlparse(database_url).scheme
     if scheme in ("postgres", "postgresql"):

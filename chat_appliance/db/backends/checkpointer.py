@@ -19,6 +19,8 @@ The automatic checkpoint stays as a fallback (at `wal_autocheckpoint`, far beyon
 thread lets the log reach), so that a log still cannot grow without bound if this thread fails.
 """
 
+from __future__ import annotations
+
 import logging
 import sqlite3
 import threading
@@ -48,7 +50,7 @@ class Checkpointer:
         self._lock = threading.Lock()
         self.checkpoints = 0  # how many ran (for tests)
 
-    def wrote(self):
+    def wrote(self) -> None:
         """A commit happened: checkpoint soon."""
         if self._thread is None:
             with self._lock:
@@ -57,7 +59,7 @@ class Checkpointer:
                     self._thread.start()
         self._pending.set()
 
-    def close(self):
+    def close(self) -> None:
         """Stop the thread after the checkpoint under way, if any."""
         with self._lock:
             self._stop.set()

@@ -17,6 +17,10 @@ own savepoint without touching the others. If COMMIT itself fails, every writer 
 raises. The callbacks of each writer (its events) run after the COMMIT, in commit order.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
 import logging
 import sqlite3
 import threading
@@ -69,17 +73,17 @@ class GroupCommit:
         self.lock = threading.Lock()
         self.guard = threading.Lock()  # protects `waiting`
         self.waiting = 0
-        self.connection = None
-        self.batch = None
+        self.connection: Any = None
+        self.batch: Any = None
         self.local = threading.local()
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             if self.connection is not None:
                 self.connection.close()
                 self.connection = None
 
-    def between_writes(self, fn):
+    def between_writes(self, fn: Callable[..., Any]) -> bool:
         """fn() with the writer lock held and no write transaction open (the WAL checkpointer's
         last step, so that no write lands in the log while it finishes). False, without calling
         fn, if a batch is being handed from one writer to the next."""
@@ -90,7 +94,7 @@ class GroupCommit:
             return True
 
     @contextmanager
-    def transaction(self, after_commit=None):
+    def transaction(self, after_commit: Callable[..., Any] | None = None) -> Iterator[None]:
         """A write transaction; `after_commit` runs once it is committed. Nested, a savepoint."""
         if getattr(self.local, "depth", 0):
             self.local.depth += 1

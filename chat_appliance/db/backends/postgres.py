@@ -4,6 +4,10 @@ Connections come from a pool (playhouse.pool) sized by DATABASE_POOL_SIZE: a req
 and gives it back at teardown; a long poll gives its back before it waits.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlparse
 
@@ -11,6 +15,9 @@ from playhouse.pool import PooledPostgresqlDatabase
 
 from chat_appliance.db.drivers import load_psycopg2
 from chat_appliance.db.backends.text import html_to_text, words as _words
+
+if TYPE_CHECKING:
+    import peewee
 
 NAME = "postgres"
 
@@ -28,7 +35,7 @@ SEARCH_CONFIG = "chat_english"
 WRITER_LOCK_KEY = 0x63686174
 
 
-def open_database(database_url, pool_size=20, pool_timeout=30):
+def open_database(database_url: str, pool_size: int = 20, pool_timeout: int = 30) -> Any:
     """A pooled PostgresqlDatabase from a postgresql://user:password@host:port/dbname URL
     (query parameters, e.g. ?sslmode=require, are passed to the driver)."""
     load_psycopg2()
@@ -60,7 +67,7 @@ _REFUSED_VALUES = {
 }
 
 
-def client_error(error):
+def client_error(error: Any) -> Any:
     """The message of the 400 answer for an error that only PostgreSQL raises because of what a
     request sent, or None (app.py makes it Zulip's BAD_REQUEST). The parameter layer refuses NUL characters and out-of-range numbers it knows of;
     this is the net under it, so that a value reaching the database by another path (a header,
@@ -93,7 +100,7 @@ def _quoted_name(database_url):
     return '"' + name.replace('"', '""') + '"'
 
 
-def clone_database(source_url, target_url):
+def clone_database(source_url: str, target_url: str) -> None:
     """Make the database at target_url a copy of the one at source_url (CREATE DATABASE ...
     TEMPLATE: a file-level copy; the source must have no open session)."""
     conn = _maintenance_connection(source_url)
@@ -104,7 +111,7 @@ def clone_database(source_url, target_url):
         conn.close()
 
 
-def close_database(db):
+def close_database(db: Any) -> None:
     """The app is done with the database: give this thread's connection back and close the
     pool's idle connections (connections other threads still use close when given back)."""
     if not db.is_closed():
@@ -113,7 +120,7 @@ def close_database(db):
 
 
 @contextmanager
-def write_transaction(db, after_commit=None):
+def write_transaction(db: Any, after_commit: Callable[..., Any] | None = None) -> Iterator[Any]:
     """A transaction that writes; `after_commit` runs once it has committed. SQLite has one writer at a time (BEGIN IMMEDIATE), and the
     actions rely on it: check-then-insert for unique names, "largest order + 1", the send path's
     reads of subscriptions before its inserts. PostgreSQL allows many writers, so the outermost
@@ -131,7 +138,7 @@ def write_transaction(db, after_commit=None):
 
 
 @contextmanager
-def migration_transaction(db):
+def migration_transaction(db: Any) -> Iterator[Any]:
     """One migration's transaction (PostgreSQL's DDL is transactional as it is), holding the
     writer lock, so that two processes starting at once apply each migration once."""
     with db.atomic():
@@ -139,7 +146,7 @@ def migration_transaction(db):
         yield
 
 
-def never_reuse_ids(db, table):
+def never_reuse_ids(db: Any, table: str) -> None:
     """Nothing to do: a SERIAL column's sequence never hands out a number twice, even after the
     newest row is deleted (migrate-database advances it past every id the source gave out)."""
 
@@ -147,14 +154,14 @@ def never_reuse_ids(db, table):
 # --- copying an instance in (chat-appliance migrate-database) ------------------------------------
 
 
-def existing_tables(db):
+def existing_tables(db: Any) -> list[Any]:
     """The tables of the database's public schema (a copy goes only into a database with none)."""
     cursor = db.execute_sql(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")
     return [row[0] for row in cursor.fetchall()]
 
 
-def insert_rows(db, table, columns, rows):
+def insert_rows(db: Any, table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
     """Insert rows read from another engine, ids included: SQLite's 0/1 become booleans where the
     column is boolean (the only type the two engines store differently here)."""
     from psycopg2.extras import execute_values
@@ -169,7 +176,7 @@ def insert_rows(db, table, columns, rows):
     execute_values(db.cursor(), f'INSERT INTO "{table}" ({quoted}) VALUES %s', rows, page_size=1000)
 
 
-def advance_sequences(db, floors):
+def advance_sequences(db: Any, floors: dict[str, int]) -> None:
     """Move each table's id sequence past its largest id, and past `floors[table]` (the highest id
     the source ever gave out, deleted rows included), so that no id is handed out twice."""
     for table, column in db.execute_sql(
@@ -188,7 +195,7 @@ def advance_sequences(db, floors):
 # same words; PostgreSQL then stems them.
 
 
-def create_search_index(db):
+def create_search_index(db: Any) -> None:
     """The text search configuration, the index table and its GIN index."""
     db.execute_sql(f"CREATE TEXT SEARCH DICTIONARY {SEARCH_CONFIG}_stem (TEMPLATE = snowball, LANGUAGE = english)")
     db.execute_sql(f"CREATE TEXT SEARCH CONFIGURATION {SEARCH_CONFIG} (COPY = english)")
@@ -203,7 +210,7 @@ def create_search_index(db):
     db.execute_sql("CREATE INDEX message_search_document ON message_search USING GIN (document)")
 
 
-def index_messages(db, rows, new=False):
+def index_messages(db: Any, rows: list[tuple[Any, ...]], new: bool = False) -> None:
     """(Re)index messages given as (id, topic, rendered_html); an upsert, so `new` changes nothing."""
     rows = list(rows)
     for start in range(0, len(rows), 500):
@@ -220,7 +227,7 @@ def index_messages(db, rows, new=False):
         )
 
 
-def unindex_messages(db, message_ids):
+def unindex_messages(db: Any, message_ids: Any) -> None:
     """Remove messages from the index (the foreign key's cascade does it too on delete)."""
     ids = list(message_ids)
     for start in range(0, len(ids), 500):
@@ -228,12 +235,12 @@ def unindex_messages(db, message_ids):
         db.execute_sql(f"DELETE FROM message_search WHERE message_id IN ({','.join(['%s'] * len(chunk))})", chunk)
 
 
-def indexed_message_ids(db):
+def indexed_message_ids(db: Any) -> set[Any]:
     """The ids of the messages in the search index (checks and tests)."""
     return {row[0] for row in db.execute_sql("SELECT message_id FROM message_search")}
 
 
-def ts_query(terms):
+def ts_query(terms: list[str]) -> Any:
     """A to_tsquery expression: every term must appear; a word is a prefix (as FTS5's "word"*),
     a quoted phrase is its words in order. Built only from words (letters and digits, each quoted)
     so that no user input can be a syntax error. None when no term has a word in it."""
@@ -247,7 +254,7 @@ def ts_query(terms):
     return " & ".join(parts) or None
 
 
-def search_condition(message_id_column, terms):
+def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> Any:
     """A peewee expression true for messages matching every search term."""
     from peewee import SQL
 

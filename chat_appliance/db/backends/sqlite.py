@@ -1,5 +1,9 @@
 """SQLite: WAL mode, foreign keys, a busy timeout; FTS5 for search. The only SQLite-only SQL."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
 import sqlite3
 from contextlib import contextmanager
 from urllib.parse import urlparse
@@ -10,6 +14,11 @@ from chat_appliance.models.base import MAX_DATABASE_INT
 from chat_appliance.db.backends.checkpointer import Checkpointer
 from chat_appliance.db.backends.group_commit import GroupCommit
 from chat_appliance.db.backends.text import html_to_text, words
+
+if TYPE_CHECKING:
+    import peewee
+    from chat_appliance.models.base import RuntimeDatabase
+    from sqlite3 import Cursor
 
 NAME = "sqlite"
 
@@ -44,7 +53,7 @@ PRAGMAS = {
 }
 
 
-def path_from_url(database_url):
+def path_from_url(database_url: str) -> str:
     """The file path of a sqlite:///path URL."""
     parsed = urlparse(database_url)
     return parsed.path if parsed.scheme else database_url
@@ -67,13 +76,13 @@ def _clamp(value):
 class BoundedSqliteDatabase(PooledSqliteDatabase):
     """The pooled SQLite database, whose integer parameters never overflow the driver."""
 
-    def execute_sql(self, sql, params=None):
+    def execute_sql(self, sql: str, params: Any = None) -> Cursor:
         if params:
             params = [_clamp(value) for value in params]
         return super().execute_sql(sql, params)
 
 
-def open_database(database_url, **_pool_options):
+def open_database(database_url: str, **_pool_options: int) -> BoundedSqliteDatabase:
     """A SqliteDatabase with our pragmas. Connections are per thread (worker threads) and close
     after each request; one more connection (`db.keeper`) stays open until close_database,
     because in WAL mode closing the *last* connection checkpoints and truncates the WAL, which
@@ -95,7 +104,7 @@ def open_database(database_url, **_pool_options):
     return db
 
 
-def close_database(db):
+def close_database(db: BoundedSqliteDatabase) -> None:
     """Close every pooled connection and the keeper (the app is done with the database)."""
     if not db.is_closed():
         db.close()
@@ -120,7 +129,7 @@ def _keep_open(path):
     return keeper
 
 
-def clone_database(source_url, target_url):
+def clone_database(source_url: str, target_url: str) -> None:
     """Make the database at target_url a copy of the one at source_url (tests build their
     database once per session and copy it per test). SQLite's online backup copies a consistent
     snapshot, the write-ahead log included, while other connections stay open."""
@@ -143,7 +152,7 @@ def clone_database(source_url, target_url):
 
 
 @contextmanager
-def write_transaction(db, after_commit=None):
+def write_transaction(db: RuntimeDatabase, after_commit: Callable[..., Any] | None = None) -> Iterator[None]:
     """A write transaction under the process's writer lock, on the shared write connection:
     writers take turns in order, never deadlock upgrading from read to write, and those queued
     together commit together. `after_commit` runs once the changes are committed. Nested, a
@@ -155,7 +164,7 @@ def write_transaction(db, after_commit=None):
 # --- reading an instance out (chat-appliance migrate-database) -----------------------------------
 
 
-def open_read_only(database_url):
+def open_read_only(database_url: str) -> Any:
     """A sqlite3 connection that cannot write (the source of a copy stays as it was)."""
     import os
     import sqlite3
@@ -167,19 +176,19 @@ def open_read_only(database_url):
     return sqlite3.connect(f"file:{quote('/' + path.lstrip('/'))}?mode=ro", uri=True)
 
 
-def source_tables(conn):
+def source_tables(conn: Any) -> list[Any]:
     """The tables of a read-only connection's database, without SQLite's own and FTS5's."""
     return [row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         " AND name NOT LIKE 'message_search%' ORDER BY name")]
 
 
-def source_columns(conn, table):
+def source_columns(conn: Any, table: str) -> list[Any]:
     """A table's column names, in order."""
     return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
 
 
-def read_rows(conn, table, columns, batch):
+def read_rows(conn: Any, table: str, columns: Any, batch: Any) -> Iterator[Any]:
     """A table's rows in insertion order, `batch` at a time."""
     quoted = ", ".join(f'"{column}"' for column in columns)
     cursor = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY rowid')
@@ -190,20 +199,20 @@ def read_rows(conn, table, columns, batch):
         yield rows
 
 
-def id_high_water_marks(conn):
+def id_high_water_marks(conn: Any) -> Any:
     """{table: the largest id ever given out}, from AUTOINCREMENT's bookkeeping (deleted rows too)."""
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
     return dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()) if exists else {}
 
 
-def client_error(error):
+def client_error(error: Any) -> None:
     """The message of the 400 answer for an engine error caused by what a request sent, or None
     (SQLite stores what PostgreSQL refuses; see backends.postgres)."""
     return None
 
 
 @contextmanager
-def migration_transaction(db):
+def migration_transaction(db: RuntimeDatabase) -> Iterator[None]:
     """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a
     table requires (the pragma cannot change inside a transaction): dropping a parent table would
     otherwise cascade to its children. The keys are checked before commit."""
@@ -220,12 +229,12 @@ def migration_transaction(db):
         db.execute_sql("PRAGMA foreign_keys = ON")
 
 
-def advance_sequences(db, floors):
+def advance_sequences(db: Any, floors: dict[str, int]) -> None:
     """Nothing to do: a rowid table gives the next row max(id) + 1 by itself, and AUTOINCREMENT
     tables keep their own high-water mark."""
 
 
-def never_reuse_ids(db, table):
+def never_reuse_ids(db: Any, table: str) -> None:
     """Make `table`'s ids AUTOINCREMENT: SQLite otherwise gives the next row max(id) + 1, so the id
     of a deleted newest row would come back (and clients holding it would see another message
     under it). Rebuilds the table, as SQLite cannot add AUTOINCREMENT in place; its indexes are
@@ -255,14 +264,14 @@ def never_reuse_ids(db, table):
 # searches what readers see. Porter stemming finds "sending" for "send".
 
 
-def create_search_index(db):
+def create_search_index(db: Any) -> None:
     """The FTS5 table."""
     db.execute_sql(
         "CREATE VIRTUAL TABLE message_search USING fts5(topic, body, tokenize='porter unicode61')"
     )
 
 
-def index_messages(db, rows, new=False):
+def index_messages(db: RuntimeDatabase, rows: list[tuple[int, str, str]], new: bool = False) -> None:
     """(Re)index messages given as (id, topic, rendered_html); `new` skips removing old rows."""
     rows = list(rows)
     if not rows:
@@ -275,7 +284,7 @@ def index_messages(db, rows, new=False):
     )
 
 
-def unindex_messages(db, message_ids):
+def unindex_messages(db: RuntimeDatabase, message_ids: list[int]) -> None:
     """Remove messages from the index (deleted, or about to be re-indexed)."""
     ids = list(message_ids)
     for start in range(0, len(ids), 500):
@@ -283,12 +292,12 @@ def unindex_messages(db, message_ids):
         db.execute_sql(f"DELETE FROM message_search WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
 
 
-def indexed_message_ids(db):
+def indexed_message_ids(db: RuntimeDatabase) -> set[int]:
     """The ids of the messages in the search index (checks and tests)."""
     return {row[0] for row in db.execute_sql("SELECT rowid FROM message_search")}
 
 
-def fts_query(terms):
+def fts_query(terms: list[str]) -> str:
     """An FTS5 MATCH expression: every term must appear (prefix match), phrases kept together."""
     parts = []
     for term in terms:
@@ -299,7 +308,7 @@ def fts_query(terms):
     return " AND ".join(parts)
 
 
-def search_condition(message_id_column, terms):
+def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> Any:
     """A peewee expression true for messages matching every search term."""
     from peewee import SQL
 
