@@ -23,6 +23,7 @@ from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.lib.messages import invalidate_messages_on_event
+from chat_appliance.lib.send_email import Mailer
 from chat_appliance.web.params import BoundedIntConverter
 from chat_appliance.web.proxy import TrustedProxyMiddleware
 from chat_appliance.web.response import FastJSONProvider, json_error
@@ -48,7 +49,11 @@ class AppState:
         self.limits = Limits.from_config(config)
         self.password_method = config["PASSWORD_HASH_METHOD"]
         instance = Path(config["INSTANCE_PATH"])
-        self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
+        self.secret = instance_secret(instance)
+        self.uploads = UploadStore(instance / "uploads", self.secret)
+        # Outgoing mail, sent by its own thread; `chat-appliance dev` keeps it in memory instead
+        # when no SMTP server is configured (shown at /emails).
+        self.mailer = Mailer(config, keep=bool(config.get("DEV_MODE")))
         self.runtime = runtime
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
@@ -154,6 +159,7 @@ def close_app(app):
     state = app.extensions[EXTENSION]
     state.queues.clear()
     state.rate_limiter.clear()
+    state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
     state.runtime.close()
