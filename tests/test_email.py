@@ -1,16 +1,18 @@
 """Outgoing email against a real SMTP server on loopback (aiosmtpd): the mailer, send-test-email,
-and the send-test-email command."""
+and password reset through HTTP."""
 
 import logging
 import re
+import socket
 import time
 
 import pytest
 
 from chat_appliance.lib.send_email import Mailer, standard_email
 
-from .helpers import run
+from .helpers import PASSWORD, run
 from .smtp_sink import SmtpSink, body, free_port
+from .webclient import SessionClient, sign_in
 
 XHR = {"X-Requested-With": "XMLHttpRequest"}
 HAMLET = "hamlet@zulip.example"
@@ -102,6 +104,44 @@ def test_password_file_wins_over_the_inline_password(smtp, tmp_path):
     assert settings.password == "from-the-file"
 
 
+def test_a_refusing_server_is_retried_and_logged_without_slowing_the_request(org, app, caplog):
+    """With the SMTP port refusing connections, does the reset form still answer at once, and is
+    each failed attempt logged, the last one giving up?"""
+    app.config.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=free_port(), EMAIL_SEND_ATTEMPTS=3, EMAIL_RETRY_SECONDS=0.05)
+    caplog.set_level(logging.WARNING, logger="chat_appliance.lib.send_email")
+    started = time.monotonic()
+    response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET}, headers=XHR)
+    assert response.status_code == 200 and time.monotonic() - started < 1
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("giving up" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records if r.name == "chat_appliance.lib.send_email"]
+    assert len(lines) == 3, lines
+    assert "attempt 1 of 3; will retry" in lines[0] and "attempt 3 of 3; giving up" in lines[2]
+    assert all(HAMLET in line and "ConnectionRefusedError" in line for line in lines)
+
+
+def test_a_hanging_server_never_slows_a_request(org, app, caplog):
+    """With an SMTP server that accepts the connection and never answers, does the request answer
+    at once, and is the timeout logged?"""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(5)
+    try:
+        app.config.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=silent.getsockname()[1], EMAIL_SEND_ATTEMPTS=1,
+                          EMAIL_TIMEOUT_SECONDS=0.5)
+        caplog.set_level(logging.WARNING, logger="chat_appliance.lib.send_email")
+        started = time.monotonic()
+        response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET}, headers=XHR)
+        assert response.status_code == 200 and time.monotonic() - started < 0.5
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not caplog.records:
+            time.sleep(0.05)
+        assert "giving up" in caplog.records[0].getMessage() and "timed out" in caplog.records[0].getMessage()
+    finally:
+        silent.close()
+
+
 def test_send_test_email_command_sends_through_the_configured_server(smtp, instance):
     """Does `chat-appliance send-test-email ADDRESS` deliver a mail now, and say where it went?"""
     import json
@@ -114,3 +154,96 @@ def test_send_test_email_command_sends_through_the_configured_server(smtp, insta
     assert f"127.0.0.1:{smtp.port}" in result.stdout
     [message] = smtp.wait()
     assert message["To"] == "someone@example.org" and message["Subject"] == "chat-appliance test email"
+
+
+# --- password reset -----------------------------------------------------------------------------
+
+
+def reset_link(message):
+    return LINK_RE.search(body(message, "plain")).group(0)
+
+
+def request_reset(client, email):
+    return client.post("/accounts/password/reset", data={"email": email}, headers=XHR)
+
+
+def test_reset_answers_the_same_for_known_and_unknown_addresses(org, app, mail):
+    """Does the form answer identically for an address with an account and one without, the first
+    getting a link and the second a note that there is no account?"""
+    client = app.test_client()
+    known, unknown = request_reset(client, HAMLET), request_reset(client, "nobody@zulip.example")
+    assert known.status_code == unknown.status_code == 200
+    assert known.get_json() == unknown.get_json()
+    assert known.get_json()["result"] == "success"
+    messages = mail.wait(2)
+    by_address = {m["To"].addresses[0].addr_spec: m for m in messages}
+    assert LINK_RE.search(body(by_address[HAMLET], "plain"))
+    assert by_address[HAMLET]["Subject"] == "Reset your password for " + org.realm.name
+    assert "There is no account" in body(by_address["nobody@zulip.example"], "plain")
+    assert not LINK_RE.search(body(by_address["nobody@zulip.example"], "plain"))
+
+
+def test_reset_link_sets_the_password_once_and_ends_other_sessions(org, app, mail):
+    """Does the mailed link, built from the realm URL, set a new password with which one signs in
+    (the old one failing), end the account's other browser sessions, and then refuse a second use?"""
+    other_browser = app.test_client()
+    session = SessionClient.signed_in(other_browser, HAMLET, PASSWORD)
+    assert session.get("users/me").status_code == 200
+    client = app.test_client()
+    request_reset(client, HAMLET)
+    link = reset_link(mail.wait()[0])
+    realm_url = org.realm.url.rstrip("/")
+    assert link.startswith(realm_url + "/accounts/password/reset/")
+    path = link[len(realm_url):]
+    assert client.get(path).status_code == 200  # the page
+    assert client.get(path + "/check").get_json()["email"] == HAMLET
+    answer = client.post(path, data={"new_password": "a-new-secret"}, headers=XHR)
+    assert answer.status_code == 200, answer.get_json()
+    assert sign_in(client, HAMLET, "a-new-secret").status_code == 200
+    assert sign_in(app.test_client(), HAMLET, PASSWORD).status_code != 200
+    assert session.get("users/me").status_code == 401
+    again = client.post(path, data={"new_password": "another-one"}, headers=XHR)
+    assert again.status_code == 400
+    assert again.get_json()["msg"] == "The password reset link has expired or has already been used."
+
+
+def test_reset_link_expires_after_a_day(org, app, mail, monkeypatch):
+    """Is a link refused once 24 hours have passed since it was mailed?"""
+    client = app.test_client()
+    request_reset(client, HAMLET)
+    path = "/accounts/password/reset/" + reset_link(mail.wait()[0]).rsplit("/", 1)[1]
+    later = time.time() + 24 * 3600 + 5
+    monkeypatch.setattr(time, "time", lambda: later)
+    answer = client.post(path, data={"new_password": "a-new-secret"}, headers=XHR)
+    assert answer.status_code == 400
+    assert sign_in(client, HAMLET, PASSWORD).status_code == 200
+
+
+def test_a_forged_or_altered_token_is_refused(org, app, mail):
+    """Is a token whose signature was altered, or made up, refused?"""
+    client = app.test_client()
+    request_reset(client, HAMLET)
+    token = reset_link(mail.wait()[0]).rsplit("/", 1)[1]
+    altered = token[:-1] + ("0" if token[-1] != "0" else "1")
+    for bad in (altered, "1-0-00", "nonsense"):
+        answer = client.post(f"/accounts/password/reset/{bad}", data={"new_password": "a-new-secret"}, headers=XHR)
+        assert answer.status_code == 400, bad
+    assert sign_in(client, HAMLET, PASSWORD).status_code == 200
+
+
+def test_reset_mails_to_one_address_are_rate_limited_quietly(org, app, mail):
+    """With rate limits on, is a third request for one address within the hour answered the same
+    but not mailed?"""
+    app.config["RATE_LIMITING"] = True
+    client = app.test_client()
+    answers = [request_reset(client, HAMLET).get_json() for _ in range(3)]
+    assert answers[0] == answers[1] == answers[2]
+    assert len(mail.wait(2)) == 2
+    assert len(mail.settle()) == 2
+
+
+def test_reset_form_needs_the_same_origin_header(org, app, mail):
+    """Is a reset request without X-Requested-With (a cross-site form) refused, and nothing mailed?"""
+    response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET})
+    assert response.status_code == 403
+    assert mail.settle(0.3) == []

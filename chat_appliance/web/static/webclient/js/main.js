@@ -300,9 +300,12 @@ async function reportPresence() {
 async function start() {
   if (!api.csrfToken()) {
     const join = /^\/join\/([^/]+)\/?$/.exec(location.pathname);
+    const reset = /^\/accounts\/password\/reset(?:\/([^/]+))?\/?$/.exec(location.pathname);
     root.removeAttribute("aria-busy");
-    const { showJoin, showLogin } = await import("./login.js");
+    const { showJoin, showLogin, showResetRequest, showNewPassword } = await import("./login.js");
     if (join) showJoin(root, decodeURIComponent(join[1]));
+    else if (reset && reset[1]) showNewPassword(root, decodeURIComponent(reset[1]));
+    else if (reset) showResetRequest(root);
     else showLogin(root);
     return;
   }

@@ -1,0 +1,93 @@
+"""End to end: mail from a real `serve` to a real SMTP server on loopback (aiosmtpd), its links
+followed in Chromium.
+
+Each test answers one question about what a person does with a mail they receive."""
+
+import re
+
+import pytest
+
+pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+expect.set_options(timeout=10_000)
+
+from .browser import PASSWORD, Site, Watched, launch, sign_in  # noqa: E402
+from .smtp_sink import SmtpSink, body  # noqa: E402
+
+ALICE = "alice@example.com"
+
+
+@pytest.fixture(scope="module")
+def smtp():
+    sink = SmtpSink()
+    sink.controller.start()
+    yield sink
+    sink.controller.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, smtp):
+    with pytest.MonkeyPatch.context() as env:
+        for key, value in smtp.config().items():
+            env.setenv(f"CHAT_APPLIANCE_{key}", str(value))
+        running = Site(tmp_path_factory.mktemp("email") / "instance")
+    running.alice = running.person(ALICE, "Alice Liddell")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def mail_to(smtp, address, count_before):
+    """The first mail to `address` received after the first `count_before` mails."""
+    messages = smtp.wait(count_before + 1)
+    for message in messages[count_before:]:
+        if message["To"].addresses[0].addr_spec == address:
+            return message
+    raise AssertionError(f"no mail to {address}")
+
+
+def link_in(message, pattern):
+    return re.search(pattern, body(message, "plain")).group(0)
+
+
+def test_password_reset_through_the_browser(browser, site, smtp):
+    """From the sign-in page, does "Forgot your password?" lead to a form whose mail carries a link
+    that sets a new password, with which Alice then signs in while the old one fails?"""
+    context = browser.new_context()
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_role("link", name="Forgot your password?").click()
+    before = len(smtp.messages)
+    page.get_by_role("textbox", name="Email").fill(ALICE)
+    page.get_by_role("button", name="Reset password").click()
+    expect(page.get_by_role("status")).to_contain_text("If an account exists for this address")
+    link = link_in(mail_to(smtp, ALICE, before), r"http://\S+/accounts/password/reset/\S+")
+    assert link.startswith(site.url + "/")
+    page.goto(link)
+    page.get_by_role("textbox", name="New password").fill("a brand new password")
+    page.get_by_role("button", name="Set password").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password has been changed")
+    page.get_by_role("link", name="Log in").click()
+    page.get_by_label("Email").fill(ALICE)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_have_text("Your username or password is incorrect")
+    # A used link says so.
+    page.goto(link)
+    expect(page.get_by_role("alert")).to_have_text("The password reset link has expired or has already been used.")
+    unexpected = [e for e in watched.errors if "401" not in e and "400" not in e and "Failed to load" not in e]
+    context.close()
+    assert unexpected == [], watched.errors
+    signed_in = sign_in(browser, site, ALICE, "a brand new password")
+    assert signed_in.errors == []
+    signed_in.page.context.close()
