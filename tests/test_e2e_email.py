@@ -91,3 +91,29 @@ def test_password_reset_through_the_browser(browser, site, smtp):
     signed_in = sign_in(browser, site, ALICE, "a brand new password")
     assert signed_in.errors == []
     signed_in.page.context.close()
+
+
+def test_invitation_by_email_signed_up_through_the_link(browser, site, smtp):
+    """Does an address invited through POST /invites get a mail whose link opens the sign-up form
+    with that address filled in and read-only, and does signing up there open the app?"""
+    before = len(smtp.messages)
+    general = site.stream_id("general")
+    site.api("POST", "invites", invitee_emails="carol@example.com", stream_ids=[general])
+    message = mail_to(smtp, "carol@example.com", before)
+    assert message["Subject"] == "Owner invited you to join chat-appliance"
+    link = link_in(message, r"http://\S+/join/[a-z0-9]+")
+    assert link.startswith(site.url + "/join/")
+    context = browser.new_context()
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(link)
+    email = page.get_by_role("textbox", name="Email")
+    expect(email).to_have_value("carol@example.com")
+    expect(email).not_to_be_editable()
+    page.get_by_role("textbox", name="Full name").fill("Carol Singer")
+    page.get_by_label("Password").fill("carol's long password")
+    page.get_by_role("button", name="Sign up").click()
+    page.get_by_role("textbox", name="Message").wait_for()
+    expect(page.get_by_role("navigation", name="Channels").get_by_role("link", name=re.compile("^general"))).to_be_visible()
+    context.close()
+    assert watched.errors == [] and watched.dialogs == []
