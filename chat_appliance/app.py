@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
 from chat_appliance.web import webclient
+from chat_appliance.actions.missed_messages import MissedMessageNotifier
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
@@ -58,6 +59,7 @@ class AppState:
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
+        self.missed_messages = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
         # GET/DELETE /events for both transports (web/longpoll.py); `config` is read per request.
@@ -135,6 +137,7 @@ def open_app(app, config=None, *, dev_mode=False):
     bus.add_listener(invalidate_messages_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
+    register_missed_messages(app)
     return app
 
 
@@ -159,6 +162,8 @@ def close_app(app):
     state = app.extensions[EXTENSION]
     state.queues.clear()
     state.rate_limiter.clear()
+    if state.missed_messages is not None:
+        state.missed_messages.close()
     state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
@@ -172,6 +177,25 @@ def register_service_bots(app):
     dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
     bus.add_listener(dispatcher, state.runtime)
+
+
+def register_missed_messages(app):
+    """Missed-message emails listen to committed message events too (actions/missed_messages.py).
+    A person is away when none of their event queues takes messages and has been polled within
+    EVENT_QUEUE_IDLE_SECONDS (a queue past that is as good as collected: Zulip's rule)."""
+    state = app.extensions[EXTENSION]
+    queues = state.queues
+
+    def is_online(user_id):
+        now = queues.clock.monotonic()
+        for queue in queues.user_queues([user_id]):
+            since = queue.idle_since()
+            if queue.wants("message") and (since is None or now - since <= queues.idle_seconds):
+                return True
+        return False
+
+    state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
+    bus.add_listener(state.missed_messages, state.runtime)
 
 
 def register_error_handlers(app):

@@ -101,6 +101,10 @@ DEFAULTS = {
     "EMAIL_TIMEOUT_SECONDS": 10,
     "EMAIL_SEND_ATTEMPTS": 3,
     "EMAIL_RETRY_SECONDS": 30,
+    # A direct message or mention reaching someone away is mailed after this many seconds, with
+    # whatever else reached them meanwhile (Zulip batches for two minutes); a message read by
+    # then is left out.
+    "MISSED_MESSAGE_EMAIL_DELAY_SECONDS": 120,
 }
 
 
