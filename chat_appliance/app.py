@@ -10,7 +10,7 @@ from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from chat_appliance.web import webclient
+from chat_appliance.web import dev_emails, webclient
 from chat_appliance.actions.missed_messages import MissedMessageNotifier
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
@@ -108,6 +108,7 @@ def create_app(config=None, *, dev_mode=False):
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
     app.register_blueprint(webclient.bp)
+    app.register_blueprint(dev_emails.bp)
     register_error_handlers(app)
     register_request_hooks(app)
     app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
