@@ -4,22 +4,20 @@ Zulip's behaviour (facts, not code): the form answers the same whether or not th
 account, so that it reveals nothing; the link expires after 24 hours and works once; a mail also
 goes to an address without an account, saying so, so that its owner learns why no link came.
 
-The link needs no table: its token is the account's id and the issue time, signed (HMAC-SHA256)
-with the instance's secret key over those and the account's current password hash and address.
+The link needs no table (lib/signed_links.py): its token is the account's id and the issue time,
+signed with the instance's secret key over those and the account's current password hash and address.
 Setting a password changes the hash (a new salt each time), so a used link, and every other
 link issued before, stops working; so does a link after an email change or a deactivation.
 """
 
-import hashlib
-import hmac
 import logging
-import time
 from typing import Optional
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.passwords import hash_password
 from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, standard_email
+from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import Realm, UserProfile
 from chat_appliance.actions.account import PASSWORD_MIN_LENGTH
 
@@ -28,6 +26,7 @@ log = logging.getLogger(__name__)
 # Zulip's password reset links are valid for a day.
 RESET_LINK_VALIDITY_SECONDS = 24 * 3600
 RESET_PATH = "/accounts/password/reset/"
+PURPOSE = "password-reset"
 
 
 class InvalidResetLinkError(JsonableError):
@@ -37,29 +36,22 @@ class InvalidResetLinkError(JsonableError):
         super().__init__("The password reset link has expired or has already been used.")
 
 
-def _signature(secret: bytes, user: UserProfile, issued: int) -> str:
-    signed = f"password-reset|{user.id}|{issued}|{user.password or ''}|{user.delivery_email}|{user.is_active}"
-    return hmac.new(secret, signed.encode(), hashlib.sha256).hexdigest()[:40]
+def _bound(user: UserProfile) -> list:
+    return [user.password or "", user.delivery_email, str(user.is_active)]
 
 
 def reset_token(secret: bytes, user: UserProfile, issued: Optional[int] = None) -> str:
     """The token of a reset link for `user`, issued now (or at `issued`, UNIX seconds)."""
-    issued = int(time.time()) if issued is None else issued
-    return f"{user.id}-{issued:x}-{_signature(secret, user, issued)}"
+    return make_token(secret, PURPOSE, [str(user.id)], _bound(user), issued)
 
 
 def user_for_reset_token(secret: bytes, token: str) -> UserProfile:
     """The active account a token resets; InvalidResetLinkError when it is not valid now."""
-    try:
-        user_id, issued_hex, signature = token.split("-")
-        user_id_number, issued = int(user_id), int(issued_hex, 16)
-    except ValueError:
-        raise InvalidResetLinkError() from None
-    if not 0 <= time.time() - issued <= RESET_LINK_VALIDITY_SECONDS:
+    parts = token_parts(token, 1, RESET_LINK_VALIDITY_SECONDS)
+    if parts is None or not parts[0].isdigit():
         raise InvalidResetLinkError()
-    user = UserProfile.get_or_none(UserProfile.id == user_id_number)
-    if (user is None or not user.is_active or user.is_bot
-            or not hmac.compare_digest(signature, _signature(secret, user, issued))):
+    user = UserProfile.get_or_none(UserProfile.id == int(parts[0]))
+    if user is None or not user.is_active or user.is_bot or not token_valid(secret, PURPOSE, token, _bound(user)):
         raise InvalidResetLinkError()
     return user
 
