@@ -117,3 +117,24 @@ def test_invitation_by_email_signed_up_through_the_link(browser, site, smtp):
     expect(page.get_by_role("navigation", name="Channels").get_by_role("link", name=re.compile("^general"))).to_be_visible()
     context.close()
     assert watched.errors == [] and watched.dialogs == []
+
+
+def test_email_change_confirmed_through_the_browser(browser, site, smtp):
+    """Does the link mailed to a new address open a page whose button makes the change, after which
+    the person signs in with the new address?"""
+    email, auth, _user_id = site.person("dave@example.com", "Dave Diver")
+    before = len(smtp.messages)
+    answer = site.api("PATCH", "settings", auth=auth, email="dave@new.example.com")
+    assert answer["account_email"] == "Check your email for a confirmation link."
+    link = link_in(mail_to(smtp, "dave@new.example.com", before), r"http://\S+/accounts/confirm_new_email/\S+")
+    context = browser.new_context()
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(link)
+    page.get_by_role("button", name="Confirm email change").click()
+    expect(page.get_by_role("status")).to_have_text("Your email address is now dave@new.example.com.")
+    context.close()
+    assert watched.errors == []
+    signed_in = sign_in(browser, site, "dave@new.example.com", PASSWORD)
+    assert signed_in.errors == []
+    signed_in.page.context.close()

@@ -247,3 +247,50 @@ def test_reset_form_needs_the_same_origin_header(org, app, mail):
     response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET})
     assert response.status_code == 403
     assert mail.settle(0.3) == []
+
+
+# --- email address change ----------------------------------------------------------------------
+
+CONFIRM_RE = re.compile(r"https?://\S+(/accounts/confirm_new_email/\S+)")
+
+
+def delivery_email(org, user):
+    from chat_appliance.models import UserProfile, database
+
+    with database.connection_context():
+        return UserProfile.get_by_id(user.id).delivery_email
+
+
+def test_email_change_takes_effect_when_the_mailed_link_is_used(org, app, mail):
+    """Does PATCH /settings with `email` mail a confirmation link to the new address and change
+    nothing until the link is used, then change the address (once: the link is then spent)?"""
+    hamlet = org.client(org.hamlet)
+    answer = hamlet.patch("settings", email="prince@zulip.example")
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["account_email"] == "Check your email for a confirmation link."
+    [message] = mail.wait()
+    assert message["To"].addresses[0].addr_spec == "prince@zulip.example"
+    assert delivery_email(org, org.hamlet) == HAMLET
+    path = CONFIRM_RE.search(body(message, "plain")).group(1)
+    client = app.test_client()
+    assert client.get(path).status_code == 200  # the page; a GET changes nothing
+    assert delivery_email(org, org.hamlet) == HAMLET
+    done = client.post(path, headers=XHR)
+    assert done.status_code == 200 and done.get_json()["email"] == "prince@zulip.example"
+    assert delivery_email(org, org.hamlet) == "prince@zulip.example"
+    again = client.post(path, headers=XHR)
+    assert again.status_code == 400
+    assert again.get_json()["msg"] == "The confirmation link has expired or has already been used."
+
+
+def test_email_change_refusals_send_nothing(org, app, mail):
+    """Are an address already in use and a server without email refused, mailing nothing?"""
+    hamlet = org.client(org.hamlet)
+    taken = hamlet.patch("settings", email="othello@zulip.example")
+    assert taken.status_code == 400 and taken.get_json()["msg"] == "Email is already in use."
+    app.config["EMAIL_HOST"] = None
+    off = hamlet.patch("settings", email="prince@zulip.example")
+    assert off.status_code == 400 and "not configured to send email" in off.get_json()["msg"]
+    app.config["EMAIL_HOST"] = "127.0.0.1"
+    assert mail.settle(0.3) == []
+    assert delivery_email(org, org.hamlet) == HAMLET

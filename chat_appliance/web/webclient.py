@@ -14,6 +14,7 @@ from flask import Blueprint, Response, current_app, request, send_file
 
 from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
+from chat_appliance.actions.email_change import do_confirm_email_change
 from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
 from chat_appliance.lib.access import instance_realm
 from chat_appliance.web.context import avatars_root
@@ -150,6 +151,22 @@ def reset_password(token, new_password):
     require_same_origin_form()
     user = do_reset_password(instance_key(), token, new_password, password_method=password_method())
     delete_other_sessions(user.id)
+    return {"email": user.delivery_email}
+
+
+@bp.get("/accounts/confirm_new_email/<token>")
+def confirm_email_page(token):
+    """The email-change link's page: the single page, which confirms with a POST (a mail scanner
+    that fetches the link changes nothing)."""
+    return render_page()
+
+
+@bp.post("/accounts/confirm_new_email/<token>")
+@endpoint(auth=False)
+def confirm_email(token):
+    """Apply the address change the link stands for."""
+    require_same_origin_form()
+    user = do_confirm_email_change(instance_key(), token)
     return {"email": user.delivery_email}
 
 

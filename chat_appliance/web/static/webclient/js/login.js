@@ -119,3 +119,13 @@ export async function showJoin(root, key) {
   clear(root, card("Join", intro, form));
   (info.email ? name : email).input.focus();
 }
+
+// The email-change link's page: confirm with a button (a POST), so that a mail scanner fetching
+// the link changes nothing.
+export function showConfirmEmail(root, token) {
+  const form = authForm("Confirm email change", [], async () => {
+    const data = await api.signIn(`/accounts/confirm_new_email/${encodeURIComponent(token)}`, {});
+    clear(root, card("Email changed", h("p", { role: "status" }, `Your email address is now ${data.email}.`), h("p", h("a", { href: "/" }, "Continue"))));
+  });
+  clear(root, card("Confirm your new email address", form));
+}
