@@ -19,6 +19,8 @@ import re
 import secrets
 import string
 import time
+from email.message import EmailMessage
+from typing import List
 
 from peewee import fn
 
@@ -150,7 +152,7 @@ def existing_account_errors(realm, emails):
     return errors
 
 
-def invitation_email(invite, referrer, noreply):
+def invitation_email(invite: Invitation, referrer: UserProfile, noreply: str) -> EmailMessage:
     """The mail carrying an email invitation's sign-up link."""
     realm = referrer.realm
     validity = ("It does not expire." if invite.expiry_date is None else
@@ -165,7 +167,7 @@ def invitation_email(invite, referrer, noreply):
         footer=f"If you did not expect this invitation, you can ignore this email. Sent by {realm.name}.")
 
 
-def send_invitation_emails(invites, referrer, mailer):
+def send_invitation_emails(invites: List[Invitation], referrer: UserProfile, mailer: Mailer) -> None:
     """Mail each invitation its link (after the commit: a mail never announces a rolled-back row)."""
     for invite in invites:
         mailer.send(invitation_email(invite, referrer, mailer.noreply()))
@@ -190,12 +192,13 @@ def do_invite_users(user, emails, *, mailer: Mailer, stream_ids, group_ids, invi
         for email in emails:
             if email in skipped_emails:
                 continue
-            created.append(Invitation.create(realm=user.realm_id, referred_by=user.id, email=email, key=new_key(),
-                              invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
-                              include_realm_default_subscriptions=include_realm_default_subscriptions,
-                              notify_referrer_on_join=notify_referrer_on_join,
-                              welcome_message_custom_text=welcome_message_custom_text,
-                              expiry_date=expiry_for(expires_in_minutes)))
+            created.append(Invitation.create(
+                realm=user.realm_id, referred_by=user.id, email=email, key=new_key(),
+                invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
+                include_realm_default_subscriptions=include_realm_default_subscriptions,
+                notify_referrer_on_join=notify_referrer_on_join,
+                welcome_message_custom_text=welcome_message_custom_text,
+                expiry_date=expiry_for(expires_in_minutes)))
     notify_invites_changed(user.realm_id, user.id)
     send_invitation_emails(created, user, mailer)
     return skipped
@@ -271,7 +274,7 @@ def do_revoke_invite(invite):
     notify_invites_changed(invite.realm_id, invite.referred_by_id)
 
 
-def do_resend_invite(user, invite, mailer: Mailer):
+def do_resend_invite(user: UserProfile, invite: Invitation, mailer: Mailer) -> None:
     """Mail a pending, unexpired invitation again, as from `user`, with the same link; as on
     Zulip, its invitation time becomes now (the expiry stays)."""
     if not is_unexpired(invite):

@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from email.message import EmailMessage
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, build_message
@@ -104,7 +105,7 @@ def subject_for(missed: Missed, recipient_id: int, senders: List[str]) -> str:
 
 
 def missed_email(user: UserProfile, realm: Realm, batch: List[Missed], messages: List[Message],
-                 noreply: str):
+                 noreply: str) -> EmailMessage:
     """One mail for one conversation's missed messages (oldest first)."""
     senders = [m.sender.full_name for m in messages]
     first = batch[0]

@@ -114,9 +114,13 @@ def html_paragraphs(paragraphs: list, link: Optional[tuple] = None, footer: str 
 
 def smtp_send(settings: EmailSettings, message: EmailMessage) -> None:
     """Deliver one message now (the mailer's thread, and `send-test-email`)."""
-    connect = smtplib.SMTP_SSL if settings.use_ssl else smtplib.SMTP
-    kwargs = {"context": ssl.create_default_context()} if settings.use_ssl else {}
-    with connect(settings.host, settings.port, timeout=settings.timeout, **kwargs) as smtp:
+    host = settings.host or "localhost"
+    smtp: smtplib.SMTP
+    if settings.use_ssl:
+        smtp = smtplib.SMTP_SSL(host, settings.port, timeout=settings.timeout, context=ssl.create_default_context())
+    else:
+        smtp = smtplib.SMTP(host, settings.port, timeout=settings.timeout)
+    with smtp:
         if settings.use_tls and not settings.use_ssl:
             smtp.starttls(context=ssl.create_default_context())
         if settings.user:
