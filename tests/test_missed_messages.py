@@ -107,3 +107,10 @@ def test_without_email_configured_nothing_is_noted(org, app):
     """Without EMAIL_HOST, does a DM to someone away leave nothing pending?"""
     dm(org, org.hamlet, org.othello, "no mail server")
     assert app.extensions["chat_appliance"].missed_messages._pending == {}
+
+
+def test_a_direct_message_from_a_muted_user_is_not_mailed(org, away):
+    """Is a DM from someone the recipient muted (it arrives read) left unmailed?"""
+    ok(org.client(org.othello).post(f"users/me/muted_users/{org.hamlet.id}"))
+    dm(org, org.hamlet, org.othello, "you muted me")
+    assert away.settle(DELAY + 0.5) == []
