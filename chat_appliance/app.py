@@ -10,7 +10,8 @@ from flask import Flask, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from chat_appliance.web import webclient
+from chat_appliance.web import dev_emails, webclient
+from chat_appliance.actions.missed_messages import MissedMessageNotifier
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
@@ -25,6 +26,7 @@ from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_f
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.lib.messages import invalidate_messages_on_event
+from chat_appliance.lib.send_email import Mailer
 from chat_appliance.web.params import BoundedIntConverter
 from chat_appliance.web.proxy import TrustedProxyMiddleware
 from chat_appliance.web.response import FastJSONProvider, json_error
@@ -50,11 +52,16 @@ class AppState:
         self.limits = Limits.from_config(config)
         self.password_method = config["PASSWORD_HASH_METHOD"]
         instance = Path(config["INSTANCE_PATH"])
-        self.uploads = UploadStore(instance / "uploads", instance_secret(instance))
+        self.secret = instance_secret(instance)
+        self.uploads = UploadStore(instance / "uploads", self.secret)
+        # Outgoing mail, sent by its own thread; `chat-appliance dev` keeps it in memory instead
+        # when no SMTP server is configured (shown at /emails).
+        self.mailer = Mailer(config, keep=bool(config.get("DEV_MODE")))
         self.runtime = runtime
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
+        self.missed_messages = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
         # GET/DELETE /events for both transports (web/longpoll.py); `config` is read per request.
@@ -103,6 +110,7 @@ def create_app(config=None, *, dev_mode=False):
     for blueprint in ROOT_BLUEPRINTS:
         app.register_blueprint(blueprint)
     app.register_blueprint(webclient.bp)
+    app.register_blueprint(dev_emails.bp)
     register_error_handlers(app)
     register_request_hooks(app)
     app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
@@ -132,6 +140,7 @@ def open_app(app, config=None, *, dev_mode=False):
     bus.add_listener(invalidate_messages_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
+    register_missed_messages(app)
     return app
 
 
@@ -156,6 +165,9 @@ def close_app(app):
     state = app.extensions[EXTENSION]
     state.queues.clear()
     state.rate_limiter.clear()
+    if state.missed_messages is not None:
+        state.missed_messages.close()
+    state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
     state.runtime.close()
@@ -168,6 +180,25 @@ def register_service_bots(app):
     dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
     bus.add_listener(dispatcher, state.runtime)
+
+
+def register_missed_messages(app):
+    """Missed-message emails listen to committed message events too (actions/missed_messages.py).
+    A person is away when none of their event queues takes messages and has been polled within
+    EVENT_QUEUE_IDLE_SECONDS (a queue past that is as good as collected: Zulip's rule)."""
+    state = app.extensions[EXTENSION]
+    queues = state.queues
+
+    def is_online(user_id):
+        now = queues.clock.monotonic()
+        for queue in queues.user_queues([user_id]):
+            since = queue.idle_since()
+            if queue.wants("message") and (since is None or now - since <= queues.idle_seconds):
+                return True
+        return False
+
+    state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
+    bus.add_listener(state.missed_messages, state.runtime)
 
 
 def register_error_handlers(app):

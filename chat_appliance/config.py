@@ -92,11 +92,36 @@ DEFAULTS: dict[str, object] = {
     # Loopback addresses and the TRUSTED_PROXIES are exempt (every client arrives through a
     # reverse proxy: limit there, e.g. nginx's limit_conn). 0: no limit.
     "MAX_CONNECTIONS_PER_CLIENT": 256,
+    # Outgoing email (invitations, password resets, missed messages), with Zulip's setting names.
+    # No EMAIL_HOST: nothing is sent (POST /invites with addresses says so; `chat-appliance dev`
+    # keeps the mails and shows them at /emails). EMAIL_USE_TLS is STARTTLS on EMAIL_PORT (587);
+    # EMAIL_USE_SSL is TLS from the first byte (465). EMAIL_HOST_PASSWORD_FILE, when set, is read
+    # instead of EMAIL_HOST_PASSWORD, so that the password stays out of config.json.
+    "EMAIL_HOST": None,
+    "EMAIL_PORT": None,
+    "EMAIL_HOST_USER": None,
+    "EMAIL_HOST_PASSWORD": None,
+    "EMAIL_HOST_PASSWORD_FILE": None,
+    "EMAIL_USE_TLS": False,
+    "EMAIL_USE_SSL": False,
+    # The From address of every mail (Zulip's NOREPLY_EMAIL_ADDRESS).
+    "NOREPLY_EMAIL_ADDRESS": "noreply@localhost",
+    # Seconds to wait for the SMTP server, and how many attempts a mail gets, this many seconds
+    # apart, before the failure is logged for good. Sending is off the request path either way.
+    "EMAIL_TIMEOUT_SECONDS": 10,
+    "EMAIL_SEND_ATTEMPTS": 3,
+    "EMAIL_RETRY_SECONDS": 30,
+    # A direct message or mention reaching someone away is mailed after this many seconds, with
+    # whatever else reached them meanwhile (Zulip batches for two minutes); a message read by
+    # then is left out.
+    "MISSED_MESSAGE_EMAIL_DELAY_SECONDS": 120,
 }
 
 
 # Keys whose environment value is a plain string rather than JSON.
-STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "PUSH_RELAY_URL"})
+STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "PUSH_RELAY_URL", "EMAIL_HOST",
+                         "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
+                         "NOREPLY_EMAIL_ADDRESS"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})

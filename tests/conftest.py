@@ -16,7 +16,7 @@ from . import pg
 from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
 
 # The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
-APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "configured"}
+APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "configured", "mail"}
 # Modules whose tests run the command line or a real server (besides test_e2e_*).
 E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_database", "test_bot_author_example"}
 
@@ -43,7 +43,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         uses = set(getattr(item, "fixturenames", ()))
-        if module == "test_e2e_webclient":
+        if module in ("test_e2e_webclient", "test_e2e_email"):
             item.add_marker(pytest.mark.browser)
         if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
             item.add_marker(pytest.mark.e2e)
@@ -193,6 +193,24 @@ def configured(app, relay):
     app.config["PUSH_RELAY_URL"] = relay.url
     app.config["PUSH_RELAY_PUBLIC_KEYS"] = [KEY]
     return relay
+
+
+@pytest.fixture
+def smtp():
+    """A real SMTP server on loopback (tests/smtp_sink.py) keeping every mail it receives."""
+    from .smtp_sink import SmtpSink
+
+    sink = SmtpSink()
+    sink.controller.start()
+    yield sink
+    sink.controller.stop()
+
+
+@pytest.fixture
+def mail(app, smtp):
+    """The app sends its mail to the `smtp` server, retrying quickly."""
+    app.config.update(smtp.config(), EMAIL_RETRY_SECONDS=0.2, EMAIL_TIMEOUT_SECONDS=2)
+    return smtp
 
 
 @pytest.fixture

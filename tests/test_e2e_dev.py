@@ -89,10 +89,30 @@ def test_reset_refuses_a_folder_dev_did_not_make(tmp_path):
 
 
 def test_dev_fetch_api_key_does_not_exist_under_serve(tmp_path):
-    """Is /dev_fetch_api_key a 404 on a server started with `serve`?"""
+    """Are /dev_fetch_api_key and the /emails page a 404 on a server started with `serve`?"""
     server = ServeProcess(tmp_path / "instance")
     try:
         response = requests.post(server.url + "/api/v1/dev_fetch_api_key", data={"username": server.email})
         assert response.status_code == 404 and response.json()["result"] == "error"
+        assert requests.get(server.url + "/emails", timeout=10).status_code == 404
     finally:
         server.stop()
+
+
+def test_dev_keeps_mail_and_shows_it_at_emails(dev_server):
+    """Without an SMTP server, does `dev` keep the mail it would send (a password reset here) and
+    show it at /emails, its HTML part served sandboxed?"""
+    import json
+
+    folder, url, _output = dev_server
+    person = next(a for a in json.loads((folder / "accounts.json").read_text())["accounts"] if a["password"])
+    assert requests.get(url + "/emails", timeout=10).text.count("<article>") == 0
+    answer = requests.post(url + "/accounts/password/reset", data={"email": person["email"]},
+                           headers={"X-Requested-With": "XMLHttpRequest"}, timeout=10)
+    assert answer.json()["result"] == "success"
+    page = requests.get(url + "/emails", timeout=10)
+    assert page.status_code == 200 and "Reset your password for" in page.text
+    assert f"{url}/accounts/password/reset/" in page.text
+    part = requests.get(url + "/emails/0.html", timeout=10)
+    assert part.status_code == 200 and "Reset password</a>" in part.text
+    assert part.headers["Content-Security-Policy"].startswith("sandbox;")

@@ -10,13 +10,22 @@ import zulip
 
 from .clients import check
 from .serve_process import ServeProcess
+from .smtp_sink import SmtpSink
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    proc = ServeProcess(tmp_path_factory.mktemp("part_a") / "instance")
+    """A serve whose mail (invitations) goes to an SMTP server on loopback."""
+    smtp = SmtpSink()
+    smtp.controller.start()
+    with pytest.MonkeyPatch.context() as env:
+        for key, value in smtp.config().items():
+            env.setenv(f"CHAT_APPLIANCE_{key}", str(value))
+        proc = ServeProcess(tmp_path_factory.mktemp("part_a") / "instance")
+    proc.smtp = smtp
     yield proc
     proc.stop()
+    smtp.controller.stop()
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +68,8 @@ def test_invitation_methods(owner, server):
     emails = {i["email"]: i["id"] for i in invites if not i["is_multiuse"]}
     assert sorted(emails) == ["a@example.com", "b@example.com"]
     call(owner, "POST", f"invites/{emails['a@example.com']}/resend")
+    mailed = sorted(m["To"].addresses[0].addr_spec for m in server.smtp.wait(3))
+    assert mailed == ["a@example.com", "a@example.com", "b@example.com"]
     call(owner, "DELETE", f"invites/{emails['a@example.com']}")
     link_id = [i["id"] for i in invites if i["is_multiuse"]][0]
     call(owner, "DELETE", f"invites/multiuse/{link_id}")

@@ -8,6 +8,10 @@ from chat_appliance.models import Invitation, UserProfile, database
 
 from .helpers import FAST_HASH, ApiClient, err, ok, polled, queues
 
+# Email invitations need outgoing email: every test here sends to an SMTP server on loopback
+# (test_email_invitations_without_email_configured_are_refused turns it off).
+pytestmark = pytest.mark.usefixtures("mail")
+
 
 def invite(client, emails="new@zulip.example", stream_ids=(), **params):
     return client.post("invites", invitee_emails=emails, stream_ids=list(stream_ids), **params)
@@ -230,12 +234,15 @@ def test_owner_invitation_managed_by_owners_only(org):
     err(org.client(org.admin).post(f"invites/{entry['id']}/resend"), 400, "UNAUTHORIZED_PRINCIPAL")
 
 
-def test_resend(org):
-    """Does resend succeed for a pending invitation the requester manages and refuse unknown ones
-    and reusable links?"""
+def test_resend(org, mail):
+    """Does resend mail the same link again for a pending invitation the requester manages, and
+    refuse unknown ones and reusable links?"""
     ok(invite(org.client(org.hamlet), "new@zulip.example"))
     [entry] = listed(org.client(org.hamlet))
     ok(org.client(org.hamlet).post(f"invites/{entry['id']}/resend"))
+    first, second = mail.wait(2)
+    assert invitation_link(first) == invitation_link(second)
+    assert second["To"] == "new@zulip.example"
     err(org.client(org.othello).post(f"invites/{entry['id']}/resend"), 400, "BAD_REQUEST",
         "Must be an organization administrator")
     link_id = None
@@ -243,6 +250,58 @@ def test_resend(org):
     link_id = [i for i in listed(org.client(org.admin)) if i["is_multiuse"]][0]["id"]
     err(org.client(org.admin).post(f"invites/{link_id}/resend"), 400, "BAD_REQUEST", "No such invitation")
     err(org.client(org.admin).delete(f"invites/{entry['id']}x"), 404, "NOT_FOUND")
+
+
+def invitation_link(message):
+    import re
+
+    from .smtp_sink import body
+
+    return re.search(r"http\S+/join/[a-z0-9]+", body(message, "plain")).group(0)
+
+
+def test_invitation_mail_carries_the_sign_up_link(app, org, mail):
+    """Does each invited address get one mail, from the organization, naming the inviter, whose
+    link (under the realm URL) opens the sign-up page with the address to sign up as?"""
+    ok(invite(org.client(org.hamlet), "Alice <alice@zulip.example>, bob@zulip.example"))
+    messages = mail.wait(2)
+    assert sorted(m["To"] for m in messages) == ["alice@zulip.example", "bob@zulip.example"]
+    alice = next(m for m in messages if m["To"] == "alice@zulip.example")
+    assert alice["Subject"] == "King Hamlet invited you to join Zulip Dev"
+    assert alice["From"].addresses[0].display_name == "Zulip Dev"
+    link = invitation_link(alice)
+    assert link == f"{org.realm.url.rstrip('/')}/join/{email_invite_key(org, 'alice@zulip.example')}"
+    key = link.rsplit("/", 1)[1]
+    assert org.flask_client.get(f"/join/{key}").status_code == 200
+    info = org.flask_client.get(f"/accounts/join/{key}").get_json()
+    assert info["email"] == "alice@zulip.example" and info["is_multiuse"] is False
+    assert len(mail.settle(0.3)) == 2
+
+
+def test_revoked_invitation_link_from_the_mail_stops_working(app, org, mail):
+    """Once revoked, does the link the mail carried stop opening the sign-up form?"""
+    ok(invite(org.client(org.hamlet), "new@zulip.example"))
+    key = invitation_link(mail.wait()[0]).rsplit("/", 1)[1]
+    [entry] = listed(org.client(org.hamlet))
+    ok(org.client(org.hamlet).delete(f"invites/{entry['id']}"))
+    assert org.flask_client.get(f"/accounts/join/{key}").status_code == 400
+
+
+def test_email_invitations_without_email_configured_are_refused(app, org):
+    """Without EMAIL_HOST, are POST /invites and resend refused with an error that points to an
+    invitation link, creating nothing, while a reusable link still works?"""
+    app.config["EMAIL_HOST"] = None
+    admin = org.client(org.admin)
+    msg = ("This server is not configured to send email, so it cannot send invitations by email. "
+           "Create an invitation link instead.")
+    err(invite(admin, "new@zulip.example"), 400, "BAD_REQUEST", msg)
+    assert listed(admin) == []
+    assert ok(admin.post("invites/multiuse"))["invite_link"].startswith(org.realm.url.rstrip("/") + "/join/")
+    app.config["EMAIL_HOST"] = "127.0.0.1"
+    ok(invite(admin, "new@zulip.example"))
+    entry = next(i for i in listed(admin) if not i["is_multiuse"])
+    app.config["EMAIL_HOST"] = None
+    err(admin.post(f"invites/{entry['id']}/resend"), 400, "BAD_REQUEST", msg)
 
 
 def test_welcome_text_only_from_admins(app, org):

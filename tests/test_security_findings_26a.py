@@ -319,7 +319,7 @@ def invitation_keys(org, email):
     return link.rsplit("/join/", 1)[1], email_key
 
 
-def test_m3_placeholder_addresses_cannot_sign_up(org, flask_client):
+def test_m3_placeholder_addresses_cannot_sign_up(org, flask_client, mail):
     """Is an address of the placeholder form user{N}@{organization host} refused by sign-up
     through a reusable link and through an email invitation, as it is by POST /users, so that
     no two accounts share an API email?"""
@@ -335,7 +335,7 @@ def test_m3_placeholder_addresses_cannot_sign_up(org, flask_client):
         assert not UserProfile.select().where(UserProfile.full_name == "Impostor").exists()
 
 
-def test_l7_one_password_policy(org, flask_client):
+def test_l7_one_password_policy(org, flask_client, mail):
     """Does sign-up by invitation (link and email) refuse a password shorter than 6 characters,
     as a password change does, and accept one of 6?"""
     link_key, email_key = invitation_keys(org, "newcomer@zulip.example")

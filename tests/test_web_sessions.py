@@ -242,7 +242,7 @@ def test_join_with_an_invitation_link(org, flask_client):
     assert "Denmark" in subscribed
 
 
-def test_join_refusals(org, flask_client):
+def test_join_refusals(org, flask_client, mail):
     """Are an unknown key, a revoked link, an email invitation used twice and a sign-up without the
     X-Requested-With header refused, creating no account?"""
     from chat_appliance.models import UserProfile

@@ -1,7 +1,9 @@
 """Invitations: email invitations, reusable links, revoking, and accepting one (sign-up).
 
-No email is sent: every invitation yields a link `<realm url>/join/<key>` that the web
-client's sign-up page takes, and `do_accept_invitation` creates the account from it.
+Every invitation yields a link `<realm url>/join/<key>` that the web client's sign-up page takes,
+and `do_accept_invitation` creates the account from it. An email invitation mails its link to
+the address (and again on resend); without outgoing email the view refuses email invitations
+and reusable links remain the way in.
 
 Zulip's rules (facts, not code):
 - Sending email invitations needs the organization's can_invite_users_group (default: members);
@@ -20,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 import re
 import secrets
 import string
+import time
+from email.message import EmailMessage
+from typing import List
 
 from peewee import fn
 
@@ -27,6 +32,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import access_stream_by_id
 from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
 from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
+from chat_appliance.lib.send_email import Mailer, standard_email
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
@@ -154,9 +160,31 @@ def existing_account_errors(realm: Realm, emails: list[str]) -> list[Any]:
     return errors
 
 
-def do_invite_users(user: UserProfile, emails: list[str], *, stream_ids: list[int], group_ids: list[Any],
-                    invite_as: int, expires_in_minutes: int, include_realm_default_subscriptions: bool,
-                    notify_referrer_on_join: bool, welcome_message_custom_text: Any) -> list[Any]:
+def invitation_email(invite: Invitation, referrer: UserProfile, noreply: str) -> EmailMessage:
+    """The mail carrying an email invitation's sign-up link."""
+    realm = referrer.realm
+    validity = ("It does not expire." if invite.expiry_date is None else
+                f"It can be used until {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(invite.expiry_date))}.")
+    return standard_email(
+        noreply=noreply, sender_name=realm.name, to_name="", to_email=invite.email,
+        subject=f"{referrer.full_name} invited you to join {realm.name}",
+        paragraphs=[f"{referrer.full_name} ({referrer.delivery_email}) invited you to join {realm.name}, "
+                    f"a team chat at {realm.url.rstrip('/')}.",
+                    f"The link below creates your account for {invite.email}. {validity}"],
+        link=(f"Join {realm.name}", invite_link(realm, invite.key)),
+        footer=f"If you did not expect this invitation, you can ignore this email. Sent by {realm.name}.")
+
+
+def send_invitation_emails(invites: List[Invitation], referrer: UserProfile, mailer: Mailer) -> None:
+    """Mail each invitation its link (after the commit: a mail never announces a rolled-back row)."""
+    for invite in invites:
+        mailer.send(invitation_email(invite, referrer, mailer.noreply()))
+
+
+def do_invite_users(user: UserProfile, emails: list[str], *, mailer: Mailer, stream_ids: list[int],
+                    group_ids: list[Any], invite_as: int, expires_in_minutes: int,
+                    include_realm_default_subscriptions: bool, notify_referrer_on_join: bool,
+                    welcome_message_custom_text: Any) -> list[Any]:
     """Create an email invitation per address. Invalid addresses refuse the whole request; addresses
     that already have accounts are skipped and reported (INVITATION_FAILED, sent_invitations
     telling whether any other was invited)."""
@@ -169,17 +197,20 @@ def do_invite_users(user: UserProfile, emails: list[str], *, stream_ids: list[in
     if len(skipped) == len(emails):
         raise InvitationError("We weren't able to invite anyone.", skipped, sent_invitations=False)
     skipped_emails = {e for e, _msg, _deactivated in skipped}
+    created = []
     with write_transaction():
         for email in emails:
             if email in skipped_emails:
                 continue
-            Invitation.create(realm=user.realm_id, referred_by=user.id, email=email, key=new_key(),
-                              invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
-                              include_realm_default_subscriptions=include_realm_default_subscriptions,
-                              notify_referrer_on_join=notify_referrer_on_join,
-                              welcome_message_custom_text=welcome_message_custom_text,
-                              expiry_date=expiry_for(expires_in_minutes))
+            created.append(Invitation.create(
+                realm=user.realm_id, referred_by=user.id, email=email, key=new_key(),
+                invited_as=invite_as, stream_ids=stream_ids, group_ids=group_ids,
+                include_realm_default_subscriptions=include_realm_default_subscriptions,
+                notify_referrer_on_join=notify_referrer_on_join,
+                welcome_message_custom_text=welcome_message_custom_text,
+                expiry_date=expiry_for(expires_in_minutes)))
     notify_invites_changed(user.realm_id, user.id)
+    send_invitation_emails(created, user, mailer)
     return skipped
 
 
@@ -254,12 +285,16 @@ def do_revoke_invite(invite: Invitation) -> None:
     notify_invites_changed(invite.realm_id, invite.referred_by_id)
 
 
-def do_resend_invite(invite: Invitation) -> None:
-    """Zulip emails the invitation again. This server sends no email: the link, from GET /invites
-    for reusable ones or from the inviter for email ones, is the way in, so resending only checks
-    that the invitation is still pending and still valid."""
+def do_resend_invite(user: UserProfile, invite: Invitation, mailer: Mailer) -> None:
+    """Mail a pending, unexpired invitation again, as from `user`, with the same link; as on
+    Zulip, its invitation time becomes now (the expiry stays)."""
     if not is_unexpired(invite):
         raise JsonableError("The invitation link has expired or been deactivated.")
+    with write_transaction():
+        Invitation.update(invited=now()).where(Invitation.id == invite.id).execute()
+    invite.invited = now()
+    notify_invites_changed(invite.realm_id, invite.referred_by_id)
+    send_invitation_emails([invite], user, mailer)
 
 
 # --- accepting an invitation (the sign-up page) ------------------------------------------

@@ -18,7 +18,7 @@ from chat_appliance.models import RealmPlayground
 from chat_appliance.lib.playgrounds import realm_playgrounds
 
 if TYPE_CHECKING:
-    from chat_appliance.lib.types import JSONDict
+    pass
 
 PYGMENTS_LANGUAGE_MAX_LENGTH = 40
 NAME_MAX_LENGTH = 100

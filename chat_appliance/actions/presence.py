@@ -12,7 +12,7 @@ event for the periodic refreshes of someone already online).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import time
 

@@ -34,7 +34,6 @@ from chat_appliance.lib.uploads import messages_linking
 
 if TYPE_CHECKING:
     import pathlib
-    import peewee
     from chat_appliance.config import Limits
     from chat_appliance.models import UserProfile
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish

@@ -18,6 +18,7 @@ from chat_appliance.actions.invites import (
 )
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
+from chat_appliance.web.context import mailer
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_bool, check_int, int_range, list_of, one_of
 from chat_appliance.models import ROLE_MEMBER, ROLES
@@ -52,6 +53,21 @@ INVITE_PARAMS = dict(
 )
 
 
+class EmailNotConfiguredError(JsonableError):
+    """Email invitations on a server that cannot send email."""
+
+    def __init__(self):
+        super().__init__("This server is not configured to send email, so it cannot send invitations by "
+                         "email. Create an invitation link instead.")
+
+
+def require_email():
+    """The server's mailer, if it can send; EmailNotConfiguredError otherwise."""
+    if not mailer().configured:
+        raise EmailNotConfiguredError()
+    return mailer()
+
+
 def require_not_guest(user):
     """Guests never manage invitations (Zulip's require_member_or_admin)."""
     if user.is_guest:
@@ -78,7 +94,7 @@ def invitation_options(user, invite_as, stream_ids, group_ids, invite_expires_in
           notify_referrer_on_join=Param(check_bool, default=True), **INVITE_PARAMS)
 def send_invites(user, invitee_emails, stream_ids, notify_referrer_on_join, invite_as, group_ids,
                  invite_expires_in_minutes, include_realm_default_subscriptions, welcome_message_custom_text):
-    """Invite addresses to join; each invitation's link works without email."""
+    """Invite addresses to join: each gets a mail with its sign-up link."""
     require_not_guest(user)
     if not can_invite_users_by_email(user):
         raise JsonableError("Insufficient permission")
@@ -88,7 +104,8 @@ def send_invites(user, invitee_emails, stream_ids, notify_referrer_on_join, invi
         raise JsonableError("You must specify at least one email address.")
     options = invitation_options(user, invite_as, stream_ids, group_ids, invite_expires_in_minutes,
                                  include_realm_default_subscriptions, welcome_message_custom_text)
-    skipped = do_invite_users(user, emails, notify_referrer_on_join=notify_referrer_on_join, **options)
+    skipped = do_invite_users(user, emails, mailer=require_email(), notify_referrer_on_join=notify_referrer_on_join,
+                              **options)
     if skipped:
         raise InvitationError("Some of those addresses are already using Zulip, so we didn't send them an "
                               "invitation. We did send invitations to everyone else!", skipped, sent_invitations=True)
@@ -135,6 +152,7 @@ def revoke_multiuse_invite(user, invite_id):
 @bp.post("/invites/<int:invite_id>/resend")
 @endpoint()
 def resend_invite(user, invite_id):
-    """Resend an email invitation (no email is sent by this server; see do_resend_invite)."""
+    """Mail an email invitation again."""
     require_not_guest(user)
-    do_resend_invite(access_invite_for_update(user, invite_id, multiuse=False))
+    invite = access_invite_for_update(user, invite_id, multiuse=False)
+    do_resend_invite(user, invite, require_email())

@@ -89,7 +89,7 @@ def cmd_list_users(args):
 
 
 def cmd_set_password(args):
-    """Set an account's password (the appliance sends no email, so an administrator resets lost ones)."""
+    """Set an account's password (without email configured, the way to reset a lost one)."""
     import getpass
 
     from chat_appliance.actions.users import do_change_password

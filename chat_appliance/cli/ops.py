@@ -1,4 +1,4 @@
-"""The operator's commands on a whole instance: backup, restore, migrate-database."""
+"""The operator's commands on a whole instance: backup, restore, migrate-database, send-test-email."""
 
 import sys
 
@@ -64,6 +64,34 @@ def cmd_migrate_database(args):
     return 0
 
 
+def cmd_send_test_email(args):
+    """Send one mail now, in the foreground, and say what the SMTP server answered."""
+    import smtplib
+
+    from chat_appliance.lib.send_email import EmailSettings, smtp_send, standard_email
+
+    instance = instance_path_from_env(args.instance)
+    config = load_config(instance)
+    if not config["EMAIL_HOST"]:
+        raise CommandError("EMAIL_HOST is not set: put the EMAIL_* keys in config.json (docs/deploy.md, Email).")
+    try:
+        settings = EmailSettings.from_config(config)
+    except OSError as error:
+        raise CommandError(f"Cannot read EMAIL_HOST_PASSWORD_FILE: {error}") from None
+    try:
+        message = standard_email(noreply=settings.noreply, sender_name="chat-appliance", to_name="",
+                                 to_email=args.address, subject="chat-appliance test email",
+                                 paragraphs=["This is a test email from chat-appliance.",
+                                             "If you can read it, outgoing email works."])
+        smtp_send(settings, message)
+    except (OSError, smtplib.SMTPException, ValueError) as error:
+        raise CommandError(f"Sending through {settings.host}:{settings.port} failed: "
+                           f"{type(error).__name__}: {error}") from None
+    print(f"Sent a test email to {args.address} through {settings.host}:{settings.port} "
+          f"from {settings.noreply}.")
+    return 0
+
+
 def add_commands(add):
     """Register backup, restore and migrate-database on the parser (`add` is cli.main.build_parser's helper)."""
     backup = add("backup", cmd_backup,
@@ -78,3 +106,7 @@ def add_commands(add):
                "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
                "all), verify row counts, and point the instance's config.json at it. The source is not changed.")
     move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/dbname (empty)")
+
+    test_email = add("send-test-email", cmd_send_test_email,
+                     "Send a test email with the instance's EMAIL_* settings, now, and report the SMTP answer.")
+    test_email.add_argument("address", help="where to send it")

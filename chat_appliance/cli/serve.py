@@ -152,7 +152,8 @@ DEV_SETTINGS = {"RATE_LIMITING": False, "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSE
 
 def cmd_dev(args):
     """A development server on the sample organization: rate limits off, /dev_fetch_api_key on,
-    a zuliprc for every account and a botserverrc written into DIR/zuliprc/."""
+    mail kept and shown at /emails, a zuliprc for every account and a botserverrc written into
+    DIR/zuliprc/."""
     import json
     import shutil
     import time
@@ -201,7 +202,8 @@ def cmd_dev(args):
     paths, botserverrc = write_client_files(instance / "zuliprc", site_url, accounts, sections)
     print_accounts_table(accounts, paths, botserverrc)
     print(f"Ready in {time.perf_counter() - started:.1f} s. Web and API at {site_url} "
-          "(rate limits off; POST /api/v1/dev_fetch_api_key works here only).", flush=True)
+          "(rate limits off; POST /api/v1/dev_fetch_api_key works here only; without EMAIL_HOST, "
+          f"mail is kept and shown at {site_url}/emails).", flush=True)
     return run_server(create_app(config, dev_mode=True), args, instance)
 
 

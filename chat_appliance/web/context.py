@@ -32,3 +32,13 @@ def avatars_root():
 def password_method():
     """PASSWORD_HASH_METHOD: how new passwords are hashed."""
     return app_state().password_method
+
+
+def mailer():
+    """The app's outgoing mail (lib.send_email.Mailer)."""
+    return app_state().mailer
+
+
+def instance_key():
+    """The instance's secret key (config.instance_secret): signs what must outlive a restart."""
+    return app_state().secret

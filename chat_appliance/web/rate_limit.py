@@ -29,12 +29,15 @@ from chat_appliance.lib.errors import RateLimitedError
 API_BY_USER = "api_by_user"
 API_BY_IP = "api_by_ip"
 AUTHENTICATE_BY_USERNAME = "authenticate_by_username"
+PASSWORD_RESET_BY_EMAIL = "password_reset_form_by_email"
 
 # Zulip's DEFAULT_RATE_LIMITING_RULES for the domains the appliance serves.
 DEFAULT_RULES = {
     API_BY_USER: [(60, 200)],
     API_BY_IP: [(60, 100)],
     AUTHENTICATE_BY_USERNAME: [(1800, 5)],
+    # Reset mails per address: 2 an hour, 5 a day, so that the form cannot flood a mailbox.
+    PASSWORD_RESET_BY_EMAIL: [(3600, 2), (86400, 5)],
 }
 
 # Buckets untouched for this long are full again and can be forgotten.
@@ -227,6 +230,16 @@ def check_api_request(user=None, *, consume=True):
     _note(statuses)
     if consume and not allowed:
         _refuse(statuses)
+
+
+def password_reset_allowed(email):
+    """Whether another reset mail may go to this address now (counted whatever the answer, which
+    never says: the form answers the same either way)."""
+    if not enabled():
+        return True
+    allowed, _statuses = limiter().hit(PASSWORD_RESET_BY_EMAIL, email.strip().lower(),
+                                       rules_for(PASSWORD_RESET_BY_EMAIL))
+    return allowed
 
 
 def _login_key(email, user):

@@ -14,13 +14,24 @@ from flask import Blueprint, Response, current_app, request, send_file
 
 from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
+from chat_appliance.actions.email_change import do_confirm_email_change
+from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
+from chat_appliance.lib.access import instance_realm
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.web.context import password_method
+from chat_appliance.web.context import instance_key, mailer, password_method
+from chat_appliance.web.rate_limit import password_reset_allowed
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.web.response import json_success
-from chat_appliance.web.sessions import SESSION_COOKIE, check_csrf, create_session, delete_session, find_session
+from chat_appliance.web.sessions import (
+    SESSION_COOKIE,
+    check_csrf,
+    create_session,
+    delete_other_sessions,
+    delete_session,
+    find_session,
+)
 from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 
 bp = Blueprint("webclient", __name__)
@@ -104,6 +115,59 @@ def join(key, full_name, password, email):
     require_same_origin_form()
     user = do_accept_invitation(key, full_name, password, email=email, password_method=password_method())
     return signed_in_response(user)
+
+
+@bp.get("/accounts/password/reset")
+@bp.get("/accounts/password/reset/<token>")
+def password_reset_page(token=None):
+    """The reset forms: the same single page, which shows them on these paths."""
+    return render_page()
+
+
+@bp.post("/accounts/password/reset")
+@endpoint(auth=False, email=Param())
+def request_password_reset(email):
+    """Mail a reset link; the answer is the same whether or not the address has an account."""
+    require_same_origin_form()
+    realm = instance_realm()
+    if realm is not None:
+        do_request_password_reset(realm, email, secret=instance_key(), mailer=mailer(),
+                                  allowed=password_reset_allowed(email))
+    return {"msg": "If an account exists for this address, we have sent it an email with a reset link."}
+
+
+@bp.get("/accounts/password/reset/<token>/check")
+@endpoint(auth=False)
+def password_reset_info(token):
+    """Whether a reset link can still be used, and for which address (the form shows it)."""
+    user = user_for_reset_token(instance_key(), token)
+    return {"email": user.delivery_email}
+
+
+@bp.post("/accounts/password/reset/<token>")
+@endpoint(auth=False, new_password=Param())
+def reset_password(token, new_password):
+    """Set the new password; every browser session of the account ends (sign in again)."""
+    require_same_origin_form()
+    user = do_reset_password(instance_key(), token, new_password, password_method=password_method())
+    delete_other_sessions(user.id)
+    return {"email": user.delivery_email}
+
+
+@bp.get("/accounts/confirm_new_email/<token>")
+def confirm_email_page(token):
+    """The email-change link's page: the single page, which confirms with a POST (a mail scanner
+    that fetches the link changes nothing)."""
+    return render_page()
+
+
+@bp.post("/accounts/confirm_new_email/<token>")
+@endpoint(auth=False)
+def confirm_email(token):
+    """Apply the address change the link stands for."""
+    require_same_origin_form()
+    user = do_confirm_email_change(instance_key(), token)
+    return {"email": user.delivery_email}
 
 
 @bp.post("/accounts/logout")

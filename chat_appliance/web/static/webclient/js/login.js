@@ -1,4 +1,4 @@
-// Sign-in and sign-up from an invitation: the two screens shown without a session.
+// The screens shown without a session: sign-in, sign-up from an invitation, and password reset.
 import * as api from "./api.js";
 import { clear, h } from "./util.js";
 
@@ -52,8 +52,44 @@ export function showLogin(root) {
     },
     () => password.input.select(),
   );
-  clear(root, card("Log in", form));
+  const forgot = h("p.auth-links", h("a", { href: "/accounts/password/reset" }, "Forgot your password?"));
+  clear(root, card("Log in", form, forgot));
   email.input.focus();
+}
+
+// Ask for a reset link. The answer is the same whether or not the address has an account.
+export function showResetRequest(root) {
+  const email = field("Email", { type: "email", name: "email", autocomplete: "email", required: true });
+  const form = authForm("Reset password", [email.row], async () => {
+    const data = await api.signIn("/accounts/password/reset", { email: email.input.value });
+    clear(root, card("Check your email", h("p", { role: "status" }, data.msg), h("p", h("a", { href: "/" }, "Back to log in"))));
+  });
+  const intro = h("p", "We will email you a link to set a new password.");
+  clear(root, card("Reset your password", intro, form, h("p.auth-links", h("a", { href: "/" }, "Back to log in"))));
+  email.input.focus();
+}
+
+// The reset link's page: a new password, then back to the sign-in form.
+export async function showNewPassword(root, token) {
+  const path = `/accounts/password/reset/${encodeURIComponent(token)}`;
+  let info = null;
+  try {
+    info = await (await fetch(`${path}/check`, { credentials: "same-origin" })).json();
+  } catch {
+    info = null;
+  }
+  if (!info || info.result !== "success") {
+    const again = h("a", { href: "/accounts/password/reset" }, "Ask for a new link");
+    clear(root, card("Reset your password", h("p.error", { role: "alert" }, (info && info.msg) || "This link is not valid."), h("p", again)));
+    return;
+  }
+  const password = field("New password", { type: "password", name: "new_password", autocomplete: "new-password", required: true, minlength: "6" });
+  const form = authForm("Set password", [password.row], async () => {
+    await api.signIn(path, { new_password: password.input.value });
+    clear(root, card("Password changed", h("p", { role: "status" }, "Your password has been changed. Log in with the new one."), h("p", h("a", { href: "/" }, "Log in"))));
+  });
+  clear(root, card("Reset your password", h("p", `For ${info.email}`), form));
+  password.input.focus();
 }
 
 export async function showJoin(root, key) {
@@ -82,4 +118,14 @@ export async function showJoin(root, key) {
   });
   clear(root, card("Join", intro, form));
   (info.email ? name : email).input.focus();
+}
+
+// The email-change link's page: confirm with a button (a POST), so that a mail scanner fetching
+// the link changes nothing.
+export function showConfirmEmail(root, token) {
+  const form = authForm("Confirm email change", [], async () => {
+    const data = await api.signIn(`/accounts/confirm_new_email/${encodeURIComponent(token)}`, {});
+    clear(root, card("Email changed", h("p", { role: "status" }, `Your email address is now ${data.email}.`), h("p", h("a", { href: "/" }, "Continue"))));
+  });
+  clear(root, card("Confirm your new email address", form));
 }

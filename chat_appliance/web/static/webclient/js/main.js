@@ -298,11 +298,17 @@ async function reportPresence() {
 }
 
 async function start() {
-  if (!api.csrfToken()) {
+  // The email-change link works signed in or not: the person changing their address usually is.
+  const confirm = /^\/accounts\/confirm_new_email\/([^/]+)\/?$/.exec(location.pathname);
+  if (!api.csrfToken() || confirm) {
     const join = /^\/join\/([^/]+)\/?$/.exec(location.pathname);
+    const reset = /^\/accounts\/password\/reset(?:\/([^/]+))?\/?$/.exec(location.pathname);
     root.removeAttribute("aria-busy");
-    const { showJoin, showLogin } = await import("./login.js");
+    const { showJoin, showLogin, showResetRequest, showNewPassword, showConfirmEmail } = await import("./login.js");
     if (join) showJoin(root, decodeURIComponent(join[1]));
+    else if (confirm) showConfirmEmail(root, decodeURIComponent(confirm[1]));
+    else if (reset && reset[1]) showNewPassword(root, decodeURIComponent(reset[1]));
+    else if (reset) showResetRequest(root);
     else showLogin(root);
     return;
   }

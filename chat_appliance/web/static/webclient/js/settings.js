@@ -369,12 +369,13 @@ async function invitesPanel(root) {
         on: {
           submit: async (event) => {
             event.preventDefault();
-            const data = await attempt(() => api.post("invites", { ...invitation(), invitee_emails: emails.value }), "Invitations created.");
+            const data = await attempt(() => api.post("invites", { ...invitation(), invitee_emails: emails.value }), "Invitations sent.");
             if (data) fill();
           },
         },
       },
       h("h4", "Invite by email"),
+      h("p.detail", "Each address gets a mail with its own sign-up link. If this server cannot send email, create an invitation link above instead."),
       field("Emails", emails),
       h("button.primary", { type: "submit" }, "Invite"),
     ),
@@ -395,6 +396,7 @@ async function invitesPanel(root) {
             h(
               "li",
               invite.is_multiuse ? h("span", "Link ", h("code", invite.link_url || "")) : h("span", invite.email),
+              invite.is_multiuse ? null : h("button", { type: "button", on: { click: async () => { await attempt(() => api.post(`invites/${invite.id}/resend`), "Invitation sent again."); fill(); } } }, "Resend"),
               h("button", { type: "button", on: { click: async () => { await attempt(() => api.del(invite.is_multiuse ? `invites/multiuse/${invite.id}` : `invites/${invite.id}`), "Invitation revoked."); fill(); } } }, "Revoke"),
             ),
           )
