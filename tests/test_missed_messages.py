@@ -114,3 +114,23 @@ def test_a_direct_message_from_a_muted_user_is_not_mailed(org, away):
     ok(org.client(org.othello).post(f"users/me/muted_users/{org.hamlet.id}"))
     dm(org, org.hamlet, org.othello, "you muted me")
     assert away.settle(DELAY + 0.5) == []
+
+
+def test_a_followed_topic_is_mailed_as_its_setting_says(org, away):
+    """Is a plain message in a topic someone away follows mailed to them, while a message in
+    another topic is not, and nothing once enable_followed_topic_email_notifications is off?"""
+    othello = org.client(org.othello)
+    ok(othello.post("user_topics", stream_id=org.denmark.id, topic="Castle", visibility_policy=3))
+    to_channel(org, org.hamlet, org.denmark, "lunch", "not followed")
+    to_channel(org, org.hamlet, org.denmark, "castle", "the walls are up")
+    [message] = away.wait()
+    assert message["To"].addresses[0].addr_spec == "othello@zulip.example"
+    assert message["Subject"] == "#Denmark > castle"
+    assert "the walls are up" in body(message, "plain") and "not followed" not in body(message, "plain")
+    assert "a topic you follow" in body(message, "plain")
+    assert len(away.settle(DELAY + 0.3)) == 1
+
+    ok(othello.patch("settings", enable_followed_topic_email_notifications=False))
+    to_channel(org, org.hamlet, org.denmark, "castle", "the roof too")
+    everything = away.settle(DELAY + 0.5)  # every mail received so far: still only the first
+    assert [body(m, "plain") for m in everything] == [body(message, "plain")]

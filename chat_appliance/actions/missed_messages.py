@@ -6,14 +6,16 @@ Zulip's rules (facts, not code):
   queue after EVENT_QUEUE_IDLE_SECONDS, and from then on the person counts as offline (Zulip's
   receiver_is_off_zulip). Someone with a client open sees the message there instead.
 - Direct messages and personal or group mentions are mailed when enable_offline_email_notifications
-  is on; wildcard mentions (@**all**, @**topic**) also need wildcard_mentions_notify.
+  is on; wildcard mentions (@**all**, @**topic**) also need wildcard_mentions_notify. Any other
+  message in a topic the person follows is mailed when enable_followed_topic_email_notifications is on.
 - The first such message starts the delay (Zulip batches for two minutes); what arrives for that
   person before it ends goes in the same batch, and the batch is mailed as one email per
   conversation. A message read (or deleted) by then is left out; settings are read again then.
 
 The listener sees committed message events (as the service bots do), decides from the event
-alone (flags, the queues in memory), and keeps pending batches in memory: no database work on the
-sender's request. One timer thread mails due batches. Batches pending when the server stops are
+(flags, the queues in memory), and keeps pending batches in memory. Its only database work is one
+indexed read of the topic's followers, and only for a channel message that leaves somebody away
+with no other reason to be mailed. One timer thread mails due batches. Batches pending when the server stops are
 lost (a restart within the delay costs those notifications, never a duplicate).
 """
 
@@ -30,7 +32,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, build_message
 from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, UserProfile, database
+from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, UserProfile, UserTopic, database
+from chat_appliance.models.messages import TOPIC_FOLLOWED
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ class Missed:
     """One message someone missed: what the event said about it."""
 
     message_id: int
-    trigger: str  # "direct_message", "mention" or "wildcard_mention"
+    trigger: str  # "direct_message", "mention", "wildcard_mention" or "followed_topic"
     conversation: tuple  # ("dm", sorted ids) or ("channel", stream id, topic)
     names: Dict[int, str] = field(default_factory=dict)  # DM participants' names, from the event
     channel_name: str = ""
@@ -62,8 +65,17 @@ def missed_trigger(message: Mapping[str, Any], flags: List[str]) -> Optional[str
     return None
 
 
+def topic_followers(stream_id: int, topic: str) -> set[int]:
+    """Who follows this topic (user_topics' visibility policy "followed")."""
+    return {row.user_profile_id for row in UserTopic.select(UserTopic.user_profile).where(
+        (UserTopic.stream == stream_id) & (UserTopic.topic_key == topic.casefold())
+        & (UserTopic.visibility_policy == TOPIC_FOLLOWED))}
+
+
 def wants_email(user: UserProfile, trigger: str) -> bool:
     """The person's settings for a mail about this trigger."""
+    if trigger == "followed_topic":
+        return bool(user_setting(user, "enable_followed_topic_email_notifications"))
     if not user_setting(user, "enable_offline_email_notifications"):
         return False
     return trigger != "wildcard_mention" or bool(user_setting(user, "wildcard_mentions_notify"))
@@ -119,7 +131,8 @@ def missed_email(user: UserProfile, realm: Realm, batch: List[Missed], messages:
                           f"{html.escape(message.sender.full_name)}</b> {html.escape(when)}</p>"
                           f"{absolute_links(message.rendered_content, realm.url)}</div>")
     reason = {"direct_message": "you received direct messages", "mention": "you were mentioned",
-              "wildcard_mention": "everyone in a conversation was mentioned"}[first.trigger]
+              "wildcard_mention": "everyone in a conversation was mentioned",
+              "followed_topic": "a topic you follow got new messages"}[first.trigger]
     footer = (f"You are receiving this because {reason} while you were away from {realm.name}. "
               f"Turn these emails off in Settings > Notifications ({realm.url.rstrip('/')}).")
     text = "\n\n".join(text_parts) + f"\n\nReply in {realm.name}:\n{url}\n\n--\n{footer}\n"
@@ -154,13 +167,23 @@ class MissedMessageNotifier:
         message = event["message"]
         flags = {int(k): v for k, v in (event.get("flags") or {}).items()}
         noted = []
+        unmentioned = []  # away, and unread, in a channel, with no other reason to be mailed
         for user_id in user_ids:
             if user_id == message["sender_id"]:
                 continue
-            trigger = missed_trigger(message, flags.get(user_id, []))
-            if trigger is None or self.is_online(user_id):
+            user_flags = flags.get(user_id, [])
+            trigger = missed_trigger(message, user_flags)
+            if trigger is None:
+                if message["type"] == "stream" and "read" not in user_flags and not self.is_online(user_id):
+                    unmentioned.append(user_id)
+                continue
+            if self.is_online(user_id):
                 continue
             noted.append((user_id, self._missed(message, trigger)))
+        if unmentioned:
+            followers = topic_followers(message["stream_id"], message["subject"])
+            noted.extend((user_id, self._missed(message, "followed_topic"))
+                         for user_id in unmentioned if user_id in followers)
         if noted:
             self._add(noted)
 

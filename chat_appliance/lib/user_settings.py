@@ -22,6 +22,7 @@ USER_SETTING_DEFAULTS = {
     "enable_desktop_notifications": True,
     "enable_sounds": True,
     "enable_offline_email_notifications": True,
+    "enable_followed_topic_email_notifications": True,
     "enable_offline_push_notifications": True,
     "enable_online_push_notifications": True,
     "wildcard_mentions_notify": True,
