@@ -33,7 +33,8 @@ PLAIN_READERS = ("_readUsersIsActiveFallbackTrue", "_readUsersIsActiveFallbackFa
 PERSON_READERS = ("_readFromPerson", "_readNullableStringFromPerson")
 
 PRIMITIVES = {
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    # The app reads integers as `(value as num).toInt()`: a float (Zulip's server_timestamp) passes.
+    "int": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "string": lambda v: isinstance(v, str),
     "bool": lambda v: isinstance(v, bool),
