@@ -6,9 +6,8 @@ import io
 from chat_appliance.actions.users import do_set_permission
 from chat_appliance.models import database
 
+from .flutter_app import APP_REGISTER, KEYS, problems_of
 from .helpers import PNG, err, get_events, ok, register
-from .test_mobile_app import APP_REGISTER, KEYS, problems_of
-
 
 LAST_SEEN = {}
 

@@ -45,8 +45,10 @@ def check_idle_queue_timeout(var_name, value):
     if value == "mobile":
         return MOBILE_IDLE_QUEUE_SECONDS
     text = str(value).strip()
-    if not is_id_string(text) or int(text) <= 0:
+    if not (text.isascii() and text.isdigit()) or not text.strip("0"):
         raise ParamError(f"Invalid {var_name}")
+    if len(text) > 12:  # far beyond the maximum (and int() of thousands of digits is refused)
+        return MAX_IDLE_QUEUE_SECONDS
     return min(max(int(text), MIN_IDLE_QUEUE_SECONDS), MAX_IDLE_QUEUE_SECONDS)
 
 
