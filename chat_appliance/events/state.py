@@ -53,6 +53,7 @@ from chat_appliance.models import (
     DirectMessageGroup,
     DirectMessageGroupMember,
     GroupGroupMembership,
+    ClientDevice,
     CustomProfileField,
     Message,
     Stream,
@@ -200,6 +201,16 @@ def fetch_streams(user, state, options):
                if can_access_stream_metadata(user, s, subscribed=s.id in subscribed)]
     counts = subscriber_counts([s.id for s in streams])
     state["streams"] = [stream_dict(s, subscriber_count=counts[s.id]) for s in streams]
+
+
+def fetch_devices(user, state, options):
+    """devices: {device id: push state} of the requester's registered app installations."""
+    rows = ClientDevice.select().where(ClientDevice.user_profile == user).order_by(ClientDevice.id)
+    state["devices"] = {str(d.id): {
+        "push_key_id": d.push_key_id, "push_token_id": d.push_token_id,
+        "pending_push_token_id": d.pending_push_token_id,
+        "push_token_last_updated_timestamp": d.push_token_last_updated_timestamp,
+        "push_registration_error_code": d.push_registration_error_code} for d in rows}
 
 
 def fetch_realm_users(user, state, options):
@@ -437,6 +448,7 @@ FETCHERS = {
     "custom_profile_fields": fetch_custom_profile_fields,
     "recent_private_conversations": fetch_recent_private_conversations,
     "stream": fetch_streams,
+    "device": fetch_devices,
     "subscription": fetch_subscriptions,
     "starred_messages": fetch_starred_messages,
     "muted_topics": fetch_muted_topics,

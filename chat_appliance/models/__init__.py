@@ -15,6 +15,7 @@ from chat_appliance.models.invites import Invitation
 from chat_appliance.models.messages import FLAG_BITS, BotStorageData, Message, Reaction, SubMessage, UserMessage, UserTopic
 from chat_appliance.models.org import (
     ChannelFolder,
+    ClientDevice,
     CustomProfileField,
     CustomProfileFieldValue,
     Linkifier,
@@ -50,7 +51,7 @@ __all__ = [
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
-    "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
+    "ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "AttachmentMessage",
