@@ -2,7 +2,10 @@
 
 from flask import Blueprint
 
-from chat_appliance.actions.devices import do_register_client_device, do_remove_client_device
+from chat_appliance.actions.devices import (
+    do_register_client_device,
+    do_remove_client_device,
+)
 from chat_appliance.lib.validators import check_int
 from chat_appliance.web.params import Param, endpoint
 
