@@ -50,7 +50,7 @@ def queue_manager(app):
 
 
 # Real Zulip sends it in /register; this copy of the OpenAPI description does not list it.
-UNDOCUMENTED_REGISTER_KEYS = ("server_report_message_types",)
+UNDOCUMENTED_REGISTER_KEYS = ("server_report_message_types", "devices")
 
 
 def encode_params(params):

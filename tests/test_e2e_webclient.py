@@ -579,3 +579,24 @@ def test_join_page_refuses_a_bad_key(browser, site):
     expect(page.get_by_role("alert")).to_contain_text("invitation")
     expect(page.get_by_role("button", name="Sign up")).to_have_count(0)
     context.close()
+
+
+def test_poll_and_todo_widgets(pages, site):
+    """Does a /poll message show as a poll both people vote in and add options to, and a /todo
+    message as a list whose tasks tick for the other person, live?"""
+    alice, bob = pages(ALICE), pages(BOB)
+    open_topic(alice, "design", "widgets", site)
+    open_topic(bob, "design", "widgets", site)
+    send(alice, "/poll Which colour?\nTeal\nOrange")
+    poll = bob.get_by_role("article").filter(has_text="Which colour?")
+    poll.get_by_role("button", name="Teal: 0 votes").click()
+    theirs = alice.get_by_role("article").filter(has_text="Which colour?")
+    expect(theirs.get_by_role("button", name="Teal: 1 vote")).to_be_visible()
+    theirs.get_by_role("textbox", name="New option").fill("Grey")
+    theirs.get_by_role("button", name="Add option").click()
+    expect(poll.get_by_role("button", name="Grey: 0 votes")).to_be_visible()
+    send(bob, "/todo Launch\nWrite notes: for the team\nShip")
+    tasks = alice.get_by_role("article").filter(has_text="Launch")
+    tasks.get_by_role("checkbox", name="Ship").check()
+    expect(bob.get_by_role("article").filter(has_text="Launch").get_by_role("checkbox", name="Ship")).to_be_checked()
+    shot(alice, "widgets-desktop")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import json
 import re
 
 from chat_appliance.db.connection import backend, bulk_insert, write_transaction
@@ -20,6 +21,7 @@ from chat_appliance.lib.groups import is_user_in_group, is_user_in_setting, recu
 from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
 from chat_appliance.lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
 from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_content
 from chat_appliance.models import (
     FLAG_BITS,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
@@ -33,6 +35,7 @@ from chat_appliance.models import (
     now,
 )
 from chat_appliance.models.base import insert_row, query_rows, raw_select
+from chat_appliance.models.messages import SubMessage
 from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.actions.uploads import claim_attachments
@@ -332,6 +335,12 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             stream.save(only=[stream.__class__.first_message_id])
         if automatic_policy is not None:
             set_topic_visibility(sender, stream, topic, automatic_policy)
+        widget = widget_content(content)
+        if widget is not None:
+            # The widget is the message's first submessage, by its sender, in the message event.
+            row = SubMessage.create(message=message.id, sender=sender.id, msg_type=WIDGET_MSG_TYPE,
+                                    content=json.dumps(widget))
+            message.fresh_submessages = [submessage_dict(row.id, message.id, sender.id, row.msg_type, row.content)]
     message.sender, message.stream = sender, stream
     publish_message_event(message, sender, flags, stream=stream, queue_id=queue_id, local_id=local_id)
     if automatic_policy is not None:

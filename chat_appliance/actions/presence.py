@@ -6,8 +6,9 @@ Stored per user (UserPresence, so it survives a restart): when a client was last
   last_update_id on POST /users/me/presence);
 * legacy, keyed by email: {"website": {client, status, timestamp, pushable}, "aggregated":
   {client, status, timestamp}} — the one zulip-terminal 0.7.0 and the zulip library read.
-A `presence` event goes to the organization when a user comes back online (Zulip sends no
-event for the periodic refreshes of someone already online).
+A `presence` event goes to the organization when a user comes back online, or becomes active
+again after being idle (Zulip's rule: no event for the periodic refreshes of someone whose state
+the others already know).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> A
     with write_transaction():
         presence = UserPresence.get_or_none(UserPresence.user_profile == user)
         was_offline = presence is None or presence.last_connected_time + OFFLINE_THRESHOLD_SECONDS < timestamp
+        was_idle = presence is None or presence.last_active_time is None \
+            or presence.last_active_time + OFFLINE_THRESHOLD_SECONDS < timestamp
         newest = UserPresence.select(UserPresence.last_update_id).order_by(UserPresence.last_update_id.desc()).first()
         if presence is None:
             presence = UserPresence(user_profile=user)
@@ -38,7 +41,8 @@ def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> A
             presence.last_active_time = timestamp
         presence.last_update_id = (newest.last_update_id if newest else 0) + 1
         presence.save()
-    if was_offline and user_setting(user, "presence_enabled") and not user.is_bot:
+    became_active = status == "active" and was_idle
+    if (was_offline or became_active) and user_setting(user, "presence_enabled") and not user.is_bot:
         publish_presence_event(user, presence)
     return presence
 

@@ -11,6 +11,7 @@ from peewee import fn
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import can_see_real_email
+from chat_appliance.lib.bot_services import service_of
 from chat_appliance.lib.audiences import active_user_ids, admin_ids  # noqa: F401 - active_user_ids is imported from here too
 from chat_appliance.lib.credential_changes import credentials_changed
 from chat_appliance.lib.errors import JsonableError
@@ -196,6 +197,27 @@ def do_change_full_name(user: UserProfile, full_name: str) -> None:
     notify_user_updated(user, full_name=full_name)
 
 
+def do_change_bot_owner(bot: UserProfile, owner: UserProfile) -> UserProfile:
+    """Give a bot to another member: everyone learns the new bot_owner_id; the old owner stops
+    administering the bot (realm_bot delete) and the new one starts (realm_bot add), while
+    administrators, who see every bot, get an update."""
+    before = set(bot_administrator_ids(bot))
+    with write_transaction():
+        UserProfile.update(bot_owner=owner.id).where(UserProfile.id == bot.id).execute()
+    bot = UserProfile.get_by_id(bot.id)
+    after = set(bot_administrator_ids(bot))
+    notify_user_updated(bot, bot_owner_id=owner.id)
+    if before - after:
+        publish({"type": "realm_bot", "op": "delete", "bot": {"user_id": bot.id}}, sorted(before - after))
+    if after - before:
+        publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_of(bot)))},
+                sorted(after - before))
+    if before & after:
+        publish({"type": "realm_bot", "op": "update", "bot": {"user_id": bot.id, "owner_id": owner.id}},
+                sorted(before & after))
+    return bot
+
+
 def do_change_role(user: UserProfile, role: int) -> None:
     """Change an account's role and its system-group membership."""
     with write_transaction():
@@ -244,6 +266,9 @@ def do_change_settings(user: UserProfile, changes: JSONDict) -> list[str]:
             delete_all_drafts(user)
     for name, value in changes.items():
         publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
+    if "timezone" in changes:
+        # Others show the user's local time: Zulip tells the organization too.
+        notify_user_updated(user, timezone=changes["timezone"])
     if "allow_private_data_export" in changes:
 
         publish({"type": "realm_export_consent", "user_id": user.id,
@@ -283,6 +308,7 @@ def do_change_delivery_email(user: UserProfile, new_email: str) -> None:
     with write_transaction():
         if email_in_use(user.realm_id, new_email):
             raise JsonableError("Email is already in use.")
+        old_api_email = user.email
         user.delivery_email = new_email
         user.email = api_email_for(user)
         user.save()
@@ -291,7 +317,9 @@ def do_change_delivery_email(user: UserProfile, new_email: str) -> None:
     seeing = [u.id for u in audience if can_see_real_email(u, user)]
     publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, "delivery_email": new_email}},
             seeing)
-    notify_user_updated(user, email=user.email)
+    if user.email != old_api_email:
+        # Zulip's field for a changed API email (clients re-key the user by it).
+        notify_user_updated(user, new_email=user.email)
 
 
 def do_deactivate_user(user: UserProfile, *, acting_user: UserProfile | None = None,

@@ -1,6 +1,6 @@
 """Event queues: POST /register, GET /events (long poll), DELETE /events."""
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, jsonify, request
 
 from chat_appliance.db.connection import close_connection
 from chat_appliance.events.state import fetch_initial_state
@@ -28,7 +28,28 @@ bp = Blueprint("events", __name__)
 # Capabilities a client may declare; anything else it sends is kept but has no effect.
 KNOWN_CAPABILITIES = ("notification_settings_null", "bulk_message_deletion", "user_avatar_url_field_optional",
                       "stream_typing_notifications", "user_settings_object", "linkifier_url_template",
-                      "user_list_incomplete", "include_deactivated_groups", "archived_channels", "empty_topic_name")
+                      "user_list_incomplete", "include_deactivated_groups", "archived_channels", "empty_topic_name",
+                      "individual_emoji_changes")
+
+# idle_queue_timeout: how long a queue nobody polls is kept. "mobile" is the app's choice: a phone
+# in the background stops polling (push notifications cover that time), and 12 hours lets it
+# resume overnight without a new /register. A number is clamped to [MIN, MAX]: below a minute a
+# queue would expire between two polls, and a week bounds what an abandoned queue holds.
+MOBILE_IDLE_QUEUE_SECONDS = 12 * 60 * 60
+MIN_IDLE_QUEUE_SECONDS = 60
+MAX_IDLE_QUEUE_SECONDS = 7 * 24 * 60 * 60
+
+
+def check_idle_queue_timeout(var_name, value):
+    """Seconds a queue may stay idle: a positive integer, or "mobile"."""
+    if value == "mobile":
+        return MOBILE_IDLE_QUEUE_SECONDS
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or not text.strip("0"):
+        raise ParamError(f"Invalid {var_name}")
+    if len(text) > 12:  # far beyond the maximum (and int() of thousands of digits is refused)
+        return MAX_IDLE_QUEUE_SECONDS
+    return min(max(int(text), MIN_IDLE_QUEUE_SECONDS), MAX_IDLE_QUEUE_SECONDS)
 
 
 def check_legacy_narrow(var_name, value):
@@ -71,21 +92,26 @@ def check_queue_narrow_operand(var_name, operator, operand):
     all_public_streams=Param(check_bool, default=False),
     client_capabilities=Param(check_dict, default=None),
     slim_presence=Param(check_bool, default=False),
+    idle_queue_timeout=Param(check_idle_queue_timeout, default=None),
 )
 def register(user, event_types, fetch_event_types, narrow, apply_markdown, client_gravatar, include_subscribers,
-             all_public_streams, client_capabilities, slim_presence):
+             all_public_streams, client_capabilities, slim_presence, idle_queue_timeout):
     """A new event queue for the requester, and the state it starts from."""
     if all_public_streams and user.is_guest:
         raise JsonableError("User not authorized for this query")
     capabilities = {name: bool((client_capabilities or {}).get(name, False)) for name in KNOWN_CAPABILITIES}
     options = {"client_gravatar": client_gravatar, "include_subscribers": include_subscribers,
-               "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits()}
+               "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits(),
+               # URLs in the state are absolute, on the address the client reached (Zulip's are
+               # on the realm's URL).
+               "base_url": request.host_url.rstrip("/"),
+               "longpoll_timeout_seconds": int(queue_manager().heartbeat_seconds)}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
     queue = queue_manager().register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,
                              event_types=event_types, narrow=narrow, apply_markdown=apply_markdown,
                              client_gravatar=client_gravatar, all_public_streams=all_public_streams,
-                             client_capabilities=capabilities)
+                             client_capabilities=capabilities, idle_timeout=idle_queue_timeout)
     state = fetch_initial_state(user, fetch_event_types if fetch_event_types is not None else event_types, options)
     return {
         "queue_id": queue.id,

@@ -7,7 +7,7 @@ from chat_appliance.lib.access import access_stream_by_id, access_users_by_ids
 from chat_appliance.lib.errors import JsonableError, MissingArgumentError
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import check_int, list_of, one_of
+from chat_appliance.lib.validators import ParamError, check_int, json_or_string, list_of, one_of
 from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("typing", __name__)
@@ -16,12 +16,22 @@ bp = Blueprint("typing", __name__)
 EMPTY_TOPIC_ALIASES = ("(no topic)", EMPTY_TOPIC_DISPLAY_NAME)
 
 
+def check_typing_to(var_name, value):
+    """User ids. Emails were accepted until Zulip feature level 11 and older clients (zulip-js)
+    still send them: say so, rather than that the value is not JSON."""
+    decoded = json_or_string(var_name, value)
+    items = decoded if isinstance(decoded, list) else [decoded]
+    if any(isinstance(item, str) and "@" in item for item in items):
+        raise ParamError(f"Invalid '{var_name}': user emails are no longer accepted; send user IDs")
+    return list_of(check_int)(var_name, value)
+
+
 @bp.post("/typing")
 @endpoint(
     # `private` was removed at feature level 215; `channel` added at 248.
     type=Param(one_of("direct", "stream", "channel"), default="direct"),
     op=Param(one_of("start", "stop")),
-    to=Param(list_of(check_int), default=None),
+    to=Param(check_typing_to, default=None),
     stream_id=Param(check_int, default=None),
     topic=Param(default=None),
 )

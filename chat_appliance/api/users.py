@@ -9,6 +9,7 @@ from chat_appliance.actions.users import (
     CAN_CHANGE_USER_EMAILS,
     check_email,
     check_full_name,
+    do_change_bot_owner,
     do_change_delivery_email,
     do_change_full_name,
     do_change_role,
@@ -198,6 +199,20 @@ def access_bot(user, bot_id):
     if not (user.is_realm_admin or bot.bot_owner_id == user.id):
         raise JsonableError("Insufficient permission")
     return bot
+
+
+@bp.patch("/bots/<int:bot_id>")
+@endpoint(full_name=Param(default=None), bot_owner_id=Param(check_int, default=None))
+def update_bot(user, bot_id, full_name, bot_owner_id):
+    """The bot's owner (or an administrator) renames it or gives it to another active member."""
+    bot = access_bot(user, bot_id)
+    if bot_owner_id is not None:
+        owner = access_user_by_id(user, bot_owner_id, allow_deactivated=False, allow_bots=False)
+        if owner.id != bot.bot_owner_id:
+            bot = do_change_bot_owner(bot, owner)
+    if full_name is not None:
+        do_change_full_name(bot, full_name)
+    return {"full_name": bot.full_name}
 
 
 @bp.delete("/bots/<int:bot_id>")

@@ -71,7 +71,7 @@ class BadEventQueueIdError(JsonableError):
 
 # Registration options, as saved in the dump file.
 QUEUE_OPTIONS = ("user_id", "realm_id", "user_email", "event_types", "narrow", "apply_markdown", "client_gravatar",
-                 "all_public_streams", "client_capabilities")
+                 "all_public_streams", "client_capabilities", "idle_timeout")
 
 
 class EventQueue:
@@ -82,7 +82,8 @@ class EventQueue:
     """
 
     def __init__(self, *, user_id, realm_id, user_email="", event_types=None, narrow=(), apply_markdown=False,
-                 client_gravatar=True, all_public_streams=False, client_capabilities=None, lock=None, manager=None):
+                 client_gravatar=True, all_public_streams=False, client_capabilities=None, idle_timeout=None,
+                 lock=None, manager=None):
         self.clock = manager.clock if manager is not None else SystemClock()
         self.id = f"{int(self.clock.time())}:{secrets.token_hex(8)}"
         self.user_id = user_id
@@ -94,6 +95,9 @@ class EventQueue:
         self.client_gravatar = client_gravatar
         self.all_public_streams = all_public_streams
         self.client_capabilities = dict(client_capabilities or {})
+        # Seconds without access before the queue is collected (register's idle_queue_timeout);
+        # None: the manager's idle_seconds.
+        self.idle_timeout = idle_timeout
         self.events = []
         self.next_event_id = 0
         self.last_access = self.clock.monotonic()
@@ -392,8 +396,12 @@ class QueueManager:
             queues = list(self.queues.values())
         for queue in queues:
             since = queue.idle_since()
-            if since is not None and now - since > self.idle_seconds:
+            if since is not None and now - since > self.queue_idle_seconds(queue):
                 self.delete(queue.id)
+
+    def queue_idle_seconds(self, queue: EventQueue) -> float:
+        """How long this queue may stay idle: its own idle_queue_timeout, else the server's."""
+        return queue.idle_timeout if queue.idle_timeout is not None else self.idle_seconds
 
     def user_queues(self, user_ids: Any) -> list[EventQueue]:
         with self.lock:
@@ -454,9 +462,9 @@ class QueueManager:
     def _restore_one(self, saved, down_for):
         """Restore one saved queue unless it has expired; 1 if restored, else 0."""
         idle = float(saved.get("idle_seconds", 0.0)) + down_for
-        if idle > self.idle_seconds:
-            return 0
         queue = EventQueue.from_dump(saved, lock=self.lock, manager=self)
+        if idle > self.queue_idle_seconds(queue):
+            return 0
         queue.last_access = self.clock.monotonic() - idle
         self._add(queue)
         return 1

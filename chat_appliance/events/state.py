@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import time
 
+from peewee import fn
+
 from chat_appliance.lib.access import can_access_stream_metadata
 from chat_appliance.lib.alert_words import user_alert_words
 from chat_appliance.lib.bot_services import administered_bots, service_of
@@ -21,7 +23,7 @@ from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.playgrounds import realm_playgrounds
-from chat_appliance.lib.presence import realm_presences
+from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS, realm_presences
 from chat_appliance.lib.saved_snippets import user_saved_snippets
 from chat_appliance.lib.scheduled_messages import (
     MAX_REMINDER_NOTE_LENGTH,
@@ -33,6 +35,7 @@ from chat_appliance.lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
     draft_dict,
+    field_dict,
     linkifier_dict,
     saved_snippet_dict,
     service_dicts,
@@ -54,6 +57,8 @@ from chat_appliance.models import (
     DirectMessageGroup,
     DirectMessageGroupMember,
     GroupGroupMembership,
+    ClientDevice,
+    CustomProfileField,
     Message,
     Stream,
     Subscription,
@@ -96,6 +101,31 @@ TYPING_STARTED_EXPIRY_MS = 15000
 # -1 is Zulip's "keep messages forever".
 RETENTION_FOREVER = -1
 
+# The legacy realm_wildcard_mention_policy (replaced by can_mention_many_users_group at Zulip
+# feature level 352) that zulip-flutter still requires, derived from the group that replaced
+# it: system group name -> Zulip's policy value. A custom group has no legacy equivalent; Zulip
+# reports "admins" (5) then, the most restrictive value every client knows.
+WILDCARD_POLICY_BY_GROUP = {
+    "role:everyone": 1, "role:members": 2, "role:fullmembers": 3, "role:administrators": 5,
+    "role:owners": 5, "role:nobody": 6, "role:moderators": 7,
+}
+WILDCARD_POLICY_ADMINS = 5
+
+# The external-account kinds a custom profile field of type "external account" may name
+# (Zulip's realm_default_external_accounts): kind -> display name, input hint, URL pattern.
+DEFAULT_EXTERNAL_ACCOUNTS = {
+    "github": ("GitHub", "Your GitHub username", "https://github.com/%(username)s"),
+    "twitter": ("Twitter", "Your Twitter username", "https://twitter.com/%(username)s"),
+}
+
+# How many direct-message conversations recent_private_conversations lists (Zulip's limit).
+RECENT_CONVERSATIONS_LIMIT = 1000
+
+# Where the server's emoji data (Zulip's emoji_api.json format) and the organization's icon are
+# served, without credentials (web/webclient.py serves both).
+EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.json"
+REALM_ICON_PATH = "/static/webclient/realm-icon.png"
+
 
 def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
     """realm: organization settings and the server's limits."""
@@ -116,11 +146,78 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,
         "server_report_message_types": [{"key": key, "name": name} for key, name in REPORT_MESSAGE_TYPES],
         "realm_can_mention_many_users_group": realm.can_mention_many_users_group_id,
+        "realm_wildcard_mention_policy": legacy_wildcard_mention_policy(realm),
+        # Accounts are usable at once: no waiting period before a member is a full member.
+        "realm_waiting_period_threshold": 0,
+        "realm_icon_url": options["base_url"] + REALM_ICON_PATH,
+        "realm_icon_source": "U",
+        "realm_presence_disabled": False,
+        "realm_default_external_accounts": {
+            kind: {"name": name, "text": name, "hint": hint, "url_pattern": pattern}
+            for kind, (name, hint, pattern) in DEFAULT_EXTERNAL_ACCOUNTS.items()},
+        "server_emoji_data_url": options["base_url"] + EMOJI_DATA_PATH,
+        # The longest a long poll waits before its heartbeat; clients time out a poll after it.
+        "event_queue_longpoll_timeout_seconds": options["longpoll_timeout_seconds"],
     })
     state.update(realm_message_settings_state(realm))
     state.update(onboarding_settings_state(user))
     state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
     state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+
+
+def legacy_wildcard_mention_policy(realm: Any) -> int:
+    """Zulip's legacy policy number for the realm's can_mention_many_users_group."""
+    group_id = realm.can_mention_many_users_group_id
+    group = UserGroup.get_or_none(UserGroup.id == group_id) if group_id is not None else None
+    if group is None or not group.is_system_group:
+        return WILDCARD_POLICY_ADMINS
+    return WILDCARD_POLICY_BY_GROUP.get(group.name, WILDCARD_POLICY_ADMINS)
+
+
+def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any) -> None:
+    """custom_profile_fields: the organization's fields, in display order."""
+    fields = (CustomProfileField.select().where(CustomProfileField.realm == user.realm_id)
+              .order_by(CustomProfileField.order, CustomProfileField.id))
+    state["custom_profile_fields"] = [field_dict(f) for f in fields]
+
+
+def fetch_recent_private_conversations(user: UserProfile, state: JSONDict, options: Any) -> None:
+    """recent_private_conversations: the requester's direct-message conversations, most recent
+    first, each with its latest message id and the other members (none for one with oneself)."""
+    latest: dict[int, int] = {}
+    for row in (UserMessage.select(Message.recipient, fn.MAX(Message.id).alias("max_id"))
+                .join(Message)
+                .where((UserMessage.user_profile == user) & Message.stream.is_null())
+                .group_by(Message.recipient).namedtuples()):
+        latest[row.recipient] = row.max_id
+    members = dm_members_by_recipient(set(latest))
+    conversations = sorted(latest.items(), key=lambda item: -item[1])[:RECENT_CONVERSATIONS_LIMIT]
+    state["recent_private_conversations"] = [
+        {"max_message_id": max_id, "user_ids": [i for i in members.get(recipient, []) if i != user.id]}
+        for recipient, max_id in conversations]
+
+
+def fetch_streams(user: UserProfile, state: JSONDict, options: Any) -> None:
+    """streams: every channel the requester can see the metadata of (Zulip's `stream` fetch type)."""
+    subscribed = {s.stream_id for s in Subscription.select(Subscription.stream)
+                  .where((Subscription.user_profile == user) & Subscription.active)}
+    streams = Stream.select().where(Stream.realm == user.realm_id)
+    if not options["client_capabilities"].get("archived_channels", False):
+        streams = streams.where(~Stream.deactivated)
+    streams = [s for s in streams.order_by(Stream.id)
+               if can_access_stream_metadata(user, s, subscribed=s.id in subscribed)]
+    counts = subscriber_counts([s.id for s in streams])
+    state["streams"] = [stream_dict(s, subscriber_count=counts[s.id]) for s in streams]
+
+
+def fetch_devices(user: UserProfile, state: JSONDict, options: Any) -> None:
+    """devices: {device id: push state} of the requester's registered app installations."""
+    rows = ClientDevice.select().where(ClientDevice.user_profile == user).order_by(ClientDevice.id)
+    state["devices"] = {str(d.id): {
+        "push_key_id": d.push_key_id, "push_token_id": d.push_token_id,
+        "pending_push_token_id": d.pending_push_token_id,
+        "push_token_last_updated_timestamp": d.push_token_last_updated_timestamp,
+        "push_registration_error_code": d.push_registration_error_code} for d in rows}
 
 
 def fetch_realm_users(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -249,6 +346,8 @@ def fetch_presence(user: UserProfile, state: JSONDict, options: Any) -> None:
     slim = options.get("slim_presence", False)
     state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
     state["server_timestamp"] = time.time()
+    state["server_presence_ping_interval_seconds"] = PING_INTERVAL_SECONDS
+    state["server_presence_offline_threshold_seconds"] = OFFLINE_THRESHOLD_SECONDS
 
 
 def fetch_user_groups(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -353,6 +452,10 @@ def fetch_realm_user_settings_defaults(user: UserProfile, state: JSONDict, optio
 FETCHERS = {
     "realm": fetch_realm,
     "realm_user": fetch_realm_users,
+    "custom_profile_fields": fetch_custom_profile_fields,
+    "recent_private_conversations": fetch_recent_private_conversations,
+    "stream": fetch_streams,
+    "device": fetch_devices,
     "subscription": fetch_subscriptions,
     "starred_messages": fetch_starred_messages,
     "muted_topics": fetch_muted_topics,

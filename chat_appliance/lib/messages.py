@@ -18,6 +18,7 @@ from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
 from chat_appliance.lib.serializers import avatar_url
 from chat_appliance.lib.subscriptions import subscriber_ids
+from chat_appliance.lib.widgets import submessages_by_message
 
 if TYPE_CHECKING:
     from chat_appliance.db.runtime import GenerationCache
@@ -149,6 +150,9 @@ def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_em
     dm_recipients = direct_recipients({m.recipient_id for m in messages if m.stream_id is None})
     # A message just sent has no reactions yet: skip the query on the send path.
     reactions = {m.id: [] for m in messages} if fresh else reactions_by_message([m.id for m in messages])
+    # A message just sent carries only the widget its send created (set on the row by the send).
+    submessages = ({m.id: getattr(m, "fresh_submessages", []) for m in messages} if fresh
+                   else submessages_by_message([m.id for m in messages]))
     topic_links_cache = {}
     result = []
     for message in messages:
@@ -168,7 +172,7 @@ def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_em
             "timestamp": message.date_sent,
             "is_me_message": message.is_me_message,
             "reactions": reactions[message.id],
-            "submessages": [],
+            "submessages": submessages[message.id],
         }
         if message.stream_id is not None:
             data["type"] = "stream"

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
 OFFLINE_THRESHOLD_SECONDS = 140
+# How often clients are told to report presence (Zulip's server_presence_ping_interval_seconds).
+PING_INTERVAL_SECONDS = 60
 
 # How far back presence data is served unless the client asks otherwise (Zulip: two weeks).
 DEFAULT_HISTORY_LIMIT_DAYS = 14

@@ -12,9 +12,10 @@ from chat_appliance.models.channels import (
     Subscription,
 )
 from chat_appliance.models.invites import Invitation
-from chat_appliance.models.messages import FLAG_BITS, BotStorageData, Message, Reaction, UserMessage, UserTopic
+from chat_appliance.models.messages import FLAG_BITS, BotStorageData, Message, Reaction, SubMessage, UserMessage, UserTopic
 from chat_appliance.models.org import (
     ChannelFolder,
+    ClientDevice,
     CustomProfileField,
     CustomProfileFieldValue,
     Linkifier,
@@ -46,11 +47,11 @@ __all__ = [
     "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
-    "FLAG_BITS", "BotStorageData", "Message", "Reaction", "UserMessage", "UserTopic",
+    "FLAG_BITS", "BotStorageData", "Message", "Reaction", "SubMessage", "UserMessage", "UserTopic",
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
-    "ChannelFolder", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
+    "ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
     "PushDevice", "UserPermission",
     "DRAFT_TYPES", "Draft", "SavedSnippet",
     "Attachment", "AttachmentMessage",

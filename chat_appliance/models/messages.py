@@ -103,3 +103,12 @@ class BotStorageData(BaseModel):
 
     class Meta:
         indexes = ((("bot_profile", "key"), True),)
+
+
+class SubMessage(BaseModel):
+    """A widget's state change attached to a message (Zulip's submessages): the widget itself
+    (a /poll or /todo message's first one, by its sender), then votes, options, tasks."""
+    message = ForeignKeyField(Message, backref="submessages", on_delete="CASCADE")
+    sender = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    msg_type = CharField(max_length=30)
+    content = TextField()

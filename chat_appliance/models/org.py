@@ -86,3 +86,15 @@ class PushDevice(BaseModel):
 
     class Meta:
         indexes = ((("user_profile", "push_account_id"), True),)
+
+
+class ClientDevice(BaseModel):
+    """One installed app of a user (Zulip's register_client_device), with its push state."""
+
+    user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
+    push_key_id = IntegerField(null=True)
+    push_token_id = CharField(max_length=100, null=True)
+    pending_push_token_id = CharField(max_length=100, null=True)
+    push_token_last_updated_timestamp = IntegerField(null=True)
+    push_registration_error_code = CharField(max_length=100, null=True)
+    date_created = IntegerField(default=now)

@@ -32,7 +32,7 @@ from chat_appliance.web.sessions import (
     delete_session,
     find_session,
 )
-from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
+from chat_appliance.markdown.emoji import EMOJI_NAME_MAPS, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 
 bp = Blueprint("webclient", __name__)
 
@@ -203,6 +203,24 @@ def emoji_table_json():
     table = dict(sorted(NAME_TO_CODE.items()))
     table.update({name: "zulip" for name in ZULIP_EXTRA_EMOJI})
     return json.dumps(table, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=1)
+def emoji_api_json():
+    """The server's Unicode emoji as Zulip's emoji_api.json has them: {"code_to_names": {code:
+    [canonical name, aliases...]}}, codes without the U+FE0F variation selector."""
+    table = {code: [info["canonical_name"], *info["aliases"]] for code, info in sorted(EMOJI_NAME_MAPS.items())}
+    return json.dumps({"code_to_names": table}, separators=(",", ":"))
+
+
+@bp.get("/static/generated/emoji/emoji_api.json")
+def emoji_api():
+    """The emoji data /register's server_emoji_data_url names; no credentials (the mobile app
+    fetches it without them)."""
+    response = Response(emoji_api_json(), mimetype="application/json")
+    response.headers["Cache-Control"] = "public, max-age=86400"
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
 
 
 @bp.get("/webclient/emoji.json")

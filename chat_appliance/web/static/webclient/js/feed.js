@@ -3,6 +3,7 @@ import * as api from "./api.js";
 import { closePicker, glyphFor, openPicker, placeNear, showEmojiGlyphs } from "./emoji.js";
 import { model } from "./model.js";
 import { apiNarrow, channelView, dmView, matches, messageLink, nearId, viewHash } from "./narrow.js";
+import { renderWidget } from "./widgets.js";
 import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
 
 const PAGE = 50;
@@ -139,6 +140,8 @@ function renderMessage(message, continued) {
   const content = h("div.content.rendered");
   content.innerHTML = message.content; // sanitised by the server; the page's CSP runs no inline script
   showEmojiGlyphs(content);
+  // A /poll or /todo message shows its widget in place of its text, as Zulip's clients do.
+  const widget = renderWidget(message);
   const article = h(
     "div.message",
     {
@@ -155,7 +158,7 @@ function renderMessage(message, continued) {
       continued
         ? null
         : h("div.meta", h("span.sender", senderName), h("a.time", { href: messageLink(message), title: formatFullTime(message.timestamp) }, formatTime(message.timestamp))),
-      content,
+      widget || content,
       marks.length ? h("div.marks", marks) : null,
       renderReactions(message),
     ),
@@ -383,6 +386,13 @@ export function reactionEvent(event) {
   } else {
     message.reactions = message.reactions.filter((r) => !(r.user_id === event.user_id && r.emoji_code === event.emoji_code && r.reaction_type === event.reaction_type));
   }
+  rerender(message.id);
+}
+
+export function submessageEvent(event) {
+  const message = byId.get(event.message_id);
+  if (!message) return;
+  message.submessages = [...(message.submessages || []), { id: event.submessage_id, message_id: event.message_id, sender_id: event.sender_id, msg_type: event.msg_type, content: event.content }];
   rerender(message.id);
 }
 

@@ -165,6 +165,9 @@ function handleEvent(event) {
     case "reaction":
       feed.reactionEvent(event);
       break;
+    case "submessage":
+      feed.submessageEvent(event);
+      break;
     case "update_message_flags":
       if (event.flag === "read") {
         if (event.op === "add") model.markRead(event.all ? [...model.unread.keys()] : event.messages);

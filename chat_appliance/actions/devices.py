@@ -1,0 +1,39 @@
+"""Client devices (Zulip's register_client_device / remove_client_device): each installed app
+of a user gets an id that its push registration and its /register `devices` refer to."""
+
+from __future__ import annotations
+
+from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.types import JSONDict
+from chat_appliance.models import ClientDevice, UserProfile
+
+
+def device_dict(device: ClientDevice) -> JSONDict:
+    """A device as /register's `devices` values carry it."""
+    return {
+        "push_key_id": device.push_key_id,
+        "push_token_id": device.push_token_id,
+        "pending_push_token_id": device.pending_push_token_id,
+        "push_token_last_updated_timestamp": device.push_token_last_updated_timestamp,
+        "push_registration_error_code": device.push_registration_error_code,
+    }
+
+
+def do_register_client_device(user: UserProfile) -> int:
+    """A new device id for the user; their other clients learn of it (device add)."""
+    with write_transaction():
+        device = ClientDevice.create(user_profile=user)
+    publish({"type": "device", "op": "add", "device_id": device.id}, [user.id])
+    return device.id
+
+
+def do_remove_client_device(user: UserProfile, device_id: int) -> None:
+    """Forget one of the user's devices; BAD_REQUEST 'Invalid device ID' for another's or none."""
+    with write_transaction():
+        deleted = ClientDevice.delete().where((ClientDevice.id == device_id)
+                                              & (ClientDevice.user_profile == user)).execute()
+    if not deleted:
+        raise JsonableError("Invalid device ID")
+    publish({"type": "device", "op": "remove", "device_id": device_id}, [user.id])
