@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.json_input import parse_json
 from chat_appliance.lib.messages import message_audience_ids
 from chat_appliance.lib.widgets import (
     WIDGET_MSG_TYPE,
@@ -26,8 +26,8 @@ def check_submessage(user: UserProfile, message: Message, msg_type: str, content
     if msg_type != WIDGET_MSG_TYPE:
         raise JsonableError("Invalid msg_type")
     try:
-        data = json.loads(content)
-    except ValueError:
+        data = parse_json(content)  # nesting bounded, as everywhere JSON is read
+    except ValueError:  # JsonInputError is one
         raise JsonableError("Invalid json for submessage") from None
     existing = submessages_by_message([message.id])[message.id]
     if not existing:

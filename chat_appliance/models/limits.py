@@ -52,6 +52,8 @@ TEXT_LIMITS = {
     "scheduled_message.failure_message": 10_000,
     "saved_snippet.title": 1000,
     "saved_snippet.content": 1_000_000,
+    # A widget's first submessage repeats its message's options; later ones are a vote or a task.
+    "sub_message.content": 100_000,
 }
 
 
