@@ -36,6 +36,11 @@ def do_change_password(user: UserProfile, old_password: str | None, new_password
         raise JsonableError("Please fill out all fields.")
     if not check_password(user.password, old_password):
         raise WrongPasswordError("Wrong password!")
+    do_set_password(user, new_password, password_method=password_method)
+
+
+def do_set_password(user: UserProfile, new_password: str, *, password_method: str) -> None:
+    """Store a new password that passes the one password policy, hashed with `password_method`."""
     if password_too_weak(new_password):
         raise JsonableError("New password is too weak!")
     hashed = hash_password(new_password, password_method)

@@ -6,19 +6,7 @@ from __future__ import annotations
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.types import JSONDict
 from chat_appliance.models import ClientDevice, UserProfile
-
-
-def device_dict(device: ClientDevice) -> JSONDict:
-    """A device as /register's `devices` values carry it."""
-    return {
-        "push_key_id": device.push_key_id,
-        "push_token_id": device.push_token_id,
-        "pending_push_token_id": device.pending_push_token_id,
-        "push_token_last_updated_timestamp": device.push_token_last_updated_timestamp,
-        "push_registration_error_code": device.push_registration_error_code,
-    }
 
 
 def do_register_client_device(user: UserProfile) -> int:

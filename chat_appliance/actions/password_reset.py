@@ -13,9 +13,8 @@ link issued before, stops working; so does a link after an email change or a dea
 import logging
 from typing import Optional
 
-from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.passwords import hash_password, password_too_weak
+from chat_appliance.actions.account import do_set_password
 from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import Realm, UserProfile
@@ -105,10 +104,5 @@ def do_reset_password(secret: bytes, token: str, new_password: str, *, password_
     """Set the password a valid reset link allows; the link (and any older one) then stops
     working. (The view ends the account's browser sessions.)"""
     user = user_for_reset_token(secret, token)
-    if password_too_weak(new_password):
-        raise JsonableError("New password is too weak!")
-    hashed = hash_password(new_password, password_method)
-    with write_transaction():
-        UserProfile.update(password=hashed).where(UserProfile.id == user.id).execute()
-    user.password = hashed
+    do_set_password(user, new_password, password_method=password_method)
     return user

@@ -34,6 +34,7 @@ from chat_appliance.lib.scheduled_messages import (
 from chat_appliance.lib.serializers import (
     bot_dict,
     cross_realm_bot_dict,
+    device_dict,
     draft_dict,
     field_dict,
     linkifier_dict,
@@ -213,11 +214,7 @@ def fetch_streams(user: UserProfile, state: JSONDict, options: Any) -> None:
 def fetch_devices(user: UserProfile, state: JSONDict, options: Any) -> None:
     """devices: {device id: push state} of the requester's registered app installations."""
     rows = ClientDevice.select().where(ClientDevice.user_profile == user).order_by(ClientDevice.id)
-    state["devices"] = {str(d.id): {
-        "push_key_id": d.push_key_id, "push_token_id": d.push_token_id,
-        "pending_push_token_id": d.pending_push_token_id,
-        "push_token_last_updated_timestamp": d.push_token_last_updated_timestamp,
-        "push_registration_error_code": d.push_registration_error_code} for d in rows}
+    state["devices"] = {str(d.id): device_dict(d) for d in rows}
 
 
 def fetch_realm_users(user: UserProfile, state: JSONDict, options: Any) -> None:

@@ -18,7 +18,7 @@ from chat_appliance.lib.profile_data import profile_data_for
 if TYPE_CHECKING:
     import peewee
     from chat_appliance.lib.types import JSONDict
-    from chat_appliance.models import (Attachment, ChannelFolder, CustomProfileField, Draft, Linkifier, NavigationView,
+    from chat_appliance.models import (Attachment, ChannelFolder, ClientDevice, CustomProfileField, Draft, Linkifier, NavigationView,
                                        SavedSnippet, Stream, Subscription, UserGroup, UserProfile)
 
 
@@ -315,3 +315,14 @@ def saved_snippet_dict(snippet: SavedSnippet) -> JSONDict:
     """A saved snippet as GET /saved_snippets, /register and saved_snippets events return it."""
     return {"id": snippet.id, "title": snippet.title, "content": snippet.content,
             "date_created": snippet.date_created}
+
+
+def device_dict(device: ClientDevice) -> JSONDict:
+    """A registered app installation's push state, as /register's `devices` values carry it."""
+    return {
+        "push_key_id": device.push_key_id,
+        "push_token_id": device.push_token_id,
+        "pending_push_token_id": device.pending_push_token_id,
+        "push_token_last_updated_timestamp": device.push_token_last_updated_timestamp,
+        "push_registration_error_code": device.push_registration_error_code,
+    }
