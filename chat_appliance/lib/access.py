@@ -49,6 +49,11 @@ def access_user_by_id(requester: UserProfile, user_id: int, *, allow_deactivated
                       allow_bots: bool = True) -> UserProfile:
     """A user of the requester's organization by id, or BAD_REQUEST 'No such user'."""
     target = UserProfile.get_or_none((UserProfile.id == user_id) & (UserProfile.realm == requester.realm_id))
+    return _accessible_user(target, allow_deactivated=allow_deactivated, allow_bots=allow_bots)
+
+
+def _accessible_user(target: UserProfile | None, *, allow_deactivated: bool, allow_bots: bool) -> UserProfile:
+    """`target` (None: not in the organization) if the caller may name it, else Zulip's error."""
     if target is None or target.is_system_bot and not allow_bots:
         raise JsonableError("No such user")
     if not allow_deactivated and not target.is_active:
@@ -232,14 +237,7 @@ def access_users_by_ids(requester: UserProfile, user_ids: Iterable[int], *, allo
     found = users_in_realm(requester.realm_id, user_ids)
     users = []
     for user_id in dict.fromkeys(user_ids):
-        target = found.get(user_id)
-        if target is None or target.is_system_bot and not allow_bots:
-            raise JsonableError("No such user")
-        if not allow_deactivated and not target.is_active:
-            raise JsonableError("User is deactivated")
-        if not allow_bots and target.is_bot:
-            raise JsonableError("No such user")
-        users.append(target)
+        users.append(_accessible_user(found.get(user_id), allow_deactivated=allow_deactivated, allow_bots=allow_bots))
     return users
 
 
