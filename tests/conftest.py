@@ -11,6 +11,7 @@ from chat_appliance.app import close_app, create_app, open_app
 from chat_appliance.config import database_url_for
 from chat_appliance.db.backends import backend_for
 from chat_appliance.events import bus
+from chat_appliance.models import database
 
 from . import pg
 from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
@@ -219,3 +220,30 @@ def instance(tmp_path):
     result = run("init", "--instance", str(path), *INIT_ARGS)
     assert result.returncode == 0, result.stderr
     return path
+
+
+@pytest.fixture
+def new_database(tmp_path):
+    """A function making an empty database of this run's engine: (url, peewee database, backend)."""
+    made, opened = [], []
+
+    def make(label):
+        if pg.ENABLED:
+            name = pg.new_name(label)
+            url = pg.create(name)
+            made.append(name)
+        else:
+            url = f"sqlite:///{tmp_path / (label + '.sqlite3')}"
+        backend = backend_for(url)
+        db = backend.open_database(url, pool_size=2)
+        opened.append(db)
+        return url, db, backend
+
+    yield make
+    for db in opened:
+        if hasattr(db, "close_all"):
+            db.close_all()
+    if hasattr(database.obj, "close_all"):
+        database.close_all()
+    for name in made:
+        pg.drop(name)

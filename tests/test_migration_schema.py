@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from chat_appliance.db import backends
 from chat_appliance.db import connection as db_module
 from chat_appliance.db.connection import init_database, migrate
 from chat_appliance.migrations import MIGRATIONS, discover
@@ -46,33 +45,6 @@ SQL_ONLY_INDEXES = {
 # The full-text search index's tables (backends/: FTS5's on SQLite, a tsvector table on PostgreSQL).
 SEARCH_TABLES = {"message_search"}
 OLD_SQLITE_SCHEMA = Path(__file__).parent / "data" / "schema_0110.sqlite.sql"
-
-
-@pytest.fixture
-def new_database(tmp_path):
-    """A function making an empty database of this run's engine: (url, peewee database, backend)."""
-    made, opened = [], []
-
-    def make(label):
-        if pg.ENABLED:
-            name = pg.new_name(label)
-            url = pg.create(name)
-            made.append(name)
-        else:
-            url = f"sqlite:///{tmp_path / (label + '.sqlite3')}"
-        backend = backends.backend_for(url)
-        db = backend.open_database(url, pool_size=2)
-        opened.append(db)
-        return url, db, backend
-
-    yield make
-    for db in opened:
-        if hasattr(db, "close_all"):
-            db.close_all()
-    if hasattr(database.obj, "close_all"):
-        database.close_all()
-    for name in made:
-        pg.drop(name)
 
 
 def apply_all(db, backend):

@@ -3,36 +3,13 @@ migration that rebuilds a table keeps its rows (tests/test_migration_schema.py c
 schema they make)."""
 
 import peewee
-import pytest
 
 from chat_appliance import models
-from chat_appliance.db import backends
 from chat_appliance.db.connection import applied_versions, init_database, migrate
 from chat_appliance.migrations import MIGRATIONS
 from chat_appliance.models import database
 
 from . import pg
-
-
-@pytest.fixture
-def new_database(tmp_path):
-    """A function making empty databases of this run's engine: (peewee database, backend)."""
-    made = []
-
-    def make(label):
-        if pg.ENABLED:
-            name = pg.new_name(label)
-            url = pg.create(name)
-            made.append(name)
-        else:
-            url = f"sqlite:///{tmp_path / (label + '.sqlite3')}"
-        backend = backends.backend_for(url)
-        db = backend.open_database(url, pool_size=2)
-        return db, backend
-
-    yield make
-    for name in made:
-        pg.drop(name)
 
 
 def test_migrate_applies_versions_missing_below_the_newest(tmp_path, database_url):
@@ -66,7 +43,7 @@ def test_frozen_models_ignore_live_model_changes(new_database):
     field = peewee.IntegerField(null=True)
     models.Draft._meta.add_field("added_later", field)
     try:
-        db, backend = new_database("frozen")
+        _url, db, backend = new_database("frozen")
         with db.connection_context():
             for _version, _doc, step in MIGRATIONS:
                 with backend.migration_transaction(db):
