@@ -36,7 +36,6 @@ def test_migration_50_keeps_existing_messages_and_their_rows(before_migration_50
     """Does migration 50 (which rebuilds SQLite's message table) keep every message with its
     personal rows, reactions and search entry, and are ids then never reused?"""
     from chat_appliance import migrations
-    from chat_appliance.db import connection as db_module
 
     hamlet = org.client(org.hamlet)
     first, newest = send(hamlet, content="zebra crossing"), send(hamlet, content="second")
