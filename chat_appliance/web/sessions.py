@@ -90,15 +90,21 @@ def check_csrf(method, expected, offered):
         raise CsrfError("CSRF token incorrect.")
 
 
-def authenticate_session(token, method, csrf_offered):
-    """The active user of this session cookie; raises 401 without one, 403 on a CSRF failure."""
+def active_session(token, method, csrf_offered):
+    """The session of this cookie, its user active and the CSRF token right; raises 401 without
+    one, 403 on a CSRF failure."""
     session = find_session(token)
     if session is None:
         raise UnauthorizedError()
     if not session.user.is_active:
         raise UserDeactivatedError()
     check_csrf(method, session.csrf_token, csrf_offered)
-    return session.user
+    return session
+
+
+def authenticate_session(token, method, csrf_offered):
+    """The active user of this session cookie (see active_session)."""
+    return active_session(token, method, csrf_offered).user
 
 
 # --- cached sessions for long polls (the counterpart of web.auth's credential cache) -------------
@@ -122,12 +128,7 @@ def authenticate_session_cached(token, method, csrf_offered):
     if entry is not None:
         check_csrf(method, entry[1], csrf_offered)
         return entry[0]
-    session = find_session(token)
-    if session is None:
-        raise UnauthorizedError()
-    if not session.user.is_active:
-        raise UserDeactivatedError()
-    check_csrf(method, session.csrf_token, csrf_offered)
+    session = active_session(token, method, csrf_offered)
     user = session.user
     cached = SessionUser(user.id, user.realm_id, user.email)
     cache.put(digest, (cached, session.csrf_token), min(SESSION_CACHE_SECONDS, session.expires - time.time()))
