@@ -167,23 +167,23 @@ class MissedMessageNotifier:
         message = event["message"]
         flags = {int(k): v for k, v in (event.get("flags") or {}).items()}
         noted = []
-        unmentioned = []  # away, and unread, in a channel, with no other reason to be mailed
+        unmentioned = []  # unread, in a channel, with no other reason to be mailed
         for user_id in user_ids:
             if user_id == message["sender_id"]:
                 continue
             user_flags = flags.get(user_id, [])
             trigger = missed_trigger(message, user_flags)
             if trigger is None:
-                if message["type"] == "stream" and "read" not in user_flags and not self.is_online(user_id):
+                if message["type"] == "stream" and "read" not in user_flags:
                     unmentioned.append(user_id)
-                continue
-            if self.is_online(user_id):
-                continue
-            noted.append((user_id, self._missed(message, trigger)))
+            elif not self.is_online(user_id):
+                noted.append((user_id, self._missed(message, trigger)))
         if unmentioned:
+            # The followers first: asking the queues whether each of a large channel's members is
+            # away would cost every send; only followers can be mailed for this message.
             followers = topic_followers(message["stream_id"], message["subject"])
-            noted.extend((user_id, self._missed(message, "followed_topic"))
-                         for user_id in unmentioned if user_id in followers)
+            noted.extend((user_id, self._missed(message, "followed_topic")) for user_id in unmentioned
+                         if user_id in followers and not self.is_online(user_id))
         if noted:
             self._add(noted)
 
