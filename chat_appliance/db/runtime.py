@@ -64,11 +64,15 @@ class Runtime:
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
 
+    def forget_sessions(self, user_id: int) -> None:
+        """Drop one account's cached browser sessions (entries are (SessionUser, CSRF token))."""
+        self.sessions.discard_where(lambda entry: entry[0].id == user_id)
+
     def forget_user(self, user_id: int) -> None:
         """Drop what the caches hold of one account (new key, deactivation, new email): its long
         polls' Basic credentials and its browser sessions, and touch the marker so that a server
         running beside this process (an admin command's) drops them too."""
-        self.sessions.discard_where(lambda entry: entry[0].id == user_id)
+        self.forget_sessions(user_id)
         self.credentials.discard_where(lambda entry: entry[1].id == user_id)
         self.credentials_marker.touch()
 

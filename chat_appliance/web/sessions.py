@@ -158,4 +158,4 @@ def forget_user_sessions(user_id):
     """Drop a user's cached sessions (deactivation, new key, logout elsewhere)."""
     active = runtime.current()
     if active is not None:
-        active.sessions.discard_where(lambda entry: entry[0].id == user_id)
+        active.forget_sessions(user_id)
