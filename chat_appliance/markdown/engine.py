@@ -235,6 +235,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     md.zulip_nonce = secrets.token_hex(8)
     hrefs: list[str] = []
     md.zulip_hrefs = hrefs
+    md.zulip_checked_hrefs = set()  # hrefs sanitize_url already passed while rendering
     budget.start(md, RENDER_BUDGET_SECONDS)
     try:
         html = md.convert(content[:MAX_CONTENT])
@@ -254,6 +255,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         md.zulip_result = None
         md.zulip_code_blocks = []
         md.zulip_hrefs = []
+        md.zulip_checked_hrefs = set()
     html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
     result.html = restore_code_blocks(html, code_blocks)
     # Zulip's rule: "/me " at the start of a one-line message that rendered

@@ -20,6 +20,7 @@ from chat_appliance.markdown import emoji as emoji_data
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
+_NEVER = re.compile(r"(?!x)x")
 
 
 def _trigger_test(trigger: Any):
@@ -120,6 +121,10 @@ def _leaf_html_uncached(node: etree.Element) -> str:
 
 
 def _first(regex: Any, data: str, pos: int):
+    if isinstance(regex, re.Pattern):
+        return regex.search(data, pos)
+    if isinstance(regex, _MultiRegex):
+        return regex.earliest(data, pos)
     return next(regex.finditer(data, pos), None)
 
 
@@ -143,18 +148,21 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
         self._pattern_list = list(self.inlinePatterns)
         self._tests = [_trigger_test(getattr(p, "TRIGGER", None)) for p in self._pattern_list]
         self._heads: dict[int, Any] = {}
+        self._plain_extra: list = []  # trigger tests that are not one regex (the linkifiers)
         if any(t is None for t in self._tests):
             self._plain = None
         else:
             # One pass that proves no pattern can match.
             parts = []
-            for p in self._pattern_list:
+            for p, test in zip(self._pattern_list, self._tests):
                 trig = getattr(p, "TRIGGER", None)
                 if isinstance(trig, str):
                     parts.append(re.escape(trig))
-                elif trig is not False:
+                elif isinstance(trig, re.Pattern):
                     parts.append(trig.pattern)
-            self._plain = _compiled("|".join(parts)) if parts else None
+                elif trig is not False:
+                    self._plain_extra.append(test)
+            self._plain = _compiled("|".join(parts)) if parts else _NEVER
         return super().run(tree, ancestors)
 
     def _head(self, regex: Any) -> Any:
@@ -259,7 +267,7 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
         if isinstance(data, util.AtomicString):
             return data
         plain = self._plain
-        if plain is not None and plain.search(data) is None:
+        if plain is not None and plain.search(data) is None and not any(t(data) for t in self._plain_extra):
             return data
         patterns = self._pattern_list
         tests = self._tests
@@ -454,13 +462,27 @@ class _MultiRegex:
     def __init__(self, patterns: list["re.Pattern[str]"]):
         self.patterns = patterns
 
+    def search(self, data: str, pos: int = 0) -> Optional["re.Match[str]"]:
+        """Whether any of the patterns matches (a trigger test): the first found, not the earliest."""
+        for rx in self.patterns:
+            m = rx.search(data, pos)
+            if m is not None:
+                return m
+        return None
+
+    def earliest(self, data: str, pos: int = 0) -> Optional["re.Match[str]"]:
+        if len(self.patterns) == 1:
+            return self.patterns[0].search(data, pos)
+        best = None
+        for rx in self.patterns:
+            m = rx.search(data, pos)
+            if m and (best is None or m.start() < best.start()):
+                best = m
+        return best
+
     def finditer(self, data: str, pos: int = 0) -> Iterator["re.Match[str]"]:
         while pos <= len(data):
-            best = None
-            for rx in self.patterns:
-                m = rx.search(data, pos)
-                if m and (best is None or m.start() < best.start()):
-                    best = m
+            best = self.earliest(data, pos)
             if best is None:
                 return
             yield best
@@ -474,15 +496,27 @@ class LinkifierProcessor(_Base):
 
     def __init__(self, md: Any):
         super().__init__(r"(?!x)x", md)
+        self._compiled: Any = None  # compile_linkifiers' answer the two below were made from
+        self._templates: dict = {}
+        self._multi = _MultiRegex([])
+
+    def _prepare(self) -> _MultiRegex:
+        # compile_linkifiers memoises per linkifier list, so the same list is the same object:
+        # rebuild only when the realm's linkifiers change, not per text node.
+        compiled = compile_linkifiers(self.ctx.linkifiers)
+        if compiled is not self._compiled:
+            self._templates = {rx: t for rx, t in compiled}
+            self._multi = _MultiRegex([rx for rx, _ in compiled])
+            self._compiled = compiled
+        return self._multi
 
     @property
     def TRIGGER(self):
-        return None if self.ctx.linkifiers else False
+        # The patterns themselves: a text none of them matches skips the inline pass.
+        return self._prepare() if self.ctx.linkifiers else False
 
     def getCompiledRegExp(self):
-        compiled = compile_linkifiers(self.ctx.linkifiers)
-        self._templates = {rx: t for rx, t in compiled}
-        return _MultiRegex([rx for rx, _ in compiled])
+        return self._prepare()
 
     def handleMatch(self, m, data):
         template = self._templates.get(m.re)
@@ -491,6 +525,7 @@ class LinkifierProcessor(_Base):
         url = linkifier_url(m, template)
         if sanitize_url(url) is None:
             return NOT_HANDLED
+        self.md.zulip_checked_hrefs.add(url)  # the link pass need not check it again
         start, end = m.span("linkifier_match")
         return _link(url, m.group("linkifier_match")), start, end
 
@@ -626,9 +661,12 @@ class EmojiNameProcessor(_Base):
 
 
 class EmoticonProcessor(_Base):
+    # Every match contains one of the emoticons (the pattern's lookarounds aside).
+    _TRIGGER_RE = re.compile("|".join(re.escape(e) for e in sorted(emoji_data.EMOTICONS, key=len, reverse=True)))
+
     @property
     def TRIGGER(self):
-        return None if self.ctx.translate_emoticons else False
+        return self._TRIGGER_RE if self.ctx.translate_emoticons else False
 
     def __init__(self, md: Any):
         super().__init__(emoji_data.EMOTICON_RE.pattern, md)

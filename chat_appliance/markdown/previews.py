@@ -144,11 +144,12 @@ class HrefStashTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         hrefs = self.md.zulip_hrefs
         nonce = self.md.zulip_nonce
+        checked = self.md.zulip_checked_hrefs
         for a in root.iter("a"):
             href = a.get("href")
             if href is None:
                 continue
-            if sanitize_url(href) is None and not href.startswith(("/", "#")):
+            if href not in checked and sanitize_url(href) is None and not href.startswith(("/", "#")):
                 del a.attrib["href"]
                 continue
             token = f"#zhref{nonce}n{len(hrefs)}"

@@ -3,6 +3,7 @@ Zulip's narrow-hash encoding."""
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import Iterator, Optional
@@ -121,19 +122,39 @@ _RESERVED = ":/?#[]@!$&'()*+,;="
 _EXPR_RE = re.compile(r"\{([+#]?)([\w.,]+)\}")
 
 
+def _quote(value: str, safe: str) -> str:
+    # Letters and digits never need quoting: skip urllib's work for the usual issue number.
+    return value if value.isascii() and value.isalnum() else quote(value, safe=safe)
+
+
+@functools.lru_cache(maxsize=256)
+def _template_parts(template: str) -> tuple:
+    """The template split once into literal text and (prefix, safe characters, names) expressions:
+    a message with thousands of linkifier matches expands the same template each time."""
+    parts: list = []
+    last = 0
+    for m in _EXPR_RE.finditer(template):
+        parts.append(template[last:m.start()])
+        op = m.group(1)
+        parts.append(("#" if op == "#" else "", _UNRESERVED + (_RESERVED if op else ""), tuple(m.group(2).split(","))))
+        last = m.end()
+    parts.append(template[last:])
+    return tuple(parts)
+
+
 def expand_template(template: str, variables: dict[str, str]) -> str:
     """Expand simple ``{var}``, reserved ``{+var}`` and fragment ``{#var}``
     expressions; undefined variables expand to nothing."""
-
-    def repl(m: "re.Match[str]") -> str:
-        op, names = m.group(1), m.group(2)
-        safe = _UNRESERVED + (_RESERVED if op else "")
-        values = [quote(str(variables[n]), safe=safe) for n in names.split(",") if variables.get(n) is not None]
-        if not values:
-            return ""
-        return ("#" if op == "#" else "") + ",".join(values)
-
-    return _EXPR_RE.sub(repl, template)
+    out = []
+    for part in _template_parts(template):
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        prefix, safe, names = part
+        values = [_quote(str(variables[n]), safe) for n in names if variables.get(n) is not None]
+        if values:
+            out.append(prefix + ",".join(values))
+    return "".join(out)
 
 
 # --- narrow hashes ---------------------------------------------------------
