@@ -204,7 +204,7 @@ def register_missed_messages(app):
     state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
     bus.add_listener(state.missed_messages, state.runtime)
     # Mobile push notifications (actions/push_notifications.py) follow the same rule for "away".
-    state.push_notifier = PushNotifier(app.config, is_online, state.secret)
+    state.push_notifier = PushNotifier(app.config, is_online)
     bus.add_listener(state.push_notifier, state.runtime)
 
 

@@ -82,6 +82,21 @@ def test_register_push_service_command(instance, push_service):
     assert new_key != key and push_service.servers[org_id]["key"] == new_key
 
 
+def test_credentials_survive_backup_and_restore(instance, push_service, tmp_path, database_url):
+    """Does a backup carry the service credentials, restored identical and owner-only?"""
+    if database_url is not None:
+        pytest.skip("restore of a database needs SQLite (PostgreSQL: pg_dump)")
+    result = run("register-push-service", "--instance", str(instance), "--url", push_service.url,
+                 "--agree-to-terms-of-service", "--contact-email", "admin@chat.example.org")
+    assert result.returncode == 0, result.stderr
+    archive = tmp_path / "b.tar.gz"
+    assert run("backup", "--instance", str(instance), str(archive)).returncode == 0
+    restored = run("restore", "--instance", str(tmp_path / "new"), str(archive))
+    assert restored.returncode == 0, restored.stderr
+    assert read_credentials(tmp_path / "new") == read_credentials(instance) is not None
+    assert stat.S_IMODE(os.stat(tmp_path / "new" / CREDENTIALS_FILE).st_mode) == 0o600
+
+
 def test_register_push_service_errors(instance, push_service):
     """Is the service's refusal (an example.com contact) shown as an error with nothing stored,
     and an unreachable service a clear error too?"""

@@ -104,10 +104,10 @@ def check_token(kind: str, token: str) -> str:
     return token
 
 
-def recipient_of(user: UserProfile, realm: Realm, secret: bytes) -> Recipient:
+def recipient_of(user: UserProfile, realm: Realm, service: PushService) -> Recipient:
     """Whom a notification or registration is for, as the service knows them."""
-    return Recipient(user_id=user.id, user_uuid=push_service.derived_uuid(secret, "user", user.id),
-                     realm_id=realm.id, realm_uuid=push_service.derived_uuid(secret, "realm", realm.id),
+    return Recipient(user_id=user.id, user_uuid=push_service.derived_uuid(service.org_id, "user", user.id),
+                     realm_id=realm.id, realm_uuid=push_service.derived_uuid(service.org_id, "realm", realm.id),
                      realm_url=realm.url, realm_name=realm.name, server=realm.host)
 
 
@@ -123,10 +123,9 @@ def call_service(service: PushService, method: str, endpoint: str, data: Mapping
         return push_service.send(service, method, endpoint, data, json_body=json_body, user_agent=USER_AGENT)
 
 
-def do_add_push_token(user: UserProfile, kind: str, token: str, appid: str | None, service: PushService,
-                      secret: bytes) -> None:
+def do_add_push_token(user: UserProfile, kind: str, token: str, appid: str | None, service: PushService) -> None:
     """Forward the token to the service (push/register), then keep it (once)."""
-    recipient = recipient_of(user, user.realm, secret)
+    recipient = recipient_of(user, user.realm, service)
     call_service(service, "POST", "push/register", {**identity(recipient), "token": token,
                                                     "token_kind": push_service.TOKEN_KINDS[kind],
                                                     "ios_app_id": appid})
@@ -144,13 +143,13 @@ def access_push_token(user: UserProfile, kind: str, token: str) -> PushDeviceTok
     return row
 
 
-def do_remove_push_token(row: PushDeviceToken, service: PushService, secret: bytes) -> None:
+def do_remove_push_token(row: PushDeviceToken, service: PushService) -> None:
     """Forget the token here, then tell the service (push/unregister). A token the service no
     longer knows is gone there already: that is not an error here."""
     user = row.user_profile
     with write_transaction():
         row.delete_instance()
-    recipient = recipient_of(user, user.realm, secret)
+    recipient = recipient_of(user, user.realm, service)
     try:
         call_service(service, "POST", "push/unregister", {**identity(recipient), "token": row.token,
                                                           "token_kind": push_service.TOKEN_KINDS[row.kind]})
@@ -172,10 +171,9 @@ def legacy_test_devices(user: UserProfile, token: str | None) -> list[PushDevice
     return devices
 
 
-def do_send_test_notification(user: UserProfile, devices: list[PushDeviceToken], service: PushService,
-                              secret: bytes) -> None:
+def do_send_test_notification(user: UserProfile, devices: list[PushDeviceToken], service: PushService) -> None:
     """push/test_notification for each device (the service words the notification itself)."""
-    recipient = recipient_of(user, user.realm, secret)
+    recipient = recipient_of(user, user.realm, service)
     for device in devices:
         body = {"token": device.token, "token_kind": push_service.TOKEN_KINDS[device.kind],
                 **identity(recipient), "base_payload": push_service.base_payload(recipient)}
@@ -259,12 +257,11 @@ class PushNotifier:
 
     `config` is read at each job (the service: a server registered while running starts pushing;
     PUSH_NOTIFICATION_ATTEMPTS and _RETRY_SECONDS); `is_online(user_id)` is the missed-message
-    emails' rule; `secret` is the instance secret the users' UUIDs derive from."""
+    emails' rule."""
 
-    def __init__(self, config: Mapping[str, Any], is_online: Callable[[int], bool], secret: bytes) -> None:
+    def __init__(self, config: Mapping[str, Any], is_online: Callable[[int], bool]) -> None:
         self.config = config
         self.is_online = is_online
-        self.secret = secret
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -371,7 +368,7 @@ class PushNotifier:
 
     def send_message_notification(self, service: PushService, user: UserProfile, realm: Realm, data: PushMessage,
                                   trigger: str, flags: list[str], devices: dict[str, list[str]]) -> None:
-        recipient = recipient_of(user, realm, self.secret)
+        recipient = recipient_of(user, realm, service)
         group = mentioned_group(user, data.rendered_content, flags) if trigger == "mention" else None
         body = push_service.notify_body(recipient, push_service.gcm_message_payload(recipient, data, group),
                                         push_service.apns_message_payload(recipient, data, trigger, group),
@@ -399,7 +396,7 @@ class PushNotifier:
         if not notified or devices is None:
             return
         user = UserProfile.get_by_id(user_id)
-        recipient = recipient_of(user, Realm.get_by_id(user.realm_id), self.secret)
+        recipient = recipient_of(user, Realm.get_by_id(user.realm_id), service)
         for start in range(0, len(notified), MAX_REMOVE_IDS):
             batch = notified[start:start + MAX_REMOVE_IDS]
             body = push_service.notify_body(recipient, push_service.gcm_remove_payload(recipient, batch),

@@ -19,18 +19,17 @@ from chat_appliance.actions.push_notifications import (
 from chat_appliance.lib.errors import MissingArgumentError
 from chat_appliance.lib.push_service import PushServiceNotConfiguredError, service_from_config
 from chat_appliance.lib.validators import ParamError, check_int, check_string, one_of
-from chat_appliance.web.context import EXTENSION
 from chat_appliance.web.params import Param, endpoint
 
 bp = Blueprint("push_notifications", __name__)
 
 
 def configured_service():
-    """The service and the instance secret, or PUSH_SERVICE_NOT_CONFIGURED."""
+    """The service, or PUSH_SERVICE_NOT_CONFIGURED."""
     service = service_from_config(current_app.config)
     if service is None:
         raise PushServiceNotConfiguredError()
-    return service, current_app.extensions[EXTENSION].secret
+    return service
 
 
 def check_base64(var_name, value):
@@ -49,7 +48,7 @@ def check_base64(var_name, value):
 def add_apns_token(user, token, appid):
     """Register an iOS device token with the service."""
     check_token("apns", token)
-    do_add_push_token(user, "apns", token, appid, *configured_service())
+    do_add_push_token(user, "apns", token, appid, configured_service())
 
 
 @bp.delete("/users/me/apns_device_token")
@@ -58,7 +57,7 @@ def remove_apns_token(user, token):
     """Forget an iOS device token, here and at the service."""
     check_token("apns", token)
     service = configured_service()
-    do_remove_push_token(access_push_token(user, "apns", token), *service)
+    do_remove_push_token(access_push_token(user, "apns", token), service)
 
 
 @bp.post("/users/me/android_gcm_reg_id")
@@ -66,7 +65,7 @@ def remove_apns_token(user, token):
 def add_fcm_token(user, token):
     """Register an Android (FCM) registration token with the service."""
     check_token("fcm", token)
-    do_add_push_token(user, "fcm", token, None, *configured_service())
+    do_add_push_token(user, "fcm", token, None, configured_service())
 
 
 @bp.delete("/users/me/android_gcm_reg_id")
@@ -75,7 +74,7 @@ def remove_fcm_token(user, token):
     """Forget an Android (FCM) registration token, here and at the service."""
     check_token("fcm", token)
     service = configured_service()
-    do_remove_push_token(access_push_token(user, "fcm", token), *service)
+    do_remove_push_token(access_push_token(user, "fcm", token), service)
 
 
 @bp.post("/mobile_push/test_notification")
@@ -83,7 +82,7 @@ def remove_fcm_token(user, token):
 def test_notification(user, token):
     """A test notification to one registered device, or to all of the user's."""
     service = configured_service()
-    do_send_test_notification(user, legacy_test_devices(user, token), *service)
+    do_send_test_notification(user, legacy_test_devices(user, token), service)
 
 
 @bp.post("/mobile_push/register")

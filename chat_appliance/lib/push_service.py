@@ -20,7 +20,6 @@ Nothing here knows Flask or the models' tables: callers pass what the payloads n
 from __future__ import annotations
 
 import hashlib
-import hmac
 import html.parser
 import json
 import os
@@ -157,11 +156,12 @@ def masked(secret: str) -> str:
     return secret[:4] + "…" if secret else ""
 
 
-def derived_uuid(secret: bytes, kind: str, number: int) -> str:
-    """A stable UUID4 for a user or realm, derived from the instance secret (Zulip keeps a random
-    UUID column; this server has none, and the service only needs the value stable and
-    unguessable)."""
-    digest = hmac.new(secret, f"{kind}:{number}".encode(), hashlib.sha256).digest()
+def derived_uuid(org_id: str, kind: str, number: int) -> str:
+    """A stable UUID (version 4 format) for a user or realm. Zulip keeps a random UUID column;
+    this server has none, and the service needs the value stable for as long as the server's
+    registration lasts, and distinct across servers: derived from the org id, which never
+    changes (a rotated key keeps it) and is restored with the credentials."""
+    digest = hashlib.sha256(f"{org_id}:{kind}:{number}".encode()).digest()
     return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
