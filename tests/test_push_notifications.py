@@ -113,11 +113,15 @@ def test_stored_credentials_turn_push_on(app, org, push_service):
     """Do credentials in the instance (as register-push-service leaves them) configure push, as
     server_settings reports?"""
     assert ok(org.client(org.hamlet).get("server_settings"))["push_notifications_enabled"] is False
+    state = register(org.client(org.hamlet), fetch_event_types=["realm"])
+    assert (state["realm_push_notifications_enabled"], state["realm_push_notifications_enabled_end_timestamp"]) == \
+        (False, None)
     org_id, key = push_service.register_server()
     with open(os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_FILE), "w") as out:
         json.dump({"zulip_org_id": org_id, "zulip_org_key": key}, out)
     app.config["ZULIP_SERVICES_URL"] = push_service.url
     assert ok(org.client(org.hamlet).get("server_settings"))["push_notifications_enabled"] is True
+    assert register(org.client(org.hamlet), fetch_event_types=["realm"])["realm_push_notifications_enabled"] is True
     with_fcm(org, org.hamlet)
     assert push_service.calls_to("push/register")[0]["token"] == FCM_TOKEN
 
