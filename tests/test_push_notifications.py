@@ -82,10 +82,8 @@ def test_register_push_service_command(instance, push_service):
     assert new_key != key and push_service.servers[org_id]["key"] == new_key
 
 
-def test_credentials_survive_backup_and_restore(instance, push_service, tmp_path, database_url):
+def test_credentials_survive_backup_and_restore(instance, push_service, tmp_path):
     """Does a backup carry the service credentials, restored identical and owner-only?"""
-    if database_url is not None:
-        pytest.skip("restore of a database needs SQLite (PostgreSQL: pg_dump)")
     result = run("register-push-service", "--instance", str(instance), "--url", push_service.url,
                  "--agree-to-terms-of-service", "--contact-email", "admin@chat.example.org")
     assert result.returncode == 0, result.stderr

@@ -268,15 +268,11 @@ class PushNotifier:
         self._closed = False
 
     def __call__(self, event: Mapping[str, Any], user_ids: list[int]) -> None:
-        """Bus listener: note who might be notified (or un-notified); no database work here."""
+        """Bus listener: note the event for the worker; no per-recipient work here (a channel's
+        members are many, and most have no device)."""
         kind = event.get("type")
         if kind == "message":
-            message = event["message"]
-            flags = {int(k): v for k, v in (event.get("flags") or {}).items()}
-            candidates = [(uid, list(flags.get(uid, [])), self.is_online(uid)) for uid in user_ids
-                          if uid != message["sender_id"] and "read" not in flags.get(uid, [])]
-            if candidates:
-                self._add(("message", message, candidates))
+            self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
         elif kind == "update_message_flags" and event.get("flag") == "read" and event.get("op") == "add":
             for uid in user_ids:
                 self._add(("remove", uid, list(event.get("messages") or [])))
@@ -307,7 +303,7 @@ class PushNotifier:
             try:
                 with database.connection_context():
                     if job[0] == "message":
-                        self.notify_message(job[1], job[2])
+                        self.notify_message(job[1], job[2], job[3])
                     else:
                         self.notify_removal(job[1], job[2])
             except Exception:  # one job must never stop the others
@@ -325,13 +321,17 @@ class PushNotifier:
             devices.setdefault(row.user_profile_id, {"fcm": [], "apns": []})[row.kind].append(row.token)
         return devices
 
-    def notify_message(self, event_message: Mapping[str, Any], candidates: list[tuple[int, list[str], bool]]) -> None:
+    def notify_message(self, event_message: Mapping[str, Any], event_flags: Mapping[Any, list[str]],
+                       user_ids: list[int]) -> None:
         """Decide, build and send the notifications of one message."""
         service = self.service()
         if service is None:
             return
-        devices = self.devices_of([uid for uid, _flags, _online in candidates])
-        candidates = [c for c in candidates if c[0] in devices]
+        flags = {int(k): list(v) for k, v in event_flags.items()}
+        unread = [uid for uid in user_ids if uid != event_message["sender_id"] and "read" not in flags.get(uid, [])]
+        devices = self.devices_of(unread) if unread else {}
+        # Away or not is asked only of people with a device, now (moments after the send).
+        candidates = [(uid, flags.get(uid, []), self.is_online(uid)) for uid in unread if uid in devices]
         if not candidates:
             return
         message = Message.get_or_none(Message.id == event_message["id"])
@@ -353,18 +353,18 @@ class PushNotifier:
             people = sorted(event_message["display_recipient"], key=lambda p: p["id"])
             data.group_user_ids = tuple(p["id"] for p in people)
             data.group_full_names = tuple(p["full_name"] for p in people)
-        for user_id, flags, online in candidates:
+        for user_id, user_flags, online in candidates:
             user = UserProfile.get_or_none(UserProfile.id == user_id)
             if user is None or not user.is_active or user.is_bot:
                 continue
             if online and not user_setting(user, "enable_online_push_notifications"):
                 continue
             subscription = subscriptions.get(user_id)
-            trigger = next((t for t in triggers_for(event_message, flags, user_id in followers)
+            trigger = next((t for t in triggers_for(event_message, user_flags, user_id in followers)
                             if wants_push(user, t, subscription)), None)
             if trigger is None:
                 continue
-            self.send_message_notification(service, user, realm, data, trigger, flags, devices[user_id])
+            self.send_message_notification(service, user, realm, data, trigger, user_flags, devices[user_id])
 
     def send_message_notification(self, service: PushService, user: UserProfile, realm: Realm, data: PushMessage,
                                   trigger: str, flags: list[str], devices: dict[str, list[str]]) -> None:
@@ -384,6 +384,8 @@ class PushNotifier:
         if service is None:
             return
         devices = self.devices_of([user_id]).get(user_id)
+        if devices is None:  # nothing was sent to this person (or there is nowhere to send now)
+            return
         with write_transaction():
             query = UserMessage.select(UserMessage.message).where(
                 (UserMessage.user_profile == user_id) & (UserMessage.flags.bin_and(ACTIVE_PUSH) != 0))
@@ -393,7 +395,7 @@ class PushNotifier:
             if notified:
                 UserMessage.update(flags=UserMessage.flags.bin_and(~ACTIVE_PUSH)).where(
                     (UserMessage.user_profile == user_id) & UserMessage.message.in_(notified)).execute()
-        if not notified or devices is None:
+        if not notified:
             return
         user = UserProfile.get_by_id(user_id)
         recipient = recipient_of(user, Realm.get_by_id(user.realm_id), service)
