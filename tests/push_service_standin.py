@@ -84,8 +84,8 @@ def payload_problems(body):
             problems.append("apns_payload.alert needs title, subtitle and body strings")
         if apns.get("sound") != "default":
             problems.append("apns_payload.sound must be 'default'")
-        if len(gcm.get("content", "")) > 200:
-            problems.append("content longer than 200 characters")
+        if len(gcm.get("content", "")) > 201:
+            problems.append("content longer than 200 characters and the ellipsis")
     elif event == "remove":
         check_keys("gcm_payload", gcm, {**BASE_KEYS, "zulip_message_ids": str, "zulip_message_id": int}, problems)
         if not ID_LIST.match(str(gcm.get("zulip_message_ids"))):
@@ -177,7 +177,9 @@ class PushServiceStandIn:
             raise ServiceError(f"Missing '{name}' argument", "REQUEST_VARIABLE_MISSING")
         return value
 
-    def user_identity(self):
+    def user_identity(self, org_id):
+        if request.form.get("server_uuid") not in (None, org_id):
+            raise ServiceError("server_uuid is not the authenticated server")
         user_id, user_uuid = self.form_int("user_id"), self.form_str("user_uuid")
         realm_uuid = self.form_str("realm_uuid")
         if user_id is None and user_uuid is None:
@@ -258,7 +260,7 @@ class PushServiceStandIn:
             ios_app_id = self.form_str("ios_app_id")
             if kind == APNS and ios_app_id is None:
                 raise ServiceError("Missing ios_app_id")
-            user_id, user_uuid, realm_uuid = self.user_identity()
+            user_id, user_uuid, realm_uuid = self.user_identity(org_id)
             with self.lock:
                 if not any(d["server"] == org_id and d["token"] == token and d["kind"] == kind
                            and d["user_uuid"] == user_uuid for d in self.devices):
@@ -272,7 +274,7 @@ class PushServiceStandIn:
         @authenticated
         def push_unregister(org_id):
             token, kind = self.token_and_kind()
-            user_id, user_uuid, _realm = self.user_identity()
+            user_id, user_uuid, _realm = self.user_identity(org_id)
             with self.lock:
                 before = len(self.devices)
                 self.devices = [d for d in self.devices if not (

@@ -146,7 +146,8 @@ def test_device_registration_forwarded(org, push_configured):
     ok(hamlet.post("users/me/android_gcm_reg_id", token=FCM_TOKEN))
     ok(hamlet.post("users/me/apns_device_token", token=APNS_TOKEN, appid=APP_ID))
     fcm, apns = push_configured.calls_to("push/register")
-    assert set(fcm) == {"user_id", "user_uuid", "realm_uuid", "token", "token_kind"}
+    assert set(fcm) == {"server_uuid", "user_id", "user_uuid", "realm_uuid", "token", "token_kind"}
+    assert fcm["server_uuid"] == next(iter(push_configured.servers))
     assert fcm["token"] == FCM_TOKEN and fcm["token_kind"] == "2" and fcm["user_id"] == str(org.hamlet.id)
     assert is_uuid4(fcm["user_uuid"]) and is_uuid4(fcm["realm_uuid"])
     assert apns == {**fcm, "token": APNS_TOKEN, "token_kind": "1", "ios_app_id": APP_ID}
@@ -158,7 +159,7 @@ def test_device_registration_forwarded(org, push_configured):
 
     ok(hamlet.delete("users/me/android_gcm_reg_id", token=FCM_TOKEN))
     assert push_configured.calls_to("push/unregister") == [
-        {"user_id": str(org.hamlet.id), "user_uuid": fcm["user_uuid"], "realm_uuid": fcm["realm_uuid"],
+        {"server_uuid": fcm["server_uuid"], "user_id": str(org.hamlet.id), "user_uuid": fcm["user_uuid"], "realm_uuid": fcm["realm_uuid"],
          "token": FCM_TOKEN, "token_kind": "2"}]
     err(hamlet.delete("users/me/android_gcm_reg_id", token=FCM_TOKEN), 400, "BAD_REQUEST", "Token does not exist")
     assert [d["token"] for d in push_configured.devices if d["user_id"] == org.hamlet.id] == [APNS_TOKEN]
@@ -384,3 +385,27 @@ def test_no_device_no_call(app, org, push_configured):
     ok(org.client(org.othello).post("messages", type="private", to=json.dumps([org.hamlet.id]), content="hi"))
     settle(app)
     assert push_configured.notifications == []
+
+
+def test_notification_text(app, org, push_configured):
+    """Is the text Zulip's: emoji as characters, a spoiler as its header and "(…)", lists
+    numbered, quotes beside the message's own text collapsed to "[…]", and a long text cut after
+    200 characters with "…" and content_truncated?"""
+    with_fcm(org, org.hamlet)
+    othello = org.client(org.othello)
+    sent = [
+        "Good :smile:",
+        "```spoiler The ending\nEveryone dies\n```",
+        "1. first\n2. second",
+        "> what he said\n\nmy answer",
+        "> only a quote",
+        "x" * 250,
+    ]
+    for content in sent:
+        ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content=content))
+    settle(app)
+    texts = [(n["gcm_payload"]["content"], n["gcm_payload"]["content_truncated"]) for n in push_configured.notifications]
+    assert texts == [("Good \N{SLIGHTLY SMILING FACE}", False), ("The ending (…)\n", False),
+                     ("1. first\n2. second", False), ("[…]\nmy answer", False), ("> only a quote\n", False),
+                     ("x" * 200 + "…", True)]
+    assert [n["apns_payload"]["alert"]["body"] for n in push_configured.notifications] == [t for t, _c in texts]

@@ -38,6 +38,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_service
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.push_service import (
     PushMessage,
     PushService,
@@ -65,7 +66,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_MAX_LENGTH = 4096
 ACTIVE_PUSH = FLAG_BITS["active_mobile_push_notification"]
-# Zulip's service trims a remove to the newest 200 ids; send them in batches of that size.
+# A "remove" names at most the newest 200 messages (Zulip's limit).
 MAX_REMOVE_IDS = 200
 USER_AGENT = "ZulipServer/11.0 (chat-appliance)"
 
@@ -111,9 +112,11 @@ def recipient_of(user: UserProfile, realm: Realm, service: PushService) -> Recip
                      realm_url=realm.url, realm_name=realm.name, server=realm.host)
 
 
-def identity(recipient: Recipient) -> dict[str, Any]:
-    """The fields naming a user in push/register and push/unregister."""
-    return {"user_uuid": recipient.user_uuid, "user_id": recipient.user_id, "realm_uuid": recipient.realm_uuid}
+def identity(recipient: Recipient, service: PushService) -> dict[str, Any]:
+    """The fields naming a user in push/register and push/unregister (Zulip sends its own org id
+    as server_uuid too)."""
+    return {"server_uuid": service.org_id, "user_uuid": recipient.user_uuid, "user_id": recipient.user_id,
+            "realm_uuid": recipient.realm_uuid}
 
 
 def call_service(service: PushService, method: str, endpoint: str, data: Mapping[str, Any], *,
@@ -126,7 +129,7 @@ def call_service(service: PushService, method: str, endpoint: str, data: Mapping
 def do_add_push_token(user: UserProfile, kind: str, token: str, appid: str | None, service: PushService) -> None:
     """Forward the token to the service (push/register), then keep it (once)."""
     recipient = recipient_of(user, user.realm, service)
-    call_service(service, "POST", "push/register", {**identity(recipient), "token": token,
+    call_service(service, "POST", "push/register", {**identity(recipient, service), "token": token,
                                                     "token_kind": push_service.TOKEN_KINDS[kind],
                                                     "ios_app_id": appid})
     with write_transaction():
@@ -151,7 +154,7 @@ def do_remove_push_token(row: PushDeviceToken, service: PushService) -> None:
         row.delete_instance()
     recipient = recipient_of(user, user.realm, service)
     try:
-        call_service(service, "POST", "push/unregister", {**identity(recipient), "token": row.token,
+        call_service(service, "POST", "push/unregister", {**identity(recipient, service), "token": row.token,
                                                           "token_kind": push_service.TOKEN_KINDS[row.kind]})
     except PushServiceRefusedError as error:
         log.info("push/unregister for user %s: %s", user.id, error.msg)
@@ -176,7 +179,8 @@ def do_send_test_notification(user: UserProfile, devices: list[PushDeviceToken],
     recipient = recipient_of(user, user.realm, service)
     for device in devices:
         body = {"token": device.token, "token_kind": push_service.TOKEN_KINDS[device.kind],
-                **identity(recipient), "base_payload": push_service.base_payload(recipient)}
+                "user_id": recipient.user_id, "user_uuid": recipient.user_uuid,
+                "realm_uuid": recipient.realm_uuid, "base_payload": push_service.base_payload(recipient)}
         try:
             call_service(service, "POST", "push/test_notification", body, json_body=True)
         except PushServiceRetryLaterError:
@@ -238,7 +242,7 @@ def push_message(message: Message, sender: UserProfile, realm: Realm) -> PushMes
     if message.stream_id is not None:
         data.stream_id = message.stream_id
         data.stream_name = Stream.get_by_id(message.stream_id).name
-        data.topic = message.topic
+        data.topic = message.topic or EMPTY_TOPIC_DISPLAY_NAME
     return data
 
 
@@ -374,6 +378,10 @@ class PushNotifier:
                                         push_service.apns_message_payload(recipient, data, trigger, group),
                                         devices["fcm"], devices["apns"])
         with write_transaction():
+            row = UserMessage.get_or_none((UserMessage.user_profile == user.id) & (UserMessage.message == data.id))
+            # Read meanwhile, or notified already: nothing to send (Zulip's check).
+            if row is None or row.flags & (FLAG_BITS["read"] | ACTIVE_PUSH):
+                return
             UserMessage.update(flags=UserMessage.flags.bin_or(ACTIVE_PUSH)).where(
                 (UserMessage.user_profile == user.id) & (UserMessage.message == data.id)).execute()
         self.notify(service, user.id, body)
@@ -399,12 +407,13 @@ class PushNotifier:
             return
         user = UserProfile.get_by_id(user_id)
         recipient = recipient_of(user, Realm.get_by_id(user.realm_id), service)
-        for start in range(0, len(notified), MAX_REMOVE_IDS):
-            batch = notified[start:start + MAX_REMOVE_IDS]
-            body = push_service.notify_body(recipient, push_service.gcm_remove_payload(recipient, batch),
-                                            push_service.apns_remove_payload(recipient, batch),
-                                            devices["fcm"], devices["apns"])
-            self.notify(service, user_id, body)
+        # One notification, with the newest ids only when there are many (Zulip's: APNs allows 4 KB;
+        # older notifications were most likely dismissed on the phone already).
+        newest = notified[-MAX_REMOVE_IDS:]
+        body = push_service.notify_body(recipient, push_service.gcm_remove_payload(recipient, newest),
+                                        push_service.apns_remove_payload(recipient, newest),
+                                        devices["fcm"], devices["apns"])
+        self.notify(service, user_id, body)
 
     def notify(self, service: PushService, user_id: int, body: dict[str, Any]) -> None:
         """push/notify, retried when it may pass later; tokens the service says it deleted are

@@ -40,7 +40,7 @@ from chat_appliance.lib.errors import JsonableError
 TOKEN_KINDS = {"apns": 1, "fcm": 2}
 # Zulip's RemoteZulipServer: a UUID id and a 64-character key.
 ORG_KEY_LENGTH = 64
-# Zulip truncates the notification text to this many characters ("…" included).
+# Zulip cuts a notification's text after this many characters (and adds "…").
 MAX_CONTENT_LENGTH = 200
 # Where `register-push-service` keeps the credentials in the instance folder (mode 600).
 CREDENTIALS_FILE = "push_service_credentials.json"
@@ -218,78 +218,157 @@ def request(url: str, method: str, body: bytes | None, headers: dict[str, str], 
 
 # ---- Notification payloads, in the shapes Zulip's server sends. ----
 
-class _PushText(html.parser.HTMLParser):
-    """Rendered message HTML -> the plain text of a notification, with Zulip's choices: inline
-    image previews dropped, a spoiler's hidden part as "(…)", a quote's lines prefixed "> ",
-    TeX as its source between $$, custom emoji as their :name:."""
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
-    BLOCKS = {"p", "div", "li", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "br"}
 
+@dataclass
+class _Node:
+    """An element of rendered HTML: enough of a DOM for the notification text."""
+
+    tag: str
+    attrs: dict[str, str]
+    children: list[_Node]
+    text: str = ""
+    tail: str = ""
+
+    @property
+    def classes(self) -> str:
+        return self.attrs.get("class") or ""
+
+    def text_content(self) -> str:
+        return self.text + "".join(child.text_content() + child.tail for child in self.children)
+
+
+class _TreeBuilder(html.parser.HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.skip = 0  # depth inside an element whose text is not shown
-        self.stack: list[tuple[str, bool, bool]] = []  # (tag, skipping, quote)
-        self.quote = 0
+        self.root = _Node("div", {}, [])
+        self.stack = [self.root]
 
     def handle_starttag(self, tag, attrs):
-        attributes = dict(attrs)
-        classes = set((attributes.get("class") or "").split())
-        skipping = bool(self.skip) or bool(classes & {"message_inline_image", "message_inline_video",
-                                                       "katex-html", "spoiler-content"})
-        if "spoiler-content" in classes and not self.skip:
-            self.out.append(" (…)\n")
-        if tag == "annotation" and not self.skip:
-            self.out.append("$$")
-        if tag == "img" and not skipping:
-            alt = attributes.get("alt") or ""
-            self.out.append(alt if "emoji" in classes else "")
-        if tag in ("br", "hr") and not skipping:
-            self.out.append("\n")
-        quote = tag == "blockquote"
-        if tag not in ("img", "br", "hr", "input", "meta", "link", "source"):
-            self.stack.append((tag, skipping, quote))
-            if skipping:
-                self.skip += 1
-            if quote:
-                self.quote += 1
+        node = _Node(tag, {k: v or "" for k, v in attrs}, [])
+        self.stack[-1].children.append(node)
+        if tag not in VOID_TAGS:
+            self.stack.append(node)
 
     def handle_endtag(self, tag):
-        while self.stack:
-            opened, skipping, quote = self.stack.pop()
-            if skipping:
-                self.skip -= 1
-            if quote:
-                self.quote -= 1
-            if opened == tag:
-                break
-        if tag == "annotation" and not self.skip:
-            self.out.append("$$")
-        if tag in self.BLOCKS and not self.skip and tag != "br":
-            self.out.append("\n")
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
 
     def handle_data(self, data):
-        if self.skip:
-            return
-        if self.quote:
-            data = "\n".join(("> " + line if line.strip() else line) for line in data.split("\n"))
-        self.out.append(data)
+        parent = self.stack[-1]
+        if parent.children:
+            parent.children[-1].tail += data
+        else:
+            parent.text += data
+
+
+def _is_message_link(href: str) -> bool:
+    return "#narrow/" in href and "/near/" in href
+
+
+def _is_user_said_paragraph(node: _Node) -> bool:
+    """A quote's header, "@person [said](link):": one mention, one message link, a colon."""
+    def walk(n):
+        yield n
+        for child in n.children:
+            yield from walk(child)
+    mentions = [n for n in walk(node) if "user-mention" in n.classes.split()]
+    links = [n for n in walk(node) if n.tag == "a" and _is_message_link(n.attrs.get("href", ""))]
+    if len(mentions) != 1 or len(links) != 1:
+        return False
+    rest = node.text_content().replace(mentions[0].text_content(), "").replace(links[0].text_content(), "")
+    return rest.strip() == ":"
+
+
+def _collapse_quotes(root: _Node) -> None:
+    """Zulip's rule: when a message mixes quotes (and their "said" lines) with its own text, each
+    run of quoted parts becomes "[…]"."""
+    quoted = [child.tag == "blockquote" or _is_user_said_paragraph(child) for child in root.children]
+    if all(quoted) or not any(quoted):
+        return
+    kept: list[_Node] = []
+    for index, child in enumerate(root.children):
+        if not quoted[index]:
+            kept.append(child)
+        elif index == 0 or not quoted[index - 1]:
+            kept.append(_Node("p", {}, [], text="[…]", tail=child.tail))
+        elif kept:
+            kept[-1].tail = child.tail
+    root.children = kept
+
+
+def _tex_to_source(node: _Node) -> None:
+    """KaTeX output becomes its TeX source between $$ (Zulip's change_katex_to_raw_latex)."""
+    for index, child in enumerate(node.children):
+        if "katex" in child.classes.split():
+            annotation = next((n for n in _descendants(child) if n.tag == "annotation"), None)
+            source = annotation.text_content() if annotation else child.text_content()
+            node.children[index] = _Node("span", {}, [], text=f"$${source}$$", tail=child.tail)
+        else:
+            _tex_to_source(child)
+
+
+def _descendants(node: _Node):
+    for child in node.children:
+        yield child
+        yield from _descendants(child)
+
+
+def _own_text(node: _Node) -> str:
+    match = re.search(r"emoji-(\S+)", node.classes) if "emoji" in node.classes else None
+    if match:
+        try:
+            return "".join(chr(int(part, 16)) for part in match.group(1).split("-"))
+        except ValueError:
+            pass
+    if node.tag == "img":
+        return node.attrs.get("alt", "")
+    if node.tag == "blockquote":
+        return ""
+    return node.text
+
+
+def _plain(node: _Node, ol_depth: int = 0) -> str:
+    if node.tag == "ol":
+        counter = int(node.attrs["start"]) if node.attrs.get("start", "").isdigit() else 1
+        indent = ("\n" + "  " * ol_depth) if ol_depth else ""
+        items = []
+        for item in node.children:
+            items.append(indent + str(counter) + ". " + _plain(item, ol_depth + 1).strip())
+            counter += 1
+        return "\n".join(items)
+    if "spoiler-block" in node.classes:
+        header = next((n for n in _descendants(node) if "spoiler-header" in n.classes), None)
+        text = _plain(header, ol_depth).strip() if header else ""
+        return f"{text} (…)\n" if text else "(…)\n"
+    inner = "".join(_plain(child, ol_depth) for child in node.children)
+    if node.tag == "blockquote":
+        inner = "".join(f"> {line}\n" for line in inner.splitlines() if line)
+    return _own_text(node) + inner + node.tail
 
 
 def mobile_push_content(rendered: str) -> str:
-    """The notification text of a rendered message."""
-    parser = _PushText()
-    parser.feed(rendered or "")
-    parser.close()
-    text = re.sub(r"\n{2,}", "\n", "".join(parser.out))
-    return text.strip()
+    """The notification text of a rendered message, as Zulip derives it: the text of the HTML,
+    emoji as their characters, images as their alt text, quotes prefixed "> " (and collapsed to
+    "[…]" beside the message's own text), ordered lists numbered, a spoiler as its header and
+    "(…)", TeX as its source between $$."""
+    builder = _TreeBuilder()
+    builder.feed(rendered or "")
+    builder.close()
+    root = builder.root
+    _tex_to_source(root)
+    _collapse_quotes(root)
+    return _plain(root)
 
 
 def truncate_content(content: str) -> tuple[str, bool]:
-    """At most MAX_CONTENT_LENGTH characters, "…" ending a cut one; and whether it was cut."""
+    """At most MAX_CONTENT_LENGTH characters, then "…"; and whether it was cut."""
     if len(content) <= MAX_CONTENT_LENGTH:
         return content, False
-    return content[:MAX_CONTENT_LENGTH - 1] + "…", True
+    return content[:MAX_CONTENT_LENGTH] + "…", True
 
 
 @dataclass
