@@ -13,9 +13,9 @@ Notifications, by Zulip's rules (facts, not code):
   subscription's push_notifications, else enable_stream_push_notifications; never a muted channel);
 - only when they are away (no event queue taking messages: the missed-message emails' rule), or
   always with enable_online_push_notifications (on by default, as on Zulip);
-- only to people with a registered device; the message is marked
-  active_mobile_push_notification, and when it is read (or deleted) a "remove" notification
-  takes it off the phone.
+- only to people with a registered device, once: the message is marked
+  active_mobile_push_notification, and when it is read a "remove" notification takes it off the
+  phone. (Zulip also sends the remove when a notified message is deleted; not done here.)
 
 The bus listener only notes the committed event; one worker thread reads the settings, builds
 Zulip's payloads and calls the service, retrying a failure that may pass (no answer, a 5xx) a
