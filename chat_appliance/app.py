@@ -234,12 +234,7 @@ def register_error_handlers(app):
         if error.code == 413:
             # Only uploads come near the limit; say which limit, as the upload check does.
             msg = f"File is larger than the maximum upload size ({app.config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB)."
-        data = {}
-        if error.code == 405:
-            # Zulip names the methods the path answers (GET /realm/filters, removed at feature
-            # level 54, gets ["POST"]).
-            data["allowed_methods"] = [m for m in error.valid_methods or () if m not in ("HEAD", "OPTIONS")]
-        response = json_error(JsonableError(msg, code=code, http_status=error.code, **data))
+        response = json_error(JsonableError(msg, code=code, http_status=error.code))
         if error.code == 405:
             response.headers["Allow"] = ", ".join(error.valid_methods or ())
         return response
