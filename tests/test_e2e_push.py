@@ -1,10 +1,12 @@
 """End to end: a real `serve` registered with the push notification service stand-in by the
 command line while it runs, notifying a phone's registered token of a direct message."""
 
+import os
 import time
 
 import pytest
 
+from . import pg
 from .browser import Site
 from .helpers import run
 from .push_service_standin import PushServiceStandIn
@@ -26,8 +28,11 @@ def test_registered_server_pushes_a_direct_message(tmp_path, service, monkeypatc
     site = Site(instance)
     try:
         assert site.api("GET", "server_settings")["push_notifications_enabled"] is False
+        env = dict(os.environ)
+        if pg.ENABLED:  # the command works on the database serve was given (serve_process.py)
+            env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance)
         registered = run("register-push-service", "--instance", str(instance), "--agree-to-terms-of-service",
-                         "--contact-email", "admin@chat.example.org", "--hostname", "chat.example.org")
+                         "--contact-email", "admin@chat.example.org", "--hostname", "chat.example.org", env=env)
         assert registered.returncode == 0, registered.stderr
         assert site.api("GET", "server_settings")["push_notifications_enabled"] is True
 
