@@ -16,6 +16,7 @@ from chat_appliance.actions.push_notifications import PushNotifier
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
+from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
@@ -204,7 +205,7 @@ def register_missed_messages(app):
     state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
     bus.add_listener(state.missed_messages, state.runtime)
     # Mobile push notifications (actions/push_notifications.py) follow the same rule for "away".
-    state.push_notifier = PushNotifier(app.config, is_online)
+    state.push_notifier = PushNotifier(app.config, is_online, version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
     bus.add_listener(state.push_notifier, state.runtime)
 
 

@@ -9,8 +9,12 @@ Beyond the real service, it checks the notification payloads against the shapes 
 sends and the apps read, and answers 400 naming what is wrong: a test then sees no notification
 and `problems` says why.
 
-Everything accepted is kept: `servers`, `devices`, `calls` (endpoint, fields), `notifications`.
-`fail_next` makes the next N authenticated calls answer 500.
+Like the real service, push/notify is refused until the server has uploaded its organizations'
+role counts (server/analytics: "Missing data"), and for an organization of more than 10 people
+(the free limit without a plan).
+
+Everything accepted is kept: `servers`, `devices`, `calls` (endpoint, fields), `notifications`,
+`analytics` (uploads). `fail_next` makes the next N authenticated calls answer 500.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ GCM_MESSAGE_KEYS = {"event": str, "zulip_message_id": int, "content": str, "cont
                     "sender_full_name": str, "sender_avatar_url": str}
 STREAM_KEYS = {"stream": str, "stream_id": int, "topic": str}
 ID_LIST = re.compile(r"^\d+(,\d+)*$")
+SYNCED_BILLING_EVENTS = {101, 102, 103, 104, 105, 201, 202, 229}
+MAX_USERS_WITHOUT_PLAN = 10
+REALM_KEYS = {"id": int, "host": str, "url": str, "date_created": (int, float), "deactivated": bool,
+              "uuid": str, "uuid_owner_secret": str}
+REALM_OPTIONAL = {"name": str, "org_type": int, "is_system_bot_realm": bool, "authentication_methods": dict}
 
 
 class ServiceError(Exception):
@@ -45,7 +54,7 @@ def check_keys(where, data, spec, problems):
         if key not in data:
             problems.append(f"{where}: missing {key}")
         elif not isinstance(data[key], kind) or (kind is int and isinstance(data[key], bool)):
-            problems.append(f"{where}: {key} is {type(data[key]).__name__}, not {kind.__name__}")
+            problems.append(f"{where}: {key} is {type(data[key]).__name__}, not {getattr(kind, '__name__', kind)}")
 
 
 def message_shape(where, data, problems):
@@ -108,6 +117,9 @@ class PushServiceStandIn:
         self.devices = []  # {"server", "user_id", "user_uuid", "realm_uuid", "token", "kind", "ios_app_id"}
         self.calls = []  # (endpoint, fields) of accepted calls
         self.notifications = []  # push/notify bodies accepted
+        self.analytics = []  # server/analytics uploads accepted (decoded)
+        self.last_audit_id = {}  # org id -> the last audit-log row id received
+        self.humans = {}  # (org id, realm uuid) -> people counted from the last role-count row
         self.problems = []  # why requests were refused
         self.fail_next = 0
         self.lock = threading.Lock()
@@ -302,6 +314,67 @@ class PushServiceStandIn:
                     raise ServiceError(f"{key} has the wrong type")
             return body
 
+        @app.get("/api/v1/remotes/server/analytics/status")
+        @authenticated
+        def analytics_status(org_id):
+            return jsonify(result="success", msg="", last_realm_count_id=0, last_installation_count_id=0,
+                           last_realmauditlog_id=self.last_audit_id.get(org_id, 0))
+
+        @app.post("/api/v1/remotes/server/analytics")
+        @authenticated
+        def analytics(org_id):
+            def field(name, required=True):
+                raw = request.form.get(name)
+                if raw is None:
+                    if required:
+                        raise ServiceError(f"Missing '{name}' argument", "REQUEST_VARIABLE_MISSING")
+                    return None
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    raise ServiceError(f"{name} is not valid JSON") from None
+            realms, rows = field("realms"), field("realmauditlog_rows", required=False) or []
+            if field("realm_counts") != [] or field("installation_counts") != []:
+                raise ServiceError("this stand-in expects no usage counts")
+            if not isinstance(field("version"), str) or not isinstance(field("api_feature_level", False), (int, type(None))):
+                raise ServiceError("version must be a JSON string, api_feature_level a JSON integer")
+            for realm in realms:
+                problems = []
+                check_keys("realm", realm, REALM_KEYS, problems)
+                extra = set(realm) - set(REALM_KEYS) - set(REALM_OPTIONAL)
+                if extra:
+                    problems.append(f"realm: unexpected {sorted(extra)}")
+                if problems:
+                    raise ServiceError("; ".join(problems))
+                if str(uuid.UUID(realm["uuid"], version=4)) != realm["uuid"]:
+                    raise ServiceError("Invalid UUID")
+            by_id = {realm["id"]: realm["uuid"] for realm in realms}
+            last = self.last_audit_id.get(org_id, 0)
+            counts = {}
+            for row in rows:
+                problems = []
+                check_keys("audit row", row, {"id": int, "realm": int, "event_time": (int, float), "backfilled": bool,
+                                              "event_type": int}, problems)
+                if problems:
+                    raise ServiceError("; ".join(problems))
+                if row["event_type"] not in SYNCED_BILLING_EVENTS:
+                    raise ServiceError("Invalid event type.")
+                if row["id"] <= last:
+                    raise ServiceError("Data is out of order.")
+                last = row["id"]
+                extra = json.loads(row["extra_data"]) if isinstance(row["extra_data"], str) else row["extra_data"]
+                humans = (extra or {}).get("10", {}).get("11")
+                if not isinstance(humans, dict) or row["realm"] not in by_id:
+                    raise ServiceError("audit row without role counts, or for an unknown realm")
+                counts[(org_id, by_id[row["realm"]])] = sum(humans.values())
+            with self.lock:
+                self.last_audit_id[org_id] = last
+                self.humans.update(counts)
+                self.analytics.append({"realms": realms, "realmauditlog_rows": rows})
+            answer = {realm["uuid"]: {"can_push": self.humans.get((org_id, realm["uuid"]), 0) <= MAX_USERS_WITHOUT_PLAN,
+                                      "expected_end_timestamp": None} for realm in realms}
+            return jsonify(result="success", msg="", realms=answer)
+
         @app.post("/api/v1/remotes/push/notify")
         @authenticated
         def push_notify(org_id):
@@ -313,6 +386,14 @@ class PushServiceStandIn:
             problems = payload_problems(body)
             if problems:
                 raise ServiceError("; ".join(problems))
+            humans = self.humans.get((org_id, body.get("realm_uuid")))
+            if humans is None:
+                raise ServiceError("Your plan doesn't allow sending push notifications. Reason provided by the "
+                                   "server: Missing data", "PUSH_NOTIFICATIONS_DISALLOWED")
+            if humans > MAX_USERS_WITHOUT_PLAN:
+                raise ServiceError("Your plan doesn't allow sending push notifications. Reason provided by the "
+                                   "server: Push notifications access with 10+ users requires signing up for a plan.",
+                                   "PUSH_NOTIFICATIONS_DISALLOWED")
             with self.lock:
                 mine = [d for d in self.devices if d["server"] == org_id and (
                     d["user_uuid"] == body.get("user_uuid") or d["user_id"] == body.get("user_id"))]

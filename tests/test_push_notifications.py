@@ -368,14 +368,17 @@ def test_retry_and_give_up(app, org, push_configured, caplog):
     fails, is it logged and dropped without blocking the sender?"""
     with_fcm(org, org.hamlet)
     othello = org.client(org.othello)
+    ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="first"))
+    settle(app)  # the worker has uploaded the server data, and sent this one
+    assert len(push_configured.notifications) == 1
     push_configured.fail_next = 2
     ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="eventually"))
     settle(app)
-    assert len(push_configured.notifications) == 1
+    assert len(push_configured.notifications) == 2
     push_configured.fail_next = 3
     ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="lost"))
     settle(app)
-    assert len(push_configured.notifications) == 1
+    assert len(push_configured.notifications) == 2
     assert "not delivered after 3 attempts" in caplog.text
 
 
@@ -409,3 +412,29 @@ def test_notification_text(app, org, push_configured):
                      ("1. first\n2. second", False), ("[…]\nmy answer", False), ("> only a quote\n", False),
                      ("x" * 200 + "…", True)]
     assert [n["apns_payload"]["alert"]["body"] for n in push_configured.notifications] == [t for t, _c in texts]
+
+
+def test_server_data_upload(app, org, push_configured, caplog):
+    """Does the worker upload the organizations and their role counts (server/analytics) before
+    notifying, as the service needs to allow pushing; and is a notification the service then
+    refuses (more than 10 people without a plan) logged, not sent?"""
+    with_fcm(org, org.hamlet)
+    othello = org.client(org.othello)
+    ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="first"))
+    settle(app)
+    (upload,) = push_configured.analytics
+    (realm,) = upload["realms"]
+    assert (realm["id"], realm["host"], realm["url"], realm["name"]) == (org.realm.id, "zulip.example",
+                                                                      "http://zulip.example", "Zulip Dev")
+    assert realm["uuid"] == push_configured.notifications[0]["realm_uuid"]
+    (row,) = upload["realmauditlog_rows"]
+    # Humans by role (owner, admin, moderator, three members, a guest); bots: Hamlet's and the
+    # organization's two system bots.
+    assert json.loads(row["extra_data"]) == {"10": {"11": {"100": 1, "200": 1, "300": 1, "400": 3, "600": 1},
+                                                    "12": 3}}
+    assert len(push_configured.notifications) == 1
+    push_configured.humans = {key: 11 for key in push_configured.humans}
+    ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="second"))
+    settle(app)
+    assert len(push_configured.notifications) == 1
+    assert "refused by the service" in caplog.text and "signing up for a plan" in caplog.text

@@ -69,6 +69,8 @@ ACTIVE_PUSH = FLAG_BITS["active_mobile_push_notification"]
 # A "remove" names at most the newest 200 messages (Zulip's limit).
 MAX_REMOVE_IDS = 200
 USER_AGENT = "ZulipServer/11.0 (chat-appliance)"
+# Seconds between server data uploads (server/analytics).
+SERVER_DATA_INTERVAL = 3600
 
 
 class NoActivePushDeviceError(JsonableError):
@@ -263,9 +265,13 @@ class PushNotifier:
     PUSH_NOTIFICATION_ATTEMPTS and _RETRY_SECONDS); `is_online(user_id)` is the missed-message
     emails' rule."""
 
-    def __init__(self, config: Mapping[str, Any], is_online: Callable[[int], bool]) -> None:
+    def __init__(self, config: Mapping[str, Any], is_online: Callable[[int], bool], *, version: str = "",
+                 feature_level: int = 0) -> None:
         self.config = config
         self.is_online = is_online
+        self.version = version
+        self.feature_level = feature_level
+        self._next_sync = 0.0
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -298,7 +304,11 @@ class PushNotifier:
 
     def _run(self) -> None:
         while True:
-            job = self._jobs.get()
+            self._maybe_sync()
+            try:
+                job = self._jobs.get(timeout=60)
+            except queue.Empty:
+                continue
             if job is None:
                 return
             if self.service() is None:  # not registered: no database work either
@@ -314,6 +324,27 @@ class PushNotifier:
                 log.exception("push notification job %s failed", job[0])
             finally:
                 self._jobs.task_done()
+
+    def _maybe_sync(self) -> None:
+        """The server data upload, when the worker starts and then every SERVER_DATA_INTERVAL
+        seconds (Zulip's servers upload hourly): without it the service cannot tell whether this
+        server's plan allows pushing."""
+        service = self.service()
+        if service is None or time.monotonic() < self._next_sync:
+            return
+        self._next_sync = time.monotonic() + SERVER_DATA_INTERVAL
+        try:
+            with database.connection_context():
+                answer = send_server_data(service, self.version, self.feature_level)
+            refused = [uuid for uuid, status in (answer.get("realms") or {}).items()
+                       if isinstance(status, dict) and not status.get("can_push", True)]
+            if refused:
+                log.warning("the push notification service says organizations %s may not push", refused)
+        except (PushServiceRetryLaterError, PushServiceRefusedError) as error:
+            log.warning("server data upload to the push notification service failed: %s",
+                        getattr(error, "detail", error.msg))
+        except Exception:
+            log.exception("server data upload to the push notification service failed")
 
     def wait_idle(self) -> None:
         """Until every job noted so far is done (tests, shutdown)."""
@@ -456,3 +487,34 @@ class PushNotifier:
         if thread is not None:
             self._jobs.put(None)
             thread.join(5)
+
+
+# ---- Server data ----
+
+def realm_summaries() -> list[push_service.RealmSummary]:
+    """Each organization with its active people counted by role, and its bots."""
+    summaries = []
+    for realm in Realm.select().order_by(Realm.id):
+        humans: dict[int, int] = {}
+        bots = 0
+        for user in UserProfile.select(UserProfile.role, UserProfile.is_bot).where(
+                (UserProfile.realm == realm.id) & UserProfile.is_active):
+            if user.is_bot:
+                bots += 1
+            else:
+                humans[user.role] = humans.get(user.role, 0) + 1
+        summaries.append(push_service.RealmSummary(id=realm.id, host=realm.host, url=realm.url, name=realm.name,
+                                                   date_created=realm.date_created, humans_by_role=humans, bots=bots))
+    return summaries
+
+
+def send_server_data(service: PushService, version: str, feature_level: int) -> dict[str, Any]:
+    """Zulip's server data upload: ask which rows the service has (server/analytics/status), then
+    send the organizations and their role counts (server/analytics). The rows' ids are the time
+    in seconds, so that each upload's are newer than the last. Returns the service's answer,
+    whose `realms` say whether each organization may push."""
+    status = push_service.send(service, "GET", "server/analytics/status", None, user_agent=USER_AGENT)
+    realms = realm_summaries()
+    row_id = max(int(time.time()), int(status.get("last_realmauditlog_id") or 0) + 1)
+    request = push_service.analytics_request(service, realms, row_id, time.time(), version, feature_level)
+    return push_service.send(service, "POST", "server/analytics", request, user_agent=USER_AGENT)

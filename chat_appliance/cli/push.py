@@ -68,8 +68,31 @@ def cmd_register_push_service(args):
     if url != configured_url:
         print(f"Note: the server sends notifications to ZULIP_SERVICES_URL; set it to {url} "
               "(config.json or CHAT_APPLIANCE_ZULIP_SERVICES_URL) for them to go there.", file=sys.stderr)
+    service = push_service.PushService(url=url, org_id=org_id, org_key=org_key,
+                                       timeout=float(config["PUSH_NOTIFICATION_TIMEOUT_SECONDS"]))
+    upload_server_data(service)
     print("Restart is not needed: a running server picks the credentials up at its next message.")
     return 0
+
+
+def upload_server_data(service):
+    """Tell the service about the organizations now (a running server repeats it hourly)."""
+    from chat_appliance.actions.push_notifications import send_server_data
+    from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
+    from chat_appliance.lib import push_service
+    from chat_appliance.models import database
+
+    try:
+        with database.connection_context():
+            answer = send_server_data(service, ZULIP_VERSION, ZULIP_FEATURE_LEVEL)
+    except (push_service.PushServiceRefusedError, push_service.PushServiceRetryLaterError) as error:
+        print(f"Warning: the organization data upload (server/analytics) failed: "
+              f"{getattr(error, 'detail', error.msg)}; the server retries hourly.", file=sys.stderr)
+        return
+    for realm_uuid, status in (answer.get("realms") or {}).items():
+        if isinstance(status, dict) and not status.get("can_push", True):
+            print(f"Warning: the service says organization {realm_uuid} may not push yet "
+                  "(see its plans for self-hosted servers).", file=sys.stderr)
 
 
 def add_commands(add):

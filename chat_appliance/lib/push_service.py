@@ -486,3 +486,53 @@ def notify_body(recipient: Recipient, gcm: tuple[dict[str, Any], dict[str, Any]]
     return {"user_uuid": recipient.user_uuid, "user_id": recipient.user_id, "realm_uuid": recipient.realm_uuid,
             "gcm_payload": gcm[0], "gcm_options": gcm[1], "apns_payload": apns,
             "android_devices": android_tokens, "apple_devices": apple_tokens}
+
+
+# ---- Server data (server/analytics), from which the service decides whether a server may push ----
+
+# Zulip's audit-log event type for a change of role, and the extra_data keys of role counts.
+USER_ROLE_CHANGED = 105
+ROLE_COUNT, ROLE_COUNT_HUMANS, ROLE_COUNT_BOTS = "10", "11", "12"
+
+
+@dataclass
+class RealmSummary:
+    """What the service is told about an organization."""
+
+    id: int
+    host: str
+    url: str
+    name: str
+    date_created: int
+    humans_by_role: dict[int, int]
+    bots: int
+
+
+def realm_info(service: PushService, realm: RealmSummary) -> dict[str, Any]:
+    """One entry of server/analytics' `realms` (Zulip's RealmDataForAnalytics)."""
+    realm_uuid = derived_uuid(service.org_id, "realm", realm.id)
+    owner_secret = hashlib.sha256(f"{service.org_key}:{realm_uuid}".encode()).hexdigest()
+    return {"id": realm.id, "host": realm.host, "url": realm.url, "name": realm.name, "org_type": 0,
+            "date_created": float(realm.date_created), "deactivated": False, "is_system_bot_realm": False,
+            "authentication_methods": {"Email": True}, "uuid": realm_uuid,
+            "uuid_owner_secret": "zuliprealm_" + owner_secret[:32]}
+
+
+def role_count_row(row_id: int, realm: RealmSummary, when: float) -> dict[str, Any]:
+    """An audit-log row carrying the organization's current role counts, which is what the
+    service counts users from (this server keeps no audit log: each sync sends a snapshot)."""
+    counts = {ROLE_COUNT: {ROLE_COUNT_HUMANS: {str(role): n for role, n in sorted(realm.humans_by_role.items())},
+                           ROLE_COUNT_BOTS: realm.bots}}
+    return {"id": row_id, "realm": realm.id, "event_time": when, "backfilled": False,
+            "extra_data": json.dumps(counts), "event_type": USER_ROLE_CHANGED}
+
+
+def analytics_request(service: PushService, realms: list[RealmSummary], row_id: int, when: float,
+                      version: str, feature_level: int) -> dict[str, str]:
+    """The form fields of server/analytics (each a JSON document, as Zulip sends them): no usage
+    counts, the organizations, and one role-count row per organization."""
+    rows = [role_count_row(row_id + index, realm, when) for index, realm in enumerate(realms)]
+    return {"realm_counts": "[]", "installation_counts": "[]", "realmauditlog_rows": json.dumps(rows),
+            "realms": json.dumps([realm_info(service, realm) for realm in realms]),
+            "version": json.dumps(version), "merge_base": json.dumps(version),
+            "api_feature_level": json.dumps(feature_level)}
