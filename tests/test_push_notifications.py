@@ -166,9 +166,10 @@ def test_device_registration_forwarded(org, push_configured):
     assert push_configured.problems == []
 
 
-def test_token_validation_and_service_failures(app, org, push_configured):
+def test_token_validation_and_service_failures(app, org, push_configured, caplog):
     """Are bad tokens refused before anything is sent; is an unreachable service a 502 that keeps
-    nothing; is a wrong org key (the service's 401) passed on as a 400 that keeps nothing?"""
+    nothing; is a wrong org key (the service's 401) logged for the operator and a 502 for the app,
+    keeping nothing?"""
     hamlet = org.client(org.hamlet)
     err(hamlet.post("users/me/apns_device_token", token="", appid="a"), 400, "BAD_REQUEST",
         "Empty or invalid length token")
@@ -180,8 +181,9 @@ def test_token_validation_and_service_failures(app, org, push_configured):
     push_configured.fail_next = 1
     err(hamlet.post("users/me/android_gcm_reg_id", token=FCM_TOKEN), 502, "BAD_GATEWAY")
     app.config["ZULIP_ORG_KEY"] = "w" * 64
-    err(hamlet.post("users/me/android_gcm_reg_id", token=FCM_TOKEN), 400, "BAD_REQUEST")
-    assert "key does not match" in push_configured.problems[-1]
+    body = err(hamlet.post("users/me/android_gcm_reg_id", token=FCM_TOKEN), 502, "BAD_GATEWAY")
+    assert "key" not in body["msg"] and "key does not match" in push_configured.problems[-1]
+    assert "refused this server's credentials" in caplog.text
     assert tokens() == [] and push_configured.devices == []
 
 

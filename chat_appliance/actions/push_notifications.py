@@ -123,9 +123,17 @@ def identity(recipient: Recipient, service: PushService) -> dict[str, Any]:
 
 def call_service(service: PushService, method: str, endpoint: str, data: Mapping[str, Any], *,
                  json_body: bool = False) -> dict[str, Any]:
-    """A call made while a request waits: the request's database turn is given up meanwhile."""
-    with turns.waiting_on_others():
-        return push_service.send(service, method, endpoint, data, json_body=json_body, user_agent=USER_AGENT)
+    """A call made while a request waits: the request's database turn is given up meanwhile. The
+    service refusing this server's own credentials is the operator's problem, logged; the person
+    gets the gateway error, not the service's words about the server's key."""
+    try:
+        with turns.waiting_on_others():
+            return push_service.send(service, method, endpoint, data, json_body=json_body, user_agent=USER_AGENT)
+    except PushServiceRefusedError as error:
+        if error.service_code != "INVALID_ZULIP_SERVER":
+            raise
+        log.error("the push notification service refused this server's credentials: %s", error.msg)
+        raise PushServiceRetryLaterError(error.msg) from None
 
 
 def do_add_push_token(user: UserProfile, kind: str, token: str, appid: str | None, service: PushService) -> None:
