@@ -12,9 +12,11 @@ from werkzeug.routing import Rule
 
 from chat_appliance.web import dev_emails, webclient
 from chat_appliance.actions.missed_messages import MissedMessageNotifier
+from chat_appliance.actions.push_notifications import PushNotifier
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
+from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
@@ -62,6 +64,7 @@ class AppState:
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
         self.missed_messages = None
+        self.push_notifier = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
         # GET/DELETE /events for both transports (web/longpoll.py); `config` is read per request.
@@ -167,6 +170,8 @@ def close_app(app):
     state.rate_limiter.clear()
     if state.missed_messages is not None:
         state.missed_messages.close()
+    if state.push_notifier is not None:
+        state.push_notifier.close()
     state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
@@ -199,6 +204,9 @@ def register_missed_messages(app):
 
     state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
     bus.add_listener(state.missed_messages, state.runtime)
+    # Mobile push notifications (actions/push_notifications.py) follow the same rule for "away".
+    state.push_notifier = PushNotifier(app.config, is_online, version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
+    bus.add_listener(state.push_notifier, state.runtime)
 
 
 def register_error_handlers(app):

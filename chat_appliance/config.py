@@ -47,13 +47,22 @@ DEFAULTS: dict[str, object] = {
     # Long polling: a heartbeat before the clients' 90 s timeout; idle queues collected after 10 min.
     "EVENT_HEARTBEAT_SECONDS": 55,
     "EVENT_QUEUE_IDLE_SECONDS": 600,
-    # End-to-end encrypted push notifications: the relay (Zulip's "bouncer") that receives device
-    # registrations, and the public keys it publishes. Unset: push is not configured and
-    # POST /mobile_push/register answers PUSH_SERVICE_NOT_CONFIGURED.
-    "PUSH_RELAY_URL": None,
-    "PUSH_RELAY_PUBLIC_KEYS": [],
-    # Seconds to wait for the relay before giving up on a registration.
-    "PUSH_RELAY_TIMEOUT_SECONDS": 10,
+    # Mobile push notifications go through Zulip's Mobile Push Notification Service (Zulip's
+    # settings of these names; README "Push notifications"). ZULIP_SERVICES_URL is the service;
+    # PUSH_NOTIFICATION_BOUNCER_URL, when set, is used instead (Zulip's older name). Push is on
+    # once this server has an org id and key: `chat-appliance register-push-service` stores them
+    # in the instance (push_service_credentials.json, mode 600); ZULIP_ORG_ID and ZULIP_ORG_KEY
+    # set here or as CHAT_APPLIANCE_ZULIP_ORG_ID/_KEY take precedence over that file.
+    "ZULIP_SERVICES_URL": "https://push.zulipchat.com",
+    "PUSH_NOTIFICATION_BOUNCER_URL": None,
+    "ZULIP_ORG_ID": None,
+    "ZULIP_ORG_KEY": None,
+    # Seconds to wait for the service (Zulip's 30), and how many attempts a notification that
+    # failed without an answer (or with a 5xx) gets, this many seconds apart, before it is logged
+    # and dropped. Sending is off the request path either way.
+    "PUSH_NOTIFICATION_TIMEOUT_SECONDS": 30,
+    "PUSH_NOTIFICATION_ATTEMPTS": 3,
+    "PUSH_NOTIFICATION_RETRY_SECONDS": 10,
     # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
     # then answers complete=false and the client repeats the request (Zulip's behaviour).
     "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
@@ -119,7 +128,8 @@ DEFAULTS: dict[str, object] = {
 
 
 # Keys whose environment value is a plain string rather than JSON.
-STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "PUSH_RELAY_URL", "EMAIL_HOST",
+STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "ZULIP_SERVICES_URL",
+                         "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID", "ZULIP_ORG_KEY", "EMAIL_HOST",
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
                          "NOREPLY_EMAIL_ADDRESS"})
 ENV_PREFIX = "CHAT_APPLIANCE_"

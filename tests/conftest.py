@@ -1,9 +1,6 @@
 """Fixtures: a fresh database per test, an example organization, clients that encode like
 the zulip library (form bodies, JSON for every non-string value, HTTP Basic)."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -14,10 +11,10 @@ from chat_appliance.events import bus
 from chat_appliance.models import database
 
 from . import pg
-from .helpers import INIT_ARGS, KEY, ApiClient, EventRecorder, Org, app_config, run
+from .helpers import INIT_ARGS, ApiClient, EventRecorder, Org, app_config, run
 
 # The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
-APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "configured", "mail"}
+APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "push_configured", "mail"}
 # Modules whose tests run the command line or a real server (besides test_e2e_*).
 E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_database", "test_bot_author_example"}
 
@@ -165,35 +162,22 @@ def events(app):
 
 
 @pytest.fixture
-def relay():
-    """A fake push relay recording the JSON bodies POSTed to /register; `status` sets its answer."""
+def push_service():
+    """A stand-in for Zulip's Mobile Push Notification Service on loopback (tests/push_service_standin.py)."""
+    from .push_service_standin import PushServiceStandIn
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            length = int(self.headers["Content-Length"])
-            server.received.append((self.path, json.loads(self.rfile.read(length))))
-            self.send_response(server.status)
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    server.received, server.status = [], 200
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    server.url = f"http://127.0.0.1:{server.server_port}"
-    yield server
-    server.shutdown()
-    server.server_close()
+    standin = PushServiceStandIn().start()
+    yield standin
+    standin.stop()
 
 
 @pytest.fixture
-def configured(app, relay):
-    app.config["PUSH_RELAY_URL"] = relay.url
-    app.config["PUSH_RELAY_PUBLIC_KEYS"] = [KEY]
-    return relay
+def push_configured(app, push_service):
+    """The app registered with the stand-in (its org id and key in the configuration), retrying fast."""
+    org_id, key = push_service.register_server()
+    app.config.update(ZULIP_SERVICES_URL=push_service.url, ZULIP_ORG_ID=org_id, ZULIP_ORG_KEY=key,
+                      PUSH_NOTIFICATION_RETRY_SECONDS=0.05, PUSH_NOTIFICATION_TIMEOUT_SECONDS=5)
+    return push_service
 
 
 @pytest.fixture

@@ -243,9 +243,6 @@ def polled(qs, user):
     return get_events(client, queue_id)
 
 
-KEY = base64.b64encode(b"relay-public-key-1").decode()
-
-
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
 

@@ -63,14 +63,15 @@ def test_environment_values_are_json_unless_the_key_takes_a_string():
     got = environment_overrides({
         "CHAT_APPLIANCE_LOG_REQUESTS": "false",
         "CHAT_APPLIANCE_MAX_TOPIC_LENGTH": "25",
-        "CHAT_APPLIANCE_PUSH_RELAY_PUBLIC_KEYS": '["k1", "k2"]',
+        "CHAT_APPLIANCE_TRUSTED_PROXIES": '["10.0.0.1", "10.0.0.2"]',
+        "CHAT_APPLIANCE_ZULIP_SERVICES_URL": "https://push.example.net",
         "CHAT_APPLIANCE_DATABASE_URL": "postgresql://u@h/db",
         "CHAT_APPLIANCE_PASSWORD_HASH_METHOD": "pbkdf2:sha256",
         "CHAT_APPLIANCE_INSTANCE": "/somewhere",
         "CHAT_APPLIANCE_NO_SUCH_KEY": "1",
     })
-    assert got == {"LOG_REQUESTS": False, "MAX_TOPIC_LENGTH": 25, "PUSH_RELAY_PUBLIC_KEYS": ["k1", "k2"],
-                   "DATABASE_URL": "postgresql://u@h/db", "PASSWORD_HASH_METHOD": "pbkdf2:sha256"}
+    assert got == {"LOG_REQUESTS": False, "MAX_TOPIC_LENGTH": 25, "TRUSTED_PROXIES": ["10.0.0.1", "10.0.0.2"],
+                   "ZULIP_SERVICES_URL": "https://push.example.net", "DATABASE_URL": "postgresql://u@h/db", "PASSWORD_HASH_METHOD": "pbkdf2:sha256"}
 
 
 def test_a_value_that_is_not_json_names_its_variable():

@@ -26,8 +26,7 @@ from chat_appliance.api import (
     playgrounds,
     presence,
     profile_fields,
-    push,
-    push_legacy,
+    push_notifications,
     reactions,
     realm,
     realm_emoji,
@@ -51,11 +50,11 @@ from chat_appliance.api import (
 
 BLUEPRINTS = [
     server.bp, users.bp, channels.bp, realm.bp, settings.bp, messages.bp, events.bp, typing.bp, profile_fields.bp,
-    channel_folders.bp, navigation_views.bp, linkifiers.bp, push.bp, user_groups.bp,
+    channel_folders.bp, navigation_views.bp, linkifiers.bp, push_notifications.bp, user_groups.bp,
     drafts.bp, saved_snippets.bp, message_edit.bp, message_delete.bp, message_reports.bp, reactions.bp, submessages.bp, devices.bp,
     topics.bp, uploads.bp, bot_storage.bp, presence.bp, webhooks.bp, dev.bp, message_flags.bp, user_topics.bp,
     user_status.bp, muted_users.bp, alert_words.bp, realm_emoji.bp, user_settings_defaults.bp, playgrounds.bp,
-    calls.bp, push_legacy.bp, realm_export.bp,
+    calls.bp, realm_export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
     avatars.bp,
 ]

@@ -4,6 +4,7 @@ from flask import Blueprint, current_app
 
 from chat_appliance import __version__
 from chat_appliance.lib.access import instance_realm
+from chat_appliance.lib.push_service import service_from_config
 from chat_appliance.web.auth import authenticate_by_password
 from chat_appliance.web.params import Param, endpoint
 
@@ -26,7 +27,7 @@ def server_settings():
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
         "zulip_merge_base": ZULIP_MERGE_BASE,
-        "push_notifications_enabled": bool(current_app.config.get("PUSH_RELAY_URL")),
+        "push_notifications_enabled": service_from_config(current_app.config) is not None,
         "is_incompatible": False,
         "email_auth_enabled": True,
         "require_email_format_usernames": True,

@@ -1,14 +1,14 @@
 """The `chat-appliance` command: init, serve, and the admin commands a self-hoster needs.
 
 This module builds the parser; each group of commands lives in its own module (serve, admin,
-ops, transfer), which registers its commands through `add_commands` and loads what a command
+ops, transfer, push), which registers its commands through `add_commands` and loads what a command
 needs only when it runs. They share cli/common.py and import nothing from here.
 """
 
 import argparse
 import sys
 
-from chat_appliance.cli import admin, ops, serve, transfer
+from chat_appliance.cli import admin, ops, push, serve, transfer
 from chat_appliance.cli.common import CommandError
 from chat_appliance.config import STRING_KEYS, ConfigError
 from chat_appliance.db.drivers import import_peewee_without_drivers
@@ -40,7 +40,7 @@ def build_parser():
         cmd.set_defaults(func=func)
         return cmd
 
-    for group in (serve, admin, ops, transfer):
+    for group in (serve, admin, ops, transfer, push):
         group.add_commands(add)
     return parser
 

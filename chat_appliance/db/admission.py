@@ -10,7 +10,8 @@ microseconds finds nobody else waiting for it and carries on. In-process, 16 thr
 A worker gives its turn up while it waits on something that another thread has to finish, or
 that runs outside the GIL for long: the writer lock and the COMMIT of a group commit
 (backends/group_commit.py), a streamed response (wsgi_bridge.py), password hashing
-(lib/passwords.py), calls to the push relay, a long poll waiting in a thread. The worker takes a turn again afterwards.
+(lib/passwords.py), calls to the push notification service, a long poll waiting in a thread.
+The worker takes a turn again afterwards.
 
 A slow request must not hold everyone up: a request that has had the turn for PATIENCE_SECONDS
 (a 40 ms search, a large export, a password hash, a stalled disk) no longer counts, and waiting

@@ -142,6 +142,10 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
         # The limits the server enforces (options["limits"], from the configuration).
         **options["limits"].as_register_state(),
+        # Registered with Zulip's push notification service (lib/push_service.py); no end date
+        # is known here (the service's plan decides).
+        "realm_push_notifications_enabled": bool(options.get("push_notifications_enabled")),
+        "realm_push_notifications_enabled_end_timestamp": None,
         "server_typing_started_wait_period_milliseconds": TYPING_STARTED_WAIT_MS,
         "server_typing_stopped_wait_period_milliseconds": TYPING_STOPPED_WAIT_MS,
         "server_typing_started_expiry_period_milliseconds": TYPING_STARTED_EXPIRY_MS,

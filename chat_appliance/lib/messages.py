@@ -32,7 +32,7 @@ EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 EMPTY_TOPIC_ALIASES = ("(no topic)", EMPTY_TOPIC_DISPLAY_NAME)
 
 # Flags the API never shows.
-HIDDEN_FLAGS = {"is_private", "group_mentioned"}
+HIDDEN_FLAGS = {"is_private", "group_mentioned", "active_mobile_push_notification"}
 HISTORICAL_FLAGS = ["read", "historical"]
 
 

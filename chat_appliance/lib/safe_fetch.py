@@ -1,7 +1,8 @@
 """Every request this server makes to a URL: one guard against server-side request forgery.
 
-Outgoing webhooks, the push relay and anything added later fetch through `fetch` (never through
-urllib or http.client directly; tests/test_security_findings.py greps for it). The guard:
+Outgoing webhooks, calls to the push notification service and anything added later fetch through
+`fetch` (never through urllib or http.client directly; tests/test_security_findings.py greps for
+it). The guard:
 
 - only http and https;
 - the host name is resolved once, every address it resolves to must be public, and the

@@ -25,6 +25,8 @@ USER_SETTING_DEFAULTS = {
     "enable_followed_topic_email_notifications": True,
     "enable_offline_push_notifications": True,
     "enable_online_push_notifications": True,
+    "enable_stream_push_notifications": False,
+    "enable_followed_topic_push_notifications": True,
     "wildcard_mentions_notify": True,
     "presence_enabled": True,
     "starred_message_counts": True,

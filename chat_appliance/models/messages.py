@@ -19,6 +19,9 @@ FLAG_BITS = {
     "has_alert_word": 1 << 7,
     "historical": 1 << 8,
     "is_private": 1 << 9,
+    # Internal (never shown): a push notification went out for this message and has not been
+    # taken back yet (Zulip's flag of that name); reading the message sends the "remove".
+    "active_mobile_push_notification": 1 << 10,
 }
 
 

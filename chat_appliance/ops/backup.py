@@ -1,7 +1,8 @@
 """Online backup and restore of an instance: `chat-appliance backup` and `chat-appliance restore`.
 
 A backup is one gzipped tar archive holding `manifest.json`, the database (`chat.sqlite3`, on
-SQLite), the uploads (`uploads/...`) and `config.json`. It is taken while `serve` keeps running:
+SQLite), the uploads (`uploads/...`), `config.json` and the push notification service credentials
+(when the server registered). It is taken while `serve` keeps running:
 
 - The database is copied with SQLite's online backup API in a single step, which in WAL mode is
   one read transaction: a consistent snapshot that never blocks the server's writers (a stepwise
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from chat_appliance import __version__
 from chat_appliance.db.backends import sqlite as sqlite_backend
+from chat_appliance.lib.push_service import CREDENTIALS_FILE
 from chat_appliance.ops.instance_files import (
     LOCK_NAME,
     InstanceBusy,
@@ -169,6 +171,13 @@ def backup(instance, config, target_file):
                 config_bytes = (instance / "config.json").read_bytes()
                 manifest["config_file"] = {"size": len(config_bytes), "sha256": hashlib.sha256(config_bytes).hexdigest()}
                 _add_bytes(archive, "config.json", config_bytes)
+            if (instance / CREDENTIALS_FILE).is_file():
+                # This server's registration with the push notification service: without it a
+                # restored server cannot push, nor register again under the same host name.
+                credentials = (instance / CREDENTIALS_FILE).read_bytes()
+                manifest["push_credentials_file"] = {"size": len(credentials),
+                                                     "sha256": hashlib.sha256(credentials).hexdigest()}
+                _add_bytes(archive, CREDENTIALS_FILE, credentials)
             _add_bytes(archive, MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
     os.replace(partial, target_file)
     say(f"backup written to {target_file} ({target_file.stat().st_size / 1e6:.1f} MB)")
@@ -261,6 +270,8 @@ def _check_listed(members, manifest):
         listed.add(manifest["database"]["file"])
     if manifest.get("config"):
         listed.add("config.json")
+    if manifest.get("push_credentials_file"):
+        listed.add(CREDENTIALS_FILE)
     extra = sorted(m.name for m in members if m.isfile() and m.name not in listed)
     if extra:
         raise BackupError(f"the archive holds files its manifest does not list: {', '.join(extra[:5])}")
@@ -302,6 +313,13 @@ def _verify(instance, manifest):
             raise BackupError("config.json does not match the manifest: the backup was changed or damaged")
         else:
             say("config.json: matches the manifest")
+    expected = manifest.get("push_credentials_file")
+    if expected:
+        path = instance / CREDENTIALS_FILE
+        if not path.is_file() or path.stat().st_size != expected["size"] or _sha256(path) != expected["sha256"]:
+            raise BackupError(f"{CREDENTIALS_FILE} does not match the manifest: the backup was changed or damaged")
+        os.chmod(path, 0o600)
+        say("push notification service credentials: match the manifest")
 
 
 def _adapt_config(instance):
