@@ -16,7 +16,7 @@ from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.web.context import EXTENSION
-from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
+from chat_appliance.config import DEFAULTS, Limits, check_shard_id, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
@@ -59,7 +59,8 @@ class AppState:
         self.mailer = Mailer(config, keep=bool(config.get("DEV_MODE")))
         self.runtime = runtime
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
-                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
+                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"],
+                                   shard_id=config.get("SHARD_ID"))
         self.service_dispatcher = None
         self.missed_messages = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
@@ -130,6 +131,7 @@ def open_app(app, config=None, *, dev_mode=False):
         # A request body must hold the largest allowed upload, plus its multipart framing.
         largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
+    check_shard_id(app.config)
     opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
                            pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"],
                            inline_image_preview=app.config["INLINE_IMAGE_PREVIEW"])
@@ -138,10 +140,32 @@ def open_app(app, config=None, *, dev_mode=False):
     set_credentials_marker(state.runtime, os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(invalidate_messages_on_event, state.runtime)
-    bus.add_listener(state.queues, state.runtime)
+    if app.config.get("SHARD_ID"):
+        join_shards(app)
+    else:
+        bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
     register_missed_messages(app)
     return app
+
+
+def join_shards(app):
+    """This app is one shard of several on one PostgreSQL database (docs/scaling.md): its queues
+    receive every shard's events through LISTEN/NOTIFY (events/shards.py) instead of from the
+    local bus, its caches keep nothing (another shard's change would leave them stale), and rate
+    limits count in the database."""
+    from chat_appliance.db.backends.postgres import autocommit_connection
+    from chat_appliance.events.shards import ShardLink
+    from chat_appliance.web.shared_rate_limit import SharedRateLimiter
+
+    state = app.extensions[EXTENSION]
+    url = app.config["DATABASE_URL"]
+    state.runtime.keep_no_caches()
+    link = ShardLink(app.config["SHARD_ID"], url, state.queues)
+    link.remote_listeners += [invalidate_on_event, invalidate_messages_on_event]
+    state.rate_limiter = SharedRateLimiter(lambda: autocommit_connection(url))
+    state.runtime.shard = link
+    link.start(state.runtime)
 
 
 def bind_runtime(app):
@@ -163,6 +187,9 @@ def close_app(app):
     """Release what the app holds: answer its waiting long polls, stop its bot workers, close
     its database connection and SQLite's keeper connection. The app serves nothing after."""
     state = app.extensions[EXTENSION]
+    if state.runtime.shard is not None:
+        state.runtime.shard.stop()
+        state.runtime.shard = None
     state.queues.clear()
     state.rate_limiter.clear()
     if state.missed_messages is not None:
@@ -195,7 +222,9 @@ def register_missed_messages(app):
             since = queue.idle_since()
             if queue.wants("message") and (since is None or now - since <= queues.idle_seconds):
                 return True
-        return False
+        # A shard asks the others too (each says every few seconds whom it holds queues for).
+        link = state.runtime.shard
+        return link is not None and link.holds_queue_elsewhere(user_id)
 
     state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
     bus.add_listener(state.missed_messages, state.runtime)

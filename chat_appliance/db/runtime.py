@@ -63,6 +63,18 @@ class Runtime:
         self.alert_word_matchers = GenerationCache(ALERT_WORD_CACHE_SIZE)
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
+        # events/shards.py: this process's ShardLink when it is one shard of several (None: alone).
+        self.shard: Any = None
+
+    def keep_no_caches(self) -> None:
+        """Keep nothing in the caches from now on: a shard's caches would go stale the moment
+        another shard changes the database (a notification arrives a moment after the commit,
+        and GET /messages on another shard must see an edit at once), so shards read the
+        database instead."""
+        for cache in (self.credentials, self.login_ids, self.sessions, self.render_contexts, self.messages,
+                      self.alert_word_matchers):
+            cache.clear()
+            cache.max_entries = 0
 
     def forget_sessions(self, user_id: int) -> None:
         """Drop one account's cached browser sessions (entries are (SessionUser, CSRF token))."""
@@ -150,7 +162,7 @@ class ExpiringCache:
         with self._lock:
             self._entries.pop(key, None)
             self._drop_expired_front(now)
-            if seconds <= 0:
+            if seconds <= 0 or self.max_entries <= 0:
                 return
             while len(self._entries) >= self.max_entries:
                 self._entries.popitem(last=False)
