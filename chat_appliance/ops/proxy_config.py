@@ -121,8 +121,8 @@ def nginx_config(listen: int, shards: list[Shard], *, server_name: str = "_", tl
     ]
     if tls_certificate is not None:
         lines += [
-            f"        listen {listen} ssl;",
-            "        http2 on;",
+            # "listen ... http2" rather than nginx 1.25's "http2 on", which Debian 12's 1.22 lacks.
+            f"        listen {listen} ssl http2;",
             f"        ssl_certificate {tls_certificate};",
             f"        ssl_certificate_key {tls_certificate_key};",
             "        ssl_protocols TLSv1.2 TLSv1.3;",
