@@ -20,7 +20,9 @@ from chat_appliance.config import DEFAULTS, Limits, check_shard_id, database_url
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
+from chat_appliance.events.shards import ShardLink
 from chat_appliance.web import rate_limit
+from chat_appliance.web.shared_rate_limit import SharedRateLimiter
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
@@ -154,16 +156,17 @@ def join_shards(app):
     receive every shard's events through LISTEN/NOTIFY (events/shards.py) instead of from the
     local bus, its caches keep nothing (another shard's change would leave them stale), and rate
     limits count in the database."""
-    from chat_appliance.db.backends.postgres import autocommit_connection
-    from chat_appliance.events.shards import ShardLink
-    from chat_appliance.web.shared_rate_limit import SharedRateLimiter
-
     state = app.extensions[EXTENSION]
     url = app.config["DATABASE_URL"]
+    backend_module = state.runtime.backend
+
+    def connect():
+        return backend_module.autocommit_connection(url)
+
     state.runtime.keep_no_caches()
-    link = ShardLink(app.config["SHARD_ID"], url, state.queues)
+    link = ShardLink(app.config["SHARD_ID"], state.queues, connect)
     link.remote_listeners += [invalidate_on_event, invalidate_messages_on_event]
-    state.rate_limiter = SharedRateLimiter(lambda: autocommit_connection(url))
+    state.rate_limiter = SharedRateLimiter(connect)
     state.runtime.shard = link
     link.start(state.runtime)
 

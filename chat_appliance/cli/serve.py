@@ -138,7 +138,8 @@ def run_server(app, args, instance):
     if link is not None:
         from chat_appliance.events.shards import Leadership
 
-        leadership = Leadership(app.config["DATABASE_URL"])
+        backend_module, url = app.extensions[EXTENSION].runtime.backend, app.config["DATABASE_URL"]
+        leadership = Leadership(lambda: backend_module.autocommit_connection(url))
     scheduler = Scheduler(app, leadership=leadership).start()
     if link is not None:
         link.remote_listeners.append(scheduler)

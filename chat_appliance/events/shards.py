@@ -34,6 +34,7 @@ import threading
 import time
 
 from chat_appliance.db import runtime
+from chat_appliance.models import database
 
 log = logging.getLogger(__name__)
 
@@ -84,36 +85,29 @@ class ShardLink:
     listeners with side effects that must happen once (outgoing webhooks, missed-message mail)
     stay local to the shard that made the change."""
 
-    def __init__(self, shard_id: str, database_url: str, queues: Any, *, connect: Callable[[], Any] | None = None,
+    def __init__(self, shard_id: str, queues: Any, connect: Callable[[], Any], *,
                  reconnect_seconds: float = 1.0) -> None:
         self.shard_id = shard_id
-        self.database_url = database_url
         self.queues = queues
         self.remote_listeners: list[Any] = []
         self.reconnect_seconds = reconnect_seconds
-        self._connect = connect or self._default_connect
+        # Opens a connection of the link's own, in autocommit (backends.postgres.autocommit_connection).
+        self._connect = connect
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._published_large = 0
         self._lock = threading.Lock()
-        self._control = None  # a connection for control messages sent outside any transaction
+        self._control: Any = None  # a connection for control messages sent outside any transaction
         # Set once LISTEN is in place (and again after every reconnection): tests and start-up wait on it.
         self.listening = threading.Event()
         # How many times the listener lost its connection (and dropped its queues).
         self.reconnections = 0
-
-    def _default_connect(self):
-        from chat_appliance.db.backends.postgres import autocommit_connection
-
-        return autocommit_connection(self.database_url)
 
     # --- publishing -----------------------------------------------------------------------
 
     def publish(self, event: dict[str, Any], user_ids: list[int]) -> None:
         """NOTIFY every shard of `event` on this thread's database connection (inside a write
         transaction: delivered at its commit)."""
-        from chat_appliance.models import database
-
         payload = encode(self.shard_id, event, list(user_ids))
         if len(payload.encode()) > NOTIFY_LIMIT:
             cursor = database.execute_sql("INSERT INTO event_log (payload, created) VALUES (%s, %s) RETURNING id",
@@ -222,8 +216,6 @@ class ShardLink:
 
     def holds_queue_elsewhere(self, user_id: int) -> bool:
         """Whether another shard said lately that it holds a message queue of this user."""
-        from chat_appliance.models import database
-
         cursor = database.execute_sql(
             "SELECT 1 FROM shard_queue_holder WHERE user_id = %s AND shard <> %s"
             " AND seen > extract(epoch FROM clock_timestamp()) - %s",
@@ -294,8 +286,7 @@ class Leadership:
     a connection of its own. The lock goes with that connection, so a shard that dies (even
     kill -9) or loses the database gives it up, and another takes it at its next `held()`."""
 
-    def __init__(self, database_url: str, key: int = LEADER_LOCK_KEY, *, connect: Callable[[], Any] | None = None):
-        self.database_url = database_url
+    def __init__(self, connect: Callable[[], Any], key: int = LEADER_LOCK_KEY):
         self.key = key
         self._connect = connect
         self._conn: Any = None
@@ -307,12 +298,7 @@ class Leadership:
         with self._lock:
             try:
                 if self._conn is None or self._conn.closed:
-                    if self._connect is not None:
-                        self._conn = self._connect()
-                    else:
-                        from chat_appliance.db.backends.postgres import autocommit_connection
-
-                        self._conn = autocommit_connection(self.database_url)
+                    self._conn = self._connect()
                 with self._conn.cursor() as cursor:
                     if self._holding:
                         cursor.execute("SELECT 1")  # still connected, so still holding it
