@@ -279,7 +279,7 @@ def run_layout(label, shard_names, base_url, args, workdir):
             after = meter.read()
             figures[key] = rate
             # PostgreSQL backends that exit take their CPU time with them: never below zero.
-        figures[key + "_cpu"] = {k: max(0.0, after[k] - before[k]) / elapsed for k in after}
+            figures[key + "_cpu"] = {k: max(0.0, after[k] - before[k]) / elapsed for k in after}
 
         counter = iter(range(10**9))
         phase("get", lambda: hammer(args.seconds, args.clients, lambda s: s.get(
