@@ -5,12 +5,14 @@ unmodified clients work through the proxy. PostgreSQL only (SQLite refuses --sha
 here too); the proxy tests need Debian's nginx and skip without it."""
 
 import json
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+import types
 
 import pytest
 import requests
@@ -216,6 +218,64 @@ def test_zulip_clients_through_the_proxy(cluster, tmp_path):
     for client, queue in zip(clients, queues):
         wait_for(lambda: client.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)
                  .get("code") == "BAD_EVENT_QUEUE_ID", timeout=30)
+
+
+def test_an_upload_made_on_one_shard_is_served_by_the_others(cluster):
+    """Uploads live in the instance folder every shard reaches: a file uploaded through shard a
+    is downloaded from b and c, and b's temporary URL for it works on c (one secret_key)."""
+    shards, _proxy = cluster
+    key = shards["a"].api_key
+    auth = ("owner@localhost", key)
+    uploaded = requests.post(shards["a"].url + "/api/v1/user_uploads", auth=auth, timeout=30,
+                             files={"file": ("notes.txt", b"shared between shards")}).json()
+    assert uploaded["result"] == "success", uploaded
+    for name in ("b", "c"):
+        fetched = requests.get(shards[name].url + uploaded["uri"], auth=auth, timeout=30)
+        assert fetched.status_code == 200 and fetched.content == b"shared between shards"
+    path = uploaded["uri"][len("/user_uploads/"):]
+    temporary = api(shards["b"].url, "GET", f"user_uploads/{path}", key)
+    assert temporary["result"] == "success", temporary
+    anonymous = requests.get(shards["c"].url + temporary["url"], timeout=30)
+    assert anonymous.status_code == 200 and anonymous.content == b"shared between shards"
+
+
+@needs_nginx
+@pytest.mark.browser
+def test_the_web_client_through_the_proxy(cluster):
+    """Does the web client work through nginx: sign in, see a message sent on another shard
+    arrive without a reload (its /json/events poll is routed to its queue's shard), and send one
+    that a queue on a third shard receives?"""
+    from playwright.sync_api import expect, sync_playwright
+
+    from .browser import launch, sign_in
+
+    shards, proxy = cluster
+    key = shards["a"].api_key
+    password = re.search(r"password:\s+(\S+)", "".join(shards["a"].output)).group(1)
+    watcher = register(shards["c"].url, key)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            watched = sign_in(browser, types.SimpleNamespace(url=proxy.url), "owner@localhost", password)
+            page = watched.page
+            general = api(proxy.url, "GET", "get_stream_id", key, stream="general")["stream_id"]
+            page.goto(f"{proxy.url}/#narrow/channel/{general}-general/topic/browser")
+            expect(page.get_by_role("textbox", name="Topic")).to_have_value("browser")
+            for shard in shards.values():  # whichever shard holds the page's queue gets it
+                send(shard.url, key, f"hello from {shard.url[-5:]}", topic="browser")
+            for shard in shards.values():
+                expect(page.get_by_role("article").filter(has_text=f"hello from {shard.url[-5:]}")).to_have_count(
+                    1, timeout=40_000)
+            box = page.get_by_role("textbox", name="Message")
+            box.fill("typed in the browser")
+            box.press("Enter")
+            expect(box).to_have_value("")
+            events = poll(shards["c"].url, key, watcher,
+                          want=lambda ev: any(e["message"]["content"] == "<p>typed in the browser</p>" for e in ev))
+            assert events
+            assert watched.errors == [], watched.errors
+        finally:
+            browser.close()
 
 
 @needs_pg
