@@ -16,11 +16,11 @@ from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.web.context import EXTENSION
-from chat_appliance.config import DEFAULTS, Limits, check_shard_id, database_url_for, instance_secret
+from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
-from chat_appliance.events.shards import ShardLink
+from chat_appliance.events.shards import Leadership, ShardLink, shard_lock_key
 from chat_appliance.web import rate_limit
 from chat_appliance.web.shared_rate_limit import SharedRateLimiter
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
@@ -41,6 +41,8 @@ log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
 API_PREFIX = "/api/v1"
+# How long a shard waits for its name to be free (a killed predecessor's lock) before refusing.
+SHARD_NAME_WAIT_SECONDS = 10
 JSON_PREFIX = "/json"
 
 
@@ -163,8 +165,19 @@ def join_shards(app):
     def connect():
         return backend_module.autocommit_connection(url)
 
-    state.runtime.keep_no_caches()
+    # One process per shard name, for as long as it runs (a dead one's lock goes with its
+    # connection; a restart right after kill -9 may wait a moment for PostgreSQL to notice).
+    name_lock = Leadership(connect, key=shard_lock_key(app.config["SHARD_ID"]))
+    deadline = time.monotonic() + SHARD_NAME_WAIT_SECONDS
+    while not name_lock.held():
+        if time.monotonic() > deadline:
+            name_lock.release()
+            raise ConfigError(f"another process is already serving shard {app.config['SHARD_ID']!r} "
+                              "on this database: give each shard its own --shard-id")
+        time.sleep(0.5)
+    state.runtime.share_caches(ShardLink.stale_check)
     link = ShardLink(app.config["SHARD_ID"], state.queues, connect)
+    link.name_lock = name_lock
     link.remote_listeners += [invalidate_on_event, invalidate_messages_on_event]
     state.rate_limiter = SharedRateLimiter(connect)
     state.runtime.shard = link

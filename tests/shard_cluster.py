@@ -25,6 +25,7 @@ def start_shards(instance, names, *, rate_limiting=False, env=None):
         shards = {}
         for name in names:
             shards[name] = ServeProcess(instance, "--shard-id", name, rate_limiting=rate_limiting)
+            shards[name].instance = instance
         return shards
     finally:
         for key, value in saved.items():

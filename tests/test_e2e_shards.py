@@ -220,6 +220,19 @@ def test_zulip_clients_through_the_proxy(cluster, tmp_path):
                  .get("code") == "BAD_EVENT_QUEUE_ID", timeout=30)
 
 
+def test_a_second_process_with_a_shard_name_in_use_is_refused(cluster):
+    """Two processes under one shard name would both answer for its queues: the second refuses
+    to start, saying why, and the first keeps serving."""
+    shards, _proxy = cluster
+    instance = shards["a"].instance
+    env = dict(__import__("os").environ, CHAT_APPLIANCE_DATABASE_URL=pg.database_for_instance(instance))
+    done = subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--port", "1",
+                           "--shard-id", "a"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    assert "already serving shard 'a'" in done.stderr
+    assert api(shards["a"].url, "GET", "users/me", shards["a"].api_key)["result"] == "success"
+
+
 def test_an_upload_made_on_one_shard_is_served_by_the_others(cluster):
     """Uploads live in the instance folder every shard reaches: a file uploaded through shard a
     is downloaded from b and c, and b's temporary URL for it works on c (one secret_key)."""
@@ -271,7 +284,7 @@ def test_the_web_client_through_the_proxy(cluster):
             box.press("Enter")
             expect(box).to_have_value("")
             events = poll(shards["c"].url, key, watcher,
-                          want=lambda ev: any(e["message"]["content"] == "<p>typed in the browser</p>" for e in ev))
+                          want=lambda ev: any(e["message"]["content"] == "typed in the browser" for e in ev))
             assert events
             assert watched.errors == [], watched.errors
         finally:

@@ -66,15 +66,19 @@ class Runtime:
         # events/shards.py: this process's ShardLink when it is one shard of several (None: alone).
         self.shard: Any = None
 
-    def keep_no_caches(self) -> None:
-        """Keep nothing in the caches from now on: a shard's caches would go stale the moment
-        another shard changes the database (a notification arrives a moment after the commit,
-        and GET /messages on another shard must see an edit at once), so shards read the
-        database instead."""
-        for cache in (self.credentials, self.login_ids, self.sessions, self.render_contexts, self.messages,
-                      self.alert_word_matchers):
+    def share_caches(self, stale_checks: Callable[[], Callable[[], bool]]) -> None:
+        """Make the caches safe beside other processes on one database (shards): the caches of
+        data read from the database (messages, render contexts, alert-word matchers) ask a check
+        made by `stale_checks()` before each read, and empty themselves when it says another
+        process changed what they may hold; the caches of credentials and sessions keep nothing
+        (a key regenerated or a session ended on another shard must count at once, and the
+        checks would cost what they save)."""
+        for cache in (self.credentials, self.login_ids, self.sessions):
             cache.clear()
             cache.max_entries = 0
+        for generation_cache in (self.render_contexts, self.messages, self.alert_word_matchers):
+            generation_cache.clear()
+            generation_cache.stale = stale_checks()
 
     def forget_sessions(self, user_id: int) -> None:
         """Drop one account's cached browser sessions (entries are (SessionUser, CSRF token))."""
@@ -201,8 +205,16 @@ class GenerationCache:
         self.generation = 0
         self._entries = OrderedDict()
         self._lock = threading.Lock()
+        # Shards (Runtime.share_caches): a callable saying whether another process changed the
+        # data since it was last asked; the cache empties itself before a read when it says so.
+        self.stale: Callable[[], bool] | None = None
+
+    def _check(self):
+        if self.stale is not None and self.stale():
+            self.clear()
 
     def get(self, key: Any) -> Any:
+        self._check()
         with self._lock:
             value = self._entries.get(key)
             if value is not None:
@@ -211,6 +223,7 @@ class GenerationCache:
 
     def get_many(self, keys: Iterable[Any]) -> dict[Any, Any]:
         """{key: value} for the keys present."""
+        self._check()
         found = {}
         with self._lock:
             for key in keys:

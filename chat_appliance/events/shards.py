@@ -29,11 +29,14 @@ from typing import Any, Callable
 
 import json
 import logging
+import zlib
 import select
 import threading
 import time
 
 from chat_appliance.db import runtime
+from chat_appliance.lib.messages import HARMLESS_EVENTS
+from chat_appliance.lib.rendering import INVALIDATING_EVENTS
 from chat_appliance.models import database
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,19 @@ POLL_SECONDS = 0.5
 # another shard's word counts for HOLDER_VALID_SECONDS (a dead shard's stops counting).
 HOLDER_REFRESH_SECONDS = 10.0
 HOLDER_VALID_SECONDS = 35.0
+
+
+# Raising the cache generation (an upsert: a database copied in without the row still works).
+BUMP_GENERATION = ("INSERT INTO shard_cache_generation (id, value) VALUES (1, 1) ON CONFLICT (id)"
+                   " DO UPDATE SET value = shard_cache_generation.value + 1")
+# Events that change nothing a cache holds: lib/messages.py's list, less those that change what
+# the render contexts (lib/rendering.py) or the alert-word matchers hold.
+KEEPS_CACHES = (HARMLESS_EVENTS - INVALIDATING_EVENTS) - {"alert_words"}
+
+
+def changes_cached_data(event: dict[str, Any]) -> bool:
+    """Whether an event announces a change that may make a cache of another shard stale."""
+    return event.get("type") not in KEEPS_CACHES
 
 
 def _plain(value: Any) -> Any:
@@ -102,6 +118,8 @@ class ShardLink:
         self.listening = threading.Event()
         # How many times the listener lost its connection (and dropped its queues).
         self.reconnections = 0
+        # The Leadership on the shard's name that app.py took (released at stop).
+        self.name_lock: Any = None
 
     # --- publishing -----------------------------------------------------------------------
 
@@ -120,7 +138,27 @@ class ShardLink:
             if prune:
                 database.execute_sql("DELETE FROM event_log WHERE created < %s",
                                      (time.time() - EVENT_LOG_KEEP_SECONDS,))
-        database.execute_sql("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+        if changes_cached_data(event):
+            # In the same transaction: visible to every shard's next cache read once it commits.
+            database.execute_sql(BUMP_GENERATION + "; SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+        else:
+            database.execute_sql("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+
+    @staticmethod
+    def stale_check() -> Callable[[], bool]:
+        """A check for one cache (Runtime.share_caches): whether shard_cache_generation moved
+        since this check last read it. One query, on the reading thread's connection."""
+        seen: list[Any] = [None]
+        lock = threading.Lock()
+
+        def stale() -> bool:
+            row = database.execute_sql("SELECT value FROM shard_cache_generation WHERE id = 1").fetchone()
+            value = row[0] if row else 0
+            with lock:
+                changed, seen[0] = value != seen[0], value
+            return changed
+
+        return stale
 
     def send_control(self, message: dict[str, Any]) -> None:
         """A control message to every shard (itself included), at once."""
@@ -156,6 +194,8 @@ class ShardLink:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.name_lock is not None:
+            self.name_lock.release()
         with self._lock:
             if self._control is not None:
                 try:
@@ -274,6 +314,12 @@ def shard_of(queue_id: str) -> str | None:
     """The shard named at the start of a queue id ("K:..."), or None for an unsharded id."""
     head, sep, rest = queue_id.partition(":")
     return head if sep and rest.count(":") == 1 else None
+
+
+def shard_lock_key(shard_id: str) -> int:
+    """The advisory lock a shard holds while it runs: two processes with one name would each
+    take the other's queues for their own."""
+    return 0x5348_0000_0000_0000 + zlib.crc32(shard_id.encode())
 
 
 # Key of the session-level advisory lock whose holder runs the once-only background work

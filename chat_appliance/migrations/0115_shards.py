@@ -4,11 +4,11 @@ limits counted across shards) and shard_queue_holder (who holds a queue where, f
 mail). A single process leaves them empty.
 """
 
-from peewee import CharField, DoubleField, IntegerField, TextField
+from peewee import BigIntegerField, CharField, DoubleField, IntegerField, TextField
 
 from chat_appliance.migrations.frozen import Frozen
 
-DESCRIPTION = "shards: event log, shared rate limits, queue holders"
+DESCRIPTION = "shards: event log, shared rate limits, queue holders, cache generation"
 
 
 def apply(database, backend):
@@ -49,4 +49,11 @@ def apply(database, backend):
             table_name = "shard_queue_holder"
             indexes = ((("user_id", "shard"), True), (("shard",), False))
 
-    frozen.create(FrozenEventLog, FrozenRateLimitBucket, FrozenRateLimitFailure, FrozenShardQueueHolder)
+    class FrozenShardCacheGeneration(frozen.Model):
+        value = BigIntegerField()
+
+        class Meta:
+            table_name = "shard_cache_generation"
+
+    frozen.create(FrozenEventLog, FrozenRateLimitBucket, FrozenRateLimitFailure, FrozenShardQueueHolder,
+                  FrozenShardCacheGeneration)

@@ -3,7 +3,7 @@
 queues of whom. Written and read with SQL by events/shards.py and web/shared_rate_limit.py; a
 single process leaves these tables empty."""
 
-from peewee import CharField, DoubleField, IntegerField, TextField
+from peewee import BigIntegerField, CharField, DoubleField, IntegerField, TextField
 
 from chat_appliance.models.base import BaseModel
 
@@ -56,3 +56,15 @@ class ShardQueueHolder(BaseModel):
     class Meta:
         table_name = "shard_queue_holder"
         indexes = ((("user_id", "shard"), True), (("shard",), False))
+
+
+class ShardCacheGeneration(BaseModel):
+    """One row (id 1): a counter that every write announcing a change to what the caches hold
+    (an edit, a reaction, a renamed user ...) raises in its transaction. A shard compares it with
+    the value it last saw before trusting a cache, so an edit committed on one shard empties the
+    caches of every shard before their next read."""
+
+    value = BigIntegerField()
+
+    class Meta:
+        table_name = "shard_cache_generation"
