@@ -90,6 +90,23 @@ def test_queue_ids_name_their_shard_and_json_keys_come_back():
     assert event["user_flags"] == {7: ["read"]} and event["flags"] == {8: []}
 
 
+def test_a_shared_cache_empties_itself_when_another_shard_changed_the_data():
+    """A GenerationCache with a stale check (Runtime.share_caches) empties itself before the read
+    that follows a change, and refuses a store read before that emptying."""
+    from chat_appliance.db.runtime import GenerationCache
+
+    answers = iter([False, False, True, False])
+    cache = GenerationCache(10)
+    cache.stale = lambda: next(answers)
+    before = cache.generation
+    cache.put_many([(1, "old")], before)
+    assert cache.get(1) == "old"
+    assert cache.get_many([1]) == {1: "old"}
+    assert cache.get(1) is None  # another shard raised the generation: emptied
+    cache.put_many([(1, "read before the change")], before)
+    assert cache.get(1) is None
+
+
 # --- three shards on PostgreSQL ------------------------------------------------------------------
 
 
@@ -164,6 +181,12 @@ def test_an_edit_is_seen_by_every_shard_at_once(cluster):
         fetched = api(shard.url, "GET", "messages", key, anchor=message_id, num_before=0, num_after=0,
                       narrow="[]")["messages"]
         assert [m["content"] for m in fetched] == ["<p>after</p>"]
+    reacted = api(shards["a"].url, "POST", f"messages/{message_id}/reactions", key, emoji_name="octopus")
+    assert reacted["result"] == "success", reacted
+    for shard in shards.values():
+        fetched = api(shard.url, "GET", "messages", key, anchor=message_id, num_before=0, num_after=0,
+                      narrow="[]")["messages"]
+        assert [r["emoji_name"] for r in fetched[0]["reactions"]] == ["octopus"]
 
 
 def test_delete_events_works_on_any_shard(cluster):
