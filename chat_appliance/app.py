@@ -18,11 +18,13 @@ from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
-from chat_appliance.config import DEFAULTS, Limits, database_url_for, instance_secret
+from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
+from chat_appliance.events.shards import Leadership, ShardLink, shard_lock_key
 from chat_appliance.web import rate_limit
+from chat_appliance.web.shared_rate_limit import SharedRateLimiter
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
@@ -41,6 +43,8 @@ log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
 API_PREFIX = "/api/v1"
+# How long a shard waits for its name to be free (a killed predecessor's lock) before refusing.
+SHARD_NAME_WAIT_SECONDS = 10
 JSON_PREFIX = "/json"
 
 
@@ -61,7 +65,8 @@ class AppState:
         self.mailer = Mailer(config, keep=bool(config.get("DEV_MODE")))
         self.runtime = runtime
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
-                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
+                                   heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"],
+                                   shard_id=config.get("SHARD_ID"))
         self.service_dispatcher = None
         self.missed_messages = None
         self.push_notifier = None
@@ -133,6 +138,7 @@ def open_app(app, config=None, *, dev_mode=False):
         # A request body must hold the largest allowed upload, plus its multipart framing.
         largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
+    check_shard_id(app.config)
     opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
                            pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"],
                            inline_image_preview=app.config["INLINE_IMAGE_PREVIEW"])
@@ -141,10 +147,44 @@ def open_app(app, config=None, *, dev_mode=False):
     set_credentials_marker(state.runtime, os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(invalidate_messages_on_event, state.runtime)
-    bus.add_listener(state.queues, state.runtime)
+    if app.config.get("SHARD_ID"):
+        join_shards(app)
+    else:
+        bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
     register_missed_messages(app)
     return app
+
+
+def join_shards(app):
+    """This app is one shard of several on one PostgreSQL database (docs/scaling.md): its queues
+    receive every shard's events through LISTEN/NOTIFY (events/shards.py) instead of from the
+    local bus, its caches keep nothing (another shard's change would leave them stale), and rate
+    limits count in the database."""
+    state = app.extensions[EXTENSION]
+    url = app.config["DATABASE_URL"]
+    backend_module = state.runtime.backend
+
+    def connect():
+        return backend_module.autocommit_connection(url)
+
+    # One process per shard name, for as long as it runs (a dead one's lock goes with its
+    # connection; a restart right after kill -9 may wait a moment for PostgreSQL to notice).
+    name_lock = Leadership(connect, key=shard_lock_key(app.config["SHARD_ID"]))
+    deadline = time.monotonic() + SHARD_NAME_WAIT_SECONDS
+    while not name_lock.held():
+        if time.monotonic() > deadline:
+            name_lock.release()
+            raise ConfigError(f"another process is already serving shard {app.config['SHARD_ID']!r} "
+                              "on this database: give each shard its own --shard-id")
+        time.sleep(0.5)
+    state.runtime.share_caches(ShardLink.stale_check)
+    link = ShardLink(app.config["SHARD_ID"], state.queues, connect)
+    link.name_lock = name_lock
+    link.remote_listeners += [invalidate_on_event, invalidate_messages_on_event]
+    state.rate_limiter = SharedRateLimiter(connect)
+    state.runtime.shard = link
+    link.start(state.runtime)
 
 
 def bind_runtime(app):
@@ -166,6 +206,9 @@ def close_app(app):
     """Release what the app holds: answer its waiting long polls, stop its bot workers, close
     its database connection and SQLite's keeper connection. The app serves nothing after."""
     state = app.extensions[EXTENSION]
+    if state.runtime.shard is not None:
+        state.runtime.shard.stop()
+        state.runtime.shard = None
     state.queues.clear()
     state.rate_limiter.clear()
     if state.missed_messages is not None:
@@ -200,7 +243,9 @@ def register_missed_messages(app):
             since = queue.idle_since()
             if queue.wants("message") and (since is None or now - since <= queues.idle_seconds):
                 return True
-        return False
+        # A shard asks the others too (each says every few seconds whom it holds queues for).
+        link = state.runtime.shard
+        return link is not None and link.holds_queue_elsewhere(user_id)
 
     state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
     bus.add_listener(state.missed_messages, state.runtime)

@@ -12,6 +12,7 @@ ones enforced) and hands it to the actions: nothing below the HTTP layer reads c
 
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -124,6 +125,11 @@ DEFAULTS: dict[str, object] = {
     # whatever else reached them meanwhile (Zulip batches for two minutes); a message read by
     # then is left out.
     "MISSED_MESSAGE_EMAIL_DELAY_SECONDS": 120,
+    # Several `serve` processes on one PostgreSQL database (docs/scaling.md): this process's shard
+    # name (letters and digits, at most 16; `serve --shard-id` sets it). Queue ids start with it,
+    # events cross processes through LISTEN/NOTIFY, rate limits count in the database. None: the
+    # one process serves everything, all in memory. SQLite refuses it.
+    "SHARD_ID": None,
 }
 
 
@@ -131,7 +137,7 @@ DEFAULTS: dict[str, object] = {
 STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "ZULIP_SERVICES_URL",
                          "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID", "ZULIP_ORG_KEY", "EMAIL_HOST",
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
-                         "NOREPLY_EMAIL_ADDRESS"})
+                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})
@@ -204,6 +210,24 @@ def instance_path_from_env(explicit=None):
 def database_url_for(instance_path):
     """The default database of an instance: SQLite in the instance folder."""
     return f"sqlite:///{Path(instance_path) / 'chat.sqlite3'}"
+
+
+SHARD_ID_PATTERN = re.compile(r"[A-Za-z0-9]{1,16}")
+
+
+def check_shard_id(config):
+    """Raise ConfigError unless SHARD_ID is unset, or a short name of letters and digits on a
+    PostgreSQL database: shards share their database, and SQLite cannot be shared between
+    processes (nor deliver notifications between them)."""
+    shard = config.get("SHARD_ID")
+    if shard is None:
+        return
+    if not isinstance(shard, str) or not SHARD_ID_PATTERN.fullmatch(shard):
+        raise ConfigError(f"--shard-id (SHARD_ID) must be 1 to 16 letters or digits, not {shard!r}")
+    url = str(config.get("DATABASE_URL") or "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise ConfigError("--shard-id (SHARD_ID) needs a PostgreSQL database (DATABASE_URL=postgresql://...): "
+                          "shards share one database and its notifications, which SQLite cannot do")
 
 
 def load_config(instance_path, overrides=None, environ=None):

@@ -21,7 +21,7 @@ E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_dat
 
 # Modules that take the longest (minutes on a busy machine), started first so that under
 # pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
-SLOW_MODULES = ("test_e2e_webclient", "test_hostile_input")
+SLOW_MODULES = ("test_e2e_webclient", "test_hostile_input", "test_e2e_shards")
 
 
 def module_rank(item):

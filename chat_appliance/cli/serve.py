@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from chat_appliance.cli.common import CommandError, create_organization, current_realm, open_instance
-from chat_appliance.config import Limits, instance_path_from_env, load_config
+from chat_appliance.config import ConfigError, Limits, check_shard_id, instance_path_from_env, load_config
 from chat_appliance.db.runtime import current as current_runtime
 from chat_appliance.ops.instance_files import InstanceBusy, hold_for_serving, make_instance_folder
 
@@ -90,7 +90,14 @@ def cmd_serve(args):
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
     make_instance_folder(instance)
-    _instance, config = open_instance(args, overrides={"LOG_REQUESTS": False} if args.quiet else None)
+    overrides = {"LOG_REQUESTS": False} if args.quiet else {}
+    if args.shard_id is not None:
+        overrides["SHARD_ID"] = args.shard_id
+    try:
+        check_shard_id(dict(load_config(instance, overrides)))
+    except ConfigError as error:
+        raise CommandError(str(error)) from None
+    _instance, config = open_instance(args, overrides=overrides)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
     ensure_organization(config, realm_url)
     current_runtime().close()  # the app opens its own
@@ -114,22 +121,38 @@ def run_server(app, args, instance):
     except InstanceBusy as error:
         raise CommandError(str(error)) from None
     open_files = raise_open_file_limit()
-    queue_file = Path(instance) / DUMP_FILENAME
-    restored = queues.restore(queue_file)
+    link = app.extensions[EXTENSION].runtime.shard
+    # A shard's queues are not kept across a restart: the other shards went on publishing
+    # meanwhile, and what they missed cannot be replayed. Their clients register again.
+    queue_file = Path(instance) / DUMP_FILENAME if link is None else None
+    restored = queues.restore(queue_file) if queue_file is not None else 0
     if restored:
         print(f"Restored {restored} event queue(s).", flush=True)
 
     def started():
+        shard = f", shard {link.shard_id}" if link is not None else ""
         print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads, "
-              f"open-file limit {open_files})", flush=True)
+              f"open-file limit {open_files}{shard})", flush=True)
 
-    scheduler = Scheduler(app).start()
+    leadership = None
+    if link is not None:
+        from chat_appliance.events.shards import Leadership
+
+        backend_module, url = app.extensions[EXTENSION].runtime.backend, app.config["DATABASE_URL"]
+        leadership = Leadership(lambda: backend_module.autocommit_connection(url))
+    scheduler = Scheduler(app, leadership=leadership).start()
+    if link is not None:
+        link.remote_listeners.append(scheduler)
     try:
         server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
     finally:
         scheduler.stop()
     if not server.started:
         raise CommandError(f"could not listen on {args.host}:{args.port}")
+    if queue_file is None:
+        close_app(app)
+        print("Shut down cleanly (a shard keeps no event queues across a restart).", flush=True)
+        return 0
     try:
         saved = queues.dump(queue_file)
     except OSError as error:
@@ -143,6 +166,19 @@ def run_server(app, args, instance):
         return 0
     close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
+    return 0
+
+
+def cmd_proxy_config(args):
+    """Print the proxy configuration."""
+    from chat_appliance.ops.proxy_config import nginx_config, parse_shard
+
+    try:
+        shards = [parse_shard(text) for text in args.shard]
+        print(nginx_config(args.listen, shards, server_name=args.server_name, tls_certificate=args.tls_certificate,
+                           tls_certificate_key=args.tls_certificate_key, runtime_dir=args.runtime_dir), end="")
+    except ValueError as error:
+        raise CommandError(str(error)) from None
     return 0
 
 
@@ -235,6 +271,21 @@ def add_commands(add):
                        help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
     serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+    serve.add_argument("--shard-id", default=None,
+                       help="run as one of several processes on one PostgreSQL database, under this name "
+                            "(letters and digits; docs/scaling.md)")
+
+    proxy = add("proxy-config", cmd_proxy_config,
+                "Print a reverse proxy's configuration for several `serve --shard-id` processes (docs/deploy.md).")
+    proxy.add_argument("kind", choices=["nginx"], help="the proxy (nginx)")
+    proxy.add_argument("--listen", type=int, required=True, help="the port the proxy listens on")
+    proxy.add_argument("--shard", action="append", default=[], metavar="K=HOST:PORT", required=True,
+                       help="a shard: its --shard-id, address and port (repeat for each)")
+    proxy.add_argument("--server-name", default="_", help="nginx server_name (default: any)")
+    proxy.add_argument("--tls-certificate", default=None, help="serve HTTPS with this certificate (PEM chain)")
+    proxy.add_argument("--tls-certificate-key", default=None, help="... and this key")
+    proxy.add_argument("--runtime-dir", default=None,
+                       help="directory for nginx's pid, logs and temporary files (default: nginx's prefix, -p)")
 
     dev = add("dev", cmd_dev, "A development server on a ready sample organization (people, bots, channels, "
               "messages), rate limits off, a zuliprc per account in DIR/zuliprc/. DIR defaults to ./dev-instance.")

@@ -63,6 +63,22 @@ class Runtime:
         self.alert_word_matchers = GenerationCache(ALERT_WORD_CACHE_SIZE)
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
+        # events/shards.py: this process's ShardLink when it is one shard of several (None: alone).
+        self.shard: Any = None
+
+    def share_caches(self, stale_checks: Callable[[], Callable[[], bool]]) -> None:
+        """Make the caches safe beside other processes on one database (shards): the caches of
+        data read from the database (messages, render contexts, alert-word matchers) ask a check
+        made by `stale_checks()` before each read, and empty themselves when it says another
+        process changed what they may hold; the caches of credentials and sessions keep nothing
+        (a key regenerated or a session ended on another shard must count at once, and the
+        checks would cost what they save)."""
+        for cache in (self.credentials, self.login_ids, self.sessions):
+            cache.clear()
+            cache.max_entries = 0
+        for generation_cache in (self.render_contexts, self.messages, self.alert_word_matchers):
+            generation_cache.clear()
+            generation_cache.stale = stale_checks()
 
     def forget_sessions(self, user_id: int) -> None:
         """Drop one account's cached browser sessions (entries are (SessionUser, CSRF token))."""
@@ -150,7 +166,7 @@ class ExpiringCache:
         with self._lock:
             self._entries.pop(key, None)
             self._drop_expired_front(now)
-            if seconds <= 0:
+            if seconds <= 0 or self.max_entries <= 0:
                 return
             while len(self._entries) >= self.max_entries:
                 self._entries.popitem(last=False)
@@ -189,8 +205,16 @@ class GenerationCache:
         self.generation = 0
         self._entries = OrderedDict()
         self._lock = threading.Lock()
+        # Shards (Runtime.share_caches): a callable saying whether another process changed the
+        # data since it was last asked; the cache empties itself before a read when it says so.
+        self.stale: Callable[[], bool] | None = None
+
+    def _check(self):
+        if self.stale is not None and self.stale():
+            self.clear()
 
     def get(self, key: Any) -> Any:
+        self._check()
         with self._lock:
             value = self._entries.get(key)
             if value is not None:
@@ -199,6 +223,7 @@ class GenerationCache:
 
     def get_many(self, keys: Iterable[Any]) -> dict[Any, Any]:
         """{key: value} for the keys present."""
+        self._check()
         found = {}
         with self._lock:
             for key in keys:

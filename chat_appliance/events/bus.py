@@ -51,7 +51,12 @@ def publish(event: JSONDict, user_ids: Any) -> None:
     one, after it commits, and not at all if it rolls back (as Zulip's send_event_on_commit).
     The audience and the listeners (the current runtime's) are fixed now."""
     user_ids = list(user_ids)
-    targets = list(_listeners())
+    active = runtime.current()
+    if active is not None and active.shard is not None:
+        # One of several shards: every shard's queues receive it through PostgreSQL's NOTIFY,
+        # sent inside the transaction (so at its commit, in commit order: events/shards.py).
+        active.shard.publish(event, user_ids)
+    targets = list(_listeners(active))
     on_commit(lambda: _deliver(targets, event, user_ids))
 
 

@@ -86,6 +86,9 @@ class EventQueue:
                  lock=None, manager=None):
         self.clock = manager.clock if manager is not None else SystemClock()
         self.id = f"{int(self.clock.time())}:{secrets.token_hex(8)}"
+        if manager is not None and manager.shard_id is not None:
+            # The shard that holds it, first: the proxy routes GET/DELETE /events by it.
+            self.id = f"{manager.shard_id}:{self.id}"
         self.user_id = user_id
         self.realm_id = realm_id
         self.user_email = user_email.lower()
@@ -282,8 +285,11 @@ def delivery_isolated(queue: EventQueue, event: JSONDict) -> Iterator[None]:
 class QueueManager:
     """All queues of the process. Registered on the bus by create_app."""
 
-    def __init__(self, idle_seconds=600, heartbeat_seconds=55, *, clock=None, random_fraction=random.random):
+    def __init__(self, idle_seconds=600, heartbeat_seconds=55, *, clock=None, random_fraction=random.random,
+                 shard_id=None):
         self.idle_seconds = idle_seconds
+        # SHARD_ID of this process when it is one of several (events/shards.py), else None.
+        self.shard_id = shard_id
         self.heartbeat_seconds = heartbeat_seconds
         # Injectable so that tests move time and choose the heartbeat spread instead of waiting.
         self.clock = clock or SystemClock()
@@ -402,6 +408,19 @@ class QueueManager:
     def queue_idle_seconds(self, queue: EventQueue) -> float:
         """How long this queue may stay idle: its own idle_queue_timeout, else the server's."""
         return queue.idle_timeout if queue.idle_timeout is not None else self.idle_seconds
+
+    def online_user_ids(self) -> set[int]:
+        """Users with a queue that takes messages and was polled within idle_seconds (or is
+        being polled): not away, for missed-message mail."""
+        now = self.clock.monotonic()
+        with self.lock:
+            queues = list(self.queues.values())
+        online = set()
+        for queue in queues:
+            since = queue.idle_since()
+            if queue.wants("message") and (since is None or now - since <= self.idle_seconds):
+                online.add(queue.user_id)
+        return online
 
     def user_queues(self, user_ids: Any) -> list[EventQueue]:
         with self.lock:

@@ -54,6 +54,12 @@ TEXT_LIMITS = {
     "saved_snippet.content": 1_000_000,
     # A widget's first submessage repeats its message's options; later ones are a vote or a task.
     "sub_message.content": 100_000,
+    # Shards (models/shards.py), written with SQL by events/shards.py and web/shared_rate_limit.py:
+    # an event as published (a message's Markdown and HTML, an edit's old and new forms), and
+    # "domain|key|seconds|limit" with the key an address, an account or a name as typed.
+    "event_log.payload": 50_000_000,
+    "rate_limit_bucket.key": 10_000,
+    "rate_limit_failure.key": 10_000,
 }
 
 

@@ -21,11 +21,17 @@ from chat_appliance.models import database
 log = logging.getLogger(__name__)
 
 SCHEDULE_EVENT_TYPES = ("scheduled_messages", "reminders")
+# A shard that is not the leader asks for the leadership this often.
+FOLLOWER_WAIT_SECONDS = 3.0
 
 
 class Scheduler:
-    def __init__(self, app, *, clock=time.time, max_wait=60.0):
+    def __init__(self, app, *, clock=time.time, max_wait=60.0, leadership=None):
         self.app = app
+        # With shards, only the shard holding the leadership (events/shards.py) delivers: a
+        # message is sent once, whichever shards run. Others ask again every few seconds, so that
+        # a dead leader's work moves to another shard.
+        self.leadership = leadership
         # The app's limits, which messages sent when due must respect as they would if sent now.
         self.limits = app.extensions[EXTENSION].limits
         self.clock = clock
@@ -51,6 +57,9 @@ class Scheduler:
             # that lands after this line either is seen by the read below (its row was committed
             # before the event was published) or ends the wait below at once.
             self._wake.clear()
+            if self.leadership is not None and not self.leadership.held():
+                self._wake.wait(min(self.max_wait, FOLLOWER_WAIT_SECONDS))
+                continue
             try:
                 wait = self.seconds_until(self.run_once())
             except Exception:  # a bad row must not stop deliveries for good
@@ -78,3 +87,5 @@ class Scheduler:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.leadership is not None:
+            self.leadership.release()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.web.params import Param, parse_values
 from chat_appliance.lib.validators import check_bool, check_int
+from chat_appliance.events.shards import shard_of
 from chat_appliance.web.rate_limit import (
     API_BY_IP,
     API_BY_USER,
@@ -90,6 +91,13 @@ class LongPoll:
         try:
             if method == "DELETE":
                 params, ignored = parse_values(DELETE_EVENTS_PARAMS, values)
+                link = self.state.runtime.shard
+                holder = shard_of(params["queue_id"])
+                if link is not None and holder is not None and holder != link.shard_id:
+                    # Another shard holds it (the proxy sent this one here): that shard deletes
+                    # it if it is this user's.
+                    link.delete_remote_queue(params["queue_id"], user.id)
+                    return Answer(200, success_body(ignored=ignored), headers)
                 self.queues.access(params["queue_id"], user.id)
                 self.queues.delete(params["queue_id"])
                 return Answer(200, success_body(ignored=ignored), headers)

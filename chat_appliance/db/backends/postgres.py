@@ -83,6 +83,20 @@ def client_error(error: Any) -> Any:
     return None
 
 
+def autocommit_connection(database_url: str) -> Any:
+    """A psycopg2 connection of its own (outside the pool), in autocommit, to the URL's database:
+    a shard's LISTEN connection, its control notifications, the shared rate limits."""
+    import psycopg2
+
+    load_psycopg2()
+    parsed = urlparse(database_url)
+    options = dict(parse_qsl(parsed.query))
+    conn = psycopg2.connect(dbname=parsed.path.lstrip("/"), user=parsed.username, password=parsed.password,
+                            host=parsed.hostname, port=parsed.port or 5432, **options)
+    conn.autocommit = True
+    return conn
+
+
 def _maintenance_connection(database_url):
     """An autocommit psycopg2 connection to the server's `postgres` database, with the URL's
     credentials (CREATE and DROP DATABASE cannot run inside the database they name)."""
