@@ -1,0 +1,312 @@
+"""End to end: running the organization from the browser (issue 27), in Chromium against a real
+`serve`: channel settings (members, name, description, archiving), invitations into default
+channels only, profile cards, the organization's name, custom emoji and incoming webhook bots.
+
+Each test answers one question about what an owner or a member sees and does; every page is
+watched for console errors, uncaught exceptions and dialogs, and none may occur. Screenshots of
+each screen at desktop and phone width go to test-artifacts/webclient."""
+
+import re
+from pathlib import Path
+
+import pytest
+import requests
+
+pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, launch, shot, sign_in  # noqa: E402
+
+expect.set_options(timeout=15_000)
+
+ALICE, BOB = "alice@example.com", "bob@example.com"
+ICON = Path(__file__).resolve().parent.parent / "chat_appliance" / "web" / "static" / "webclient" / "realm-icon.png"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    running = Site(tmp_path_factory.mktemp("webclient-admin") / "instance")
+    running.alice = running.person(ALICE, "Alice Liddell")
+    running.bob = running.person(BOB, "Bob Builder")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def pages(browser, site):
+    """Open signed-in pages through `open(email, password)`; afterwards, assert none logged an error."""
+    opened = []
+
+    def open_page(email, password=PASSWORD, **kwargs):
+        watched = sign_in(browser, site, email, password, **kwargs)
+        opened.append(watched)
+        return watched.page
+
+    yield open_page
+    for watched in opened:
+        errors, dialogs = watched.errors, watched.dialogs
+        watched.page.context.close()
+        assert errors == [], errors
+        assert dialogs == [], dialogs
+
+
+def owner_page(pages, site, **kwargs):
+    return pages(site.server.email, site.owner_password, **kwargs)
+
+
+def channel_link(page, name):
+    return page.get_by_role("navigation", name="Channels").get_by_role("link", name=re.compile(f"^{re.escape(name)}"))
+
+
+def open_channel(page, site, name, topic=None):
+    stream_id = site.stream_id(name)
+    page.goto(f"{site.url}/#narrow/channel/{stream_id}-{name}" + (f"/topic/{topic}" if topic else ""))
+    expect(page.get_by_role("heading", name=re.compile(f"^#{re.escape(name)}"))).to_be_visible()
+
+
+def channel_settings(page):
+    page.get_by_role("button", name="Channel settings").click()
+    dialog = page.get_by_role("dialog", name=re.compile("^Channel settings"))
+    expect(dialog).to_be_visible()
+    return dialog
+
+
+def make_channel(site, name, members, private=False, description=""):
+    site.api("POST", "users/me/subscriptions", subscriptions=[{"name": name, "description": description}],
+             principals=members, invite_only=private)
+    return site.stream_id(name)
+
+
+def subscribers(site, stream_id):
+    return set(site.api("GET", f"streams/{stream_id}/members")["subscribers"])
+
+
+def send(page, text):
+    box = page.get_by_role("textbox", name="Message")
+    box.fill(text)
+    box.press("Enter")
+    expect(box).to_have_value("")
+
+
+def test_admin_adds_a_member_to_a_private_channel_who_sees_it_live(pages, site):
+    """Can an owner, in a private channel's settings, add a member by typing part of their name
+    and picking the suggestion, and does that member's open page show the channel without a
+    reload?"""
+    stream_id = make_channel(site, "leads", [site.server.email], private=True)
+    bob = pages(BOB)
+    expect(channel_link(bob, "general")).to_be_visible()
+    expect(channel_link(bob, "leads")).to_have_count(0)
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "leads")
+    dialog = channel_settings(owner)
+    members = dialog.get_by_role("region", name="Members")
+    expect(members).to_contain_text("Owner")
+    dialog.get_by_role("combobox", name="Add members").fill("bob")
+    dialog.get_by_role("option", name="Bob Builder").click()
+    dialog.get_by_role("button", name="Add", exact=True).click()
+    expect(members).to_contain_text("Bob Builder")
+    expect(dialog.get_by_role("button", name="Remove Bob Builder")).to_be_visible()
+    assert site.bob[2] in subscribers(site, stream_id)
+    expect(channel_link(bob, "leads")).to_be_visible()
+    shot(owner, "channel-settings-desktop")
+
+
+def test_admin_removes_a_member(pages, site):
+    """Does "Remove FULL NAME" in a channel's settings unsubscribe that person, as the API then
+    reports, and take the channel out of their open page?"""
+    stream_id = make_channel(site, "ops", [site.server.email, ALICE, BOB])
+    alice = pages(ALICE)
+    expect(channel_link(alice, "ops")).to_be_visible()
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "ops")
+    dialog = channel_settings(owner)
+    members = dialog.get_by_role("region", name="Members")
+    expect(members).to_contain_text("Alice Liddell")
+    dialog.get_by_role("button", name="Remove Alice Liddell").click()
+    expect(dialog.get_by_role("button", name="Remove Alice Liddell")).to_have_count(0)
+    expect(members).to_contain_text("Bob Builder")
+    assert site.alice[2] not in subscribers(site, stream_id)
+    expect(channel_link(alice, "ops")).to_have_count(0)
+
+
+def test_rename_and_description_show_live_for_others(pages, site):
+    """When an owner renames a channel and changes its description (with its Markdown preview),
+    does a member looking at that channel see the new name and description without a reload?"""
+    make_channel(site, "plans", [site.server.email, ALICE], description="Old plans")
+    alice = pages(ALICE)
+    open_channel(alice, site, "plans")
+    expect(alice.locator(".channel-description")).to_have_text("Old plans")
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "plans")
+    dialog = channel_settings(owner)
+    dialog.get_by_role("textbox", name="Channel name").fill("roadmap")
+    dialog.get_by_role("textbox", name="Channel description").fill("Where we are **going**")
+    expect(dialog.get_by_role("region", name="Description preview").locator("strong")).to_have_text("going")
+    dialog.get_by_role("button", name="Save changes").click()
+    expect(channel_link(alice, "roadmap")).to_be_visible()
+    expect(channel_link(alice, "plans")).to_have_count(0)
+    expect(alice.get_by_role("heading", name="#roadmap")).to_be_visible()
+    expect(alice.locator(".channel-description strong")).to_have_text("going")
+    expect(owner.get_by_role("dialog", name=re.compile("^Channel settings: #roadmap"))).to_be_visible()
+    shot(owner, "channel-settings-renamed-desktop")
+
+
+def test_archive_a_channel(pages, site):
+    """Does "Archive channel" (after a confirmation) archive it, as the API reports, and take it
+    out of a member's open page?"""
+    stream_id = make_channel(site, "oldstuff", [site.server.email, ALICE])
+    alice = pages(ALICE)
+    expect(channel_link(alice, "oldstuff")).to_be_visible()
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "oldstuff")
+    dialog = channel_settings(owner)
+    dialog.get_by_role("button", name="Archive channel").click()
+    owner.get_by_role("alertdialog", name=re.compile("^Archive #oldstuff")).get_by_role("button", name="Archive").click()
+    expect(owner.get_by_role("dialog", name=re.compile("^Channel settings"))).to_have_count(0)
+    expect(channel_link(alice, "oldstuff")).to_have_count(0)
+    expect(channel_link(owner, "oldstuff")).to_have_count(0)
+    assert site.api("GET", f"streams/{stream_id}")["stream"]["is_archived"] is True
+
+
+def test_invitations_tick_only_default_channels(browser, pages, site):
+    """In Settings > Invitations, are exactly the organization's default channels ticked (a
+    private channel the inviter is in never is), and does someone joining by the link then land
+    in those channels only?"""
+    make_channel(site, "secret", [site.server.email], private=True)
+    make_channel(site, "random", [site.server.email])
+    general = site.stream_id("general")
+    site.api("POST", "default_streams", stream_id=general)
+    owner = owner_page(pages, site)
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Invitations").click()
+    expect(settings.get_by_role("checkbox", name="general", exact=True)).to_be_checked()
+    expect(settings.get_by_role("checkbox", name="secret", exact=True)).not_to_be_checked()
+    expect(settings.get_by_role("checkbox", name="random", exact=True)).not_to_be_checked()
+    settings.get_by_role("button", name="Create invitation link").click()
+    link = settings.get_by_role("textbox", name="Invitation link").input_value()
+    expect(settings.get_by_role("list", name="Pending invitations")).to_contain_text("/join/")
+    shot(owner, "settings-invitations-defaults-desktop")
+    key = link.rsplit("/join/", 1)[1]
+    context = browser.new_context(viewport=PHONE)
+    newcomer = Watched(context.new_page())
+    newcomer.page.goto(f"{site.url}/join/{key}")
+    newcomer.page.get_by_label("Email").fill("fay@example.com")
+    newcomer.page.get_by_label("Full name").fill("Fay Newcomer")
+    newcomer.page.get_by_label("Password").fill("fay's password")
+    newcomer.page.get_by_role("button", name="Sign up").click()
+    expect(newcomer.page.get_by_role("textbox", name="Message")).to_be_visible()
+    context.close()
+    assert newcomer.errors == []
+    key_fay = site.api("POST", "fetch_api_key", username="fay@example.com", password="fay's password")["api_key"]
+    subs = site.api("GET", "users/me/subscriptions", auth=("fay@example.com", key_fay))["subscriptions"]
+    assert sorted(s["name"] for s in subs) == ["general"]
+
+
+def test_profile_card(pages, site):
+    """Does a sender's name in a message open a card named after them with their role, email and
+    a "Send direct message" button that opens the conversation, and do administrators (only)
+    get "Manage user"?"""
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="general", topic="cards", content="card time")
+    alice = pages(ALICE)
+    open_channel(alice, site, "general", "cards")
+    message = alice.get_by_role("article").filter(has_text="card time")
+    message.get_by_role("button", name="Bob Builder").click()
+    card = alice.get_by_role("dialog", name="Bob Builder")
+    expect(card).to_contain_text("Member")
+    expect(card).to_contain_text(BOB)
+    expect(card.get_by_role("button", name="Manage user")).to_have_count(0)
+    shot(alice, "profile-card-desktop")
+    card.get_by_role("button", name="Send direct message").click()
+    expect(card).to_have_count(0)
+    expect(alice.get_by_role("heading", name="Bob Builder")).to_be_visible()
+    owner = owner_page(pages, site, viewport=PHONE)
+    open_channel(owner, site, "general", "cards")
+    owner.get_by_role("article").filter(has_text="card time").get_by_role("button", name="Bob Builder").click()
+    card = owner.get_by_role("dialog", name="Bob Builder")
+    card.get_by_role("button", name="Manage user").click()
+    expect(card.get_by_role("combobox", name="Role of Bob Builder")).to_have_value("400")
+    shot(owner, "profile-card-phone")
+
+
+def test_rename_the_organization(pages, site):
+    """Does the first owner sign-in offer to name the organization, and does a new name saved in
+    Settings > Organization show in a member's open page without a reload?"""
+    alice = pages(ALICE)
+    owner = owner_page(pages, site)
+    expect(owner.get_by_role("form", name="Name your organization")).to_be_visible()
+    shot(owner, "name-your-organization-desktop")
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Organization", exact=True).click()
+    settings.get_by_role("textbox", name="Organization name").fill("Wonderland Inc")
+    settings.get_by_role("button", name="Save changes").click()
+    expect(owner.get_by_text("Organization saved.")).to_be_visible()
+    shot(owner, "settings-organization-desktop")
+    assert site.api("GET", "server_settings")["realm_name"] == "Wonderland Inc"
+    expect(alice.locator(".realm-name")).to_have_text("Wonderland Inc")
+    expect(alice).to_have_title(re.compile("Wonderland Inc$"))
+    phone = owner_page(pages, site, viewport=PHONE)
+    expect(phone.get_by_role("form", name="Name your organization")).to_have_count(0)  # named now
+    phone.get_by_role("button", name="Settings").click()
+    phone.get_by_role("dialog", name="Settings").get_by_role("button", name="Organization", exact=True).click()
+    expect(phone.get_by_role("textbox", name="Organization name")).to_have_value("Wonderland Inc")
+    shot(phone, "settings-organization-phone")
+
+
+def test_custom_emoji_usable_right_after_upload(pages, site):
+    """Can an owner upload a custom emoji in Settings, and does a message using it right away show
+    the image for another member?"""
+    alice = pages(ALICE)
+    open_channel(alice, site, "general", "emoji")
+    owner = owner_page(pages, site)
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Custom emoji").click()
+    settings.get_by_role("textbox", name="Emoji name").fill("wonder")
+    settings.get_by_label("Emoji image").set_input_files(str(ICON))
+    settings.get_by_role("button", name="Add emoji").click()
+    expect(settings.get_by_role("list", name="Custom emoji")).to_contain_text(":wonder:")
+    shot(owner, "settings-emoji-desktop")
+    settings.get_by_role("button", name="Close settings").click()
+    open_channel(owner, site, "general", "emoji")
+    send(owner, "I :wonder: why")
+    message = alice.get_by_role("article").filter(has_text="why")
+    expect(message.locator("img.emoji")).to_have_attribute("alt", ":wonder:")
+
+
+def test_incoming_webhook_bot_made_in_the_page_posts(pages, site):
+    """Does a bot of type "Incoming webhook" created in Settings > Bots come with a URL that, when a
+    service posts JSON to it, puts a message in the channel for everyone to see?"""
+    alice = pages(ALICE)
+    open_channel(alice, site, "general")
+    owner = owner_page(pages, site)
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Bots").click()
+    settings.get_by_role("combobox", name="Bot type").select_option(label="Incoming webhook")
+    settings.get_by_role("textbox", name="Bot name").fill("Deploy notices")
+    settings.get_by_label(re.compile("Short name")).fill("deploys")
+    settings.get_by_role("button", name="Create bot").click()
+    url_box = settings.get_by_role("textbox", name="Webhook URL of Deploy notices").first
+    expect(url_box).to_have_value(re.compile(r"/api/v1/external/json\?api_key=\w+&stream=general"))
+    shot(owner, "settings-bots-webhook-desktop")
+    response = requests.post(url_box.input_value(), json={"deploy": "v2 is live"}, timeout=30)
+    assert response.status_code == 200, response.text
+    message = alice.get_by_role("article").filter(has_text="v2 is live")
+    expect(message).to_have_count(1)
+    expect(message).to_contain_text("Deploy notices")
+    phone = owner_page(pages, site, viewport=PHONE)
+    phone.get_by_role("button", name="Settings").click()
+    phone.get_by_role("dialog", name="Settings").get_by_role("button", name="Bots").click()
+    expect(phone.get_by_role("dialog", name="Settings")).to_contain_text("Deploy notices")
+    shot(phone, "settings-bots-phone")
