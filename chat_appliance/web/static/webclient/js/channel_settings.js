@@ -10,8 +10,8 @@ import { clear, confirmDialog, debounce, h } from "./util.js";
 // The per-channel permission groups Zulip offers, with what each one decides.
 const GROUP_SETTINGS = [
   ["can_send_message_group", "Who can post"],
-  ["can_add_subscribers_group", "Who can add members"],
-  ["can_remove_subscribers_group", "Who can remove members"],
+  ["can_add_subscribers_group", "Who can subscribe others"],
+  ["can_remove_subscribers_group", "Who can unsubscribe others"],
   ["can_subscribe_group", "Who can subscribe themselves"],
   ["can_administer_channel_group", "Who can administer this channel"],
   ["can_move_messages_within_channel_group", "Who can move messages within this channel"],

@@ -34,14 +34,15 @@ export async function attempt(fn, success) {
   }
 }
 
-// A text input that suggests items as you type: a combobox whose listbox holds `option`s.
+// A text input that suggests items as you type, in a listbox of `option`s.
 // `suggest(text)` returns [{label, value}]; `choose(item)` is called on a pick.
 export function suggestBox(label, suggest, choose) {
   const list = h("ul.suggestions", { role: "listbox", "aria-label": `${label} suggestions` });
   const listId = `sg-${Math.random().toString(36).slice(2)}`;
   list.id = listId;
   list.hidden = true;
-  const input = h("input", { type: "text", role: "combobox", "aria-label": label, "aria-autocomplete": "list", "aria-expanded": "false", "aria-controls": listId, autocomplete: "off" });
+  // A plain textbox (its role stays "textbox") that controls the list of suggestions.
+  const input = h("input", { type: "text", "aria-label": label, "aria-autocomplete": "list", "aria-controls": listId, autocomplete: "off" });
   let items = [];
   let active = -1;
   const render = () => {
@@ -50,7 +51,6 @@ export function suggestBox(label, suggest, choose) {
       on: { mousedown: (event) => { event.preventDefault(); pick(item); } },
     }, item.label)));
     list.hidden = !items.length;
-    input.setAttribute("aria-expanded", String(!!items.length));
   };
   const pick = (item) => {
     items = [];

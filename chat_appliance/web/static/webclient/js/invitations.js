@@ -34,7 +34,7 @@ export function invitesPanel(root) {
       "fieldset.channel-choice",
       h("legend", "Channels they join"),
       h("p.detail", "The organization's default channels are ticked. Private channels are never ticked for you."),
-      streams.map((s, i) => h("label.check", boxes[i], h("span", s.name), s.invite_only ? h("span.detail", " (private)") : null)),
+      streams.map((s, i) => h("label.check", boxes[i], h("span", s.name), s.invite_only ? h("span.detail", { "aria-hidden": "true" }, " (private)") : null)),
     ),
     h(
       "form.inline-form",
