@@ -52,6 +52,12 @@ function urlBuilder(bot, key) {
   return h("div.webhook-url", field("Integration", integration), field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)));
 }
 
+// The open panel's list redraws when a realm_bot event arrives (one listener for every panel).
+let redrawList = null;
+model.on("admin-event", (event) => {
+  if (event.type === "realm_bot" && redrawList) redrawList();
+});
+
 export function botsPanel(root) {
   const type = h("select", { "aria-label": "Bot type" }, TYPES.map(([value, label]) => h("option", { value: String(value) }, label)));
   const name = h("input", { type: "text", required: true, maxlength: "100" });
@@ -91,7 +97,7 @@ export function botsPanel(root) {
               out,
               h("p", `${name.value}: `, h("code", data.api_key)),
               h("button", { type: "button", on: { click: () => download("zuliprc", zuliprc(email, data.api_key)) } }, "Download zuliprc"),
-              botType === 2 ? urlBuilder(bot, data.api_key) : null,
+              botType === 2 ? [h("h4", "Webhook URL"), h("p.detail", "Give this URL to the service that sends the notifications."), urlBuilder(bot, data.api_key)] : null,
             );
             name.value = short.value = endpoint.value = "";
             setTimeout(fillBots, 300);
@@ -148,4 +154,8 @@ export function botsPanel(root) {
     );
   }
   fillBots();
+  redrawList = () => {
+    if (list.isConnected) fillBots();
+    else redrawList = null;
+  };
 }

@@ -129,6 +129,7 @@ export function openChannelSettings(streamId) {
     chosen = item.value;
     input.value = item.label;
   });
+  adder.input.placeholder = "Type a name or email";
   adder.input.addEventListener("input", () => {
     chosen = null;
   });
@@ -224,7 +225,7 @@ export function openChannelSettings(streamId) {
       )
     : null;
 
-  clear(sections, general, permissions, members, personal, archive);
+  clear(sections, general, members, personal, permissions, archive);
 
   refreshOpen = (event) => {
     if (event.type === "subscription" && (event.op === "peer_add" || event.op === "peer_remove")) {

@@ -8,6 +8,16 @@ import { attempt, field, groupOptions } from "./dialog.js";
 import { model } from "./model.js";
 import { clear, confirmDialog, h } from "./util.js";
 
+// Redraw an open panel's list when an event of `type` arrives; forgotten once it is closed.
+const redraws = new Map();
+model.on("admin-event", (event) => {
+  const entry = redraws.get(event.type);
+  if (!entry) return;
+  if (entry.element.isConnected) entry.fill();
+  else redraws.delete(event.type);
+});
+const onAdminEvent = (type, fill, element) => redraws.set(type, { fill, element });
+
 const WHO = [
   ["can_invite_users_group", "Who can invite people"],
   ["create_multiuse_invite_group", "Who can create invitation links"],
@@ -50,12 +60,45 @@ export function organizationPanel(root) {
       h("h4", "Profile"),
       field("Organization name", name),
       field("Organization description", description),
-      h("div.field", h("span", "Icon"), h("img.realm-icon-preview", { src: s.realm_icon_url || "/static/webclient/realm-icon.png", alt: "The organization's icon", width: 48, height: 48 })),
       h("button.primary", { type: "submit" }, "Save changes"),
     ),
+    iconForm(),
   );
   defaultChannels(root);
   permissions(root);
+}
+
+function iconForm() {
+  const preview = h("img.realm-icon-preview", { src: model.state.realm_icon_url || "/static/webclient/realm-icon.png", alt: "The organization's icon", width: 48, height: 48 });
+  const file = h("input", { type: "file", accept: "image/png,image/jpeg,image/gif,image/webp", "aria-label": "Icon image" });
+  const show = (url) => {
+    if (url) preview.src = url;
+  };
+  return h(
+    "form.inline-form",
+    {
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          if (!file.files[0]) return;
+          const form = new FormData();
+          form.append("file", file.files[0], file.files[0].name);
+          const data = await attempt(() => api.call("POST", "realm/icon", null, { body: form }), "Icon changed.");
+          if (data) {
+            file.value = "";
+            show(data.icon_url);
+          }
+        },
+      },
+    },
+    h("h4", "Icon"),
+    h("div.row", preview, field("Icon image", file)),
+    h("div.row",
+      h("button.primary", { type: "submit" }, "Upload icon"),
+      model.state.realm_icon_source === "U"
+        ? h("button", { type: "button", on: { click: async () => { if (await attempt(() => api.del("realm/icon"), "Default icon restored.")) show(`/static/webclient/realm-icon.png?${Date.now()}`); } } }, "Use the default icon")
+        : null),
+  );
 }
 
 function defaultChannels(root) {
@@ -213,7 +256,7 @@ export function linkifiersPanel(root) {
   }
   fill();
   // Playgrounds are listed from the state; a new one arrives by its event.
-  model.on("admin-event", (event) => { if (event.type === "realm_playgrounds" && playgrounds.isConnected) fill(); });
+  onAdminEvent("realm_playgrounds", fill, playgrounds);
 }
 
 // --- custom profile fields ----------------------------------------------------------------------
@@ -260,5 +303,5 @@ export function profileFieldsPanel(root) {
       } } }, "Delete"))) : h("li.detail", "No custom profile fields."));
   }
   fill();
-  model.on("admin-event", (event) => { if (event.type === "custom_profile_fields" && list.isConnected) fill(); });
+  onAdminEvent("custom_profile_fields", fill, list);
 }
