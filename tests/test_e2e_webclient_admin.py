@@ -136,6 +136,11 @@ def test_admin_removes_a_member(pages, site):
     expect(members).to_contain_text("Bob Builder")
     assert site.alice[2] not in subscribers(site, stream_id)
     expect(channel_link(alice, "ops")).to_have_count(0)
+    phone = owner_page(pages, site, viewport=PHONE)
+    open_channel(phone, site, "ops")
+    dialog = channel_settings(phone)
+    expect(dialog.get_by_role("region", name="Members")).to_contain_text("Bob Builder")
+    shot(phone, "channel-settings-phone")
 
 
 def test_rename_and_description_show_live_for_others(pages, site):
@@ -160,9 +165,9 @@ def test_rename_and_description_show_live_for_others(pages, site):
     shot(owner, "channel-settings-renamed-desktop")
 
 
-def test_archive_a_channel(pages, site):
+def test_archive_and_unarchive_a_channel(pages, site):
     """Does "Archive channel" (after a confirmation) archive it, as the API reports, and take it
-    out of a member's open page?"""
+    out of a member's open page; and does "Unarchive" in Settings > Channels bring it back there?"""
     stream_id = make_channel(site, "oldstuff", [site.server.email, ALICE])
     alice = pages(ALICE)
     expect(channel_link(alice, "oldstuff")).to_be_visible()
@@ -175,6 +180,12 @@ def test_archive_a_channel(pages, site):
     expect(channel_link(alice, "oldstuff")).to_have_count(0)
     expect(channel_link(owner, "oldstuff")).to_have_count(0)
     assert site.api("GET", f"streams/{stream_id}")["stream"]["is_archived"] is True
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Channels", exact=True).click()
+    settings.get_by_role("button", name="Unarchive oldstuff").click()
+    expect(channel_link(alice, "oldstuff")).to_be_visible()
+    assert site.api("GET", f"streams/{stream_id}")["stream"]["is_archived"] is False
 
 
 def test_invitations_tick_only_default_channels(browser, pages, site):
@@ -196,6 +207,8 @@ def test_invitations_tick_only_default_channels(browser, pages, site):
     link = settings.get_by_role("textbox", name="Invitation link").input_value()
     expect(settings.get_by_role("list", name="Pending invitations")).to_contain_text("/join/")
     shot(owner, "settings-invitations-defaults-desktop")
+    owner.set_viewport_size(PHONE)
+    shot(owner, "settings-invitations-phone")
     key = link.rsplit("/join/", 1)[1]
     context = browser.new_context(viewport=PHONE)
     newcomer = Watched(context.new_page())
@@ -255,6 +268,12 @@ def test_rename_the_organization(pages, site):
     assert site.api("GET", "server_settings")["realm_name"] == "Wonderland Inc"
     expect(alice.locator(".realm-name")).to_have_text("Wonderland Inc")
     expect(alice).to_have_title(re.compile("Wonderland Inc$"))
+    settings.get_by_label("Icon image").set_input_files(str(ICON))
+    settings.get_by_role("button", name="Upload icon").click()
+    expect(owner.get_by_text("Icon changed.")).to_be_visible()
+    icon_url = site.api("GET", "server_settings")["realm_icon"]
+    assert "/realm/icon.png?version=" in icon_url and requests.get(icon_url, timeout=30).content == ICON.read_bytes()
+    expect(alice.locator("img.realm-icon")).to_have_attribute("src", icon_url)
     phone = owner_page(pages, site, viewport=PHONE)
     expect(phone.get_by_role("form", name="Name your organization")).to_have_count(0)  # named now
     phone.get_by_role("button", name="Settings").click()
@@ -310,3 +329,30 @@ def test_incoming_webhook_bot_made_in_the_page_posts(pages, site):
     phone.get_by_role("dialog", name="Settings").get_by_role("button", name="Bots").click()
     expect(phone.get_by_role("dialog", name="Settings")).to_contain_text("Deploy notices")
     shot(phone, "settings-bots-phone")
+
+
+def test_users_list_search_filters_and_reactivation(pages, site):
+    """In Settings > Users, does the search narrow the list to matching people, does the status
+    filter show deactivated accounts, and does "Reactivate" bring one back, as the API reports?"""
+    _email, _auth, gus_id = site.person("gus@example.com", "Gus Gone")
+    site.api("DELETE", f"users/{gus_id}")
+    owner = owner_page(pages, site)
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Users").click()
+    rows = settings.get_by_role("row")
+    expect(settings.get_by_role("row", name=re.compile("Alice Liddell"))).to_be_visible()
+    expect(settings.get_by_role("row", name=re.compile("Gus Gone"))).to_have_count(0)
+    settings.get_by_role("searchbox", name="Search users").fill("bob")
+    expect(settings.get_by_role("row", name=re.compile("Alice Liddell"))).to_have_count(0)
+    expect(settings.get_by_role("row", name=re.compile("Bob Builder"))).to_be_visible()
+    settings.get_by_role("searchbox", name="Search users").fill("")
+    settings.get_by_role("combobox", name="Filter by status").select_option("deactivated")
+    gus = settings.get_by_role("row", name=re.compile("Gus Gone"))
+    expect(rows).to_have_count(2)  # the header and Gus
+    shot(owner, "settings-users-filters-desktop")
+    gus.get_by_role("button", name="Reactivate").click()
+    expect(owner.get_by_text("User reactivated.")).to_be_visible()
+    assert site.api("GET", f"users/{gus_id}")["user"]["is_active"] is True
+    settings.get_by_role("button", name="Invite more").click()
+    expect(settings.get_by_role("button", name="Create invitation link")).to_be_visible()

@@ -4,6 +4,7 @@
 import * as api from "./api.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
+import { renderSidebars } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
 
 const channelSettings = () => import("./channel_settings.js");
@@ -26,6 +27,26 @@ export function install(viewHeader) {
     profileCard().then((m) => m.openProfileCard(Number(target.dataset.profileUser)));
   }, true);
   nameStep();
+  const name = document.querySelector(".realm-name");
+  if (name) name.before(h("img.realm-icon", { src: model.state.realm_icon_url, alt: "", width: 24, height: 24 }));
+}
+
+// A channel brought back from the archive arrives as a "create" event without the viewer's
+// subscription (this page does not declare archived_channels): ask for the subscriptions again.
+async function restoreSubscriptions() {
+  try {
+    const { subscriptions } = await api.get("users/me/subscriptions");
+    let changed = false;
+    for (const sub of subscriptions) {
+      if (model.subs.has(sub.stream_id)) continue;
+      model.subs.set(sub.stream_id, sub);
+      model.streams.set(sub.stream_id, { ...model.streams.get(sub.stream_id), ...sub });
+      changed = true;
+    }
+    if (changed) renderSidebars();
+  } catch {
+    /* the next reload shows it */
+  }
 }
 
 // Called after each route: the channel view shows its description and a settings button.
@@ -55,6 +76,10 @@ export function onEvent(event) {
     const statuses = (model.state.user_status ||= {});
     const { type, id, user_id: userId, ...rest } = event;
     statuses[userId] = { ...(statuses[userId] || {}), ...rest };
+  }
+  if (event.type === "stream" && event.op === "create" && event.streams.some((s) => !model.subs.has(s.stream_id))) restoreSubscriptions();
+  if (event.type === "realm" && event.property === "icon") {
+    for (const el of document.querySelectorAll("img.realm-icon")) el.src = event.data.icon_url;
   }
   if (event.type === "realm" && (event.property === "name" || event.data?.name !== undefined)) {
     for (const el of document.querySelectorAll(".realm-name")) el.textContent = model.state.realm_name;

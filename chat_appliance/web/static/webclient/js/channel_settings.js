@@ -258,3 +258,23 @@ export function channelHeader(streamId) {
     h("button.channel-settings-button", { type: "button", title: "Channel settings", "aria-label": "Channel settings", on: { click: () => openChannelSettings(streamId) } }, "\u2699 Settings"),
   ];
 }
+
+// Settings > Channels, for administrators: archived channels, each with "Unarchive".
+export async function archivedChannels(root) {
+  if (!model.isAdmin()) return;
+  const list = h("ul.member-list", { "aria-label": "Archived channels" });
+  root.append(h("h4", "Archived channels"), list);
+  const fill = async () => {
+    const data = await attempt(() => api.get("streams", { exclude_archived: false }));
+    if (!data) return;
+    const archived = data.streams.filter((s) => s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
+    clear(list, archived.length
+      ? archived.map((s) => h("li", h("span.member-name", `#${s.name}`), h("button", {
+          type: "button",
+          "aria-label": `Unarchive ${s.name}`,
+          on: { click: async () => { if (await attempt(() => api.patch(`streams/${s.stream_id}`, { is_archived: false }), `#${s.name} is back.`)) fill(); } },
+        }, "Unarchive")))
+      : h("li.detail", "None."));
+  };
+  fill();
+}

@@ -28,8 +28,7 @@ export function invitesPanel(root) {
   const emails = h("textarea", { rows: 2, placeholder: "one@example.com, two@example.com", "aria-label": "Emails" });
   const list = h("ul.invite-list", { "aria-label": "Pending invitations" });
   root.append(
-    field("Invite as", role),
-    field("Link expires after", expiry),
+    h("div.inline-form", field("Invite as", role), field("Link expires after", expiry)),
     h(
       "fieldset.channel-choice",
       h("legend", "Channels they join"),

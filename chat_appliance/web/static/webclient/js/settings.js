@@ -140,6 +140,7 @@ async function channelsPanel(root) {
     );
   }
   fill();
+  import("./channel_settings.js").then((m) => m.archivedChannels(root));
 }
 
 // --- profile -------------------------------------------------------------------------------------
