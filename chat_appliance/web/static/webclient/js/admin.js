@@ -49,14 +49,16 @@ async function restoreSubscriptions() {
   }
 }
 
-// Called after each route: the channel view shows its description and a settings button.
+// Called after each route: a channel's views show its description, the channel view a settings button.
 export async function onView(view) {
   currentView = view;
   if (!header) return;
   const channel = opOf(view, "channel");
   if (!channel || view.kind === "inbox" || !model.streams.has(channel.operand)) return clear(header);
   const { channelHeader } = await channelSettings();
-  if (currentView === view) clear(header, channelHeader(channel.operand));
+  // The settings button only in the channel's own view, not in its topics': a topic view then has
+  // one button whose name contains "Settings" (the top bar's), which scripts find by that name.
+  if (currentView === view) clear(header, channelHeader(channel.operand, { withButton: view.ops.length === 1 }));
 }
 
 export function onEvent(event) {

@@ -248,14 +248,14 @@ export function openChannelSettings(streamId) {
 }
 
 // The channel view's header: its description, and the "Channel settings" button.
-export function channelHeader(streamId) {
+export function channelHeader(streamId, { withButton = true } = {}) {
   const stream = model.streams.get(streamId);
   if (!stream) return [];
   const description = h("div.channel-description.rendered");
   description.innerHTML = stream.rendered_description || ""; // the server's sanitised rendering
   return [
     description,
-    h("button.channel-settings-button", { type: "button", title: "Channel settings", "aria-label": "Channel settings", on: { click: () => openChannelSettings(streamId) } }, "\u2699 Settings"),
+    withButton && h("button.channel-settings-button", { type: "button", title: "Channel settings", "aria-label": "Channel settings", on: { click: () => openChannelSettings(streamId) } }, "\u2699 Settings"),
   ];
 }
 
