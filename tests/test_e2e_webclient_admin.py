@@ -356,3 +356,42 @@ def test_users_list_search_filters_and_reactivation(pages, site):
     assert site.api("GET", f"users/{gus_id}")["user"]["is_active"] is True
     settings.get_by_role("button", name="Invite more").click()
     expect(settings.get_by_role("button", name="Create invitation link")).to_be_visible()
+
+
+def test_custom_profile_field_and_linkifier(pages, site):
+    """Can an owner add a custom profile field and a linkifier in Settings; does a member's answer,
+    given in their own Profile settings, show on their profile card; and does the linkifier turn
+    matching text of a new message into a link?"""
+    owner = owner_page(pages, site)
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Custom fields").click()
+    settings.get_by_role("textbox", name="Field name").fill("Team")
+    settings.get_by_role("textbox", name="Hint").fill("Which team you are on")
+    settings.get_by_role("button", name="Add field").click()
+    expect(settings.get_by_role("list", name="Profile fields")).to_contain_text("Team")
+    shot(owner, "settings-profile-fields-desktop")
+    settings.get_by_role("button", name="Linkifiers").click()
+    settings.get_by_role("textbox", name="Pattern").fill(r"#(?P<id>[0-9]+)")
+    settings.get_by_role("textbox", name="URL template", exact=True).fill("https://tracker.example.com/issues/{id}")
+    settings.get_by_role("button", name="Add linkifier").click()
+    expect(settings.get_by_role("list", name="Linkifiers")).to_contain_text("tracker.example.com")
+    shot(owner, "settings-linkifiers-desktop")
+    settings.get_by_role("button", name="Close settings").click()
+    alice = pages(ALICE, viewport=PHONE)
+    alice.get_by_role("button", name="Settings").click()
+    mine = alice.get_by_role("dialog", name="Settings")
+    mine.get_by_role("textbox", name="Team").fill("Wonders")
+    mine.get_by_role("button", name="Save profile fields").click()
+    expect(alice.get_by_text("Profile fields saved.")).to_be_visible()
+    shot(alice, "settings-profile-phone")
+    mine.get_by_role("button", name="Close settings").click()
+    open_channel(alice, site, "general", "links")
+    send(alice, "see #42 please")
+    open_channel(owner, site, "general", "links")
+    message = owner.get_by_role("article").filter(has_text="see #42 please")
+    expect(message.get_by_role("link", name="#42")).to_have_attribute("href", "https://tracker.example.com/issues/42")
+    message.get_by_role("button", name="Alice Liddell").click()
+    card = owner.get_by_role("dialog", name="Alice Liddell")
+    expect(card).to_contain_text("Team")
+    expect(card).to_contain_text("Wonders")

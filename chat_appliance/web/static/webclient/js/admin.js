@@ -69,6 +69,15 @@ export function onEvent(event) {
     }
   }
   if (event.type === "user_group") applyGroupEvent(event);
+  if (event.type === "realm_user" && event.op === "update" && event.person.custom_profile_field) {
+    const user = model.users.get(event.person.user_id);
+    const { id, value, rendered_value: rendered } = event.person.custom_profile_field;
+    if (user) {
+      user.profile_data ||= {};
+      if (value === null || value === undefined) delete user.profile_data[String(id)];
+      else user.profile_data[String(id)] = rendered === undefined ? { value } : { value, rendered_value: rendered };
+    }
+  }
   if (event.type === "realm_emoji" && event.op === "update") model.state.realm_emoji = event.realm_emoji;
   if (event.type === "realm_linkifiers") model.state.realm_linkifiers = event.realm_linkifiers;
   if (event.type === "realm_playgrounds") model.state.realm_playgrounds = event.realm_playgrounds;

@@ -6,7 +6,7 @@ import { attempt, field, openDialog } from "./dialog.js";
 import { avatar } from "./feed.js";
 import { model } from "./model.js";
 import { dmView, viewHash } from "./narrow.js";
-import { clear, confirmDialog, h } from "./util.js";
+import { clear, confirmDialog, h, toast } from "./util.js";
 
 export const ROLES = [[100, "Owner"], [200, "Administrator"], [300, "Moderator"], [400, "Member"], [600, "Guest"]];
 export const roleName = (user) => (user.is_bot ? "Bot" : (ROLES.find(([value]) => value === user.role) || [0, "Member"])[1]);
@@ -76,7 +76,7 @@ export function openProfileCard(userId) {
     const status = statusLine(userId);
     const email = user.delivery_email || user.email;
     const fields = (model.state.custom_profile_fields || [])
-      .map((definition) => [definition, fieldValue(definition, details?.profile_data?.[String(definition.id)] || user.profile_data?.[String(definition.id)])])
+      .map((definition) => [definition, fieldValue(definition, (details || user).profile_data?.[String(definition.id)])])
       .filter(([, value]) => value !== null);
     clear(
       content,
@@ -129,14 +129,20 @@ export function openProfileCard(userId) {
     );
   }
 
-  redraw = draw;
-  draw();
-  if (!user.is_bot) {
+  // The custom profile fields come from GET /users/{id}, asked again after each change.
+  const refresh = () => {
+    if (user.is_bot) return;
     api.get(`users/${userId}`, { include_custom_profile_fields: true }).then((data) => {
       details = data.user;
-      if (redraw === draw) draw();
+      if (redraw === update) draw();
     }).catch(() => {});
-  }
+  };
+  const update = () => {
+    draw();
+    refresh();
+  };
+  redraw = update;
+  update();
 }
 
 // The card's own picture opens nothing.
@@ -144,4 +150,62 @@ function plainAvatar(userId) {
   const picture = avatar(userId, ".large");
   delete picture.dataset.profileUser;
   return picture;
+}
+
+// Settings > Profile: one's own answers to the organization's custom profile fields.
+export async function ownProfileFields(root) {
+  const definitions = (model.state.custom_profile_fields || []).filter((f) => f.type !== 6);
+  if (!definitions.length) return;
+  let mine = {};
+  try {
+    mine = (await api.get(`users/${model.myId}`, { include_custom_profile_fields: true })).user.profile_data || {};
+  } catch {
+    /* the inputs start empty */
+  }
+  const inputs = definitions.map((definition) => {
+    const value = mine[String(definition.id)]?.value ?? "";
+    const locked = definition.editable_by_user === false && !model.isAdmin();
+    let input;
+    if (definition.type === 3) {
+      let options = {};
+      try {
+        options = typeof definition.field_data === "string" ? JSON.parse(definition.field_data) : definition.field_data || {};
+      } catch {
+        options = {};
+      }
+      input = h("select", h("option", { value: "" }, "(none)"), Object.entries(options).sort((a, b) => Number(a[1].order) - Number(b[1].order))
+        .map(([key, option]) => h("option", { value: key, selected: key === value }, option.text)));
+    } else if (definition.type === 2) {
+      input = h("textarea", { rows: 2 }, value);
+    } else {
+      input = h("input", { type: definition.type === 4 ? "date" : definition.type === 5 ? "url" : "text", value });
+    }
+    input.setAttribute("aria-label", definition.name);
+    if (definition.hint) input.setAttribute("placeholder", definition.hint);
+    input.disabled = locked;
+    return [definition, input, value];
+  });
+  root.append(h(
+    "form.inline-form",
+    {
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          const changed = inputs.filter(([, input, value]) => !input.disabled && input.value !== value);
+          if (!changed.length) return;
+          const set = changed.filter(([, input]) => input.value !== "").map(([definition, input]) => ({ id: definition.id, value: input.value }));
+          const cleared = changed.filter(([, input]) => input.value === "").map(([definition]) => definition.id);
+          const done = (!set.length || await attempt(() => api.patch("users/me/profile_data", { data: set })))
+            && (!cleared.length || await attempt(() => api.del("users/me/profile_data", { data: cleared })));
+          if (done) {
+            for (const entry of changed) entry[2] = entry[1].value;
+            toast("Profile fields saved.");
+          }
+        },
+      },
+    },
+    h("h4", "About you"),
+    inputs.map(([definition, input]) => field(definition.name, input)),
+    h("button.primary", { type: "submit" }, "Save profile fields"),
+  ));
 }

@@ -186,6 +186,7 @@ function profilePanel(root) {
       h("button.primary", { type: "submit" }, "Upload avatar"),
     ),
   );
+  import("./profile_card.js").then((m) => m.ownProfileFields(root));
 }
 
 // --- account -------------------------------------------------------------------------------------
