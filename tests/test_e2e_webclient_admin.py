@@ -274,6 +274,16 @@ def test_rename_the_organization(pages, site):
     icon_url = site.api("GET", "server_settings")["realm_icon"]
     assert "/realm/icon.png?version=" in icon_url and requests.get(icon_url, timeout=30).content == ICON.read_bytes()
     expect(alice.locator("img.realm-icon")).to_have_attribute("src", icon_url)
+    settings.get_by_role("combobox", name="Who can create public channels").select_option(label="Administrators")
+    settings.get_by_role("combobox", name="Time limit for editing messages").select_option(label="1 hour")
+    settings.get_by_role("button", name="Save permissions").click()
+    expect(owner.get_by_text("Permissions saved.")).to_be_visible()
+    state = site.api("POST", "register", fetch_event_types=["realm"], auth=site.alice[1])
+    groups = site.api("GET", "user_groups")["user_groups"]
+    admins = next(g["id"] for g in groups if g["name"] == "role:administrators")
+    assert state["realm_can_create_public_channel_group"] == admins
+    assert state["realm_message_content_edit_limit_seconds"] == 3600
+    assert state["can_create_public_streams"] is False
     phone = owner_page(pages, site, viewport=PHONE)
     expect(phone.get_by_role("form", name="Name your organization")).to_have_count(0)  # named now
     phone.get_by_role("button", name="Settings").click()
