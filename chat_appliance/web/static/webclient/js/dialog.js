@@ -1,5 +1,6 @@
 // Modal dialogs of the administration screens (channel settings, profile cards, the
 // organization's name step): one builder, a close button, Escape, and removal on close.
+import { model } from "./model.js";
 import { h, toast } from "./util.js";
 
 // A modal dialog named `label`; `build(dialog)` returns its content. Resolves when it closes.
@@ -105,4 +106,18 @@ export function groupOptions(groups, selected, { internet = false } = {}) {
   const options = sorted.map((g) => h("option", { value: String(g.id), selected: g.id === selected }, g.is_system_group ? GROUP_LABELS[g.name] || g.name : g.name));
   if (selected !== undefined && selected !== null && typeof selected !== "number") options.unshift(h("option", { value: "", selected: true, disabled: true }, "A custom group"));
   return options;
+}
+
+// Whether the signed-in person is in the group `groupId` (a system role group by role; another
+// group by its members and subgroups). The server decides; this only spares offering what it refuses.
+const ROLE_LIMITS = { "role:owners": 100, "role:administrators": 200, "role:moderators": 300, "role:fullmembers": 400, "role:members": 400, "role:everyone": 600, "role:internet": 600 };
+
+export function inGroup(groupId, seen = new Set()) {
+  const groups = model.state.realm_user_groups || [];
+  const group = groups.find((g) => g.id === groupId);
+  const me = model.me();
+  if (!group || !me || seen.has(groupId)) return false;
+  seen.add(groupId);
+  if (group.is_system_group) return group.name in ROLE_LIMITS && me.role <= ROLE_LIMITS[group.name];
+  return (group.members || []).includes(model.myId) || (group.direct_subgroup_ids || []).some((id) => inGroup(id, seen));
 }

@@ -2,7 +2,7 @@
 // default channels, never a private one), reusable links with an expiry and a role, email
 // invitations when the server can send mail, and the pending invitations with revoke and resend.
 import * as api from "./api.js";
-import { attempt, field } from "./dialog.js";
+import { attempt, field, inGroup } from "./dialog.js";
 import { model } from "./model.js";
 import { ROLES } from "./profile_card.js";
 import { clear, h } from "./util.js";
@@ -12,6 +12,10 @@ const EXPIRY = [[60 * 24, "1 day"], [60 * 24 * 3, "3 days"], [60 * 24 * 10, "10 
 export const emailConfigured = () => document.querySelector('meta[name="email-configured"]')?.content === "1";
 
 const roleOptions = () => ROLES.filter(([value]) => value !== 100 || model.me()?.is_owner).map(([value, label]) => h("option", { value: String(value), selected: value === 400 }, label));
+
+// Who sees the Invitations tab: those who may invite by email or create invitation links.
+const mayCreateLinks = () => model.isAdmin() || inGroup(model.state.realm_create_multiuse_invite_group);
+export const mayInvite = () => !model.me()?.is_guest && (model.isAdmin() || model.state.can_invite_others_to_realm || mayCreateLinks());
 
 export function invitesPanel(root) {
   const defaults = new Set(model.state.realm_default_streams || []);
@@ -35,7 +39,7 @@ export function invitesPanel(root) {
       h("p.detail", "The organization's default channels are ticked. Private channels are never ticked for you."),
       streams.map((s, i) => h("label.check", boxes[i], h("span", s.name), s.invite_only ? h("span.detail", { "aria-hidden": "true" }, " (private)") : null)),
     ),
-    h(
+    !mayCreateLinks() ? null : h(
       "form.inline-form",
       {
         on: {
@@ -54,8 +58,9 @@ export function invitesPanel(root) {
       h("button.primary", { type: "submit" }, "Create invitation link"),
       out,
     ),
-    emailConfigured()
-      ? h(
+    !emailConfigured()
+      ? h("p.detail", "This server does not send email; send people an invitation link instead.")
+      : !(model.isAdmin() || model.state.can_invite_others_to_realm) ? null : h(
           "form.inline-form",
           {
             on: {
@@ -73,8 +78,7 @@ export function invitesPanel(root) {
           h("p.detail", "Each address gets a mail with its own sign-up link."),
           field("Emails", emails),
           h("button.primary", { type: "submit" }, "Send invitations"),
-        )
-      : h("p.detail", "This server does not send email; send people an invitation link instead."),
+        ),
     h("h4", "Pending invitations"),
     list,
   );

@@ -3,7 +3,7 @@
 // administrators users (users_admin.js) and the organization's settings (org_settings.js).
 import * as api from "./api.js";
 import { botsPanel } from "./bots.js";
-import { invitesPanel } from "./invitations.js";
+import { invitesPanel, mayInvite } from "./invitations.js";
 import { emojiPanel, linkifiersPanel, organizationPanel, profileFieldsPanel } from "./org_settings.js";
 import { usersPanel } from "./users_admin.js";
 import { model } from "./model.js";
@@ -21,7 +21,7 @@ const SECTIONS = [
   ["bots", "Bots", botsPanel],
   ["notifications", "Notifications", notificationsPanel],
   ["users", "Users", usersPanel, () => model.isAdmin()],
-  ["invites", "Invitations", invitesPanel, () => !model.me()?.is_guest],
+  ["invites", "Invitations", invitesPanel, mayInvite],
   // Administrators: the organization (org_settings.js).
   ["organization", "Organization", organizationPanel, () => model.isAdmin()],
   ["emoji", "Custom emoji", emojiPanel, () => !model.me()?.is_guest],
