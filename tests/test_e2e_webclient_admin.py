@@ -138,6 +138,7 @@ def test_admin_removes_a_member(pages, site):
     expect(channel_link(alice, "ops")).to_have_count(0)
     phone = owner_page(pages, site, viewport=PHONE)
     open_channel(phone, site, "ops")
+    shot(phone, "channel-view-phone")
     dialog = channel_settings(phone)
     expect(dialog.get_by_role("region", name="Members")).to_contain_text("Bob Builder")
     shot(phone, "channel-settings-phone")
@@ -161,6 +162,9 @@ def test_rename_and_description_show_live_for_others(pages, site):
     expect(channel_link(alice, "plans")).to_have_count(0)
     expect(alice.get_by_role("heading", name="#roadmap")).to_be_visible()
     expect(alice.locator(".channel-description strong")).to_have_text("going")
+    alice.set_viewport_size(PHONE)
+    expect(alice.locator(".channel-description strong")).to_be_visible()
+    shot(alice, "channel-description-phone")
     expect(owner.get_by_role("dialog", name=re.compile("^Channel settings: #roadmap"))).to_be_visible()
     shot(owner, "channel-settings-renamed-desktop")
 
@@ -323,11 +327,11 @@ def test_incoming_webhook_bot_made_in_the_page_posts(pages, site):
     settings = owner.get_by_role("dialog", name="Settings")
     settings.get_by_role("button", name="Bots").click()
     settings.get_by_role("combobox", name="Bot type").select_option(label="Incoming webhook")
-    settings.get_by_role("textbox", name="Bot name").fill("Deploy notices")
-    settings.get_by_label(re.compile("Short name")).fill("deploys")
+    settings.get_by_role("textbox", name="Bot name").fill("Deploy notices")  # the short name is made from it
     settings.get_by_role("button", name="Create bot").click()
     url_box = settings.get_by_role("textbox", name="Webhook URL of Deploy notices").first
     expect(url_box).to_have_value(re.compile(r"/api/v1/external/json\?api_key=\w+&stream=general"))
+    expect(settings.get_by_text(url_box.input_value())).to_be_visible()  # also shown as text
     shot(owner, "settings-bots-webhook-desktop")
     response = requests.post(url_box.input_value(), json={"deploy": "v2 is live"}, timeout=30)
     assert response.status_code == 200, response.text

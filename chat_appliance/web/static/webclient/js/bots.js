@@ -37,19 +37,30 @@ function copyButton(input, label) {
   }, "Copy");
 }
 
+// A <details> whose content is made when it is first opened.
+function lazyDetails(summary, build) {
+  const details = h("details", h("summary", summary));
+  details.addEventListener("toggle", () => {
+    if (details.open && details.children.length === 1) details.append(build());
+  });
+  return details;
+}
+
 // The webhook URL of an incoming webhook bot, with its integration and channel to choose.
 function urlBuilder(bot, key) {
   const integration = h("select", { "aria-label": `Integration of ${bot.full_name}` }, INTEGRATIONS.map(([value, label]) => h("option", { value }, label)));
   const channels = [...model.streams.values()].filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
-  const channel = h("select", { "aria-label": `Channel of ${bot.full_name}` }, channels.map((s) => h("option", { value: s.name, selected: s.name === "general" }, s.name)));
+  const preferred = channels.find((s) => s.name === "general") || channels.find((s) => model.subs.has(s.stream_id)) || channels[0];
+  const channel = h("select", { "aria-label": `Channel of ${bot.full_name}` }, channels.map((s) => h("option", { value: s.name, selected: s === preferred }, s.name)));
   const url = h("input.link", { type: "text", readOnly: true, "aria-label": `Webhook URL of ${bot.full_name}`, on: { focus: (e) => e.target.select() } });
+  const text = h("code.webhook-url-text");
   const update = () => {
-    url.value = webhookUrl(key, integration.value, channel.value);
+    url.value = text.textContent = webhookUrl(key, integration.value, channel.value);
   };
   integration.addEventListener("change", update);
   channel.addEventListener("change", update);
   update();
-  return h("div.webhook-url", field("Integration", integration), field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)));
+  return h("div.webhook-url", field("Integration", integration), field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)), text);
 }
 
 // The open panel's list redraws when a realm_bot event arrives (one listener for every panel).
@@ -58,10 +69,16 @@ model.on("admin-event", (event) => {
   if (event.type === "realm_bot" && redrawList) redrawList();
 });
 
+// A bot's short name (its email's start) from its full name: "Deploy notices" -> "deploy-notices".
+function shortNameFor(fullName) {
+  const slug = fullName.normalize("NFKD").replace(/[^\w\s.-]/g, "").trim().toLowerCase().replace(/[\s_]+/g, "-").slice(0, 40);
+  return slug || `bot${Date.now() % 100000}`;
+}
+
 export function botsPanel(root) {
   const type = h("select", { "aria-label": "Bot type" }, TYPES.map(([value, label]) => h("option", { value: String(value) }, label)));
   const name = h("input", { type: "text", required: true, maxlength: "100" });
-  const short = h("input", { type: "text", required: true, maxlength: "50", pattern: "[A-Za-z0-9_.\\-]+" });
+  const short = h("input", { type: "text", maxlength: "50", pattern: "[A-Za-z0-9_.\\-]+", placeholder: "made from the name if left empty" });
   const endpoint = h("input", { type: "url", placeholder: "https://example.com/zulip-bot", "aria-label": "Endpoint URL" });
   const interfaceType = h("select", { "aria-label": "Payload format" }, h("option", { value: "1" }, "Zulip"), h("option", { value: "2" }, "Slack-compatible"));
   const service = h("select", { "aria-label": "Embedded bot" }, EMBEDDED.map((n) => h("option", { value: n }, n)));
@@ -84,7 +101,7 @@ export function botsPanel(root) {
           submit: async (event) => {
             event.preventDefault();
             const botType = Number(type.value);
-            const params = { full_name: name.value, short_name: short.value, bot_type: botType };
+            const params = { full_name: name.value, short_name: short.value.trim() || shortNameFor(name.value), bot_type: botType };
             if (botType === 3) Object.assign(params, { payload_url: endpoint.value, interface_type: Number(interfaceType.value) });
             if (botType === 4) params.service_name = service.value;
             const data = await attempt(() => api.post("bots", params), "Bot created.");
@@ -131,7 +148,7 @@ export function botsPanel(root) {
                 h("div.detail", `${(TYPES.find(([v]) => v === b.bot_type) || [0, "Bot"])[1]} \u00b7 ${b.email}`),
                 b.bot_type === 3 && service ? h("div.detail", `Endpoint: ${service.base_url}`) : null,
                 b.bot_type === 4 && service ? h("div.detail", `Runs: ${service.service_name}`) : null,
-                b.bot_type === 2 ? h("details", h("summary", "Webhook URL"), urlBuilder(b, b.api_key)) : null,
+                b.bot_type === 2 ? lazyDetails("Webhook URL", () => urlBuilder(b, b.api_key)) : null,
               ),
               h("div.row",
                 h("button", { type: "button", "aria-label": `Download zuliprc of ${b.full_name}`, on: { click: () => download("zuliprc", zuliprc(b.email, b.api_key)) } }, "Download zuliprc"),

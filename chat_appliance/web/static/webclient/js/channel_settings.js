@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { attempt, field, groupOptions, openDialog, suggestBox } from "./dialog.js";
 import { model } from "./model.js";
-import { clear, confirmDialog, debounce, h } from "./util.js";
+import { clear, confirmDialog, debounce, h, toast } from "./util.js";
 
 // The per-channel permission groups Zulip offers, with what each one decides.
 const GROUP_SETTINGS = [
@@ -136,8 +136,14 @@ export function openChannelSettings(streamId) {
   const addMember = async (event) => {
     event.preventDefault();
     const text = adder.input.value.trim();
-    const user = chosen !== null ? model.users.get(chosen) : text && model.userByEmailOrName(text);
-    if (!user) return;
+    // The suggestion picked; else the person named or addressed exactly; else the only match.
+    const matches = text ? candidates(text) : [];
+    const user = chosen !== null ? model.users.get(chosen)
+      : (text && model.userByEmailOrName(text)) || (matches.length === 1 ? model.users.get(matches[0].value) : null);
+    if (!user) {
+      if (text) toast(matches.length ? "Pick one of the suggestions." : `Nobody called ${text}.`, "error");
+      return;
+    }
     const done = await attempt(() => api.post("users/me/subscriptions", { subscriptions: [{ name: stream().name }], principals: [user.user_id] }), `${user.full_name} added.`);
     if (done) {
       adder.input.value = "";
