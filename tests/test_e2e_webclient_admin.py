@@ -163,6 +163,7 @@ def test_rename_and_description_show_live_for_others(pages, site):
     expect(alice.get_by_role("heading", name="#roadmap")).to_be_visible()
     expect(alice.locator(".channel-description strong")).to_have_text("going")
     alice.set_viewport_size(PHONE)
+    expect(channel_link(alice, "roadmap")).to_be_hidden()  # the channels slid behind their menu
     expect(alice.locator(".channel-description strong")).to_be_visible()
     shot(alice, "channel-description-phone")
     expect(owner.get_by_role("dialog", name=re.compile("^Channel settings: #roadmap"))).to_be_visible()
