@@ -45,5 +45,6 @@ def test_icon_refusals_change_nothing(org):
     err(upload_icon(org, org.admin, files=0), 400, "BAD_REQUEST", "You must upload exactly one icon.")
     err(upload_icon(org, org.admin, files=2), 400, "BAD_REQUEST", "You must upload exactly one icon.")
     err(upload_icon(org, org.admin, content=b"<svg onload=alert(1)>"), 400, "BAD_REQUEST", "Invalid image format")
-    err(org.client(org.hamlet).delete("realm/icon"), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+    err(org.client(org.hamlet).delete("realm/icon"), 400, "UNAUTHORIZED_PRINCIPAL",
+        "Must be an organization administrator")
     assert register(org.client(org.hamlet), fetch_event_types=["realm"])["realm_icon_url"] == before

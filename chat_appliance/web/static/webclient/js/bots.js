@@ -11,7 +11,7 @@ const TYPES = [[1, "Generic"], [2, "Incoming webhook"], [3, "Outgoing webhook"],
 const INTEGRATIONS = [["json", "Any JSON (shown as a code block)"], ["slack_incoming", "Slack-compatible"], ["github", "GitHub"]];
 const EMBEDDED = ["converter", "encrypt", "helloworld", "virtual_fs", "giphy", "followup"];
 
-const zuliprc = (email, key) => `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
+export const zuliprc = (email, key) => `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
 
 export function webhookUrl(key, integration, channel) {
   const url = new URL(`/api/v1/external/${integration}`, location.origin);
@@ -63,11 +63,17 @@ function urlBuilder(bot, key) {
   return h("div.webhook-url", field("Integration", integration), field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)), text);
 }
 
-// The open panel's list redraws when a realm_bot event arrives (one listener for every panel).
+// The open panel's list redraws when a realm_bot event arrives (one listener, added when the
+// panel first opens, for every panel).
 let redrawList = null;
-model.on("admin-event", (event) => {
-  if (event.type === "realm_bot" && redrawList) redrawList();
-});
+let listening = false;
+function followBotEvents() {
+  if (listening) return;
+  listening = true;
+  model.on("admin-event", (event) => {
+    if (event.type === "realm_bot" && redrawList) redrawList();
+  });
+}
 
 // A bot's short name (its email's start) from its full name: "Deploy notices" -> "deploy-notices".
 function shortNameFor(fullName) {
@@ -171,6 +177,7 @@ export function botsPanel(root) {
     );
   }
   fillBots();
+  followBotEvents();
   redrawList = () => {
     if (list.isConnected) fillBots();
     else redrawList = null;

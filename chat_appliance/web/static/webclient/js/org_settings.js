@@ -8,15 +8,21 @@ import { attempt, field, groupOptions } from "./dialog.js";
 import { model } from "./model.js";
 import { clear, confirmDialog, h } from "./util.js";
 
-// Redraw an open panel's list when an event of `type` arrives; forgotten once it is closed.
+// Redraw an open panel's list when an event of `type` arrives; forgotten once it is closed. The
+// one listener is added when a panel first asks.
 const redraws = new Map();
-model.on("admin-event", (event) => {
-  const entry = redraws.get(event.type);
-  if (!entry) return;
-  if (entry.element.isConnected) entry.fill();
-  else redraws.delete(event.type);
-});
-const onAdminEvent = (type, fill, element) => redraws.set(type, { fill, element });
+let listening = false;
+function onAdminEvent(type, fill, element) {
+  redraws.set(type, { fill, element });
+  if (listening) return;
+  listening = true;
+  model.on("admin-event", (event) => {
+    const entry = redraws.get(event.type);
+    if (!entry) return;
+    if (entry.element.isConnected) entry.fill();
+    else redraws.delete(event.type);
+  });
+}
 
 const WHO = [
   ["can_invite_users_group", "Who can invite people"],

@@ -2,13 +2,14 @@
 // (password, API key, zuliprc), bots (bots.js), notifications, invitations (invitations.js), and for
 // administrators users (users_admin.js) and the organization's settings (org_settings.js).
 import * as api from "./api.js";
-import { botsPanel } from "./bots.js";
+import { botsPanel, zuliprc } from "./bots.js";
+import { attempt, field } from "./dialog.js";
 import { invitesPanel, mayInvite } from "./invitations.js";
 import { emojiPanel, linkifiersPanel, organizationPanel, profileFieldsPanel } from "./org_settings.js";
 import { usersPanel } from "./users_admin.js";
 import { model } from "./model.js";
 import { channelView, viewHash } from "./narrow.js";
-import { clear, download, h, toast } from "./util.js";
+import { clear, download, h } from "./util.js";
 
 let dialog;
 let panel;
@@ -22,7 +23,7 @@ const SECTIONS = [
   ["notifications", "Notifications", notificationsPanel],
   ["users", "Users", usersPanel, () => model.isAdmin()],
   ["invites", "Invitations", invitesPanel, mayInvite],
-  // Administrators: the organization (org_settings.js).
+  // The organization (org_settings.js): custom emoji for all but guests, the rest for administrators.
   ["organization", "Organization", organizationPanel, () => model.isAdmin()],
   ["emoji", "Custom emoji", emojiPanel, () => !model.me()?.is_guest],
   ["linkifiers", "Linkifiers", linkifiersPanel, () => model.isAdmin()],
@@ -55,23 +56,6 @@ function show(section) {
   const entry = SECTIONS.find(([key]) => key === section);
   clear(panel, h("h3", entry[1]));
   entry[2](panel, { showSection: show });
-}
-
-const field = (label, input) => h("label.field", h("span", label), input);
-
-async function attempt(fn, success) {
-  try {
-    const result = await fn();
-    if (success) toast(success);
-    return result;
-  } catch (error) {
-    toast(error.message, "error");
-    return null;
-  }
-}
-
-function zuliprc(email, key) {
-  return `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
 }
 
 // --- channels ------------------------------------------------------------------------------------
