@@ -7,8 +7,7 @@ from chat_appliance.actions.account import image_type
 from chat_appliance.actions.realm_icon import do_reset_realm_icon, do_set_realm_icon
 from chat_appliance.lib.access import require_realm_admin
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
-from chat_appliance.lib.realm_icon import realm_icon_file, realm_icon_source
-from chat_appliance.models import Realm
+from chat_appliance.lib.realm_icon import uploaded_realm_icon
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.params import endpoint
 
@@ -38,9 +37,8 @@ def delete_icon(user):
 
 @files_bp.get("/user_avatars/<int:realm_id>/realm/icon.png")
 def icon_file(realm_id):
-    realm = Realm.get_or_none(Realm.id == realm_id)
-    path = realm_icon_file(avatars_root(), realm_id)
-    if realm is None or realm_icon_source(realm) != "U" or not path.is_file():
+    path = uploaded_realm_icon(avatars_root(), realm_id)
+    if path is None:
         raise ResourceNotFoundError("File not found")
     data = path.read_bytes()
     response = send_file(path, mimetype=image_type(data) or "application/octet-stream", max_age=86400)

@@ -6,10 +6,9 @@ one and its version (the URL changes with each upload, so browsers refetch it)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from chat_appliance.models import Realm
+from chat_appliance.models import Realm
 
 # Served by web/webclient.py without credentials, like Zulip's default icon.
 DEFAULT_REALM_ICON_PATH = "/static/webclient/realm-icon.png"
@@ -30,3 +29,12 @@ def realm_icon_url_path(realm: Realm) -> str:
 def realm_icon_file(root: Any, realm_id: int) -> Path:
     """Where an uploaded icon lives under the avatars folder `root`."""
     return Path(root) / f"realm-{realm_id}-icon"
+
+
+def uploaded_realm_icon(root: Any, realm_id: int) -> Path | None:
+    """The file of the icon this organization uploaded, or None (no such realm, or no upload)."""
+    realm = Realm.get_or_none(Realm.id == realm_id)
+    path = realm_icon_file(root, realm_id)
+    if realm is None or realm_icon_source(realm) != "U" or not path.is_file():
+        return None
+    return path

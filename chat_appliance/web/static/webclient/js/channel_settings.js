@@ -40,7 +40,7 @@ export function openChannelSettings(streamId) {
   const stream = () => model.streams.get(streamId) || {};
   const admin = model.isAdmin();
   const sections = h("div.channel-settings");
-  const memberList = h("ul.member-list");
+  const memberList = h("ul.member-list", { "aria-label": "Members" });
   let memberIds = [];
   const dialog = openDialog(`Channel settings: #${stream().name}`, () => sections, { className: "channel-settings-dialog" });
   dialog.closed.then(() => {
