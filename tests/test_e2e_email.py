@@ -138,3 +138,28 @@ def test_email_change_confirmed_through_the_browser(browser, site, smtp):
     signed_in = sign_in(browser, site, "dave@new.example.com", PASSWORD)
     assert signed_in.errors == []
     signed_in.page.context.close()
+
+
+def test_invitations_by_email_from_settings_with_resend_and_revoke(browser, site, smtp):
+    """On a server that sends mail, does Settings > Invitations offer invitations by email, does an
+    address entered there get its mail, and are pending invitations listed with "Resend" (a second
+    mail) and "Revoke" (gone from the list and from the API)?"""
+    owner = sign_in(browser, site, site.server.email, site.owner_password)
+    page = owner.page
+    page.get_by_role("button", name="Settings").click()
+    settings = page.get_by_role("dialog", name="Settings")
+    settings.get_by_role("button", name="Invitations").click()
+    before = len(smtp.messages)
+    settings.get_by_role("textbox", name="Emails").fill("hank@example.com")
+    settings.get_by_role("button", name="Send invitations").click()
+    assert "/join/" in body(mail_to(smtp, "hank@example.com", before), "plain")
+    pending = settings.get_by_role("list", name="Pending invitations")
+    expect(pending).to_contain_text("hank@example.com")
+    before = len(smtp.messages)
+    pending.get_by_role("button", name="Resend invitation to hank@example.com").click()
+    assert "/join/" in body(mail_to(smtp, "hank@example.com", before), "plain")
+    pending.get_by_role("button", name="Revoke invitation to hank@example.com").click()
+    expect(pending).not_to_contain_text("hank@example.com")
+    assert all(i.get("email") != "hank@example.com" for i in site.api("GET", "invites")["invites"])
+    page.context.close()
+    assert owner.errors == [] and owner.dialogs == []

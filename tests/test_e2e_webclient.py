@@ -231,7 +231,8 @@ def test_views_at_phone_width_and_dark(pages, site):
     background = phone.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(27, 30, 35)"
     shot(phone, "channel-phone-dark")
-    phone.get_by_role("button", name="Settings").click()
+    # exact: a channel's view also has a "Channel settings" button
+    phone.get_by_role("button", name="Settings", exact=True).click()
     expect(phone.get_by_role("dialog", name="Settings")).to_be_visible()
     shot(phone, "settings-phone-dark")
     desktop = pages(ALICE, viewport=DESKTOP)
@@ -388,7 +389,7 @@ def test_settings_channels_password_key_and_bots(pages, site):
     settings.get_by_label("Password", exact=True).fill("carol's new password")
     settings.get_by_role("button", name="Show API key").click()
     with carol.expect_download() as download:
-        settings.get_by_role("button", name="Download zuliprc").click()
+        settings.get_by_role("button", name="Download zuliprc", exact=True).click()
     text = open(download.value.path()).read()
     assert f"email={carol_email}" in text and f"site={site.url}" in text
     key = re.search(r"key=(\w+)", text).group(1)
@@ -398,7 +399,7 @@ def test_settings_channels_password_key_and_bots(pages, site):
     settings.get_by_label(re.compile("Short name")).fill("carolhelper")
     settings.get_by_role("button", name="Create bot").click()
     with carol.expect_download() as download:
-        settings.get_by_role("button", name="Download zuliprc").click()
+        settings.get_by_role("button", name="Download zuliprc", exact=True).click()
     bot_rc = open(download.value.path()).read()
     bot_email = re.search(r"email=(\S+)", bot_rc).group(1)
     bot_key = re.search(r"key=(\w+)", bot_rc).group(1)

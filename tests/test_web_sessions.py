@@ -266,3 +266,12 @@ def test_join_refusals(org, flask_client, mail):
     assert flask_client.post(f"/accounts/join/{email_key}", headers=headers, data=once).status_code == 400
     with database.connection_context():
         assert not UserProfile.select().where(UserProfile.email == "someone@zulip.example").exists()
+
+
+def test_page_says_whether_the_server_sends_email(org, app, flask_client):
+    """Does the page tell its script whether this server sends email (the invitation screen
+    offers invitations by email only then), following the configuration at each request?"""
+    app.config["EMAIL_HOST"] = None
+    assert '<meta name="email-configured" content="0">' in flask_client.get("/").text
+    app.config["EMAIL_HOST"] = "127.0.0.1"
+    assert '<meta name="email-configured" content="1">' in flask_client.get("/").text

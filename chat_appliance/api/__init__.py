@@ -31,6 +31,7 @@ from chat_appliance.api import (
     realm,
     realm_emoji,
     realm_export,
+    realm_icon,
     saved_snippets,
     scheduled_messages,
     server,
@@ -56,8 +57,8 @@ BLUEPRINTS = [
     user_status.bp, muted_users.bp, alert_words.bp, realm_emoji.bp, user_settings_defaults.bp, playgrounds.bp,
     calls.bp, realm_export.bp,
     invites.bp, channel_lifecycle.bp, scheduled_messages.bp, message_activity.bp,
-    avatars.bp,
+    avatars.bp, realm_icon.bp,
 ]
 
 # Mounted at the site root: the URLs that messages link to.
-ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, realm_export.files_bp, thumbnail.bp, health.bp]
+ROOT_BLUEPRINTS = [uploads.downloads_bp, realm_emoji.images_bp, realm_icon.files_bp, realm_export.files_bp, thumbnail.bp, health.bp]

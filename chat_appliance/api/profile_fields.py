@@ -1,20 +1,23 @@
 """Custom profile fields: GET|POST|PATCH (reorder) /realm/profile_fields,
-PATCH|DELETE /realm/profile_fields/{id}."""
+PATCH|DELETE /realm/profile_fields/{id}, and one's own values: PATCH|DELETE /users/me/profile_data."""
 
 from flask import Blueprint
 
 from chat_appliance.actions.profile_fields import (
     access_field,
     check_field_attributes,
+    check_profile_data,
     do_create_field,
     do_delete_field,
     do_reorder_fields,
     do_update_field,
+    do_update_profile_data,
     realm_fields,
 )
 from chat_appliance.lib.access import require_realm_admin
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import check_any_json, check_bool, check_int, list_of
+from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.validators import check_any_json, check_bool, check_dict, check_int, list_of
 from chat_appliance.lib.serializers import field_dict
 
 bp = Blueprint("profile_fields", __name__)
@@ -77,3 +80,32 @@ def delete_field(user, field_id):
     """Administrators delete a field with every value of it."""
     require_realm_admin(user)
     do_delete_field(access_field(user.realm_id, field_id))
+
+
+def check_own_fields(user, checked):
+    """People change only the fields marked editable by users; administrators change any."""
+    for field, _value in checked:
+        if not field.editable_by_user and not user.is_realm_admin:
+            raise JsonableError("You are not allowed to change this field. Contact an administrator to update it.")
+
+
+@bp.patch("/users/me/profile_data")
+@endpoint(data=Param(list_of(check_dict)))
+def update_own_profile_data(user, data):
+    """Set one's own custom profile field values: data=[{id, value}] (an empty value clears)."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+    checked = check_profile_data(user.realm_id, data)
+    check_own_fields(user, checked)
+    do_update_profile_data(user, checked)
+
+
+@bp.delete("/users/me/profile_data")
+@endpoint(data=Param(list_of(check_int)))
+def clear_own_profile_data(user, data):
+    """Clear one's own values of the fields data=[id, ...]."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+    checked = [(access_field(user.realm_id, field_id), None) for field_id in data]
+    check_own_fields(user, checked)
+    do_update_profile_data(user, checked)

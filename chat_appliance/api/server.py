@@ -1,10 +1,11 @@
 """Server-level endpoints that need no session: GET /server_settings, POST /fetch_api_key."""
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 
 from chat_appliance import __version__
 from chat_appliance.lib.access import instance_realm
 from chat_appliance.lib.push_service import service_from_config
+from chat_appliance.lib.realm_icon import realm_icon_url_path
 from chat_appliance.web.auth import authenticate_by_password
 from chat_appliance.web.params import Param, endpoint
 
@@ -36,7 +37,7 @@ def server_settings():
         "realm_uri": realm.url if realm else "",
         "realm_url": realm.url if realm else "",
         "realm_name": realm.name if realm else "",
-        "realm_icon": "",
+        "realm_icon": request.host_url.rstrip("/") + realm_icon_url_path(realm) if realm else "",
         "realm_description": realm.description if realm else "",
         "realm_web_public_access_enabled": False,
     }

@@ -23,6 +23,7 @@ from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.playgrounds import realm_playgrounds
+from chat_appliance.lib.realm_icon import realm_icon_source, realm_icon_url_path
 from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS, realm_presences
 from chat_appliance.lib.saved_snippets import user_saved_snippets
 from chat_appliance.lib.scheduled_messages import (
@@ -122,10 +123,9 @@ DEFAULT_EXTERNAL_ACCOUNTS = {
 # How many direct-message conversations recent_private_conversations lists (Zulip's limit).
 RECENT_CONVERSATIONS_LIMIT = 1000
 
-# Where the server's emoji data (Zulip's emoji_api.json format) and the organization's icon are
-# served, without credentials (web/webclient.py serves both).
+# Where the server's emoji data (Zulip's emoji_api.json format) is served, without credentials
+# (web/webclient.py serves it; the organization's icon is in lib/realm_icon.py).
 EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.json"
-REALM_ICON_PATH = "/static/webclient/realm-icon.png"
 
 
 def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -154,8 +154,8 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "realm_wildcard_mention_policy": legacy_wildcard_mention_policy(realm),
         # Accounts are usable at once: no waiting period before a member is a full member.
         "realm_waiting_period_threshold": 0,
-        "realm_icon_url": options["base_url"] + REALM_ICON_PATH,
-        "realm_icon_source": "U",
+        "realm_icon_url": options["base_url"] + realm_icon_url_path(realm),
+        "realm_icon_source": realm_icon_source(realm),
         "realm_presence_disabled": False,
         "realm_default_external_accounts": {
             kind: {"name": name, "text": name, "hint": hint, "url_pattern": pattern}

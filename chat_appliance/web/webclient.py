@@ -38,6 +38,7 @@ bp = Blueprint("webclient", __name__)
 
 STATIC_DIR = Path(__file__).parent / "static" / "webclient"
 CSRF_PLACEHOLDER = "__CSRF_TOKEN__"
+EMAIL_PLACEHOLDER = "__EMAIL_CONFIGURED__"
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,6 +52,8 @@ def render_page():
     session = find_session(request.cookies.get(SESSION_COOKIE))
     csrf = session.csrf_token if session is not None and session.user.is_active else ""
     body = page_template().replace(CSRF_PLACEHOLDER, html.escape(csrf, quote=True))
+    # Whether this server sends email: the invitation screen offers invitations by email only then.
+    body = body.replace(EMAIL_PLACEHOLDER, "1" if mailer().configured else "0")
     response = Response(body, mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
     # The page runs only its own scripts: a message's HTML could never load or run one. Images may

@@ -127,8 +127,9 @@ function renderHeader(message) {
 export function avatar(userId, size = "") {
   const user = model.users.get(userId);
   const url = user && user.avatar_url;
-  if (url && url.startsWith("/")) return h(`img.avatar${size}`, { src: url, alt: "", loading: "lazy" });
-  return h(`span.avatar${size}`, { style: `--hue: ${hue(userId)}`, "aria-hidden": "true" }, initials(user ? user.full_name : "?"));
+  // data-profile-user: a click opens the person's profile card (admin.js).
+  if (url && url.startsWith("/")) return h(`img.avatar${size}`, { src: url, alt: "", loading: "lazy", dataset: { profileUser: userId } });
+  return h(`span.avatar${size}`, { style: `--hue: ${hue(userId)}`, "aria-hidden": "true", dataset: { profileUser: userId } }, initials(user ? user.full_name : "?"));
 }
 
 function renderMessage(message, continued) {
@@ -157,7 +158,7 @@ function renderMessage(message, continued) {
       "div.body",
       continued
         ? null
-        : h("div.meta", h("span.sender", senderName), h("a.time", { href: messageLink(message), title: formatFullTime(message.timestamp) }, formatTime(message.timestamp))),
+        : h("div.meta", h("button.sender", { type: "button", dataset: { profileUser: message.sender_id } }, senderName), h("a.time", { href: messageLink(message), title: formatFullTime(message.timestamp) }, formatTime(message.timestamp))),
       widget || content,
       marks.length ? h("div.marks", marks) : null,
       renderReactions(message),

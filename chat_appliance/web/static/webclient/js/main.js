@@ -1,4 +1,5 @@
 // Boot: the sign-in screen without a session; with one, register, lay out and follow events.
+import * as admin from "./admin.js";
 import * as api from "./api.js";
 import * as compose from "./compose.js";
 import { pollLoop, register } from "./events.js";
@@ -22,6 +23,7 @@ function layout() {
   els.left = h("div.left-sidebar#left-sidebar");
   els.right = h("aside.right-sidebar", { "aria-label": "Users" });
   els.title = h("h1.view-title");
+  els.viewHeader = h("div.view-header"); // the channel's description and settings (admin.js)
   els.feed = h("div.feed", { tabindex: "-1" });
   els.compose = h("div.compose-area");
   els.menuButton = h("button.icon.menu-toggle", { type: "button", "aria-label": "Show channels", "aria-expanded": "false", "aria-controls": "left-sidebar", on: { click: () => toggleLeft() } }, "\u2630");
@@ -35,7 +37,7 @@ function layout() {
       h("button.icon", { type: "button", "aria-label": "Settings", title: "Settings", on: { click: () => openSettings() } }, "\u2699"),
       h("button.icon-text", { type: "button", on: { click: logout } }, "Log out"),
     ),
-    h("div.layout", els.left, h("main.middle", els.title, els.feed, els.compose), els.right),
+    h("div.layout", els.left, h("main.middle", h("div.view-head", els.title, els.viewHeader), els.feed, els.compose), els.right),
   );
   mountSidebars(els.left, els.right, { onBrowseChannels: () => openSettings("channels") });
   feed.mountFeed(els.feed, { reply: (message, quote) => compose.replyTo(message, quote) });
@@ -82,6 +84,7 @@ async function route(prefetched = null) {
   setCurrentView(view);
   compose.retarget(compose.targetForView(view));
   updateTitle();
+  admin.onView(view);
   await feed.openView(view, prefetched && prefetched.hash === location.hash ? prefetched.request : null);
 }
 
@@ -90,6 +93,7 @@ function showInbox() {
   els.title.textContent = "Inbox";
   els.search.value = "";
   setCurrentView(view);
+  admin.onView(view);
   const groups = new Map();
   for (const [key, conversation] of model.unreadTopics) {
     const n = model.unreadCount((k) => k === key);
@@ -110,6 +114,7 @@ function showInbox() {
 function updateTitle() {
   const unread = model.totalUnread();
   const view = parseHash(location.hash);
+  if (view.kind !== "inbox") els.title.textContent = viewTitle(view); // a renamed channel or person
   document.title = `${unread ? `(${unread}) ` : ""}${viewTitle(view)} - ${model.state.realm_name}`;
 }
 
@@ -342,6 +347,7 @@ async function start() {
   if (location.pathname !== "/") history.replaceState(null, "", `/${location.hash}`);
   model.load(state);
   layout();
+  admin.install(els.viewHeader);
   root.removeAttribute("aria-busy");
   window.addEventListener("hashchange", () => {
     if (location.hash !== currentHash || parseHash(location.hash).kind === "inbox") route();
@@ -353,7 +359,10 @@ async function start() {
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);
   loadRecentDms();
-  pollLoop(handleEvent, onReset, () => location.replace("/"));
+  pollLoop((event) => {
+    handleEvent(event);
+    admin.onEvent(event);
+  }, onReset, () => location.replace("/"));
   reportPresence();
   setInterval(reportPresence, 60000);
   setInterval(() => compose.showTyping(), 3000);

@@ -1,9 +1,15 @@
 // Channels and settings, in one dialog: channels (browse, create, subscribe), profile, account
-// (password, API key, zuliprc), bots, notifications, and for administrators users and invitations.
+// (password, API key, zuliprc), bots (bots.js), notifications, invitations (invitations.js), and for
+// administrators users (users_admin.js) and the organization's settings (org_settings.js).
 import * as api from "./api.js";
+import { botsPanel, zuliprc } from "./bots.js";
+import { attempt, field } from "./dialog.js";
+import { invitesPanel, mayInvite } from "./invitations.js";
+import { emojiPanel, linkifiersPanel, organizationPanel, profileFieldsPanel } from "./org_settings.js";
+import { usersPanel } from "./users_admin.js";
 import { model } from "./model.js";
 import { channelView, viewHash } from "./narrow.js";
-import { clear, confirmDialog, download, h, toast } from "./util.js";
+import { clear, download, h } from "./util.js";
 
 let dialog;
 let panel;
@@ -16,7 +22,12 @@ const SECTIONS = [
   ["bots", "Bots", botsPanel],
   ["notifications", "Notifications", notificationsPanel],
   ["users", "Users", usersPanel, () => model.isAdmin()],
-  ["invites", "Invitations", invitesPanel, () => model.isAdmin()],
+  ["invites", "Invitations", invitesPanel, mayInvite],
+  // The organization (org_settings.js): custom emoji for all but guests, the rest for administrators.
+  ["organization", "Organization", organizationPanel, () => model.isAdmin()],
+  ["emoji", "Custom emoji", emojiPanel, () => !model.me()?.is_guest],
+  ["linkifiers", "Linkifiers", linkifiersPanel, () => model.isAdmin()],
+  ["profile-fields", "Custom fields", profileFieldsPanel, () => model.isAdmin()],
 ];
 
 export function openSettings(section = "profile") {
@@ -44,24 +55,7 @@ function show(section) {
   );
   const entry = SECTIONS.find(([key]) => key === section);
   clear(panel, h("h3", entry[1]));
-  entry[2](panel);
-}
-
-const field = (label, input) => h("label.field", h("span", label), input);
-
-async function attempt(fn, success) {
-  try {
-    const result = await fn();
-    if (success) toast(success);
-    return result;
-  } catch (error) {
-    toast(error.message, "error");
-    return null;
-  }
-}
-
-function zuliprc(email, key) {
-  return `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
+  entry[2](panel, { showSection: show });
 }
 
 // --- channels ------------------------------------------------------------------------------------
@@ -130,6 +124,7 @@ async function channelsPanel(root) {
     );
   }
   fill();
+  import("./channel_settings.js").then((m) => m.archivedChannels(root));
 }
 
 // --- profile -------------------------------------------------------------------------------------
@@ -175,6 +170,7 @@ function profilePanel(root) {
       h("button.primary", { type: "submit" }, "Upload avatar"),
     ),
   );
+  import("./profile_card.js").then((m) => m.ownProfileFields(root));
 }
 
 // --- account -------------------------------------------------------------------------------------
@@ -229,58 +225,6 @@ function accountPanel(root) {
   );
 }
 
-// --- bots ----------------------------------------------------------------------------------------
-
-function botsPanel(root) {
-  const name = h("input", { type: "text", required: true, maxlength: "100" });
-  const short = h("input", { type: "text", required: true, maxlength: "50", pattern: "[A-Za-z0-9_.\\-]+" });
-  const out = h("div.api-key");
-  const list = h("ul.bot-list");
-  root.append(
-    h(
-      "form.inline-form",
-      {
-        on: {
-          submit: async (event) => {
-            event.preventDefault();
-            const data = await attempt(() => api.post("bots", { full_name: name.value, short_name: short.value }), "Bot created.");
-            if (!data) return;
-            // POST /bots answers with the id and key; the email comes from the account itself.
-            const info = await attempt(() => api.get(`users/${data.user_id}`));
-            const email = info ? info.user.email : model.userEmail(data.user_id);
-            clear(out, h("p", `${name.value}: `, h("code", data.api_key)), h("button", { type: "button", on: { click: () => download("zuliprc", zuliprc(email, data.api_key)) } }, "Download zuliprc"));
-            name.value = short.value = "";
-            setTimeout(fillBots, 300);
-          },
-        },
-      },
-      h("h4", "Create a bot"),
-      field("Bot name", name),
-      field("Short name (its email starts with it)", short),
-      h("button.primary", { type: "submit" }, "Create bot"),
-      out,
-    ),
-    h("h4", "Your bots"),
-    list,
-  );
-  function fillBots() {
-    const bots = (model.state.realm_bots || []).filter((b) => b.is_active !== false);
-    clear(
-      list,
-      bots.length
-        ? bots.map((b) =>
-            h(
-              "li",
-              h("div", h("strong", b.full_name), h("div.detail", b.email)),
-              h("button", { type: "button", "aria-label": `Download zuliprc of ${b.full_name}`, on: { click: () => download("zuliprc", zuliprc(b.email, b.api_key)) } }, "Download zuliprc"),
-            ),
-          )
-        : h("li.detail", "No bots yet."),
-    );
-  }
-  fillBots();
-}
-
 // --- notifications -------------------------------------------------------------------------------
 
 function notificationsPanel(root) {
@@ -295,113 +239,4 @@ function notificationsPanel(root) {
     state,
     h("button.primary", { type: "button", on: { click: async () => { if ("Notification" in window) await Notification.requestPermission(); update(); } } }, "Enable desktop notifications"),
   );
-}
-
-// --- administration ------------------------------------------------------------------------------
-
-const ROLES = [[100, "Owner"], [200, "Administrator"], [300, "Moderator"], [400, "Member"], [600, "Guest"]];
-
-async function usersPanel(root) {
-  const list = h("table.user-table", h("thead", h("tr", h("th", "Name"), h("th", "Email"), h("th", "Role"), h("th", ""))));
-  const body = h("tbody");
-  list.append(body);
-  root.append(list);
-  const data = await attempt(() => api.get("users", { client_gravatar: true }));
-  if (!data) return;
-  const people = data.members.filter((u) => !u.is_bot).sort((a, b) => a.full_name.localeCompare(b.full_name));
-  clear(
-    body,
-    people.map((user) => {
-      const role = h("select", { "aria-label": `Role of ${user.full_name}`, disabled: user.user_id === model.myId }, ROLES.map(([value, label]) => h("option", { value: String(value), selected: user.role === value }, label)));
-      role.addEventListener("change", () => attempt(() => api.patch(`users/${user.user_id}`, { role: Number(role.value) }), "Role changed."));
-      const toggle = h(
-        "button",
-        {
-          type: "button",
-          disabled: user.user_id === model.myId,
-          on: {
-            click: async () => {
-              if (user.is_active) {
-                if (!(await confirmDialog(`Deactivate ${user.full_name}?`, "Deactivate"))) return;
-                if (await attempt(() => api.del(`users/${user.user_id}`), "User deactivated.")) user.is_active = false;
-              } else if (await attempt(() => api.post(`users/${user.user_id}/reactivate`), "User reactivated.")) user.is_active = true;
-              toggle.textContent = user.is_active ? "Deactivate" : "Reactivate";
-            },
-          },
-        },
-        user.is_active ? "Deactivate" : "Reactivate",
-      );
-      return h("tr", h("td", user.full_name), h("td", user.delivery_email || user.email), h("td", role), h("td", toggle));
-    }),
-  );
-}
-
-async function invitesPanel(root) {
-  const out = h("div.invite-link");
-  const emails = h("textarea", { rows: 2, placeholder: "one@example.com, two@example.com" });
-  const role = h("select", ROLES.filter(([v]) => v >= 200).map(([value, label]) => h("option", { value: String(value), selected: value === 400 }, label)));
-  const streams = model.sortedSubs();
-  const boxes = streams.map((s) => h("input", { type: "checkbox", value: String(s.stream_id), checked: true }));
-  const invitation = () => ({ invite_as: Number(role.value), stream_ids: boxes.filter((b) => b.checked).map((b) => Number(b.value)) });
-  const list = h("ul.invite-list");
-  root.append(
-    field("Invite as", role),
-    h("fieldset", h("legend", "Channels"), streams.map((s, i) => h("label.check", boxes[i], ` #${s.name}`))),
-    h(
-      "form.inline-form",
-      {
-        on: {
-          submit: async (event) => {
-            event.preventDefault();
-            const data = await attempt(() => api.post("invites/multiuse", invitation()), "Invitation link created.");
-            if (data) showLink(data.invite_link);
-          },
-        },
-      },
-      h("h4", "Invitation link"),
-      h("p.detail", "Anyone with the link can join."),
-      h("button.primary", { type: "submit" }, "Create invitation link"),
-      out,
-    ),
-    h(
-      "form.inline-form",
-      {
-        on: {
-          submit: async (event) => {
-            event.preventDefault();
-            const data = await attempt(() => api.post("invites", { ...invitation(), invitee_emails: emails.value }), "Invitations sent.");
-            if (data) fill();
-          },
-        },
-      },
-      h("h4", "Invite by email"),
-      h("p.detail", "Each address gets a mail with its own sign-up link. If this server cannot send email, create an invitation link above instead."),
-      field("Emails", emails),
-      h("button.primary", { type: "submit" }, "Invite"),
-    ),
-    h("h4", "Open invitations"),
-    list,
-  );
-  function showLink(link) {
-    clear(out, h("p", "Send this link: "), h("input.link", { type: "text", readOnly: true, value: link, "aria-label": "Invitation link", on: { focus: (e) => e.target.select() } }));
-    fill();
-  }
-  async function fill() {
-    const data = await attempt(() => api.get("invites"));
-    if (!data) return;
-    clear(
-      list,
-      data.invites.length
-        ? data.invites.map((invite) =>
-            h(
-              "li",
-              invite.is_multiuse ? h("span", "Link ", h("code", invite.link_url || "")) : h("span", invite.email),
-              invite.is_multiuse ? null : h("button", { type: "button", on: { click: async () => { await attempt(() => api.post(`invites/${invite.id}/resend`), "Invitation sent again."); fill(); } } }, "Resend"),
-              h("button", { type: "button", on: { click: async () => { await attempt(() => api.del(invite.is_multiuse ? `invites/multiuse/${invite.id}` : `invites/${invite.id}`), "Invitation revoked."); fill(); } } }, "Revoke"),
-            ),
-          )
-        : h("li.detail", "None."),
-    );
-  }
-  fill();
 }

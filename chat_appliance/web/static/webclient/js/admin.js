@@ -1,0 +1,147 @@
+// Glue between the page and the administration screens: the channel view's header, clicks on
+// names and avatars (profile cards), the first owner's "name your organization" step, and the
+// events that keep these screens current. The screens themselves load when first needed.
+import * as api from "./api.js";
+import { model } from "./model.js";
+import { opOf } from "./narrow.js";
+import { renderSidebars } from "./sidebar.js";
+import { clear, h, toast } from "./util.js";
+
+const channelSettings = () => import("./channel_settings.js");
+const profileCard = () => import("./profile_card.js");
+
+let header = null;
+let currentView = null;
+
+// The quick start names the organization this; its owner is asked for a real name once.
+const QUICK_START_NAME = "chat-appliance";
+const NAME_STEP_DONE = "chat-appliance.name-step-done";
+
+export function install(viewHeader) {
+  header = viewHeader;
+  document.addEventListener("click", (event) => {
+    const target = event.target.closest("[data-profile-user]");
+    if (!target) return;
+    event.preventDefault();
+    event.stopPropagation();
+    profileCard().then((m) => m.openProfileCard(Number(target.dataset.profileUser)));
+  }, true);
+  nameStep();
+  const name = document.querySelector(".realm-name");
+  if (name) name.before(h("img.realm-icon", { src: model.state.realm_icon_url, alt: "", width: 24, height: 24 }));
+}
+
+// A channel brought back from the archive arrives as a "create" event without the viewer's
+// subscription (this page does not declare archived_channels): ask for the subscriptions again.
+async function restoreSubscriptions() {
+  try {
+    const { subscriptions } = await api.get("users/me/subscriptions");
+    let changed = false;
+    for (const sub of subscriptions) {
+      if (model.subs.has(sub.stream_id)) continue;
+      model.subs.set(sub.stream_id, sub);
+      model.streams.set(sub.stream_id, { ...model.streams.get(sub.stream_id), ...sub });
+      changed = true;
+    }
+    if (changed) renderSidebars();
+  } catch {
+    /* the next reload shows it */
+  }
+}
+
+// Called after each route: a channel's views show its description, the channel view a settings button.
+export async function onView(view) {
+  currentView = view;
+  if (!header) return;
+  const channel = opOf(view, "channel");
+  if (!channel || view.kind === "inbox" || !model.streams.has(channel.operand)) return clear(header);
+  const { channelHeader } = await channelSettings();
+  // The settings button only in the channel's own view, not in its topics': a topic view then has
+  // one button whose name contains "Settings" (the top bar's), which scripts find by that name.
+  if (currentView === view) clear(header, channelHeader(channel.operand, { withButton: view.ops.length === 1 }));
+}
+
+export function onEvent(event) {
+  if (event.type === "stream" && event.op === "update" && event.rendered_description !== undefined) {
+    for (const map of [model.streams, model.subs]) {
+      const stream = map.get(event.stream_id);
+      if (stream) stream.rendered_description = event.rendered_description;
+    }
+  }
+  if (event.type === "user_group") applyGroupEvent(event);
+  if (event.type === "realm_user" && event.op === "update" && event.person.custom_profile_field) {
+    const user = model.users.get(event.person.user_id);
+    const { id, value, rendered_value: rendered } = event.person.custom_profile_field;
+    if (user) {
+      user.profile_data ||= {};
+      if (value === null || value === undefined) delete user.profile_data[String(id)];
+      else user.profile_data[String(id)] = rendered === undefined ? { value } : { value, rendered_value: rendered };
+    }
+  }
+  if (event.type === "realm_emoji" && event.op === "update") model.state.realm_emoji = event.realm_emoji;
+  if (event.type === "realm_linkifiers") model.state.realm_linkifiers = event.realm_linkifiers;
+  if (event.type === "realm_playgrounds") model.state.realm_playgrounds = event.realm_playgrounds;
+  if (event.type === "custom_profile_fields") model.state.custom_profile_fields = event.fields;
+  if (event.type === "default_streams") model.state.realm_default_streams = event.default_streams.map((s) => s.stream_id ?? s);
+  if (event.type === "user_status") {
+    const statuses = (model.state.user_status ||= {});
+    const { type, id, user_id: userId, ...rest } = event;
+    statuses[userId] = { ...(statuses[userId] || {}), ...rest };
+  }
+  if (event.type === "stream" && event.op === "create" && event.streams.some((s) => !model.subs.has(s.stream_id))) restoreSubscriptions();
+  if (event.type === "realm" && event.property === "icon") {
+    for (const el of document.querySelectorAll("img.realm-icon")) el.src = event.data.icon_url;
+  }
+  if (event.type === "realm" && (event.property === "name" || event.data?.name !== undefined)) {
+    for (const el of document.querySelectorAll(".realm-name")) el.textContent = model.state.realm_name;
+  }
+  if (currentView && (event.type === "stream" || event.type === "subscription")) onView(currentView);
+  if (event.type === "stream" || event.type === "subscription" || event.type === "realm_user" || event.type === "user_group") {
+    channelSettings().then((m) => m.onEvent(event));
+  }
+  profileCard().then((m) => m.onEvent(event));
+  model.emit("admin-event", event);
+}
+
+function applyGroupEvent(event) {
+  const groups = (model.state.realm_user_groups ||= []);
+  const group = groups.find((g) => g.id === (event.group_id ?? event.group?.id));
+  if (event.op === "add" && !group) groups.push(event.group);
+  else if (event.op === "update" && group) Object.assign(group, event.data);
+  else if (event.op === "remove") model.state.realm_user_groups = groups.filter((g) => g.id !== event.group_id);
+  else if (event.op === "add_members" && group) group.members = [...new Set([...(group.members || []), ...event.user_ids])];
+  else if (event.op === "remove_members" && group) group.members = (group.members || []).filter((id) => !event.user_ids.includes(id));
+}
+
+// The first owner sign-in after the quick start: a short step to name the organization.
+function nameStep() {
+  const me = model.me();
+  if (!me || !(me.is_owner || me.role === 100) || model.state.realm_name !== QUICK_START_NAME) return;
+  if (localStorage.getItem(NAME_STEP_DONE)) return;
+  const input = h("input", { type: "text", maxlength: "40", required: true, "aria-label": "Your organization's name", placeholder: "Acme Inc." });
+  const banner = h(
+    "form.name-step",
+    {
+      "aria-label": "Name your organization",
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          try {
+            await api.patch("realm", { name: input.value.trim() });
+            localStorage.setItem(NAME_STEP_DONE, "1");
+            banner.remove();
+            toast("Organization named.");
+          } catch (error) {
+            toast(error.message, "error");
+          }
+        },
+      },
+    },
+    h("strong", "Name your organization"),
+    h("span.detail", "People see this name when they sign in and in their invitations."),
+    input,
+    h("button.primary", { type: "submit" }, "Save name"),
+    h("button", { type: "button", on: { click: () => { localStorage.setItem(NAME_STEP_DONE, "1"); banner.remove(); } } }, "Later"),
+  );
+  document.querySelector("main.middle")?.prepend(banner);
+}
