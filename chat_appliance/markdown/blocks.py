@@ -23,6 +23,7 @@ from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
 from chat_appliance.markdown import budget
+from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.fastlex import speed_up
 
 # An opening fence: three or more backticks or tildes, then optionally a
@@ -104,12 +105,6 @@ def stash_code_block(md, block_html: str) -> str:
     token = f"ZCODEBLOCK{md.zulip_nonce}N{len(blocks)}Z"
     blocks.append((token, block_html))
     return md.htmlStash.store(token)
-
-
-def tex_fallback(tex: str, display: bool) -> str:
-    """No KaTeX in Python: emit Zulip's markup for TeX it could not render."""
-    shown = tex if display else f"$${tex}$$"
-    return f'<span class="tex-error">{html.escape(shown, quote=False)}</span>'
 
 
 def space_out_lists(lines: list[str]) -> list[str]:
@@ -208,7 +203,7 @@ class FencedBlockPreprocessor(Preprocessor):
             return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
         if block.kind == "math":
             tex = "\n".join(block.lines).strip()
-            return ["", self._stash(tex_fallback(tex, display=True)), ""]
+            return ["", self._stash(stash_tex(self.md, tex, display=True)), ""]
         body = space_out_lists(block.lines)
         while body and not body[0].strip():
             body.pop(0)

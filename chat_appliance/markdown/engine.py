@@ -23,7 +23,7 @@ from markdown.extensions.tables import TableExtension
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import Treeprocessor
 
-from chat_appliance.markdown import budget, inline
+from chat_appliance.markdown import budget, inline, katex
 from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
@@ -232,6 +232,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     md.zulip_context = context
     md.zulip_result = result
     md.zulip_code_blocks = []
+    md.zulip_tex = []
     md.zulip_nonce = secrets.token_hex(8)
     hrefs: list[str] = []
     md.zulip_hrefs = hrefs
@@ -239,6 +240,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
+        formulas = md.zulip_tex
     except (RecursionError, budget.RenderBudgetExceeded) as error:
         # Pathologically nested or costly input: show it as plain text rather than fail.
         if isinstance(error, budget.RenderBudgetExceeded):
@@ -248,14 +250,16 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         result = RenderResult()
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
+        formulas = []
     finally:
         md.zulip_deadline = None
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
+        md.zulip_tex = []
         md.zulip_hrefs = []
     html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
-    result.html = restore_code_blocks(html, code_blocks)
+    result.html = katex.typeset(restore_code_blocks(html, code_blocks), formulas)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (

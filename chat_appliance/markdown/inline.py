@@ -17,6 +17,7 @@ from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
 from chat_appliance.markdown import budget
 from chat_appliance.markdown import emoji as emoji_data
+from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
@@ -300,8 +301,8 @@ class CodeSpanProcessor(InlineProcessor):
 
 
 class TexInlineProcessor(InlineProcessor):
-    """``$$...$$`` on one line.  Without KaTeX we emit Zulip's error markup,
-    which shows the source."""
+    """``$$...$$`` on one line: a token that the engine replaces with KaTeX's HTML (or
+    Zulip's error markup, which shows the source) after sanitising."""
 
     TRIGGER = "$$"
 
@@ -309,9 +310,7 @@ class TexInlineProcessor(InlineProcessor):
         super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
 
     def handleMatch(self, m, data):
-        el = etree.Element("span", {"class": "tex-error"})
-        el.text = util.AtomicString("$$" + m.group("body") + "$$")
-        return el, m.start(0), m.end(0)
+        return stash_tex(self.md, m.group("body"), False), m.start(0), m.end(0)
 
 
 _TZ_OFFSETS = {
