@@ -22,7 +22,7 @@ from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
-from chat_appliance.models import Stream, UserGroup, UserProfile
+from chat_appliance.models import Stream, Subscription, UserGroup, UserProfile
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -50,10 +50,12 @@ class _RealmRenderData:
         groups = (UserGroup.select(UserGroup.id, UserGroup.name)
                   .where((UserGroup.realm == realm.id) & ~UserGroup.deactivated).tuples())
         self.groups_by_name = {name: MentionTarget(group_id, name) for group_id, name in groups}
-        # Channel links render only for public channels: nobody may learn of a private one here.
-        streams = (Stream.select(Stream.id, Stream.name, Stream.name_key)
-                   .where((Stream.realm == realm.id) & ~Stream.invite_only).tuples())
-        self.channels_by_key = {key: MentionTarget(stream_id, name) for stream_id, name, key in streams}
+        # Every channel; which of them a sender's links resolve to is decided per sender
+        # (ChannelLinks below).
+        streams = (Stream.select(Stream.id, Stream.name, Stream.name_key, Stream.invite_only)
+                   .where(Stream.realm == realm.id).tuples())
+        self.channels_by_key = {key: (MentionTarget(stream_id, name), invite_only)
+                                for stream_id, name, key, invite_only in streams}
         self.realm_emoji = realm_emoji_for_render(realm.id)
 
     def find_user(self, name, user_id):
@@ -66,8 +68,33 @@ class _RealmRenderData:
     def find_group(self, name):
         return self.groups_by_name.get(name)
 
-    def find_channel(self, name):
-        return self.channels_by_key.get(name.lower())
+
+
+class ChannelLinks:
+    """find_channel for one sender, as Zulip decides it: a channel link (topic and message links
+    too) resolves to a channel whose content the sender may access -- a public channel for a
+    member who is not a guest, otherwise a channel they are subscribed to. Without a sender
+    (content rendered on nobody's behalf) every channel resolves, as on Zulip. The sender's
+    subscriptions are read once, on the first link that needs them."""
+
+    def __init__(self, data: _RealmRenderData, sender: UserProfile | None) -> None:
+        self.data = data
+        self.sender = sender
+        self.subscribed: set[int] | None = None
+
+    def __call__(self, name: str) -> MentionTarget | None:
+        found = self.data.channels_by_key.get(name.lower())
+        if found is None:
+            return None
+        target, invite_only = found
+        sender = self.sender
+        if sender is None or (not invite_only and not sender.is_guest):
+            return target
+        if self.subscribed is None:
+            self.subscribed = set(Subscription.select(Subscription.stream)
+                                  .where((Subscription.user_profile == sender.id) & Subscription.active)
+                                  .scalars())
+        return target if target.id in self.subscribed else None
 
 
 def _cache():
@@ -119,7 +146,7 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         linkifiers=data.linkifiers,
         find_user=data.find_user,
         find_group=data.find_group,
-        find_channel=data.find_channel,
+        find_channel=ChannelLinks(data, sender),
         realm_emoji=data.realm_emoji,
     )
 

@@ -48,7 +48,7 @@ class LinkCollector(Treeprocessor):
         for a in root.iter("a"):
             href = a.get("href")
             # Channel/topic links are navigation, not links for has:link.
-            if href and a.get("class") not in ("stream", "stream-topic"):
+            if href and a.get("class") not in ("stream", "stream-topic", "message-link"):
                 result.links.append(href)
                 if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
                     result.has_image = True

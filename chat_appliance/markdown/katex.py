@@ -19,6 +19,7 @@ through the HTML sanitiser (whose allow-list has no MathML or SVG).
 
 from __future__ import annotations
 
+import atexit
 import html as html_module
 import logging
 import threading
@@ -72,6 +73,16 @@ class _Engine:
                         "Install the mini-racer package to typeset it.", type(error).__name__, error)
             return
         self.ctx = ctx
+        # V8's thread must be shut down before the interpreter's: left to garbage collection at
+        # exit, the process can hang there.
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        with self.lock:
+            ctx, self.ctx = self.ctx, None
+            if ctx is not None:
+                self.unavailable = True
+                ctx.close()
 
     def render(self, items: list[tuple[str, bool]]) -> Any:
         with self.lock:
