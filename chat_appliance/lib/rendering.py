@@ -57,6 +57,7 @@ class _RealmRenderData:
         self.channels_by_key = {key: (MentionTarget(stream_id, name), invite_only)
                                 for stream_id, name, key, invite_only in streams}
         self.realm_emoji = realm_emoji_for_render(realm.id)
+        self.default_code_block_language = default_code_block_language(realm)
 
     def find_user(self, name, user_id):
         if user_id is not None:
@@ -148,7 +149,13 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         find_group=data.find_group,
         find_channel=ChannelLinks(data, sender),
         realm_emoji=data.realm_emoji,
+        default_code_block_language=data.default_code_block_language,
     )
+
+
+def default_code_block_language(realm: Realm) -> str:
+    """The organization's default_code_block_language ("" for none), kept in realm.settings."""
+    return str((realm.settings or {}).get("default_code_block_language") or "")
 
 
 def _image_previews():

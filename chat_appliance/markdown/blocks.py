@@ -166,7 +166,8 @@ class FencedBlockPreprocessor(Preprocessor):
                 continue
             m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
             if m:
-                lang = m.group("lang") or ""
+                # A fence without a language takes the organization's default_code_block_language.
+                lang = m.group("lang") or self.md.zulip_context.default_code_block_language or ""
                 low = lang.lower()
                 if low in ("quote", "quoted"):
                     kind = "quote"

@@ -44,6 +44,8 @@ class RenderContext:
     realm_emoji: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # Zulip's realm setting of that name: previews below links to images.
     inline_image_preview: bool = True
+    # Zulip's realm setting of that name: the language of a code fence that names none ("" none).
+    default_code_block_language: str = ""
 
 
 @dataclass
