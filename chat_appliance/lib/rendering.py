@@ -22,7 +22,9 @@ from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
-from chat_appliance.models import Stream, Subscription, UserGroup, UserProfile
+from chat_appliance.lib.thumbnails import default_thumbnail
+from chat_appliance.markdown.context import UploadImage
+from chat_appliance.models import Attachment, Stream, Subscription, UserGroup, UserProfile
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -148,9 +150,26 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         find_user=data.find_user,
         find_group=data.find_group,
         find_channel=ChannelLinks(data, sender),
+        find_upload_image=lambda path_id: upload_image(realm.id, path_id),
         realm_emoji=data.realm_emoji,
         default_code_block_language=data.default_code_block_language,
     )
+
+
+def upload_image(realm_id: int, path_id: str) -> UploadImage | None:
+    """An uploaded image of this organization with its thumbnail, for the inline-image markup;
+    None for a file that is not a thumbnailable image (or does not exist). Who may see it is the
+    download's business: the markup only points at URLs that check access themselves."""
+    row = (Attachment.select(Attachment.content_type, Attachment.image_width, Attachment.image_height,
+                             Attachment.image_frames, Attachment.thumbnail_formats)
+           .where((Attachment.realm == realm_id) & (Attachment.path_id == path_id)).first())
+    if row is None or row.image_width is None:
+        return None
+    frames = row.image_frames or 1
+    made = default_thumbnail(frames, row.thumbnail_formats)
+    return UploadImage(width=row.image_width, height=row.image_height, content_type=row.content_type,
+                       animated=made is not None and made.endswith("-anim.webp"),
+                       thumbnail_url=None if made is None else f"/user_uploads/thumbnail/{path_id}/{made}")
 
 
 def default_code_block_language(realm: Realm) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as etree
 from typing import Optional
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 from markdown.treeprocessors import Treeprocessor
 
@@ -30,6 +30,27 @@ def is_preview_image(url: str) -> bool:
     return parts.scheme in ("http", "https") and parts.path.lower().endswith(PREVIEW_IMAGE_SUFFIXES)
 
 
+UPLOAD_PREFIX = "/user_uploads/"
+# Zulip's placeholder while an upload's thumbnail is being made.
+LOADING_PLACEHOLDER = "/static/images/loading/loader-black.svg"
+
+
+def upload_path_id(url: str) -> Optional[str]:
+    """The path_id of a link to an uploaded image (relative, as the renderer makes links into
+    the organization), else None."""
+    if "?" in url or "#" in url:
+        return None
+    if url.startswith(UPLOAD_PREFIX):
+        path_id = unquote(url[len(UPLOAD_PREFIX):])
+    elif url.startswith(UPLOAD_PREFIX[1:]):  # a link to the organization's own URL, made relative
+        path_id = unquote(url[len(UPLOAD_PREFIX) - 1:])
+    else:
+        return None
+    if not re.fullmatch(r"[0-9]+/[^/]+/[^/]+", path_id) or not path_id.lower().endswith(PREVIEW_IMAGE_SUFFIXES):
+        return None
+    return path_id
+
+
 def thumbnail_url(url: str, size: str) -> str:
     return "/thumbnail?" + urlencode({"url": url, "size": size})
 
@@ -49,7 +70,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         if not self.md.zulip_context.inline_image_preview:
             return
-        if not any(is_preview_image(a.get("href") or "") for a in root.iter("a")):
+        if not any(is_preview_image(a.get("href") or "") or upload_path_id(a.get("href") or "")
+                   for a in root.iter("a")):
             return
         found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
         # (link, parent, grandparent, in_quote), in document order.
@@ -70,6 +92,12 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             if url not in previewable or url in done:
                 continue
             done.add(url)  # type: ignore[arg-type]  # a str: `found` holds links with an href
+            path_id = upload_path_id(url)  # type: ignore[arg-type]  # as above
+            if path_id is not None:
+                image = self.md.zulip_context.find_upload_image(path_id)
+                if image is not None:
+                    self._inline_image(root, a, parent, grand, url, upload=image)
+                continue
             if not is_preview_image(url):  # type: ignore[arg-type]  # as above
                 continue
             self._inline_image(root, a, parent, grand, url)
@@ -88,7 +116,7 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 return text[: m.start()] or None
         return text
 
-    def _inline_image(self, root, a, parent, grand, url) -> None:
+    def _inline_image(self, root, a, parent, grand, url, upload=None) -> None:
         text = self._direct_text(a)
         bare = text is None or text == url
         title = None if bare else text
@@ -106,9 +134,23 @@ class ImagePreviewTreeprocessor(Treeprocessor):
         link = etree.SubElement(div, "a", {"href": url})
         if title:
             link.set("title", title)
-        etree.SubElement(
-            link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
-        )
+        if upload is None:
+            etree.SubElement(
+                link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
+            )
+        else:
+            # Zulip's markup for an uploaded image: its thumbnail, or a placeholder until it exists.
+            img = etree.SubElement(link, "img", {
+                "data-original-content-type": upload.content_type,
+                "data-original-dimensions": f"{upload.width}x{upload.height}",
+            })
+            if upload.thumbnail_url is None:
+                img.set("class", "image-loading-placeholder")
+                img.set("src", LOADING_PLACEHOLDER)
+            else:
+                img.set("src", upload.thumbnail_url)
+                if upload.animated:
+                    img.set("data-animated", "true")
         if index is None:
             target.append(div)
         else:

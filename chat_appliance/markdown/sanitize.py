@@ -33,7 +33,8 @@ ALLOWED_ATTRIBUTES = {
     "th": ["align"],
     "td": ["align"],
     "time": ["datetime"],
-    "img": ["alt", "class", "src", "title", "data-src-fullsize"],
+    "img": ["alt", "class", "src", "title", "data-src-fullsize", "data-original-dimensions",
+            "data-original-content-type", "data-animated"],
 }
 
 ALLOWED_PROTOCOLS = frozenset(["http", "https", "ftp", "mailto", "tel", "sms", "news", "irc", "ircs", "xmpp"])
