@@ -430,3 +430,21 @@ def test_thread_safety():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_youtube_preview():
+    """Does a YouTube video link get Zulip's youtube-video preview (the site's still through the
+    image proxy) after its paragraph, kept as it is, while a channel or playlist link gets none?"""
+    still = "/thumbnail?url=https%3A%2F%2Fi.ytimg.com%2Fvi%2FaqzKEbpKQ12%2Fmqdefault.jpg&amp;size=thumbnail"
+    for url in ("https://www.youtube.com/watch?v=aqzKEbpKQ12", "https://youtu.be/aqzKEbpKQ12?t=3",
+                "https://m.youtube.com/watch?feature=share&v=aqzKEbpKQ12", "https://www.youtube.com/embed/aqzKEbpKQ12"):
+        assert html(url) == (
+            f'<p><a href="{url.replace("&", "&amp;")}">{url.replace("&", "&amp;")}</a></p>\n'
+            f'<div class="youtube-video message_inline_image"><a data-id="aqzKEbpKQ12" '
+            f'href="{url.replace("&", "&amp;")}"><img src="{still}"></a></div>')
+    named = html("[the talk](https://youtu.be/aqzKEbpKQ12) is good")
+    assert named.startswith('<p><a href="https://youtu.be/aqzKEbpKQ12">the talk</a> is good</p>\n<div class="youtube-video')
+    for url in ("https://www.youtube.com/playlist?list=PL123", "https://www.youtube.com/@zulip",
+                "https://notyoutube.com/watch?v=aqzKEbpKQ12"):
+        assert "youtube-video" not in html(url)
+    assert "youtube-video" not in html("> https://youtu.be/aqzKEbpKQ12")  # not inside quotes

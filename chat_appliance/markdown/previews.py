@@ -51,6 +51,29 @@ def upload_path_id(url: str) -> Optional[str]:
     return path_id
 
 
+_YOUTUBE_ID = r"(?P<id>[0-9A-Za-z_-]{11})"
+_YOUTUBE_RES = (
+    re.compile(rf"https?://youtu\.be/{_YOUTUBE_ID}(?:[?#].*)?"),
+    re.compile(rf"https?://(?:[\w-]+\.)?youtube(?:-nocookie)?\.com/(?:embed|v|shorts|live)/{_YOUTUBE_ID}(?:[?#/].*)?"),
+    re.compile(rf"https?://(?:[\w-]+\.)?youtube\.com/watch(?:_popup)?(?:\.php)?\?(?:.*&)?v={_YOUTUBE_ID}(?:[&#].*)?"),
+)
+
+
+def youtube_id(url: str) -> Optional[str]:
+    """The video id of a YouTube video link, else None (a playlist or channel link has none)."""
+    for rx in _YOUTUBE_RES:
+        m = rx.fullmatch(url)
+        if m:
+            return m.group("id")
+    return None
+
+
+def youtube_image(video_id: str) -> str:
+    """The video site's own still for the video, as Zulip uses it (the browser loads it through
+    the /thumbnail proxy URL, as for other images from elsewhere)."""
+    return thumbnail_url(f"https://i.ytimg.com/vi/{video_id}/mqdefault.jpg", "thumbnail")
+
+
 def thumbnail_url(url: str, size: str) -> str:
     return "/thumbnail?" + urlencode({"url": url, "size": size})
 
@@ -71,7 +94,7 @@ class ImagePreviewTreeprocessor(Treeprocessor):
         if not self.md.zulip_context.inline_image_preview:
             return
         if not any(is_preview_image(a.get("href") or "") or upload_path_id(a.get("href") or "")
-                   for a in root.iter("a")):
+                   or youtube_id(a.get("href") or "") for a in root.iter("a")):
             return
         found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
         # (link, parent, grandparent, in_quote), in document order.
@@ -98,6 +121,10 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 if image is not None:
                     self._inline_image(root, a, parent, grand, url, upload=image)
                 continue
+            video_id = youtube_id(url)  # type: ignore[arg-type]  # as above
+            if video_id is not None:
+                self._inline_image(root, a, parent, grand, url, video_id=video_id)
+                continue
             if not is_preview_image(url):  # type: ignore[arg-type]  # as above
                 continue
             self._inline_image(root, a, parent, grand, url)
@@ -116,10 +143,11 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 return text[: m.start()] or None
         return text
 
-    def _inline_image(self, root, a, parent, grand, url, upload=None) -> None:
+    def _inline_image(self, root, a, parent, grand, url, upload=None, video_id=None) -> None:
         text = self._direct_text(a)
-        bare = text is None or text == url
-        title = None if bare else text
+        # A video link keeps its paragraph, and its preview has no title (Zulip's markup).
+        bare = video_id is None and (text is None or text == url)
+        title = None if bare or video_id is not None else text
         target, index, remove = root, None, None
         if parent is not None and parent.tag == "li":
             target = parent
@@ -130,6 +158,15 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             if len(parent) == 1 and (not parent.text or parent.text == "\n") and not a.tail and bare:
                 remove = parent
             index = self._index_after(grand, parent)
+        if video_id is not None:
+            div = etree.Element("div", {"class": "youtube-video message_inline_image"})
+            link = etree.SubElement(div, "a", {"data-id": video_id, "href": url})
+            etree.SubElement(link, "img", {"src": youtube_image(video_id)})
+            if index is None:
+                target.append(div)
+            else:
+                target.insert(index, div)
+            return
         div = etree.Element("div", {"class": "message_inline_image"})
         link = etree.SubElement(div, "a", {"href": url})
         if title:

@@ -25,7 +25,7 @@ ALLOWED_TAGS = frozenset(
 )
 
 ALLOWED_ATTRIBUTES = {
-    "a": ["href", "class", "data-stream-id", "title"],
+    "a": ["href", "class", "data-stream-id", "title", "data-id"],
     "span": ["class", "data-user-id", "data-user-group-id", "aria-label", "role", "title", "aria-hidden"],
     "div": ["class", "data-code-language", "aria-hidden"],
     "code": [],
