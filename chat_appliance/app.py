@@ -12,6 +12,7 @@ from werkzeug.routing import Rule
 
 from chat_appliance.web import dev_emails, webclient
 from chat_appliance.actions.missed_messages import MissedMessageNotifier
+from chat_appliance.actions.link_previews import LinkPreviewer
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
@@ -61,6 +62,7 @@ class AppState:
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"])
         self.service_dispatcher = None
+        self.link_previewer = None
         self.missed_messages = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
@@ -140,6 +142,7 @@ def open_app(app, config=None, *, dev_mode=False):
     bus.add_listener(invalidate_messages_on_event, state.runtime)
     bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
+    register_link_previews(app)
     register_missed_messages(app)
     return app
 
@@ -170,6 +173,8 @@ def close_app(app):
     state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
+    if state.link_previewer is not None:
+        state.link_previewer.close()
     state.runtime.close()
 
 
@@ -180,6 +185,15 @@ def register_service_bots(app):
     dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
     bus.add_listener(dispatcher, state.runtime)
+
+
+def register_link_previews(app):
+    """Website previews (INLINE_URL_EMBED_PREVIEW, off by default) are fetched by a listener on
+    committed message events (actions/link_previews.py)."""
+    state = app.extensions[EXTENSION]
+    previewer = state.link_previewer = LinkPreviewer(app.config)
+    app.extensions["link_previewer"] = previewer
+    bus.add_listener(previewer, state.runtime)
 
 
 def register_missed_messages(app):
