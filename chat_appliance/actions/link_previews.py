@@ -121,7 +121,7 @@ def embed_html(url: str, data: dict[str, str]) -> str:
 
 def preview_candidates(rendered: str, realm_url: str) -> list[str]:
     """The message's links that may get a website preview, in order, at most MAX_EMBEDS."""
-    previewed = set()
+    previewed: set[str] = set()
     for cls in _PREVIEWED_CLASSES:
         for block in re.finditer(rf'<div class="{cls}[^"]*">(.*?)</div>', rendered, re.S):
             previewed.update(html_module.unescape(u) for u in re.findall(r'href="([^"]+)"', block.group(1)))
