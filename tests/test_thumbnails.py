@@ -125,3 +125,16 @@ def test_existing_uploads_get_thumbnails_by_command(org, app, capsys):
     assert f'src="/user_uploads/thumbnail/{path_id}/840x560.webp"' in send(org, org.hamlet, f"[old.png]({url})")
     with database.connection_context():
         assert do_thumbnail_existing_uploads(root)[0] == 0  # nothing left to do
+
+
+def test_tiff_gets_a_transcoded_image(org):
+    """Does a TIFF (which browsers do not show) also get Zulip's large transcoded still, named in
+    data-transcoded-image and served under the same rule?"""
+    url = ok(upload(org, org.hamlet, image_bytes((900, 1200), "TIFF"), name="scan.tiff"))["url"]
+    path_id = url[len("/user_uploads/"):]
+    err(download(org, org.othello, f"/user_uploads/thumbnail/{path_id}/3024x4032.webp"), 404, "NOT_FOUND")
+    html = send(org, org.hamlet, f"[scan.tiff]({url})")
+    assert 'data-transcoded-image="3024x4032.webp"' in html and 'data-original-content-type="image/tiff"' in html
+    big = download(org, org.hamlet, f"/user_uploads/thumbnail/{path_id}/3024x4032.webp")
+    with Image.open(io.BytesIO(big.data)) as image:
+        assert image.size == (900, 1200)  # never enlarged

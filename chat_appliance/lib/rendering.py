@@ -22,7 +22,7 @@ from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
-from chat_appliance.lib.thumbnails import default_thumbnail
+from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
 from chat_appliance.markdown.context import UploadImage
 from chat_appliance.models import Attachment, Stream, Subscription, UserGroup, UserProfile
 
@@ -169,7 +169,8 @@ def upload_image(realm_id: int, path_id: str) -> UploadImage | None:
     made = default_thumbnail(frames, row.thumbnail_formats)
     return UploadImage(width=row.image_width, height=row.image_height, content_type=row.content_type,
                        animated=made is not None and made.endswith("-anim.webp"),
-                       thumbnail_url=None if made is None else f"/user_uploads/thumbnail/{path_id}/{made}")
+                       thumbnail_url=None if made is None else f"/user_uploads/thumbnail/{path_id}/{made}",
+                       transcoded_image=transcoded_image(row.thumbnail_formats))
 
 
 def default_code_block_language(realm: Realm) -> str:

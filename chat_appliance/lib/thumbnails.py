@@ -23,7 +23,11 @@ log = logging.getLogger("chat_appliance.thumbnails")
 MAX_WIDTH, MAX_HEIGHT = 840, 560
 STILL_FORMAT = f"{MAX_WIDTH}x{MAX_HEIGHT}.webp"
 ANIMATED_FORMAT = f"{MAX_WIDTH}x{MAX_HEIGHT}-anim.webp"
-FORMATS = (STILL_FORMAT, ANIMATED_FORMAT)
+# Types browsers do not show (TIFF here) also get a large still, Zulip's transcoded image, which
+# the lightbox shows instead of the original: 4032x3024, or 3024x4032 for a portrait.
+TRANSCODED_LANDSCAPE, TRANSCODED_PORTRAIT = "4032x3024.webp", "3024x4032.webp"
+FORMATS = (STILL_FORMAT, ANIMATED_FORMAT, TRANSCODED_LANDSCAPE, TRANSCODED_PORTRAIT)
+BROWSER_TYPES = frozenset({"image/gif", "image/jpeg", "image/png", "image/webp", "image/bmp"})
 IMAGE_BOMB_TOTAL_PIXELS = 90_000_000
 IMAGE_MAX_ANIMATED_PIXELS = IMAGE_BOMB_TOTAL_PIXELS // 3
 # Frames kept in an animated thumbnail (the original is always there in full).
@@ -76,18 +80,18 @@ def _oriented_size(image: Any) -> tuple[int, int]:
     return image.width, image.height
 
 
-def _still(image: Any) -> Any:
+def _still(image: Any, box: tuple[int, int] = (MAX_WIDTH, MAX_HEIGHT)) -> Any:
     from PIL import Image, ImageOps
 
     if image.format == "JPEG":
         # Decode at a reduced scale straight away: a 12-megapixel photo then costs a fraction of
         # its full decode, in time and memory.
-        image.draft("RGB", (MAX_WIDTH * 2, MAX_HEIGHT * 2))
+        image.draft("RGB", (box[0] * 2, box[1] * 2))
     image.seek(0)
     frame = ImageOps.exif_transpose(image)
     if frame.mode not in ("RGB", "RGBA"):
         frame = frame.convert("RGBA" if "transparency" in frame.info or frame.mode in ("LA", "PA", "P") else "RGB")
-    frame.thumbnail((MAX_WIDTH, MAX_HEIGHT), Image.Resampling.LANCZOS, reducing_gap=3.0)
+    frame.thumbnail(box, Image.Resampling.LANCZOS, reducing_gap=3.0)
     return frame
 
 
@@ -105,7 +109,7 @@ def _animated(image: Any) -> tuple[list[Any], list[int]]:
     return frames, durations
 
 
-def make_thumbnails(source: pathlib.Path, target_dir: pathlib.Path) -> ImageInfo:
+def make_thumbnails(source: pathlib.Path, target_dir: pathlib.Path, content_type: str = "") -> ImageInfo:
     """Write the thumbnails of the image at ``source`` into ``target_dir``; raise BadImageError
     for what is not a readable image or is over the pixel limit."""
     image = _open(source)
@@ -124,6 +128,11 @@ def make_thumbnails(source: pathlib.Path, target_dir: pathlib.Path) -> ImageInfo
                 moving[0].save(target_dir / ANIMATED_FORMAT, "WEBP", save_all=True, append_images=moving[1:],
                                duration=durations, loop=0, quality=WEBP_QUALITY, method=4)
                 formats.append(ANIMATED_FORMAT)
+            if content_type and content_type not in BROWSER_TYPES:
+                name = TRANSCODED_LANDSCAPE if width >= height else TRANSCODED_PORTRAIT
+                box = (4032, 3024) if width >= height else (3024, 4032)
+                _still(image, box).save(target_dir / name, "WEBP", quality=WEBP_QUALITY, method=4)
+                formats.append(name)
         except (OSError, ValueError, SyntaxError, EOFError) as error:
             raise BadImageError(str(error)) from error
         return ImageInfo(width=width, height=height, frames=frames, formats=formats)
@@ -137,7 +146,8 @@ def thumbnail_upload(uploads_root: pathlib.Path, path_id: str, content_type: str
     if content_type.split(";")[0].strip().lower() not in THUMBNAIL_TYPES:
         return None
     try:
-        return make_thumbnails(uploads_root / path_id, thumbnail_dir(uploads_root, path_id))
+        return make_thumbnails(uploads_root / path_id, thumbnail_dir(uploads_root, path_id),
+                               content_type.split(";")[0].strip().lower())
     except BadImageError as error:
         log.info("No thumbnail for upload %s: %s", path_id, error)
         remove_thumbnails(uploads_root, path_id)
@@ -153,6 +163,11 @@ def remove_thumbnails(uploads_root: pathlib.Path, path_id: str) -> None:
             parent.rmdir()
         except OSError:
             break
+
+
+def transcoded_image(formats: str) -> Optional[str]:
+    """The large still made for a type browsers do not show, if any (Zulip's data-transcoded-image)."""
+    return next((f for f in formats.split() if f in (TRANSCODED_LANDSCAPE, TRANSCODED_PORTRAIT)), None)
 
 
 def default_thumbnail(frames: int, formats: str) -> Optional[str]:

@@ -37,6 +37,7 @@ class UploadImage:
     content_type: str
     animated: bool
     thumbnail_url: Optional[str]  # None while its thumbnail is not made yet
+    transcoded_image: Optional[str] = None  # Zulip's data-transcoded-image, for TIFF and such
 
 
 def _no_upload(path_id: str) -> Optional[UploadImage]:

@@ -31,6 +31,8 @@ def is_preview_image(url: str) -> bool:
 
 
 UPLOAD_PREFIX = "/user_uploads/"
+# Uploads are thumbnailed by the server, so types browsers do not show preview too.
+UPLOAD_IMAGE_SUFFIXES = PREVIEW_IMAGE_SUFFIXES + (".tif", ".tiff")
 # Zulip's placeholder while an upload's thumbnail is being made.
 LOADING_PLACEHOLDER = "/static/images/loading/loader-black.svg"
 
@@ -46,7 +48,7 @@ def upload_path_id(url: str) -> Optional[str]:
         path_id = unquote(url[len(UPLOAD_PREFIX) - 1:])
     else:
         return None
-    if not re.fullmatch(r"[0-9]+/[^/]+/[^/]+", path_id) or not path_id.lower().endswith(PREVIEW_IMAGE_SUFFIXES):
+    if not re.fullmatch(r"[0-9]+/[^/]+/[^/]+", path_id) or not path_id.lower().endswith(UPLOAD_IMAGE_SUFFIXES):
         return None
     return path_id
 
@@ -188,6 +190,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 img.set("src", upload.thumbnail_url)
                 if upload.animated:
                     img.set("data-animated", "true")
+                if upload.transcoded_image:
+                    img.set("data-transcoded-image", upload.transcoded_image)
         if index is None:
             target.append(div)
         else:

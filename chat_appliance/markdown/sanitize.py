@@ -34,7 +34,7 @@ ALLOWED_ATTRIBUTES = {
     "td": ["align"],
     "time": ["datetime"],
     "img": ["alt", "class", "src", "title", "data-src-fullsize", "data-original-dimensions",
-            "data-original-content-type", "data-animated"],
+            "data-original-content-type", "data-animated", "data-transcoded-image"],
 }
 
 ALLOWED_PROTOCOLS = frozenset(["http", "https", "ftp", "mailto", "tel", "sms", "news", "irc", "ircs", "xmpp"])
