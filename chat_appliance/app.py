@@ -13,6 +13,7 @@ from werkzeug.routing import Rule
 from chat_appliance.web import dev_emails, webclient
 from chat_appliance.actions.missed_messages import MissedMessageNotifier
 from chat_appliance.actions.push_notifications import PushNotifier
+from chat_appliance.actions.link_previews import LinkPreviewer
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
@@ -68,6 +69,7 @@ class AppState:
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"],
                                    shard_id=config.get("SHARD_ID"))
         self.service_dispatcher = None
+        self.link_previewer = None
         self.missed_messages = None
         self.push_notifier = None
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
@@ -152,6 +154,7 @@ def open_app(app, config=None, *, dev_mode=False):
     else:
         bus.add_listener(state.queues, state.runtime)
     register_service_bots(app)
+    register_link_previews(app)
     register_missed_messages(app)
     return app
 
@@ -218,6 +221,8 @@ def close_app(app):
     state.mailer.close()
     if state.service_dispatcher is not None:
         state.service_dispatcher.close()
+    if state.link_previewer is not None:
+        state.link_previewer.close()
     state.runtime.close()
 
 
@@ -228,6 +233,15 @@ def register_service_bots(app):
     dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
     app.extensions["service_dispatcher"] = dispatcher
     bus.add_listener(dispatcher, state.runtime)
+
+
+def register_link_previews(app):
+    """Website previews (INLINE_URL_EMBED_PREVIEW, off by default) are fetched by a listener on
+    committed message events (actions/link_previews.py)."""
+    state = app.extensions[EXTENSION]
+    previewer = state.link_previewer = LinkPreviewer(app.config)
+    app.extensions["link_previewer"] = previewer
+    bus.add_listener(previewer, state.runtime)
 
 
 def register_missed_messages(app):

@@ -40,6 +40,11 @@ DEFAULTS: dict[str, object] = {
     # preview below it, pointing at /thumbnail?url=...&size=... as on Zulip. False renders the
     # link alone (for a deployment where nothing serves /thumbnail).
     "INLINE_IMAGE_PREVIEW": True,
+    # Zulip's INLINE_URL_EMBED_PREVIEW: website previews (Open Graph title, description, image)
+    # below a message's links, fetched in the background after the send through the outgoing
+    # webhooks' private-address guard (OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES lifts it for both),
+    # 5 s and 512 KiB per page, at most 3 links per message. Off by default, as on Zulip.
+    "INLINE_URL_EMBED_PREVIEW": False,
     "MAX_TOPIC_LENGTH": 60,
     "MAX_STREAM_NAME_LENGTH": 60,
     "MAX_STREAM_DESCRIPTION_LENGTH": 1024,

@@ -601,3 +601,35 @@ def test_poll_and_todo_widgets(pages, site):
     tasks.get_by_role("checkbox", name="Ship").check()
     expect(bob.get_by_role("article").filter(has_text="Launch").get_by_role("checkbox", name="Ship")).to_be_checked()
     shot(alice, "widgets-desktop")
+
+
+def test_tex_typeset_and_uploaded_photo_thumbnail(pages, site):
+    """Does a formula show as typeset maths (KaTeX's fonts loaded from the server), and an uploaded
+    photo as its server-made thumbnail, in the other person's browser?"""
+    import io
+
+    import requests
+    from PIL import Image
+
+    alice_email, alice_auth, _ = site.alice
+    photo = io.BytesIO()
+    Image.new("RGB", (1680, 1120), (20, 120, 200)).save(photo, "JPEG")
+    uploaded = requests.post(f"{site.url}/api/v1/user_uploads", auth=alice_auth, timeout=30,
+                             files={"file": ("photo.jpg", photo.getvalue(), "image/jpeg")}).json()
+    assert uploaded["result"] == "success", uploaded
+    site.api("POST", "messages", auth=alice_auth, type="stream", to="design", topic="maths",
+             content=f"Pythagoras: $$a^2 + b^2 = c^2$$ and [photo.jpg]({uploaded['url']})")
+    bob = pages(BOB)
+    open_topic(bob, "design", "maths", site)
+    message = bob.get_by_role("article").filter(has_text="Pythagoras")
+    formula = message.locator(".katex-html").first
+    expect(formula).to_be_visible()
+    font = formula.locator(".mord.mathnormal").first.evaluate("el => getComputedStyle(el).fontFamily")
+    assert "KaTeX_Math" in font
+    assert bob.evaluate("document.fonts.check('16px KaTeX_Math')")
+    thumb = message.locator(".message_inline_image img")
+    expect(thumb).to_have_attribute("src", re.compile(r"^/user_uploads/thumbnail/.+/840x560\.webp$"))
+    expect(thumb).to_have_attribute("data-original-dimensions", "1680x1120")
+    bob.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=thumb.element_handle())
+    assert thumb.evaluate("img => img.naturalWidth") == 840
+    shot(bob, "tex-and-thumbnail-desktop")

@@ -134,3 +134,42 @@ def test_image_previews_off_by_configuration(org):
     client = org.client(org.hamlet)
     html = content_of(client, send(client, "look https://img.example/cat.png"))
     assert "message_inline_image" not in html and 'href="https://img.example/cat.png"' in html
+
+
+def test_private_channel_links_render_for_senders_who_may_read_it(org):
+    """Does #**secret** (and its topic link) resolve for a subscriber of the private channel, and
+    stay plain text for a member who is not subscribed, even an administrator who is not?"""
+    hamlet = org.client(org.hamlet)  # subscribed to secret
+    html = content_of(hamlet, send(hamlet, "see #**secret** and #**secret>plans**"))
+    assert f'<a class="stream" data-stream-id="{org.secret.id}"' in html
+    assert 'class="stream-topic"' in html
+    for user in (org.othello, org.owner):  # not subscribed (the owner is an administrator)
+        client = org.client(user)
+        html = content_of(client, send(client, "see #**secret** and #**secret>plans**"))
+        assert "<a" not in html and "#<strong>secret</strong>" in html  # as Zulip: bold text
+    # The preview endpoint decides the same way.
+    assert "<a" not in ok(org.client(org.othello).post("messages/render", content="#**secret**"))["rendered"]
+
+
+def test_guest_links_only_channels_they_are_subscribed_to(org):
+    """Does a guest's #**Denmark** (public, not subscribed) stay text while #**Verona** (subscribed) links?"""
+    guest = org.client(org.guest)
+    html = content_of(guest, send(guest, "#**Denmark** and #**Verona**", stream="Verona"))
+    assert f'data-stream-id="{org.verona.id}"' in html and f'data-stream-id="{org.denmark.id}"' not in html
+
+
+def test_message_link(org):
+    """Does #**channel>topic@id** render Zulip's message link, and an empty topic its display name?"""
+    client = org.client(org.hamlet)
+    target = send(client, "the original", stream="Verona")
+    html = content_of(client, send(client, f"see #**Verona>castle@{target}** and #**Verona>@{target}**"))
+    slug = f"{org.verona.id}-Verona"
+    assert (f'<a class="message-link" href="/#narrow/channel/{slug}/topic/castle/near/{target}">'
+            f"#Verona &gt; castle @ \U0001f4ac</a>") in html
+    assert (f'<a class="message-link" href="/#narrow/channel/{slug}/topic//near/{target}">'
+            f"#Verona &gt; <em>general chat</em> @ \U0001f4ac</a>") in html
+    # A topic containing @ that is not followed by digits is an ordinary topic link.
+    assert 'class="stream-topic"' in content_of(client, send(client, "#**Verona>a@b**"))
+    # Message links are navigation: they do not make the message has:link.
+    assert ok(client.get("messages", narrow='[{"operator":"has","operand":"link"}]', anchor="newest",
+                         num_before=5, num_after=0))["messages"] == []

@@ -322,10 +322,36 @@ def test_timestamp():
     assert 'class="timestamp-error"' in html("<time:not a date>")
 
 
-def test_tex_fallback():
-    """Does TeX render Zulip's fallback (source shown, no Markdown inside)?"""
-    assert html("$$\\text{**a**}$$") == '<p><span class="tex-error">$$\\text{**a**}$$</span></p>'
-    assert html("```math\nx^2\n```") == '<p><span class="tex-error">x^2</span></p>'
+def test_tex_typeset_and_error_markup():
+    """Is valid TeX typeset by KaTeX (inline and display) and invalid TeX shown as Zulip's error markup?"""
+    inline_out = html("$$x^2$$ and $$\\frac{a}{b}$$")
+    assert inline_out.count('<span class="katex">') == 2
+    assert '<annotation encoding="application/x-tex">\\frac{a}{b}</annotation>' in inline_out
+    assert 'class="katex-display"' in html("```math\nx^2\n```")
+    assert html("$$\\error{**a**}$$") == '<p><span class="tex-error">$$\\error{**a**}$$</span></p>'
+    assert html("```math\n\\error{x}\n```") == '<p><span class="tex-error">\\error{x}</span></p>'
+    # TeX cannot smuggle markup out: KaTeX escapes it, \\href is refused without trust.
+    out = html("$$\\href{javascript:alert(1)}{x}$$ $$<img src=x onerror=alert(1)>$$")
+    _assert_no_handlers(out)
+    assert "javascript:" not in out.replace("\\href{javascript:alert(1)}{x}", "")
+
+
+def _assert_no_handlers(out: str) -> None:
+    assert not re.search(r"<[a-z]+[^>]*\son\w+\s*=", out, re.I)
+    assert "<script" not in out.lower() and "<img" not in out.lower()
+
+
+def test_tex_fallback_without_engine(monkeypatch, caplog):
+    """With no KaTeX engine, does TeX keep the source markup and say so in the log once?"""
+    from chat_appliance.markdown import katex
+
+    engine = katex._Engine()
+    monkeypatch.setattr(katex, "_engine", engine)
+    monkeypatch.setattr(katex, "KATEX_JS", katex.KATEX_DIR / "missing.js")
+    with caplog.at_level("WARNING", logger="chat_appliance.markdown.katex"):
+        assert html("$$\\text{**a**}$$") == '<p><span class="tex-error">$$\\text{**a**}$$</span></p>'
+        assert html("```math\nx^2\n```") == '<p><span class="tex-error">x^2</span></p>'
+    assert len([r for r in caplog.records if "KaTeX is not available" in r.message]) == 1
 
 
 # --- security ------------------------------------------------------------------------
@@ -404,3 +430,21 @@ def test_thread_safety():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_youtube_preview():
+    """Does a YouTube video link get Zulip's youtube-video preview (the site's still through the
+    image proxy) after its paragraph, kept as it is, while a channel or playlist link gets none?"""
+    still = "/thumbnail?url=https%3A%2F%2Fi.ytimg.com%2Fvi%2FaqzKEbpKQ12%2Fmqdefault.jpg&amp;size=thumbnail"
+    for url in ("https://www.youtube.com/watch?v=aqzKEbpKQ12", "https://youtu.be/aqzKEbpKQ12?t=3",
+                "https://m.youtube.com/watch?feature=share&v=aqzKEbpKQ12", "https://www.youtube.com/embed/aqzKEbpKQ12"):
+        assert html(url) == (
+            f'<p><a href="{url.replace("&", "&amp;")}">{url.replace("&", "&amp;")}</a></p>\n'
+            f'<div class="youtube-video message_inline_image"><a data-id="aqzKEbpKQ12" '
+            f'href="{url.replace("&", "&amp;")}"><img src="{still}"></a></div>')
+    named = html("[the talk](https://youtu.be/aqzKEbpKQ12) is good")
+    assert named.startswith('<p><a href="https://youtu.be/aqzKEbpKQ12">the talk</a> is good</p>\n<div class="youtube-video')
+    for url in ("https://www.youtube.com/playlist?list=PL123", "https://www.youtube.com/@zulip",
+                "https://notyoutube.com/watch?v=aqzKEbpKQ12"):
+        assert "youtube-video" not in html(url)
+    assert "youtube-video" not in html("> https://youtu.be/aqzKEbpKQ12")  # not inside quotes

@@ -14,14 +14,41 @@ from chat_appliance.markdown.sanitize import ALLOWED_ATTRIBUTES, ALLOWED_PROTOCO
 URL_ATTRIBUTES = {"href", "src", "data-src-fullsize"}
 
 
+# KaTeX's vocabulary (its HTML is stored as KaTeX makes it, as on Zulip: see markdown/katex.py):
+# MathML, SVG for stretchy symbols, spans with computed styles. Allowed only inside KaTeX's
+# output, and never with a URL or an event handler.
+KATEX_TAGS = set("""math semantics annotation mrow mi mo mn ms mtext mspace msup msub msubsup mfrac msqrt
+    mroot mover munder munderover mtable mtr mtd mstyle mpadded mphantom menclose merror svg path line""".split())
+KATEX_ATTRIBUTES = {"class", "style", "aria-hidden", "xmlns", "display", "encoding", "mathvariant", "stretchy",
+                    "fence", "separator", "lspace", "rspace", "minsize", "maxsize", "accent", "accentunder",
+                    "displaystyle", "scriptlevel", "mathcolor", "columnalign", "columnspacing", "rowspacing",
+                    "columnlines", "rowlines", "notation", "width", "height", "depth", "voffset", "linethickness",
+                    "viewbox", "preserveaspectratio", "d", "x1", "y1", "x2", "y2", "stroke-width"}
+
+
 class _Audit(HTMLParser):
     """Collects every way a piece of HTML could run script in a browser."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.problems = []
+        self.katex_depth = 0  # open elements inside a <span class="katex"> (its markup rules)
+
+    def handle_endtag(self, tag):
+        if self.katex_depth:
+            self.katex_depth -= 1
 
     def handle_starttag(self, tag, attrs):
+        if self.katex_depth or (tag == "span" and dict(attrs).get("class") in ("katex", "katex-display")):
+            self.katex_depth += 1
+            for name, value in attrs:
+                if tag not in KATEX_TAGS | {"span"} or name not in KATEX_ATTRIBUTES:
+                    self.problems.append(f"attribute {name} on <{tag}> in KaTeX")
+                elif name == "style" and re.search(r"url|expression|[<>\\]|@", value or "", re.I):
+                    self.problems.append(f"style {value!r} in KaTeX")
+            if tag not in KATEX_TAGS | {"span"}:
+                self.problems.append(f"tag <{tag}> in KaTeX")
+            return
         if tag not in ALLOWED_TAGS:
             self.problems.append(f"tag <{tag}>")
             return
@@ -36,6 +63,8 @@ class _Audit(HTMLParser):
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
+        if self.katex_depth:
+            self.katex_depth -= 1
 
     def handle_comment(self, data):
         self.problems.append("comment")
@@ -100,6 +129,14 @@ RAW_HTML_CORPUS = [
 
 # Message Markdown as an attacker would write it.
 MARKDOWN_CORPUS = [
+    # TeX: KaTeX runs without trust, so these must come out as errors or inert text.
+    "$$\\href{javascript:alert(1)}{x}$$",
+    "$$\\url{javascript:alert(1)}$$",
+    "$$\\includegraphics{https://evil.example/x.png}$$",
+    "$$\\htmlStyle{background:url(javascript:alert(1))}{x}$$",
+    "$$\\htmlData{onclick=alert(1)}{x}$$",
+    "$$\\color{red;background:url(x)}{x}$$",
+    "```math\n\\textcolor{expression(alert(1))}{x}\n```",
     "[x](javascript:alert(1))",
     "[x](JAVASCRIPT:alert(1))",
     "[x](&#106;avascript:alert(1))",
@@ -178,6 +215,10 @@ def test_audit_catches_what_it_should():
     assert audit('<a href="java&#x09;script:x">x</a>') == ["href='java\\tscript:x' on <a>"]
     assert audit('<span onclick="x" style="y">x</span>') == ["attribute onclick on <span>", "attribute style on <span>"]
     assert audit('<a href="https://ok.example/">ok</a><img src="/x.png">') == []
+    assert audit('<span class="katex"><svg onload="x"></svg><a href="javascript:x">y</a></span>') == [
+        "attribute onload on <svg> in KaTeX", "attribute href on <a> in KaTeX", "tag <a> in KaTeX"]
+    assert audit('<span class="katex"><span style="background:url(x)">y</span></span><svg></svg>') == [
+        "style 'background:url(x)' in KaTeX", "tag <svg>"]
 
 
 def test_allowed_markup_survives_the_sanitiser():

@@ -189,6 +189,16 @@ def test_render_endpoint(org):
     err(client.post("messages/render", content="x" * 10001), 400, "BAD_REQUEST")
 
 
+def test_render_endpoint_empty_content(org):
+    """Does POST /messages/render render empty or blank content to an empty string, as Zulip does,
+    while a send of the same content is still refused?"""
+    client = org.client(org.hamlet)
+    assert ok(client.post("messages/render", content=""))["rendered"] == ""
+    assert ok(client.post("messages/render", content="  \n "))["rendered"] == ""
+    err(client.post("messages", type="stream", to="Denmark", topic="t", content=""), 400, "BAD_REQUEST")
+    err(client.post("messages/render"), 400, "REQUEST_VARIABLE_MISSING")  # no content at all is still a missing argument
+
+
 def test_html_is_escaped(org):
     """Is HTML typed by a user escaped in the stored rendering?"""
     client = org.client(org.hamlet)

@@ -212,7 +212,9 @@ def test_every_web_client_file_is_packaged():
     root = Path(__file__).resolve().parent.parent
     config = configparser.ConfigParser()
     config.read(root / "setup.cfg")
-    patterns = [p.strip() for p in config["options.package_data"]["chat_appliance.web"].split(",")]
+    value = config["options.package_data"]["chat_appliance.web"]
+    # As setuptools reads a list: one item a line when the value has line breaks, else by commas.
+    patterns = [p.strip() for p in (value.splitlines() if "\n" in value.strip() else value.split(",")) if p.strip()]
     package = root / "chat_appliance" / "web"
     files = [str(f.relative_to(package)) for f in (package / "static").rglob("*") if f.is_file()]
     assert files and [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []

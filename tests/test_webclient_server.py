@@ -37,3 +37,19 @@ def test_a_message_sent_from_the_page_starts_read_for_its_sender(org, flask_clie
     scripted = ok(api.post("messages", type="stream", to="Denmark", topic="castle", content="scripted"))["id"]
     [message] = ok(api.get("messages", message_ids=[scripted]))["messages"]
     assert "read" not in message["flags"]
+
+
+def test_katex_stylesheet_and_its_fonts_are_served(flask_client):
+    """Does the page link KaTeX's stylesheet, and is every font that stylesheet names served, so
+    that the HTML the server typesets shows as maths in the browser?"""
+    page = flask_client.get("/").get_data(as_text=True)
+    assert 'href="/static/katex/katex.min.css"' in page
+    css = flask_client.get("/static/katex/katex.min.css")
+    assert css.status_code == 200
+    fonts = set(re.findall(r"url\((fonts/[^)]+)\)", css.get_data(as_text=True)))
+    assert any(f.endswith(".woff2") for f in fonts)
+    css.close()
+    for font in sorted(fonts):
+        response = flask_client.get("/static/katex/" + font)
+        assert response.status_code == 200, font
+        response.close()

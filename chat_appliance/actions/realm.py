@@ -58,6 +58,16 @@ def do_create_realm(name: str, host: str, url: str, owner_email: str, owner_name
     return realm, owner
 
 
+def do_set_default_code_block_language(realm: Realm, language: str) -> None:
+    """Set the language of code fences that name none ("" for none: plain code), as Zulip's
+    default_code_block_language; new and edited messages render with it."""
+    with write_transaction():
+        realm.settings = {**(realm.settings or {}), "default_code_block_language": language}
+        realm.save()
+    publish({"type": "realm", "op": "update", "property": "default_code_block_language", "value": language},
+            active_user_ids(realm.id))
+
+
 def do_update_realm(realm: Realm, changes: JSONDict) -> None:
     """Apply validated organization settings and tell everyone."""
     with write_transaction():

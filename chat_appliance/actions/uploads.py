@@ -31,6 +31,7 @@ from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.models import Attachment, AttachmentMessage
 from chat_appliance.lib.uploads import messages_linking
+from chat_appliance.lib.thumbnails import FORMATS as THUMBNAIL_FORMATS, remove_thumbnails, thumbnail_dir, thumbnail_upload
 
 if TYPE_CHECKING:
     import pathlib
@@ -93,16 +94,23 @@ def do_upload_file(user: UserProfile, store: UploadStore, file_name: str, stream
     size = target.stat().st_size
     try:
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        # Thumbnails are made now, before the row exists, so that a message linking the image
+        # renders its preview at once (Zulip makes them in a worker and shows a spinner meanwhile).
+        image = thumbnail_upload(store.root, path_id, content_type)
+        image_fields = {} if image is None else {
+            "image_width": image.width, "image_height": image.height, "image_frames": image.frames,
+            "thumbnail_formats": " ".join(image.formats)}
         with write_transaction():
             return Attachment.create(realm=user.realm_id, owner=user, path_id=path_id, file_name=name,
-                                     content_type=content_type, size=size)
+                                     content_type=content_type, size=size, **image_fields)
     except BaseException:
         remove_file(store, path_id)
         raise
 
 
 def remove_file(store: UploadStore, path_id: str) -> None:
-    """Delete a stored file and its (now empty) random folder."""
+    """Delete a stored file, its thumbnails and its (now empty) random folder."""
+    remove_thumbnails(store.root, path_id)
     target = store.path(path_id)
     target.unlink(missing_ok=True)
     try:
@@ -123,6 +131,39 @@ def access_upload(user: UserProfile, path_id: str) -> Attachment:
     if attachment is None or not can_access_attachment(user, attachment):
         raise ResourceNotFoundError("File not found")
     return attachment
+
+
+def access_thumbnail(user: UserProfile, store: UploadStore, path_id: str, thumbnail_format: str) -> pathlib.Path:
+    """The thumbnail file, under the same rule as the file itself (404 'File not found' alike for
+    a file the user may not see, a format that does not exist and one not made)."""
+    attachment = access_upload(user, path_id)
+    if thumbnail_format not in THUMBNAIL_FORMATS or thumbnail_format not in attachment.thumbnail_formats.split():
+        raise ResourceNotFoundError("File not found")
+    path = thumbnail_dir(store.root, attachment.path_id) / thumbnail_format
+    if not path.is_file():
+        raise ResourceNotFoundError("File not found")
+    return path
+
+
+def do_thumbnail_existing_uploads(uploads_root: pathlib.Path, progress: Any = None) -> tuple[int, int]:
+    """Make thumbnails for uploads stored before thumbnails existed (image_width NULL) that are
+    images; returns (images thumbnailed, uploads looked at). ``progress(done, total)`` is called
+    after each."""
+    pending = list(Attachment.select(Attachment.id, Attachment.path_id, Attachment.content_type)
+                   .where(Attachment.image_width.is_null()).order_by(Attachment.id))
+    made = 0
+    for done, attachment in enumerate(pending, 1):
+        if (uploads_root / attachment.path_id).is_file():
+            image = thumbnail_upload(uploads_root, attachment.path_id, attachment.content_type)
+            if image is not None:
+                with write_transaction():
+                    Attachment.update(image_width=image.width, image_height=image.height, image_frames=image.frames,
+                                      thumbnail_formats=" ".join(image.formats)).where(
+                        Attachment.id == attachment.id).execute()
+                made += 1
+        if progress is not None:
+            progress(done, len(pending))
+    return made, len(pending)
 
 
 _UPLOAD_LINK = re.compile(r"/user_uploads/(\d+/[^?#\s)\]>\"']+)")

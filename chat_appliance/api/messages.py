@@ -143,7 +143,10 @@ def messages_match_narrow(user, msg_ids, narrow):
 @bp.post("/messages/render")
 @endpoint(content=Param())
 def render(user, content):
-    """Render Markdown as a message would be, without sending it."""
+    """Render Markdown as a message would be, without sending it. Empty (or blank) content is
+    not an error here, unlike in a send: Zulip renders it to an empty string."""
+    if not content.strip():
+        return {"rendered": ""}
     content = check_content(content, limits().max_message_length)
     return {"rendered": render_message(content, realm=user.realm, sender=user).html}
 

@@ -1,9 +1,11 @@
 """Organization settings: PATCH /realm, and the preview of the custom welcome message."""
 
+import re
+
 from flask import Blueprint
 
 from chat_appliance.actions.onboarding_settings import check_onboarding_settings, do_set_onboarding_settings
-from chat_appliance.actions.realm import do_update_realm
+from chat_appliance.actions.realm import do_set_default_code_block_language, do_update_realm
 from chat_appliance.actions.welcome import do_send_test_welcome_message
 from chat_appliance.lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from chat_appliance.lib.errors import JsonableError
@@ -17,6 +19,8 @@ bp = Blueprint("realm", __name__)
 
 MAX_REALM_NAME_LENGTH = 40
 MAX_REALM_DESCRIPTION_LENGTH = 1000
+# A Pygments language name or alias; none is near this long.
+MAX_CODE_BLOCK_LANGUAGE_LENGTH = 100
 
 
 def check_edit_limit(var_name, value):
@@ -55,10 +59,11 @@ MESSAGE_SETTING_PARAMS.update({name: Param(check_limit_or_unlimited, default=())
     can_mention_many_users_group=Param(check_group_id, default=None),
     allow_message_editing=Param(check_bool, default=None),
     message_content_edit_limit_seconds=Param(check_edit_limit, default=None),
+    default_code_block_language=Param(string_max(MAX_CODE_BLOCK_LANGUAGE_LENGTH), default=None),
 )
 def update_realm(user, name, description, moderation_request_channel_id, message_edit_history_visibility_policy,
                  can_mention_many_users_group, allow_message_editing, message_content_edit_limit_seconds,
-                 **message_settings):
+                 default_code_block_language, **message_settings):
     """Administrators change organization settings."""
     require_realm_admin(user)
     realm = user.realm
@@ -102,9 +107,16 @@ def update_realm(user, name, description, moderation_request_channel_id, message
         changes["allow_message_editing"] = allow_message_editing
     if message_content_edit_limit_seconds is not None:
         changes["message_content_edit_limit_seconds"] = message_content_edit_limit_seconds
+    if default_code_block_language is not None:
+        default_code_block_language = default_code_block_language.strip()
+        if not re.fullmatch(r"[a-zA-Z0-9_+\-./#]*", default_code_block_language):
+            raise JsonableError("Invalid default_code_block_language")
     changes = {k: v for k, v in changes.items() if getattr(realm, k) != v}
     if changes:
         do_update_realm(realm, changes)
+    if (default_code_block_language is not None
+            and default_code_block_language != (realm.settings or {}).get("default_code_block_language", "")):
+        do_set_default_code_block_language(realm, default_code_block_language)
     if onboarding_changes:
         do_set_onboarding_settings(realm, onboarding_changes)
 

@@ -6,6 +6,7 @@ from flask import Blueprint, request, send_file
 
 from chat_appliance.actions.uploads import (
     access_own_attachment,
+    access_thumbnail,
     access_temporary_upload,
     access_upload,
     do_delete_attachment,
@@ -76,6 +77,19 @@ def download_file(user, realm_id, rest):
     """The file, to its uploader and to those who may read a message linking it (HTTP Basic, as
     zulip-terminal sends)."""
     return send_attachment(access_upload(user, f"{realm_id}/{rest}"))
+
+
+@downloads_bp.get("/user_uploads/thumbnail/<path:rest>")
+@endpoint()
+def download_thumbnail(user, rest):
+    """A thumbnail (/user_uploads/thumbnail/{path_id}/{format}), to whoever may download the file."""
+    path_id, _, thumbnail_format = rest.rpartition("/")
+    response = send_file(access_thumbnail(user, app_state().uploads, path_id, thumbnail_format),
+                         mimetype="image/webp", max_age=0)
+    response.headers["Cache-Control"] = "private, max-age=86400"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "sandbox"
+    return response
 
 
 @downloads_bp.get("/user_uploads/temporary/<token>/<name>")

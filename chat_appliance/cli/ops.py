@@ -1,8 +1,9 @@
-"""The operator's commands on a whole instance: backup, restore, migrate-database, send-test-email."""
+"""The operator's commands on a whole instance: backup, restore, migrate-database, send-test-email,
+thumbnail-uploads."""
 
 import sys
 
-from chat_appliance.cli.common import CommandError
+from chat_appliance.cli.common import CommandError, open_instance
 from chat_appliance.config import instance_path_from_env, load_config
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively
 
@@ -92,6 +93,26 @@ def cmd_send_test_email(args):
     return 0
 
 
+def cmd_thumbnail_uploads(args):
+    """Thumbnails for the images uploaded before this version made them at upload (once; a
+    second run finds nothing to do). Runs beside a running server."""
+    from chat_appliance.actions.uploads import do_thumbnail_existing_uploads
+
+    instance, _config = open_instance(args)
+    made, seen = do_thumbnail_existing_uploads(instance / "uploads", progress=progress_bar("thumbnail-uploads"))
+    print(f"Made thumbnails for {made} image(s) among {seen} upload(s) that had none.")
+    return 0
+
+
+def progress_bar(label):
+    """A one-line progress bar on standard error: `label: [#####.....] done/total`."""
+    def show(done, total):
+        filled = int(30 * done / total) if total else 30
+        end = "\n" if done >= total else ""
+        print(f"\r{label}: [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+    return show
+
+
 def add_commands(add):
     """Register backup, restore and migrate-database on the parser (`add` is cli.main.build_parser's helper)."""
     backup = add("backup", cmd_backup,
@@ -110,3 +131,7 @@ def add_commands(add):
     test_email = add("send-test-email", cmd_send_test_email,
                      "Send a test email with the instance's EMAIL_* settings, now, and report the SMTP answer.")
     test_email.add_argument("address", help="where to send it")
+
+    add("thumbnail-uploads", cmd_thumbnail_uploads,
+        "Make thumbnails (Zulip's 840x560 webp) for images uploaded before thumbnails were made at upload, "
+        "with a progress bar; messages sent or edited afterwards show them as previews.")

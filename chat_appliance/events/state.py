@@ -19,6 +19,7 @@ from chat_appliance.lib.custom_emoji import realm_emoji_state
 from chat_appliance.lib.drafts import user_drafts
 from chat_appliance.lib.linkifiers import realm_linkifiers
 from chat_appliance.lib.message_permissions import realm_message_settings_state
+from chat_appliance.lib.rendering import default_code_block_language
 from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
@@ -140,6 +141,7 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "realm_allow_edit_history": realm.edit_history_policy_name() != "none",
         "realm_message_edit_history_visibility_policy": realm.edit_history_policy_name(),
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
+        "realm_default_code_block_language": default_code_block_language(realm),
         # The limits the server enforces (options["limits"], from the configuration).
         **options["limits"].as_register_state(),
         # Registered with Zulip's push notification service (lib/push_service.py); no end date

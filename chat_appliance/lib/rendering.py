@@ -22,7 +22,9 @@ from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
-from chat_appliance.models import Stream, UserGroup, UserProfile
+from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
+from chat_appliance.markdown.context import UploadImage
+from chat_appliance.models import Attachment, Stream, Subscription, UserGroup, UserProfile
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -50,11 +52,14 @@ class _RealmRenderData:
         groups = (UserGroup.select(UserGroup.id, UserGroup.name)
                   .where((UserGroup.realm == realm.id) & ~UserGroup.deactivated).tuples())
         self.groups_by_name = {name: MentionTarget(group_id, name) for group_id, name in groups}
-        # Channel links render only for public channels: nobody may learn of a private one here.
-        streams = (Stream.select(Stream.id, Stream.name, Stream.name_key)
-                   .where((Stream.realm == realm.id) & ~Stream.invite_only).tuples())
-        self.channels_by_key = {key: MentionTarget(stream_id, name) for stream_id, name, key in streams}
+        # Every channel; which of them a sender's links resolve to is decided per sender
+        # (ChannelLinks below).
+        streams = (Stream.select(Stream.id, Stream.name, Stream.name_key, Stream.invite_only)
+                   .where(Stream.realm == realm.id).tuples())
+        self.channels_by_key = {key: (MentionTarget(stream_id, name), invite_only)
+                                for stream_id, name, key, invite_only in streams}
         self.realm_emoji = realm_emoji_for_render(realm.id)
+        self.default_code_block_language = default_code_block_language(realm)
 
     def find_user(self, name, user_id):
         if user_id is not None:
@@ -66,8 +71,33 @@ class _RealmRenderData:
     def find_group(self, name):
         return self.groups_by_name.get(name)
 
-    def find_channel(self, name):
-        return self.channels_by_key.get(name.lower())
+
+
+class ChannelLinks:
+    """find_channel for one sender, as Zulip decides it: a channel link (topic and message links
+    too) resolves to a channel whose content the sender may access -- a public channel for a
+    member who is not a guest, otherwise a channel they are subscribed to. Without a sender
+    (content rendered on nobody's behalf) every channel resolves, as on Zulip. The sender's
+    subscriptions are read once, on the first link that needs them."""
+
+    def __init__(self, data: _RealmRenderData, sender: UserProfile | None) -> None:
+        self.data = data
+        self.sender = sender
+        self.subscribed: set[int] | None = None
+
+    def __call__(self, name: str) -> MentionTarget | None:
+        found = self.data.channels_by_key.get(name.lower())
+        if found is None:
+            return None
+        target, invite_only = found
+        sender = self.sender
+        if sender is None or (not invite_only and not sender.is_guest):
+            return target
+        if self.subscribed is None:
+            self.subscribed = set(Subscription.select(Subscription.stream)
+                                  .where((Subscription.user_profile == sender.id) & Subscription.active)
+                                  .scalars())
+        return target if target.id in self.subscribed else None
 
 
 def _cache():
@@ -119,9 +149,33 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         linkifiers=data.linkifiers,
         find_user=data.find_user,
         find_group=data.find_group,
-        find_channel=data.find_channel,
+        find_channel=ChannelLinks(data, sender),
+        find_upload_image=lambda path_id: upload_image(realm.id, path_id),
         realm_emoji=data.realm_emoji,
+        default_code_block_language=data.default_code_block_language,
     )
+
+
+def upload_image(realm_id: int, path_id: str) -> UploadImage | None:
+    """An uploaded image of this organization with its thumbnail, for the inline-image markup;
+    None for a file that is not a thumbnailable image (or does not exist). Who may see it is the
+    download's business: the markup only points at URLs that check access themselves."""
+    row = (Attachment.select(Attachment.content_type, Attachment.image_width, Attachment.image_height,
+                             Attachment.image_frames, Attachment.thumbnail_formats)
+           .where((Attachment.realm == realm_id) & (Attachment.path_id == path_id)).first())
+    if row is None or row.image_width is None:
+        return None
+    frames = row.image_frames or 1
+    made = default_thumbnail(frames, row.thumbnail_formats)
+    return UploadImage(width=row.image_width, height=row.image_height, content_type=row.content_type,
+                       animated=made is not None and made.endswith("-anim.webp"),
+                       thumbnail_url=None if made is None else f"/user_uploads/thumbnail/{path_id}/{made}",
+                       transcoded_image=transcoded_image(row.thumbnail_formats))
+
+
+def default_code_block_language(realm: Realm) -> str:
+    """The organization's default_code_block_language ("" for none), kept in realm.settings."""
+    return str((realm.settings or {}).get("default_code_block_language") or "")
 
 
 def _image_previews():

@@ -23,6 +23,7 @@ from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
 from chat_appliance.markdown import budget
+from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.fastlex import speed_up
 
 # An opening fence: three or more backticks or tildes, then optionally a
@@ -106,12 +107,6 @@ def stash_code_block(md, block_html: str) -> str:
     return md.htmlStash.store(token)
 
 
-def tex_fallback(tex: str, display: bool) -> str:
-    """No KaTeX in Python: emit Zulip's markup for TeX it could not render."""
-    shown = tex if display else f"$${tex}$$"
-    return f'<span class="tex-error">{html.escape(shown, quote=False)}</span>'
-
-
 def space_out_lists(lines: list[str]) -> list[str]:
     """Let a list start right after a paragraph line by inserting the blank
     line Python-Markdown otherwise requires."""
@@ -171,7 +166,8 @@ class FencedBlockPreprocessor(Preprocessor):
                 continue
             m = FENCE_OPEN_RE.match(line) if len(stack) < MAX_FENCE_DEPTH else None
             if m:
-                lang = m.group("lang") or ""
+                # A fence without a language takes the organization's default_code_block_language.
+                lang = m.group("lang") or self.md.zulip_context.default_code_block_language or ""
                 low = lang.lower()
                 if low in ("quote", "quoted"):
                     kind = "quote"
@@ -208,7 +204,7 @@ class FencedBlockPreprocessor(Preprocessor):
             return ["", stash_code_block(self.md, highlight_code(code, block.lang)), ""]
         if block.kind == "math":
             tex = "\n".join(block.lines).strip()
-            return ["", self._stash(tex_fallback(tex, display=True)), ""]
+            return ["", self._stash(stash_tex(self.md, tex, display=True)), ""]
         body = space_out_lists(block.lines)
         while body and not body[0].strip():
             body.pop(0)

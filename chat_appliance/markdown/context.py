@@ -28,6 +28,22 @@ def _no_match(name: str) -> Optional[MentionTarget]:
     return None
 
 
+@dataclass(frozen=True)
+class UploadImage:
+    """What the renderer needs of an uploaded image for Zulip's inline-image markup."""
+
+    width: int  # as displayed
+    height: int
+    content_type: str
+    animated: bool
+    thumbnail_url: Optional[str]  # None while its thumbnail is not made yet
+    transcoded_image: Optional[str] = None  # Zulip's data-transcoded-image, for TIFF and such
+
+
+def _no_upload(path_id: str) -> Optional[UploadImage]:
+    return None
+
+
 @dataclass
 class RenderContext:
     """Everything about the realm (and sender) that affects rendering."""
@@ -44,6 +60,10 @@ class RenderContext:
     realm_emoji: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # Zulip's realm setting of that name: previews below links to images.
     inline_image_preview: bool = True
+    # Zulip's realm setting of that name: the language of a code fence that names none ("" none).
+    default_code_block_language: str = ""
+    # find_upload_image(path_id) -> UploadImage | None, for links to /user_uploads/{path_id}
+    find_upload_image: Callable[[str], Optional[UploadImage]] = _no_upload
 
 
 @dataclass

@@ -23,7 +23,7 @@ from markdown.extensions.tables import TableExtension
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import Treeprocessor
 
-from chat_appliance.markdown import budget, inline
+from chat_appliance.markdown import budget, inline, katex
 from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
@@ -48,7 +48,7 @@ class LinkCollector(Treeprocessor):
         for a in root.iter("a"):
             href = a.get("href")
             # Channel/topic links are navigation, not links for has:link.
-            if href and a.get("class") not in ("stream", "stream-topic"):
+            if href and a.get("class") not in ("stream", "stream-topic", "message-link"):
                 result.links.append(href)
                 if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
                     result.has_image = True
@@ -232,6 +232,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     md.zulip_context = context
     md.zulip_result = result
     md.zulip_code_blocks = []
+    md.zulip_tex = []
     md.zulip_nonce = secrets.token_hex(8)
     hrefs: list[str] = []
     md.zulip_hrefs = hrefs
@@ -240,6 +241,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     try:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
+        formulas = md.zulip_tex
     except (RecursionError, budget.RenderBudgetExceeded) as error:
         # Pathologically nested or costly input: show it as plain text rather than fail.
         if isinstance(error, budget.RenderBudgetExceeded):
@@ -249,15 +251,17 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         result = RenderResult()
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
+        formulas = []
     finally:
         md.zulip_deadline = None
         md.zulip_context = None
         md.zulip_result = None
         md.zulip_code_blocks = []
+        md.zulip_tex = []
         md.zulip_hrefs = []
         md.zulip_checked_hrefs = set()
     html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
-    result.html = restore_code_blocks(html, code_blocks)
+    result.html = katex.typeset(restore_code_blocks(html, code_blocks), formulas)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (

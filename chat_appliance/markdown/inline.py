@@ -17,6 +17,7 @@ from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
 from chat_appliance.markdown import budget
 from chat_appliance.markdown import emoji as emoji_data
+from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
@@ -308,8 +309,8 @@ class CodeSpanProcessor(InlineProcessor):
 
 
 class TexInlineProcessor(InlineProcessor):
-    """``$$...$$`` on one line.  Without KaTeX we emit Zulip's error markup,
-    which shows the source."""
+    """``$$...$$`` on one line: a token that the engine replaces with KaTeX's HTML (or
+    Zulip's error markup, which shows the source) after sanitising."""
 
     TRIGGER = "$$"
 
@@ -317,9 +318,7 @@ class TexInlineProcessor(InlineProcessor):
         super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
 
     def handleMatch(self, m, data):
-        el = etree.Element("span", {"class": "tex-error"})
-        el.text = util.AtomicString("$$" + m.group("body") + "$$")
-        return el, m.start(0), m.end(0)
+        return stash_tex(self.md, m.group("body"), False), m.start(0), m.end(0)
 
 
 _TZ_OFFSETS = {
@@ -595,27 +594,34 @@ class GroupMentionProcessor(_Base):
         return el, m.start(0), m.end(0)
 
 
+# Zulip's name for the topic whose name is empty.
+EMPTY_TOPIC_NAME = "general chat"
+
+
 class ChannelLinkProcessor(_Base):
-    """``#**channel**`` and ``#**channel>topic**``."""
+    """``#**channel**``, ``#**channel>topic**`` and the message link ``#**channel>topic@id**``.
+    Which channels resolve is the server's business (``find_channel``: those the sender may read)."""
 
     TRIGGER = "#**"
 
     ANCESTOR_EXCLUDES = ("a",)
 
     def __init__(self, md: Any):
-        super().__init__(r"#\*\*(?P<channel>[^*>\n]+)(?:>(?P<topic>[^*\n]*))?\*\*", md)
+        super().__init__(r"#\*\*(?P<channel>[^*>\n]+)(?:>(?P<topic>[^*\n]*?)(?:@(?P<message_id>[0-9]+))?)?\*\*", md)
 
     def handleMatch(self, m, data):
         channel = self.ctx.find_channel(m.group("channel"))
         if channel is None:
             return NOT_HANDLED
         topic = m.group("topic")
+        message_id = m.group("message_id")
         if topic is None:
             el = etree.Element(
                 "a", {"class": "stream", "data-stream-id": str(channel.id), "href": channel_narrow(channel.id, channel.name)}
             )
             el.text = util.AtomicString(f"#{channel.name}")
-        else:
+            return el, m.start(0), m.end(0)
+        if message_id is None:
             el = etree.Element(
                 "a",
                 {
@@ -624,7 +630,21 @@ class ChannelLinkProcessor(_Base):
                     "href": topic_narrow(channel.id, channel.name, topic),
                 },
             )
-            el.text = util.AtomicString(f"#{channel.name} > {topic}")
+            suffix = ""
+        else:
+            # No data-stream-id on a message link, as on Zulip.
+            el = etree.Element(
+                "a", {"class": "message-link", "href": f"{topic_narrow(channel.id, channel.name, topic)}/near/{message_id}"}
+            )
+            suffix = " @ \U0001f4ac"
+        if topic == "":
+            el.text = util.AtomicString(f"#{channel.name} > ")
+            em = etree.SubElement(el, "em")
+            em.text = util.AtomicString(EMPTY_TOPIC_NAME)
+            if suffix:
+                em.tail = util.AtomicString(suffix)
+        else:
+            el.text = util.AtomicString(f"#{channel.name} > {topic}{suffix}")
         return el, m.start(0), m.end(0)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as etree
 from typing import Optional
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 from markdown.treeprocessors import Treeprocessor
 
@@ -30,6 +30,52 @@ def is_preview_image(url: str) -> bool:
     return parts.scheme in ("http", "https") and parts.path.lower().endswith(PREVIEW_IMAGE_SUFFIXES)
 
 
+UPLOAD_PREFIX = "/user_uploads/"
+# Uploads are thumbnailed by the server, so types browsers do not show preview too.
+UPLOAD_IMAGE_SUFFIXES = PREVIEW_IMAGE_SUFFIXES + (".tif", ".tiff")
+# Zulip's placeholder while an upload's thumbnail is being made.
+LOADING_PLACEHOLDER = "/static/images/loading/loader-black.svg"
+
+
+def upload_path_id(url: str) -> Optional[str]:
+    """The path_id of a link to an uploaded image (relative, as the renderer makes links into
+    the organization), else None."""
+    if "?" in url or "#" in url:
+        return None
+    if url.startswith(UPLOAD_PREFIX):
+        path_id = unquote(url[len(UPLOAD_PREFIX):])
+    elif url.startswith(UPLOAD_PREFIX[1:]):  # a link to the organization's own URL, made relative
+        path_id = unquote(url[len(UPLOAD_PREFIX) - 1:])
+    else:
+        return None
+    if not re.fullmatch(r"[0-9]+/[^/]+/[^/]+", path_id) or not path_id.lower().endswith(UPLOAD_IMAGE_SUFFIXES):
+        return None
+    return path_id
+
+
+_YOUTUBE_ID = r"(?P<id>[0-9A-Za-z_-]{11})"
+_YOUTUBE_RES = (
+    re.compile(rf"https?://youtu\.be/{_YOUTUBE_ID}(?:[?#].*)?"),
+    re.compile(rf"https?://(?:[\w-]+\.)?youtube(?:-nocookie)?\.com/(?:embed|v|shorts|live)/{_YOUTUBE_ID}(?:[?#/].*)?"),
+    re.compile(rf"https?://(?:[\w-]+\.)?youtube\.com/watch(?:_popup)?(?:\.php)?\?(?:.*&)?v={_YOUTUBE_ID}(?:[&#].*)?"),
+)
+
+
+def youtube_id(url: str) -> Optional[str]:
+    """The video id of a YouTube video link, else None (a playlist or channel link has none)."""
+    for rx in _YOUTUBE_RES:
+        m = rx.fullmatch(url)
+        if m:
+            return m.group("id")
+    return None
+
+
+def youtube_image(video_id: str) -> str:
+    """The video site's own still for the video, as Zulip uses it (the browser loads it through
+    the /thumbnail proxy URL, as for other images from elsewhere)."""
+    return thumbnail_url(f"https://i.ytimg.com/vi/{video_id}/mqdefault.jpg", "thumbnail")
+
+
 def thumbnail_url(url: str, size: str) -> str:
     return "/thumbnail?" + urlencode({"url": url, "size": size})
 
@@ -49,7 +95,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         if not self.md.zulip_context.inline_image_preview:
             return
-        if not any(is_preview_image(a.get("href") or "") for a in root.iter("a")):
+        if not any(is_preview_image(a.get("href") or "") or upload_path_id(a.get("href") or "")
+                   or youtube_id(a.get("href") or "") for a in root.iter("a")):
             return
         found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
         # (link, parent, grandparent, in_quote), in document order.
@@ -70,6 +117,16 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             if url not in previewable or url in done:
                 continue
             done.add(url)  # type: ignore[arg-type]  # a str: `found` holds links with an href
+            path_id = upload_path_id(url)  # type: ignore[arg-type]  # as above
+            if path_id is not None:
+                image = self.md.zulip_context.find_upload_image(path_id)
+                if image is not None:
+                    self._inline_image(root, a, parent, grand, url, upload=image)
+                continue
+            video_id = youtube_id(url)  # type: ignore[arg-type]  # as above
+            if video_id is not None:
+                self._inline_image(root, a, parent, grand, url, video_id=video_id)
+                continue
             if not is_preview_image(url):  # type: ignore[arg-type]  # as above
                 continue
             self._inline_image(root, a, parent, grand, url)
@@ -88,10 +145,11 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 return text[: m.start()] or None
         return text
 
-    def _inline_image(self, root, a, parent, grand, url) -> None:
+    def _inline_image(self, root, a, parent, grand, url, upload=None, video_id=None) -> None:
         text = self._direct_text(a)
-        bare = text is None or text == url
-        title = None if bare else text
+        # A video link keeps its paragraph, and its preview has no title (Zulip's markup).
+        bare = video_id is None and (text is None or text == url)
+        title = None if bare or video_id is not None else text
         target, index, remove = root, None, None
         if parent is not None and parent.tag == "li":
             target = parent
@@ -102,13 +160,38 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             if len(parent) == 1 and (not parent.text or parent.text == "\n") and not a.tail and bare:
                 remove = parent
             index = self._index_after(grand, parent)
+        if video_id is not None:
+            div = etree.Element("div", {"class": "youtube-video message_inline_image"})
+            link = etree.SubElement(div, "a", {"data-id": video_id, "href": url})
+            etree.SubElement(link, "img", {"src": youtube_image(video_id)})
+            if index is None:
+                target.append(div)
+            else:
+                target.insert(index, div)
+            return
         div = etree.Element("div", {"class": "message_inline_image"})
         link = etree.SubElement(div, "a", {"href": url})
         if title:
             link.set("title", title)
-        etree.SubElement(
-            link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
-        )
+        if upload is None:
+            etree.SubElement(
+                link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
+            )
+        else:
+            # Zulip's markup for an uploaded image: its thumbnail, or a placeholder until it exists.
+            img = etree.SubElement(link, "img", {
+                "data-original-content-type": upload.content_type,
+                "data-original-dimensions": f"{upload.width}x{upload.height}",
+            })
+            if upload.thumbnail_url is None:
+                img.set("class", "image-loading-placeholder")
+                img.set("src", LOADING_PLACEHOLDER)
+            else:
+                img.set("src", upload.thumbnail_url)
+                if upload.animated:
+                    img.set("data-animated", "true")
+                if upload.transcoded_image:
+                    img.set("data-transcoded-image", upload.transcoded_image)
         if index is None:
             target.append(div)
         else:

@@ -25,7 +25,7 @@ ALLOWED_TAGS = frozenset(
 )
 
 ALLOWED_ATTRIBUTES = {
-    "a": ["href", "class", "data-stream-id", "title"],
+    "a": ["href", "class", "data-stream-id", "title", "data-id"],
     "span": ["class", "data-user-id", "data-user-group-id", "aria-label", "role", "title", "aria-hidden"],
     "div": ["class", "data-code-language", "aria-hidden"],
     "code": [],
@@ -33,7 +33,8 @@ ALLOWED_ATTRIBUTES = {
     "th": ["align"],
     "td": ["align"],
     "time": ["datetime"],
-    "img": ["alt", "class", "src", "title", "data-src-fullsize"],
+    "img": ["alt", "class", "src", "title", "data-src-fullsize", "data-original-dimensions",
+            "data-original-content-type", "data-animated", "data-transcoded-image"],
 }
 
 ALLOWED_PROTOCOLS = frozenset(["http", "https", "ftp", "mailto", "tel", "sms", "news", "irc", "ircs", "xmpp"])

@@ -110,7 +110,8 @@ def relative_to_realm(href: str, realm_url: str) -> str:
     base = realm_url.rstrip("/")
     if base and href.startswith(base + "/"):
         rest = href[len(base) + 1 :]
-        if rest.startswith("#"):
+        # Zulip's rule: narrows and uploads become relative ("user_uploads/..." without a slash).
+        if rest.startswith(("#", "user_uploads/")):
             return rest
     return href
 

@@ -18,6 +18,13 @@ class Attachment(BaseModel):
     content_type = CharField(max_length=255, default="application/octet-stream")
     size = IntegerField()
     create_time = IntegerField(default=now)
+    # An image that could be thumbnailed (lib/thumbnails.py): its size as displayed and frames;
+    # NULL for other files and for images uploaded before thumbnails existed.
+    image_width = IntegerField(null=True)
+    image_height = IntegerField(null=True)
+    image_frames = IntegerField(null=True)
+    # The thumbnail formats made, space-separated ("840x560.webp"); "" none.
+    thumbnail_formats = CharField(max_length=200, default="")
 
 
 class AttachmentMessage(BaseModel):

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Benchmark the ways of running KaTeX from Python, and the renderer's own.
+
+Each candidate engine loads the vendored KaTeX (chat_appliance/web/static/katex/katex.min.js)
+once, warms up, then renders 20 different inline formulas; the best of five rounds is printed
+(wall-clock time: the engines run JavaScript on threads of their own). Candidates that are not
+installed are reported as such; each runs in a subprocess with a time limit, so one that hangs
+does not stop the others. Target: 20 inline formulas in under 20 ms through
+chat_appliance.markdown.katex (one engine call per message), and the same through the chosen
+engine per formula. Also checks that each engine's output for Zulip's `tex_inline` case is
+Zulip's.
+
+    python scripts/bench_katex.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+KATEX_JS = ROOT / "chat_appliance" / "web" / "static" / "katex" / "katex.min.js"
+TARGET_MS = 20.0
+FN = "function __r(t, d) { try { return katex.renderToString(t, {displayMode: d}); } catch (e) { return null; } }"
+EXPECTED_START = '<span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo>'
+
+
+def formulas(round_no: int) -> list[str]:
+    return [rf"\alpha_{{{i + 20 * round_no}}} + \frac{{a}}{{b}} = \sqrt{{x^2}}" for i in range(20)]
+
+
+def run_candidate(name: str) -> None:
+    src = KATEX_JS.read_text(encoding="utf-8")
+    start = time.perf_counter()
+    if name == "mini-racer":
+        from py_mini_racer import MiniRacer
+
+        ctx = MiniRacer()
+        ctx.eval(src)
+        ctx.eval(FN)
+        call = lambda t, d: ctx.call("__r", t, d)  # noqa: E731
+    elif name == "quickjs":
+        import quickjs
+
+        qctx = quickjs.Context()
+        qctx.eval(src)
+        qctx.eval(FN)
+        fn = qctx.get("__r")
+        call = lambda t, d: fn(t, d)  # noqa: E731
+    elif name == "renderer":
+        from chat_appliance.markdown import katex
+
+        def call(t, d):
+            return katex.render_tex([(t, d)])[0]
+    else:
+        raise SystemExit(f"unknown candidate {name}")
+    first = call(r"1 \oplus 0 = 1", False)
+    load = time.perf_counter() - start
+    for i in range(50):
+        call(rf"\beta_{{{i}}}", False)
+    best = min(_round(call, r) for r in range(5))
+    print(f"{name:<28}{load * 1000:>9.0f} ms{best * 1000:>10.1f} ms   "
+          f"{'ok' if best * 1000 < TARGET_MS else 'OVER'}   Zulip's markup: {first.startswith(EXPECTED_START)}")
+
+
+def _round(call, round_no: int) -> float:
+    start = time.perf_counter()
+    for formula in formulas(round_no):
+        call(formula, False)
+    return time.perf_counter() - start
+
+
+def run_batched() -> None:
+    """The renderer's way: one engine call for all of a message's formulas."""
+    from chat_appliance.markdown import katex
+
+    katex.render_tex([("x", False)])
+    best = 1e9
+    for r in range(5):
+        start = time.perf_counter()
+        katex.render_tex([(f, False) for f in formulas(r + 10)])
+        best = min(best, time.perf_counter() - start)
+    print(f"{'renderer (one call/message)':<28}{'':>12}{best * 1000:>10.1f} ms   {'ok' if best * 1000 < TARGET_MS else 'OVER'}")
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        if sys.argv[2] == "batched":
+            run_batched()
+        else:
+            run_candidate(sys.argv[2])
+        return
+    print(f"{'engine':<28}{'load':>12}{'20 inline':>13}")
+    for name in ("mini-racer", "quickjs", "renderer", "batched"):
+        try:
+            out = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            print(f"{name:<28}did not finish in 120 s")
+            continue
+        if out.returncode != 0:
+            last = (out.stderr.strip().splitlines() or ["failed"])[-1]
+            print(f"{name:<28}not available: {last}")
+        else:
+            print(out.stdout.rstrip())
+
+
+if __name__ == "__main__":
+    main()
