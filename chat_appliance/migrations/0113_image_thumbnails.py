@@ -1,4 +1,4 @@
-"""Migration 114: what an uploaded image is (its size as shown, after EXIF orientation, and its
+"""Migration 113: what an uploaded image is (its size as shown, after EXIF orientation, and its
 frame count) and which thumbnails exist for it, as Zulip's ImageAttachment keeps. Images uploaded
 before have NULL here until `chat-appliance thumbnail-uploads` (or nothing: they stay links).
 """

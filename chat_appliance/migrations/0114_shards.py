@@ -1,4 +1,4 @@
-"""Migration 115: the tables several `serve --shard-id` processes share (docs/scaling.md):
+"""Migration 114: the tables several `serve --shard-id` processes share (docs/scaling.md):
 event_log (events too large for a NOTIFY payload), rate_limit_bucket and rate_limit_failure (rate
 limits counted across shards) and shard_queue_holder (who holds a queue where, for missed-message
 mail). A single process leaves them empty.
