@@ -5,7 +5,7 @@ Publishing (events/bus.py) hands each event to `ShardLink.publish`, which runs
 action's write transaction, PostgreSQL delivers the notification only when that transaction
 commits, and never if it rolls back, so the rule "events go out after commit" holds across
 processes as it does in one. A payload over PostgreSQL's 8000-byte limit is written to the
-`event_log` table (migration 115) in the same transaction, and only its id is notified; rows
+`event_log` table (migration 114) in the same transaction, and only its id is notified; rows
 older than EVENT_LOG_KEEP_SECONDS are pruned by the publishers.
 
 Every shard, the publisher's own included, keeps one connection outside the pool in

@@ -1,7 +1,7 @@
 """Rate limits counted in PostgreSQL, for shards (several `serve --shard-id` processes).
 
 The same rules and answers as web/rate_limit.py's in-memory RateLimiter, with the same methods,
-but the token buckets and the failed-login windows are rows (tables of migration 115), so a
+but the token buckets and the failed-login windows are rows (tables of migration 114), so a
 client's budget is one budget whichever shard answers it: three shards do not make a limit three
 times higher. Only shards use it; a single process keeps counting in memory, with no database
 round trip per request.
