@@ -1,0 +1,107 @@
+"""End to end, issue 28: the daily habits of a Zulip user in the web client (Chromium through
+Playwright, against a real `serve`): links and images, reading (mark read and unread, Recent
+conversations, Drafts, muting), writing (people pills, topic suggestions, emoji picker, status),
+keyboard shortcuts, notifications, the phone layout, and a long channel that stays light.
+
+Every page is watched for console errors, uncaught exceptions and dialogs; none may occur."""
+
+import re
+import time
+
+import pytest
+import requests
+
+pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+expect.set_options(timeout=10_000)
+
+from .browser import PASSWORD, PHONE, Site, launch, shot, sign_in  # noqa: E402
+
+ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e5270f8d0000000049454e44ae426082")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    running = Site(tmp_path_factory.mktemp("habits") / "instance")
+    running.alice = running.person(ALICE, "Alice Liddell")
+    running.bob = running.person(BOB, "Bob Builder")
+    running.carol = running.person(CAROL, "Carol Danvers")
+    running.api("POST", "users/me/subscriptions", subscriptions=[{"name": "design"}, {"name": "ops"}],
+                principals=[ALICE, BOB, CAROL, running.server.email])
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def pages(browser, site):
+    opened = []
+
+    def open_page(email, password=PASSWORD, **kwargs):
+        watched = sign_in(browser, site, email, password, **kwargs)
+        opened.append(watched)
+        return watched.page
+
+    yield open_page
+    for watched in opened:
+        errors, dialogs = watched.errors, watched.dialogs
+        watched.page.context.close()
+        assert errors == [], errors
+        assert dialogs == [], dialogs
+
+
+def post(site, auth, stream, topic, content):
+    return site.api("POST", "messages", auth=auth, type="stream", to=stream, topic=topic, content=content)["id"]
+
+
+def open_topic(page, site, channel, topic):
+    page.goto(f"{site.url}/#narrow/channel/{site.stream_id(channel)}-{channel}/topic/{topic}")
+    expect(page.get_by_role("textbox", name="Topic")).to_have_value(topic)
+
+
+def views(page):
+    return page.get_by_role("navigation", name="Views")
+
+
+def channel_link(page, name):
+    return page.get_by_role("navigation", name="Channels").get_by_role("link", name=re.compile(f"^{re.escape(name)}"))
+
+
+def eventually(check, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(0.2)
+
+
+def test_links_open_in_a_new_tab_and_deep_links_stay(pages, site):
+    """Does a URL in a message open in a new tab (target _blank, rel noopener noreferrer), an
+    uploaded file too, while a link to a conversation in this chat stays in the app?"""
+    general = site.stream_id("general")
+    post(site, site.bob[1], "general", "links",
+         f"see https://example.com/page and [the thread]({site.url}/#narrow/channel/{general}-general/topic/links)"
+         " and [notes](/user_uploads/1/ab/notes.txt)")
+    alice = pages(ALICE)
+    open_topic(alice, site, "general", "links")
+    article = alice.get_by_role("article").filter(has_text="see https")
+    outside = article.get_by_role("link", name="https://example.com/page")
+    expect(outside).to_have_attribute("target", "_blank")
+    expect(outside).to_have_attribute("rel", "noopener noreferrer")
+    expect(article.get_by_role("link", name="notes")).to_have_attribute("target", "_blank")
+    inside = article.get_by_role("link", name="the thread")
+    assert inside.get_attribute("target") is None
+    inside.click()
+    expect(alice).to_have_url(re.compile(r"#narrow/channel/\d+-general/topic/links$"))
