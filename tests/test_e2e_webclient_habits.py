@@ -61,6 +61,11 @@ def pages(browser, site):
         assert dialogs == [], dialogs
 
 
+def upload(site, auth, name, data):
+    response = requests.post(f"{site.url}/api/v1/user_uploads", auth=auth, files={"file": (name, data)}, timeout=30)
+    return response.json()["url"]
+
+
 def post(site, auth, stream, topic, content):
     return site.api("POST", "messages", auth=auth, type="stream", to=stream, topic=topic, content=content)["id"]
 
@@ -105,3 +110,83 @@ def test_links_open_in_a_new_tab_and_deep_links_stay(pages, site):
     assert inside.get_attribute("target") is None
     inside.click()
     expect(alice).to_have_url(re.compile(r"#narrow/channel/\d+-general/topic/links$"))
+
+
+def test_axe_login_page(browser, site):
+    """Does axe-core find no violation on the sign-in page?"""
+    from .browser import axe_violations
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site.url + "/")
+    page.get_by_role("button", name="Log in").wait_for()
+    assert axe_violations(page) == []
+    context.close()
+
+
+def test_axe_main_view_settings_and_dialogs(pages, site):
+    """Does axe-core find no violation on the main view, Recent conversations, Drafts, settings
+    and each dialog this client opens?"""
+    from .browser import axe_violations
+
+    post(site, site.bob[1], "general", "axe", "Hello **axe**, see https://example.com")
+    alice = pages(ALICE)
+    open_topic(alice, site, "general", "axe")
+    expect(alice.get_by_role("article").filter(has_text="Hello axe")).to_be_visible()
+    assert axe_violations(alice) == []
+    views(alice).get_by_role("link", name="Recent conversations").click()
+    expect(alice.get_by_role("table", name="Recent conversations")).to_be_visible()
+    assert axe_violations(alice) == []
+    views(alice).get_by_role("link", name="Drafts").click()
+    expect(alice.get_by_role("heading", name="Drafts")).to_be_visible()
+    assert axe_violations(alice) == []
+    alice.get_by_role("button", name="Settings").click()
+    settings = alice.get_by_role("dialog", name="Settings")
+    expect(settings).to_be_visible()
+    for tab in [b.inner_text() for b in settings.get_by_role("navigation").get_by_role("button").all()]:
+        settings.get_by_role("navigation").get_by_role("button", name=tab, exact=True).click()
+        alice.wait_for_timeout(300)
+        assert axe_violations(alice, "dialog[open]") == [], tab
+    alice.keyboard.press("Escape")
+    for name, opener in DIALOGS:
+        opener(alice, site)
+        dialog = alice.get_by_role("dialog", name=name)
+        expect(dialog).to_be_visible()
+        assert axe_violations(alice, "dialog[open]") == [], name
+        alice.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+
+
+def _open_shortcuts(page, site):
+    page.locator("body").press("?")
+
+
+def _open_status(page, site):
+    page.get_by_role("button", name="Set status").click()
+
+
+def _open_image(page, site):
+    url = upload(site, site.bob[1], "axe.png", PNG)
+    post(site, site.bob[1], "general", "axe", f"{site.url}{url}")
+    open_topic(page, site, "general", "axe")
+    page.get_by_role("article").locator(".message_inline_image img").last.click()
+
+
+# (dialog name, how to open it): add the dialogs of other features here.
+DIALOGS = [
+    ("Keyboard shortcuts", _open_shortcuts),
+    ("Set status", _open_status),
+    ("Image", _open_image),
+]
+
+
+def test_axe_helper_reports_what_it_should(browser):
+    """The check itself: does the helper report a violation on a page that has one?"""
+    from .browser import axe_violations
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_content('<html lang="en"><title>t</title><main><img src="data:,"><button></button></main></html>')
+    found = axe_violations(page)
+    assert any(v.startswith("image-alt") for v in found) and any(v.startswith("button-name") for v in found), found
+    context.close()
