@@ -9,10 +9,10 @@ import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue,
 
 const PAGE = 50;
 // Older and newer pages are bigger than the first: fewer round trips when scrolling far.
-const FETCH = 150;
+const FETCH = 400;
 // The page holds at most WINDOW messages; beyond, the far end leaves the page (and comes back
 // from memory, or from the server when it was never fetched). Everything fetched stays in memory.
-const WINDOW = 360;
+const WINDOW = 800;
 let view = { kind: "feed", ops: [] };
 let messages = []; // sorted by id: everything fetched for this view
 let lo = 0; // messages[lo..hi) are in the page
