@@ -250,3 +250,105 @@ def test_a_2000_message_channel_scrolls_back_light_and_fast(pages, site):
     message.press("Enter")
     expect(alice.get_by_role("article").filter(has_text="my own words at the end")).to_be_in_viewport()
     assert alice.evaluate('document.getElementsByTagName("*").length') < 20_000
+
+
+def unread_total(page):
+    link = views(page).get_by_role("link", name=re.compile("^Inbox"))
+    match = re.search(r"(\d+)", link.inner_text())
+    return int(match.group(1)) if match else 0
+
+
+def quiet_page(pages, site, email):
+    """A signed-in page showing Drafts: nothing arriving there is seen (so nothing is marked read)."""
+    page = pages(email)
+    page.goto(f"{site.url}/#drafts")
+    expect(page.get_by_role("heading", name="Drafts")).to_be_visible()
+    return page
+
+
+def test_mark_all_as_read_clears_every_count(pages, site):
+    """With unread messages in several channels and a direct message, does "Mark all as read" in
+    the Inbox clear every count: the Inbox, each channel, the page title; and on the server?"""
+    for n in range(3):
+        post(site, site.bob[1], "design", f"colours {n}", f"pick a colour {n}")
+        post(site, site.bob[1], "ops", "pager", f"page {n}")
+    site.api("POST", "messages", auth=site.bob[1], type="direct", to=[site.carol[2]], content="hi carol")
+    carol = pages(CAROL)
+    views(carol).get_by_role("link", name=re.compile("^Inbox")).click()
+    expect(channel_link(carol, "design")).to_have_accessible_name(re.compile(r"design\s*3"))
+    assert unread_total(carol) >= 7
+    carol.get_by_role("button", name="Mark all as read").click()
+    expect(views(carol).get_by_role("link", name=re.compile("^Inbox"))).to_have_accessible_name("Inbox")
+    expect(channel_link(carol, "design")).to_have_accessible_name("design")
+    expect(channel_link(carol, "ops")).to_have_accessible_name("ops")
+    expect(carol.get_by_text("You have no unread messages.")).to_be_visible()
+    expect(carol).not_to_have_title(re.compile(r"^\(\d+\)"))
+    counts = site.api("GET", "messages", auth=site.carol[1], anchor="newest", num_before=50, num_after=0,
+                      narrow=[{"operator": "is", "operand": "unread"}])["messages"]
+    assert counts == []
+
+
+def test_mark_channel_topic_and_message_unread(pages, site):
+    """Do "Mark topic as read" and "Mark channel as read" clear just those counts, and does
+    "Mark as unread" in a message's actions make it and the later ones unread again (and keep
+    them unread while the view stays open)?"""
+    site.api("POST", "mark_all_as_read", auth=site.carol[1])
+    carol = quiet_page(pages, site, CAROL)
+    ids = [post(site, site.bob[1], "ops", "deploys", f"deploy {n}") for n in range(3)]
+    post(site, site.bob[1], "ops", "alerts", "alert one")
+    post(site, site.bob[1], "design", "fonts", "serif or not")
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*4"))
+    carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('ops')}-ops/topic/deploys")
+    expect(carol.get_by_role("article").filter(has_text="deploy 2")).to_be_visible()
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*1"))
+    article = carol.get_by_role("article").filter(has_text="deploy 1")
+    article.hover()
+    article.get_by_role("button", name="Message actions").click()
+    carol.get_by_role("menuitem", name="Mark as unread").click()
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*3"))
+    carol.wait_for_timeout(1500)  # seen on screen, yet they stay unread
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*3"))
+    flags = [site.api("GET", f"messages/{i}", auth=site.carol[1])["message"]["flags"] for i in ids]
+    assert ["read" in f for f in flags] == [True, False, False]
+    carol.get_by_role("button", name="Mark topic as read").click()
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*1"))
+    channel_link(carol, "design").click()
+    carol.get_by_role("button", name="Mark channel as read").click()
+    expect(channel_link(carol, "design")).to_have_accessible_name("design")
+    expect(channel_link(carol, "ops")).to_have_accessible_name(re.compile(r"ops\s*1"))
+
+
+def test_muted_topic_and_channel_leave_the_counts(pages, site):
+    """Does muting a topic take its unread messages out of the channel's count and the Inbox (and
+    unmuting bring them back), does muting a channel take it out of the total, and does following
+    a topic show as pressed?"""
+    site.api("POST", "mark_all_as_read", auth=site.carol[1])
+    carol = quiet_page(pages, site, CAROL)
+    post(site, site.bob[1], "design", "noise", "noise 1")
+    post(site, site.bob[1], "design", "noise", "noise 2")
+    post(site, site.bob[1], "design", "signal", "signal 1")
+    expect(channel_link(carol, "design")).to_have_accessible_name(re.compile(r"design\s*3"))
+    carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/noise")
+    carol.get_by_role("button", name="Mute topic").click()
+    expect(carol.get_by_role("button", name="Unmute topic")).to_be_visible()
+    carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('ops')}-ops")
+    expect(channel_link(carol, "design")).to_have_accessible_name("design 1 unread")
+    views(carol).get_by_role("link", name=re.compile("^Inbox")).click()
+    expect(carol.get_by_role("link", name=re.compile(r"^#design > signal"))).to_be_visible()
+    expect(carol.get_by_role("link", name=re.compile(r"^#design > noise"))).to_have_count(0)
+    policies = site.api("GET", "user_topics", auth=site.carol[1])["user_topics"]
+    assert [(p["topic_name"], p["visibility_policy"]) for p in policies if p["topic_name"] == "noise"] == [("noise", 1)]
+    total = unread_total(carol)
+    channel_link(carol, "design").click()
+    carol.get_by_role("button", name="Mute channel").click()
+    expect(carol.get_by_role("button", name="Unmute channel")).to_be_visible()
+    expected = "Inbox" if total == 1 else re.compile(rf"^Inbox\s*{total - 1}")
+    expect(views(carol).get_by_role("link", name=re.compile("^Inbox"))).to_have_accessible_name(expected)
+    carol.get_by_role("button", name="Unmute channel").click()
+    carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/noise")
+    carol.get_by_role("button", name="Unmute topic").click()
+    carol.get_by_role("button", name="Follow topic").click()
+    expect(carol.get_by_role("button", name="Unfollow topic")).to_be_visible()
+    policies = site.api("GET", "user_topics", auth=site.carol[1])["user_topics"]
+    assert [(p["topic_name"], p["visibility_policy"]) for p in policies if p["topic_name"] == "noise"] == [("noise", 3)]
+    assert not site.api("GET", "users/me/subscriptions", auth=site.carol[1])["subscriptions"][1]["is_muted"]
