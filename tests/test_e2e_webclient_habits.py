@@ -352,3 +352,127 @@ def test_muted_topic_and_channel_leave_the_counts(pages, site):
     policies = site.api("GET", "user_topics", auth=site.carol[1])["user_topics"]
     assert [(p["topic_name"], p["visibility_policy"]) for p in policies if p["topic_name"] == "noise"] == [("noise", 3)]
     assert not site.api("GET", "users/me/subscriptions", auth=site.carol[1])["subscriptions"][1]["is_muted"]
+
+
+def test_recent_conversations_with_filters(pages, site):
+    """Does Recent conversations list each conversation (channel, topic, participants, time,
+    unread count), newest first, with the Unread, Direct messages and text filters working, and
+    does a new message move its conversation to the top live?"""
+    site.api("POST", "mark_all_as_read", auth=site.alice[1])
+    alice = quiet_page(pages, site, ALICE)
+    post(site, site.bob[1], "design", "palette", "warm colours")
+    post(site, site.carol[1], "design", "palette", "cold colours")
+    post(site, site.alice[1], "ops", "rota", "my week")
+    site.api("POST", "messages", auth=site.bob[1], type="direct", to=[site.alice[2]], content="psst")
+    site.api("POST", "messages/flags", auth=site.alice[1], messages=[site.api(
+        "GET", "messages", auth=site.alice[1], anchor="newest", num_before=2, num_after=0,
+        narrow=[{"operator": "channel", "operand": site.stream_id("ops")}])["messages"][-1]["id"]], op="add", flag="read")
+    views(alice).get_by_role("link", name="Recent conversations").click()
+    table = alice.get_by_role("table", name="Recent conversations")
+    expect(table).to_be_visible()
+    rows = table.locator("tbody tr")
+    expect(rows.first).to_contain_text("Bob Builder")  # the direct message is the newest
+    palette = rows.filter(has_text="palette")
+    expect(palette).to_contain_text("#design")
+    expect(palette.locator(".participants")).to_have_attribute("aria-label", re.compile("Bob Builder.*Carol Danvers|Carol Danvers.*Bob Builder"))
+    expect(palette.get_by_label(re.compile(r"^2 unread$"))).to_be_visible()
+    alice.get_by_role("button", name="Unread").click()
+    expect(rows.filter(has_text="rota")).to_have_count(0)  # her own message: read
+    expect(rows.filter(has_text="palette")).to_have_count(1)
+    alice.get_by_role("button", name="Unread").click()
+    alice.get_by_role("button", name="Direct messages").click()
+    expect(rows.filter(has_text="Bob Builder")).to_have_count(0)
+    alice.get_by_role("searchbox", name="Filter conversations").fill("rot")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("rota")
+    alice.get_by_role("searchbox", name="Filter conversations").fill("")
+    post(site, site.carol[1], "ops", "incident", "something broke")
+    expect(rows.first).to_contain_text("incident")
+    rows.first.get_by_role("link", name="incident").click()
+    expect(alice.get_by_role("article").filter(has_text="something broke")).to_be_visible()
+
+
+def test_drafts_list_restore_and_delete(pages, site):
+    """Do drafts typed in two conversations show in the Drafts view, does Restore bring one back
+    into its conversation's compose box, and does Delete remove one (on the server too)?"""
+    alice = pages(ALICE)
+    open_topic(alice, site, "design", "draft one")
+    alice.get_by_role("textbox", name="Message").fill("first unfinished thought")
+    open_topic(alice, site, "ops", "draft two")
+    alice.get_by_role("textbox", name="Message").fill("second unfinished thought")
+    assert eventually(lambda: {"first unfinished thought", "second unfinished thought"} <= {
+        d["content"] for d in site.api("GET", "drafts", auth=site.alice[1])["drafts"]})
+    views(alice).get_by_role("link", name="Drafts").click()
+    drafts = alice.get_by_role("list", name="Drafts")
+    first = drafts.get_by_role("listitem").filter(has_text="first unfinished thought")
+    expect(first).to_contain_text("#design > draft one")
+    expect(drafts.get_by_role("listitem").filter(has_text="second unfinished thought")).to_be_visible()
+    drafts.get_by_role("listitem").filter(has_text="second unfinished thought").get_by_role("button", name="Delete draft: #ops > draft two").click()
+    expect(drafts.get_by_role("listitem").filter(has_text="second unfinished thought")).to_have_count(0)
+    assert "second unfinished thought" not in [d["content"] for d in site.api("GET", "drafts", auth=site.alice[1])["drafts"]]
+    first.get_by_role("button", name="Restore").click()
+    expect(alice.get_by_role("textbox", name="Topic")).to_have_value("draft one")
+    expect(alice.get_by_role("textbox", name="Message")).to_have_value("first unfinished thought")
+
+
+def test_people_pills_topic_suggestions_and_emoji_button(pages, site):
+    """Does the To box suggest people (role option) as a name is typed, make removable pills of
+    the chosen ones, and send to them; does the Topic box suggest the channel's topics; does the
+    "Add emoji" button insert the chosen emoji?"""
+    post(site, site.bob[1], "design", "roadmap 2027", "plans")
+    alice = pages(ALICE)
+    alice.keyboard.press("x")
+    to = alice.get_by_role("textbox", name="To")
+    expect(to).to_be_focused()
+    to.press_sequentially("Bo")
+    option = alice.get_by_role("option", name=re.compile("Bob Builder"))
+    expect(option).to_be_visible()
+    to.press("Enter")
+    expect(alice.get_by_role("button", name="Remove Bob Builder")).to_be_visible()
+    to.press_sequentially("car")
+    alice.get_by_role("option", name=re.compile("Carol Danvers")).click()
+    expect(alice.get_by_role("button", name="Remove Carol Danvers")).to_be_visible()
+    alice.get_by_role("button", name="Remove Bob Builder").click()
+    expect(alice.get_by_role("button", name="Remove Bob Builder")).to_have_count(0)
+    to.press_sequentially("Bob")
+    to.press("Enter")
+    box = alice.get_by_role("textbox", name="Message")
+    box.fill("group hello ")
+    alice.get_by_role("button", name="Add emoji").click()
+    alice.get_by_role("textbox", name="Search emoji").fill("octopus")
+    alice.get_by_role("dialog", name="Emoji picker").get_by_role("option", name="octopus", exact=True).click()
+    expect(box).to_have_value("group hello :octopus: ")
+    box.press("Enter")
+    expect(box).to_have_value("")
+    sent = site.api("GET", "messages", auth=site.carol[1], anchor="newest", num_before=1, num_after=0)["messages"][0]
+    assert sent["content"].startswith("<p>group hello")
+    assert sorted(r["email"] for r in sent["display_recipient"]) == [ALICE, BOB, CAROL]
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}")
+    topic = alice.get_by_role("textbox", name="Topic")
+    topic.click()
+    topic.fill("")
+    topic.press_sequentially("road")
+    alice.get_by_role("listbox", name="Topics").get_by_role("option", name="roadmap 2027").click()
+    expect(topic).to_have_value("roadmap 2027")
+
+
+def test_status_shows_in_the_user_list(pages, site):
+    """Does "Set status" save a text and an emoji, shown beside the name in everyone's user
+    list, and does clearing it take it away?"""
+    alice, bob = pages(ALICE), pages(BOB)
+    alice.get_by_role("button", name="Set status").click()
+    dialog = alice.get_by_role("dialog", name="Set status")
+    dialog.get_by_role("textbox", name="Status text").fill("In a meeting")
+    dialog.get_by_role("button", name="Status emoji").click()
+    alice.get_by_role("textbox", name="Search emoji").fill("calendar")
+    alice.get_by_role("dialog", name="Emoji picker").get_by_role("option", name="calendar", exact=True).click()
+    dialog.get_by_role("button", name="Save").click()
+    expect(dialog).to_have_count(0)
+    entry = bob.get_by_role("complementary", name="Users").get_by_role("link", name=re.compile("Alice Liddell"))
+    expect(entry).to_contain_text("In a meeting")
+    expect(entry).to_contain_text("\U0001f4c5")
+    status = site.api("GET", f"users/{site.alice[2]}/status", auth=site.bob[1])["status"]
+    assert status["status_text"] == "In a meeting" and status["emoji_name"] == "calendar"
+    alice.get_by_role("button", name="Set status").click()
+    alice.get_by_role("dialog", name="Set status").get_by_role("button", name="Clear status").click()
+    expect(entry).not_to_contain_text("In a meeting")
