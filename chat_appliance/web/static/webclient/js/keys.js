@@ -53,7 +53,8 @@ export function installShortcuts({ search }) {
       if (typingInto(document.activeElement)) document.activeElement.blur();
       return;
     }
-    if (typingInto(document.activeElement) || document.querySelector("dialog[open]")) return;
+    // (event.target too: a key that closed the box it was typed in, as Enter in the emoji search does)
+    if (typingInto(document.activeElement) || typingInto(event.target) || document.querySelector("dialog[open]")) return;
     if (document.activeElement?.closest?.("#message-menu, #emoji-picker")) return;
     const selected = feed.selectedMessage();
     switch (event.key) {
