@@ -592,3 +592,79 @@ def test_sound_follows_the_settings(pages, site):
     assert played() == 1
     post(site, site.alice[1], "ops", "loud", "sound here")
     assert eventually(lambda: played() == 2)
+
+
+def test_phone_user_list_and_one_sticky_header(pages, site):
+    """At phone width, is the user list reachable from a "Show users" button, and, scrolled
+    within a feed of several conversations, does only one recipient header stick at the top?"""
+    for n in range(12):
+        post(site, site.bob[1], "general", f"sticky {n // 4}", f"sticky line {n}\n\nwith a second paragraph")
+    phone = pages(BOB, viewport=PHONE)
+    phone.goto(f"{site.url}/#narrow/channel/{site.stream_id('general')}-general")
+    users = phone.get_by_role("complementary", name="Users")
+    expect(users).to_be_hidden()
+    phone.get_by_role("button", name="Show users").click()
+    expect(users).to_be_visible()
+    expect(users.get_by_role("link", name=re.compile("Alice Liddell"))).to_be_visible()
+    shot(phone, "users-phone")
+    phone.get_by_role("button", name="Show users").click()
+    expect(users).to_be_hidden()
+    expect(phone.get_by_role("article").filter(has_text="sticky line 11")).to_be_visible()
+    stuck = phone.evaluate("""async () => {
+        const feed = document.querySelector(".feed");
+        // where a stuck header sits: the top of the feed's content box
+        const top = feed.getBoundingClientRect().top + parseFloat(getComputedStyle(feed).paddingTop);
+        const counts = [];
+        for (let y = feed.scrollHeight - feed.clientHeight; y >= 0; y -= 120) {
+            feed.scrollTop = y;
+            await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+            counts.push([...document.querySelectorAll(".recipient-header")]
+                .filter((el) => Math.abs(el.getBoundingClientRect().top - top) < 2).length);
+        }
+        return counts;
+    }""")
+    assert max(stuck) == 1, stuck
+
+
+def test_uploads_each_on_a_line_and_image_lightbox(pages, site, tmp_path):
+    """Are two files uploaded together inserted on lines of their own (not one run-together link),
+    does an image preview in a message open the "Image" dialog with the full image and a download
+    link, and (with the server's thumbnails, issue 30) is an uploaded image an img in its article?"""
+    alice = pages(ALICE)
+    open_topic(alice, site, "design", "uploads")
+    picture = tmp_path / "architecture.png"
+    picture.write_bytes(PNG)
+    notes = tmp_path / "roadmap.pdf"
+    notes.write_bytes(b"%PDF-1.4 roadmap")
+    alice.locator("form.compose input[type=file]").set_input_files([str(picture), str(notes)])
+    box = alice.get_by_role("textbox", name="Message")
+    expect(box).to_have_value(re.compile(r"^\[architecture\.png\]\(/user_uploads/\S+\)\n\[roadmap\.pdf\]\(/user_uploads/\S+\)\n$"
+                                         r"|^\[roadmap\.pdf\]\(/user_uploads/\S+\)\n\[architecture\.png\]\(/user_uploads/\S+\)\n$"))
+    box.press("Enter")
+    sent = alice.get_by_role("article").filter(has_text="roadmap.pdf")
+    expect(sent.get_by_role("link", name="roadmap.pdf")).to_have_attribute("target", "_blank")
+    expect(sent.get_by_role("link", name="architecture.png")).to_be_visible()
+    # The preview the server makes today for a link to an image (/thumbnail), and the lightbox.
+    url = upload(site, site.bob[1], "diagram.png", PNG)
+    post(site, site.bob[1], "design", "uploads", f"{site.url}{url}")
+    image = alice.get_by_role("article").locator(".message_inline_image img").last
+    expect(image).to_be_visible()
+    image.click()
+    lightbox = alice.get_by_role("dialog", name="Image")
+    expect(lightbox).to_be_visible()
+    full = lightbox.get_by_role("img")
+    expect(full).to_have_attribute("src", re.compile(re.escape(url.split("/")[-1])))
+    alice.wait_for_function("() => document.querySelector('dialog.lightbox img').complete")
+    assert full.evaluate("img => img.naturalWidth") == 1
+    expect(lightbox.get_by_role("link", name="Download")).to_have_attribute("href", re.compile(re.escape(url)))
+    alice.keyboard.press("Escape")
+    expect(lightbox).to_have_count(0)
+    # An uploaded image (sent as Zulip's clients send it) shows as a thumbnail in its article.
+    rendered = site.api("POST", "messages/render", content=f"[architecture.png]({url})")["rendered"]
+    if "message_inline_image" not in rendered:
+        pytest.skip("the server does not make thumbnails of uploaded images yet (issue 30's render branch)")
+    post(site, site.bob[1], "design", "uploads", f"[architecture.png]({url})")
+    thumb = alice.get_by_role("article").filter(has_text="architecture.png").last.get_by_role("img").last
+    expect(thumb).to_be_visible()
+    thumb.click()
+    expect(alice.get_by_role("dialog", name="Image")).to_be_visible()
