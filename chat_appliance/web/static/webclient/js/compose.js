@@ -2,6 +2,8 @@
 // typing notifications, uploads (picker, paste, drop) and @/#/: autocomplete.
 import * as api from "./api.js";
 import { emojiLoaded, glyphFor, loadEmoji, openPicker, searchEmoji, showEmojiGlyphs } from "./emoji.js";
+import { currentQueueId } from "./events.js";
+import { dropEcho, localEcho } from "./feed.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { debounce, h, toast } from "./util.js";
@@ -294,10 +296,22 @@ async function send() {
     ? { type: "stream", to: target.stream_id, topic: target.topic, content }
     : { type: "direct", to: target.to, content };
   const key = conversationKey(target);
+  // Local echo: the message shows in the feed at once; the server's event replaces it.
+  const queueId = currentQueueId();
+  const localId = queueId ? `${Date.now()}.${Math.floor(Math.random() * 1e6)}` : null;
+  if (localId) {
+    Object.assign(params, { queue_id: queueId, local_id: localId });
+    localEcho(localId, target.type === "stream"
+      ? { type: "stream", stream_id: target.stream_id, subject: target.topic, display_recipient: model.streamName(target.stream_id), sender_id: model.myId, content, flags: ["read"] }
+      : { type: "private", display_recipient: [...new Set([...target.to, model.myId])].map((id) => ({ id, full_name: model.userName(id) })), sender_id: model.myId, content, flags: ["read"] });
+    if (els.textarea.value === content) els.textarea.value = "";
+  }
   els.send.disabled = true;
   try {
     saveDraft.cancel();
     await api.post("messages", params);
+    // Should the event never come (the view changed meanwhile), the echo goes after a while.
+    if (localId) setTimeout(() => dropEcho(localId), 15000);
     if (els.textarea.value === content) els.textarea.value = "";
     localText.delete(key);
     fitHeight();
@@ -310,6 +324,10 @@ async function send() {
       api.del(`drafts/${id}`).catch(() => {});
     }
   } catch (error) {
+    if (localId) {
+      dropEcho(localId);
+      if (!els.textarea.value) els.textarea.value = content; // not sent: the text comes back
+    }
     toast(error.message, "error");
   } finally {
     els.send.disabled = false;

@@ -12,7 +12,9 @@ const PAGE = 50;
 const FETCH = 400;
 // The page holds at most WINDOW messages; beyond, the far end leaves the page (and comes back
 // from memory, or from the server when it was never fetched). Everything fetched stays in memory.
-const WINDOW = 800;
+const WINDOW = 600;
+// Jumping to the end (your own message sent from far back): this many, more come back on scrolling.
+const TAIL = 60;
 let view = { kind: "feed", ops: [] };
 let messages = []; // sorted by id: everything fetched for this view
 let lo = 0; // messages[lo..hi) are in the page
@@ -40,6 +42,9 @@ export function mountFeed(element, callbacks) {
   hooks = callbacks;
   listEl = h("div.message-list", { "aria-live": "off" });
   feedEl.append(listEl);
+  const wantActions = (event) => ensureActions(event.target.closest?.(".message"));
+  listEl.addEventListener("pointerover", wantActions);
+  listEl.addEventListener("focusin", wantActions);
   feedEl.addEventListener("scroll", onScroll, { passive: true });
   observer = new IntersectionObserver(onVisible, { root: feedEl, threshold: 0.5 });
   setInterval(flushRead, 700);
@@ -251,15 +256,28 @@ function renderMessage(message, continued) {
       marks.length ? h("div.marks", marks) : null,
       renderReactions(message),
     ),
-    h(
+    flags.includes("starred") ? renderActions(message) : null,
+  );
+  if (!flags.includes("read")) observer.observe(article);
+  return article;
+}
+
+// A message's action buttons, made when first wanted (pointer over it, focus in it, selected,
+// starred): three buttons fewer per message in the page.
+function renderActions(message) {
+  const flags = message.flags || [];
+  return h(
       "div.actions",
       h("button.icon.star", { type: "button", title: flags.includes("starred") ? "Unstar" : "Star", "aria-label": flags.includes("starred") ? "Unstar" : "Star", "aria-pressed": String(flags.includes("starred")), on: { click: () => toggleStar(message) } }, flags.includes("starred") ? "\u2605" : "\u2606"),
       h("button.icon", { type: "button", title: "Add reaction", "aria-label": "Add reaction", on: { click: (event) => openPicker(event.currentTarget, (name) => toggleReaction(message, name)) } }, "\u263a"),
       h("button.icon", { type: "button", title: "Message actions", "aria-label": "Message actions", "aria-haspopup": "menu", on: { click: (event) => openMenu(event.currentTarget, message) } }, "\u22ef"),
-    ),
   );
-  if (!flags.includes("read")) observer.observe(article);
-  return article;
+}
+
+function ensureActions(el) {
+  if (!el || el.querySelector(":scope > .actions") || el.classList.contains("local-echo")) return;
+  const message = byId.get(Number(el.dataset.id));
+  if (message) el.append(renderActions(message));
 }
 
 // Links leave the app in a new tab; the app's own links (#narrow/...) stay in it.
@@ -333,6 +351,7 @@ function rerender(id) {
   const index = messages.indexOf(message);
   const fresh = renderMessage(message, index > lo && continues(messages[index - 1], message));
   if (old.classList.contains("selected")) fresh.classList.add("selected");
+  if (old.querySelector(":scope > .actions")) ensureActions(fresh);
   // An edit in progress survives a re-render (a reaction or flag change arriving meanwhile).
   const editing = old.querySelector(".edit-form");
   if (editing) {
@@ -485,7 +504,46 @@ async function flushRead() {
 
 // --- live updates --------------------------------------------------------------------------
 
-export function addMessage(message) {
+// Local echo, as Zulip's: your message shows at the end of the view the moment you send it (its
+// text, not yet rendered), and the server's message takes its place when its event arrives.
+const echoes = new Map(); // local id -> element
+
+export function localEcho(localId, fake) {
+  if (!matches(view, fake)) return;
+  if (hi < messages.length || !foundNewest) {
+    // The page holds older messages: show the end of the view first.
+    lo = Math.max(0, messages.length - TAIL);
+    hi = messages.length;
+    if (!foundNewest) return; // the newest are not even fetched: the message will show when they are
+    renderAll();
+  }
+  const el = h(
+    "div.message.local-echo",
+    { role: "article", "aria-label": `${model.userName(model.myId)}, sending`, dataset: { local: localId } },
+    avatar(model.myId),
+    h("div.body", h("div.meta", h("span.sender", model.userName(model.myId)), h("span.time", "sending…")), h("div.content.rendered", h("p", fake.content))),
+  );
+  const last = listEl.lastElementChild;
+  if (last?.classList.contains("recipient-block") && last.dataset.key === conversationKey(fake)) last.append(el);
+  else {
+    listEl.querySelector(".empty")?.remove();
+    listEl.append(h("div.recipient-block.local-echo-block", { dataset: { key: conversationKey(fake) } }, renderHeader(fake), el));
+  }
+  echoes.set(localId, el);
+  feedEl.scrollTop = feedEl.scrollHeight;
+}
+
+export function dropEcho(localId) {
+  const el = echoes.get(localId);
+  echoes.delete(localId);
+  if (!el) return;
+  const block = el.parentElement;
+  el.remove();
+  if (block?.classList.contains("local-echo-block") && !block.querySelector(".message")) block.remove();
+}
+
+export function addMessage(message, localId = null) {
+  if (localId !== null) dropEcho(localId);
   if (!foundNewest || !matches(view, message) || byId.has(message.id)) return false;
   const mineSent = message.sender_id === model.myId;
   const atEnd = hi === messages.length;
@@ -498,7 +556,7 @@ export function addMessage(message) {
     else keepPosition(() => trim("bottom"));
   } else if (mineSent) {
     // Your own message shows at once, even when the page holds older messages: jump to the end.
-    lo = Math.max(0, messages.length - WINDOW);
+    lo = Math.max(0, messages.length - TAIL);
     hi = messages.length;
     renderAll();
   }
@@ -603,6 +661,7 @@ export function select(id, scroll = true) {
   const index = messages.findIndex((m) => m.id === id);
   if (index >= 0 && (index < lo || index >= hi)) showIndex(index);
   const el = listEl.querySelector(`.message[data-id="${id}"]`);
+  ensureActions(el);
   if (el) {
     el.classList.add("selected");
     if (scroll) el.scrollIntoView({ block: "nearest" });

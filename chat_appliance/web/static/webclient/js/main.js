@@ -176,7 +176,7 @@ function handleEvent(event) {
       if (conversation.dm) noteDm(conversation);
       else noteTopic(message.stream_id, message.subject, message.id);
       model.typing.get(model.conversationKey(conversation))?.delete(message.sender_id);
-      feed.addMessage(message);
+      feed.addMessage(message, event.local_message_id ?? null);
       noteRecent(message);
       notify(message);
       compose.showTyping();
