@@ -232,8 +232,9 @@ function renderMessage(message, continued) {
   if (message.last_edit_timestamp) marks.push(h("span.mark", { title: `Edited ${formatFullTime(message.last_edit_timestamp)}` }, "edited"));
   const content = h("div.content.rendered");
   content.innerHTML = message.content; // sanitised by the server; the page's CSP runs no inline script
-  showEmojiGlyphs(content);
-  fixLinks(content);
+  // (each only when the HTML has what it looks for: a long page renders hundreds at a time)
+  if (message.content.includes("emoji")) showEmojiGlyphs(content);
+  if (message.content.includes("<a ")) fixLinks(content);
   // A /poll or /todo message shows its widget in place of its text, as Zulip's clients do.
   const widget = renderWidget(message);
   const article = h(
