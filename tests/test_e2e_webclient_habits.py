@@ -269,11 +269,11 @@ def quiet_page(pages, site, email):
 def test_mark_all_as_read_clears_every_count(pages, site):
     """With unread messages in several channels and a direct message, does "Mark all as read" in
     the Inbox clear every count: the Inbox, each channel, the page title; and on the server?"""
+    carol = quiet_page(pages, site, CAROL)
     for n in range(3):
         post(site, site.bob[1], "design", f"colours {n}", f"pick a colour {n}")
         post(site, site.bob[1], "ops", "pager", f"page {n}")
     site.api("POST", "messages", auth=site.bob[1], type="direct", to=[site.carol[2]], content="hi carol")
-    carol = pages(CAROL)
     views(carol).get_by_role("link", name=re.compile("^Inbox")).click()
     expect(channel_link(carol, "design")).to_have_accessible_name(re.compile(r"design\s*3"))
     assert unread_total(carol) >= 7
@@ -546,8 +546,9 @@ def test_every_keyboard_shortcut(pages, site):
     body.press("p")
     expect(alice.get_by_role("heading", level=1)).to_have_text("Carol Danvers")
     open_topic(alice, site, "general", "keys")
+    channels = sorted(s["name"] for s in site.api("GET", "users/me/subscriptions", auth=site.alice[1])["subscriptions"])
     body.press("Shift+D")
-    expect(alice.get_by_role("heading", level=1)).to_have_text("#ops")
+    expect(alice.get_by_role("heading", level=1)).to_have_text(f"#{channels[channels.index('general') + 1]}")
     body.press("Shift+A")
     expect(alice.get_by_role("heading", level=1)).to_have_text("#general")
     body.press("q")
@@ -573,7 +574,8 @@ def test_sound_follows_the_settings(pages, site):
     bob = pages(BOB)
     played = lambda: bob.evaluate("window.__soundsPlayed || 0")  # noqa: E731
     site.api("POST", "messages", auth=site.alice[1], type="direct", to=[site.bob[2]], content="ding")
-    expect(bob.get_by_role("navigation", name="Direct messages").get_by_role("link", name=re.compile("Alice"))).to_be_visible()
+    expect(bob.get_by_role("navigation", name="Direct messages").get_by_role(
+        "link", name=re.compile(r"^Alice Liddell( \d+ unread)?$"))).to_be_visible()
     assert eventually(lambda: played() == 1)
     bob.get_by_role("button", name="Settings").click()
     settings = bob.get_by_role("dialog", name="Settings")

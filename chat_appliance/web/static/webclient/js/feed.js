@@ -3,7 +3,6 @@ import * as api from "./api.js";
 import { closePicker, glyphFor, openPicker, placeNear, showEmojiGlyphs } from "./emoji.js";
 import { model } from "./model.js";
 import { apiNarrow, channelView, dmView, matches, messageLink, nearId, viewHash } from "./narrow.js";
-import { openLightbox } from "./lightbox.js";
 import { renderWidget } from "./widgets.js";
 import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
 
@@ -70,6 +69,7 @@ export function openingParams(forView) {
 export async function openView(newView, prefetched = null) {
   view = newView;
   readingPaused = false;
+  listEl.classList.remove("windowed");
   const mine = ++generation;
   messages = [];
   byId.clear();
@@ -308,7 +308,7 @@ function onMessageClick(event, message) {
   const inline = event.target.closest(".message_inline_image");
   if (inline) {
     event.preventDefault();
-    openLightbox(inline.querySelector("a"), inline.querySelector("img"));
+    import("./lightbox.js").then((m) => m.openLightbox(inline.querySelector("a"), inline.querySelector("img")));
     return;
   }
   if (!event.target.closest("a,button")) select(message.id, false);
@@ -374,6 +374,7 @@ function onScroll() {
 
 async function loadOlder() {
   if (loadingOlder || !messages.length) return;
+  listEl.classList.add("windowed");
   if (lo > 0) {
     keepPosition(() => {
       prependWindow(Math.max(0, lo - FETCH));
@@ -412,6 +413,7 @@ async function loadOlder() {
 
 async function loadNewer() {
   if (loadingOlder || !messages.length) return;
+  listEl.classList.add("windowed");
   if (hi < messages.length) {
     keepPosition(() => {
       appendWindow(Math.min(messages.length, hi + FETCH));

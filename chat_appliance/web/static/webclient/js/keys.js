@@ -8,7 +8,6 @@ import * as feed from "./feed.js";
 import { model } from "./model.js";
 import { channelView, dmView, opOf, parseHash, viewHash } from "./narrow.js";
 import { focusChannelFilter, focusPeopleSearch } from "./sidebar.js";
-import { openShortcuts } from "./shortcuts.js";
 
 const typingInto = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
 
@@ -111,7 +110,7 @@ export function installShortcuts({ search }) {
         focusChannelFilter();
         break;
       case "?":
-        openShortcuts();
+        import("./shortcuts.js").then((m) => m.openShortcuts());
         break;
       case "/":
         search.focus();

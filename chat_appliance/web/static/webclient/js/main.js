@@ -10,10 +10,12 @@ import { parseHash, parseSearch, searchText, viewHash, viewTitle } from "./narro
 import { forgetTopics, mountSidebars, noteDm, noteTopic, renderSidebars, renderUsers, setCurrentView } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
 // Issue 28: views, view actions, status, notifications (modules of their own).
-import { showDrafts } from "./drafts_view.js";
-import { noteMessage as noteRecent, refreshRecent, showRecent } from "./recent.js";
 import { renderViewActions } from "./view_actions.js";
 import { notificationsFor, playSound } from "./notify.js";
+
+// Recent conversations and Drafts load when first shown (not on the way to the first message).
+let recent = null;
+const loadRecent = () => import("./recent.js").then((m) => (recent = m));
 
 // Loaded when needed: neither is on the way to the first message.
 const openSettings = (section) => import("./settings.js").then((m) => m.openSettings(section));
@@ -115,8 +117,8 @@ function showListView(view) {
   renderViewActions(els.viewActions, view);
   updateTitle();
   const list = els.feed.querySelector(".message-list");
-  if (view.kind === "recent") showRecent(list, () => parseHash(location.hash).kind === "recent");
-  else showDrafts(list, { restore: (draft, href) => { location.hash = href; } });
+  if (view.kind === "recent") loadRecent().then((m) => m.showRecent(list, () => parseHash(location.hash).kind === "recent"));
+  else import("./drafts_view.js").then((m) => m.showDrafts(list, { restore: (draft, href) => { location.hash = href; } }));
 }
 
 function showInbox() {
@@ -177,7 +179,7 @@ function handleEvent(event) {
       else noteTopic(message.stream_id, message.subject, message.id);
       model.typing.get(model.conversationKey(conversation))?.delete(message.sender_id);
       feed.addMessage(message, event.local_message_id ?? null);
-      noteRecent(message);
+      recent?.noteMessage(message); // (before it loads, its first fetch includes this message)
       notify(message);
       compose.showTyping();
       break;
@@ -308,7 +310,7 @@ function handleEvent(event) {
   updateTitle();
   const shown = parseHash(location.hash);
   if (shown.kind === "inbox") showInbox();
-  else if (shown.kind === "recent") refreshRecent();
+  else if (shown.kind === "recent") recent?.refreshRecent();
   else if (shown.kind === "drafts" && event.type === "drafts") showListView(shown);
   else if (event.type === "user_topic" || event.type === "subscription") renderViewActions(els.viewActions, shown);
 }
