@@ -22,12 +22,12 @@ export function mountCompose(container) {
   els.topicList = h("ul.completion.suggest#topic-suggestions", { role: "listbox", "aria-label": "Topics", hidden: true });
   els.topic = h("input.topic", {
     type: "text", "aria-label": "Topic", placeholder: "Topic", maxlength: "60", autocomplete: "off", "aria-autocomplete": "list", "aria-controls": "topic-suggestions",
-    on: { input: () => { if (target?.type === "stream") target.topic = els.topic.value; suggestTopics(); }, focus: suggestTopics, keydown: (e) => suggestionKeys(e, topicSuggest), blur: () => setTimeout(() => closeSuggest(topicSuggest), 150) },
+    on: { input: () => { if (target?.type === "stream") target.topic = els.topic.value; suggestTopics(); }, focus: suggestTopics, keydown: (e) => suggestionKeys(e, topicSuggest), blur: () => setTimeout(() => { if (document.activeElement !== els.topic) closeSuggest(topicSuggest); }, 150) },
   });
   els.peopleList = h("ul.completion.suggest#people-suggestions", { role: "listbox", "aria-label": "People", hidden: true });
   els.to = h("input.to", {
     type: "text", "aria-label": "To", placeholder: "Add people", autocomplete: "off", "aria-autocomplete": "list", "aria-controls": "people-suggestions",
-    on: { input: suggestPeople, keydown: onToKeyDown, blur: () => setTimeout(() => closeSuggest(peopleSuggest), 150) },
+    on: { input: suggestPeople, keydown: onToKeyDown, blur: () => setTimeout(() => { if (document.activeElement !== els.to) closeSuggest(peopleSuggest); }, 150) },
   });
   els.pills = h("span.pills");
   els.streamRow = h("div.recipient-row.stream-row", els.channel, h("span.sep", ">"), h("div.suggest-box", els.topic, els.topicList));
@@ -136,7 +136,10 @@ function removeRecipient(id) {
 // Typed text that names people (emails or full names, comma-separated) becomes pills.
 function readRecipients() {
   for (const part of els.to.value.split(",").map((p) => p.trim()).filter(Boolean)) {
-    const user = model.userByEmailOrName(part);
+    // An email, a full name, or the start of exactly one person's name.
+    const lowered = part.toLowerCase();
+    const starting = [...model.users.values()].filter((u) => u.is_active !== false && u.full_name.toLowerCase().startsWith(lowered));
+    const user = model.userByEmailOrName(part) || (starting.length === 1 ? starting[0] : null);
     if (!user) {
       toast(`No user "${part}".`, "error");
       return null;
