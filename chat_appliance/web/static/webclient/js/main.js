@@ -4,7 +4,6 @@ import * as compose from "./compose.js";
 import { pollLoop, register } from "./events.js";
 import { loadEmoji } from "./emoji.js";
 import * as feed from "./feed.js";
-import { installShortcuts } from "./keys.js";
 import { model } from "./model.js";
 import { parseHash, parseSearch, searchText, viewHash, viewTitle } from "./narrow.js";
 import { forgetTopics, mountSidebars, noteDm, noteTopic, renderSidebars, renderUsers, setCurrentView } from "./sidebar.js";
@@ -399,8 +398,9 @@ async function start() {
     if (location.hash !== currentHash || parseHash(location.hash).kind === "inbox") route();
   });
   window.addEventListener("beforeunload", () => compose.flushDraft());
-  installShortcuts({ search: els.search });
   await route(prefetched);
+  // The keyboard shortcuts load once the first view is up (not on the way to it).
+  import("./keys.js").then((m) => m.installShortcuts({ search: els.search }));
   if (prefetched) feed.catchUp(state.max_message_id).catch(() => {});
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);
