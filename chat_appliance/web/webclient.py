@@ -241,7 +241,7 @@ COMPRESSIBLE = {".js", ".css", ".html", ".json", ".svg", ".txt"}
 
 
 @functools.lru_cache(maxsize=128)
-def static_entry(path, mtime_ns, size):
+def static_entry(path: str, mtime_ns: int, size: int) -> tuple[bytes, bytes | None, str, str]:
     """A static file's bytes, its gzip form (text types only) and its strong validator (a hash of
     the content), read once per version of the file (the cache key includes its mtime and size)."""
     data = Path(path).read_bytes()
@@ -256,7 +256,7 @@ def static_entry(path, mtime_ns, size):
 
 
 @bp.get("/static/webclient/<path:filename>")
-def static_file(filename):
+def static_file(filename: str) -> Response:
     """The web client's own files. Each answer carries an ETag (a hash of the content) and asks the
     browser to revalidate (`no-cache`): a returning visit gets 304 Not Modified, no body, for every
     unchanged file, and a new version of a file is seen at once. Text files go gzip-compressed to
