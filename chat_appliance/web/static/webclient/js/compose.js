@@ -186,8 +186,8 @@ function suggestionKeys(event, state) {
   } else if (event.key === "Enter" || event.key === "Tab") {
     state.choose(state.items[state.index]);
   } else if (event.key === "Escape") {
-    closeSuggest(state);
-    event.stopPropagation();
+    closeSuggest(state); // and the page's Escape leaves the box too
+    return true;
   } else return false;
   event.preventDefault();
   return true;
@@ -391,12 +391,13 @@ function draftKey(draft) {
   return `private:${[...draft.to].sort((a, b) => a - b).join(",")}`;
 }
 
+const creating = new Map(); // conversation key -> the POST /drafts under way (one draft per conversation)
+
 const saveDraft = debounce(async () => {
   if (!target) return;
   if (target.type === "stream") target.topic = els.topic.value;
   const key = conversationKey(target);
   const content = els.textarea.value;
-  const id = draftIds.get(key);
   const draft = {
     type: target.type === "stream" ? "stream" : "private",
     to: target.type === "stream" ? [target.stream_id] : target.to,
@@ -404,6 +405,9 @@ const saveDraft = debounce(async () => {
     content,
     timestamp: Math.floor(Date.now() / 1000),
   };
+  // A draft being created for this conversation: wait for its id rather than make a second one.
+  if (creating.has(key)) await creating.get(key).catch(() => {});
+  const id = draftIds.get(key);
   try {
     if (!content.trim()) {
       if (id !== undefined) {
@@ -415,9 +419,15 @@ const saveDraft = debounce(async () => {
       model.drafts.set(id, { ...draft, id });
       await api.patch(`drafts/${id}`, { draft });
     } else {
-      const { ids } = await api.post("drafts", { drafts: [draft] });
-      draftIds.set(key, ids[0]);
-      model.drafts.set(ids[0], { ...draft, id: ids[0] });
+      const request = api.post("drafts", { drafts: [draft] });
+      creating.set(key, request);
+      try {
+        const { ids } = await request;
+        draftIds.set(key, ids[0]);
+        model.drafts.set(ids[0], { ...draft, id: ids[0] });
+      } finally {
+        creating.delete(key);
+      }
     }
   } catch (error) {
     if (error.code !== "NETWORK") toast(`Draft not saved: ${error.message}`, "error");

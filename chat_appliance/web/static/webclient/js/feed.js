@@ -16,6 +16,7 @@ const WINDOW = 600;
 const TAIL = 60;
 let view = { kind: "feed", ops: [] };
 let messages = []; // sorted by id: everything fetched for this view
+let fetched = 0; // pages fetched beyond the first: the first one is small, the next ones FETCH
 let lo = 0; // messages[lo..hi) are in the page
 let hi = 0;
 const byId = new Map();
@@ -69,6 +70,7 @@ export function openingParams(forView) {
 export async function openView(newView, prefetched = null) {
   view = newView;
   readingPaused = false;
+  fetched = 0;
   listEl.classList.remove("windowed");
   const mine = ++generation;
   messages = [];
@@ -387,7 +389,7 @@ async function loadOlder() {
   const mine = generation;
   try {
     const data = await api.get("messages", {
-      anchor: String(messages[0].id), num_before: FETCH, num_after: 0, include_anchor: false,
+      anchor: String(messages[0].id), num_before: fetched++ ? FETCH : PAGE, num_after: 0, include_anchor: false,
       narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
     });
     if (mine !== generation) return;
@@ -426,7 +428,7 @@ async function loadNewer() {
   const mine = generation;
   try {
     const data = await api.get("messages", {
-      anchor: String(messages[messages.length - 1].id), num_before: 0, num_after: FETCH, include_anchor: false,
+      anchor: String(messages[messages.length - 1].id), num_before: 0, num_after: fetched++ ? FETCH : PAGE, include_anchor: false,
       narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
     });
     if (mine !== generation) return;
