@@ -444,8 +444,9 @@ def test_people_pills_topic_suggestions_and_emoji_button(pages, site):
     expect(box).to_have_value("group hello :octopus: ")
     box.press("Enter")
     expect(box).to_have_value("")
-    sent = site.api("GET", "messages", auth=site.carol[1], anchor="newest", num_before=1, num_after=0)["messages"][0]
-    assert sent["content"].startswith("<p>group hello")
+    newest = lambda: site.api("GET", "messages", auth=site.carol[1], anchor="newest", num_before=1, num_after=0)["messages"][0]  # noqa: E731
+    assert eventually(lambda: newest()["content"].startswith("<p>group hello"))  # (the box clears at once: local echo)
+    sent = newest()
     assert sorted(r["email"] for r in sent["display_recipient"]) == [ALICE, BOB, CAROL]
     alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}")
     topic = alice.get_by_role("textbox", name="Topic")
@@ -526,7 +527,8 @@ def test_every_keyboard_shortcut(pages, site):
     send_box = alice.get_by_role("textbox", name="Message")
     send_box.fill("mine to edit")
     send_box.press("Enter")
-    expect(articles.filter(has_text="mine to edit")).to_be_visible()
+    # (the server's message, not its local echo: that one has no id yet)
+    expect(alice.locator("[role=article][data-id].selected").filter(has_text="mine to edit")).to_be_visible()
     alice.keyboard.press("Escape")
     body.press("e")
     expect(alice.get_by_role("textbox", name="Edit message")).to_be_focused()
