@@ -273,7 +273,7 @@ def static_file(filename: str) -> Response:
         headers["Vary"] = "Accept-Encoding"
     if request.if_none_match.contains(tag):
         return Response(status=304, headers=headers)
-    body = compressed if use_gzip else data
+    body = compressed if use_gzip and compressed is not None else data
     if use_gzip:
         headers["Content-Encoding"] = "gzip"
     return Response(body if request.method != "HEAD" else b"", mimetype=mimetype, headers={**headers, "Content-Length": str(len(body))})
