@@ -10,8 +10,16 @@ Prints, each beside a baseline measured in the same run:
   size            JavaScript + CSS the page loads, bytes before compression (budget 150 KB)
   remote message  another client sends -> the message is in the page (p50 of --samples);
                   baseline: the same message reaching a Python long-poll client on /api/v1/events
+  scroll back     (issue 28) a channel of --scroll-messages messages opened at its newest, then
+                  scrolled to the top again and again until its first message is in the page;
+                  the time, and the most elements the page held on the way (document.*);
+                  baseline: the same GET /messages pages fetched from Python
+  own send        (issue 28) Enter in the compose box -> your message in the page, right after
+                  the scroll back (the page holds the oldest messages) and then at the end
+                  (p50 of --samples); baseline: POST /messages from Python
 
-Targets: first message under 1 s; size under 150 KB; remote message p50 under 300 ms.
+Targets: first message under 1 s; size under 150 KB; remote message p50 under 300 ms; scroll back
+through 2,000 messages under 4 s, under 20,000 elements; own send under 200 ms.
 """
 
 import argparse
@@ -45,15 +53,15 @@ def api(server, auth, method, path, **params):
     return body
 
 
-def seed(server, auth, count):
+def seed(server, auth, count, name="bench"):
     """A channel with `count` messages, sent through the API by 8 threads."""
-    api(server, auth, "POST", "users/me/subscriptions", subscriptions=[{"name": "bench"}])
+    api(server, auth, "POST", "users/me/subscriptions", subscriptions=[{"name": name}])
     session = requests.Session()
     session.auth = auth
 
     def send(n):
         session.post(f"{server.url}/api/v1/messages", timeout=60,
-                     data={"type": "stream", "to": "bench", "topic": f"topic {n % 40}",
+                     data={"type": "stream", "to": name, "topic": f"topic {n % 40}",
                            "content": f"Message **{n}** with a [link](https://example.com/{n}) and `code`"})
 
     with ThreadPoolExecutor(8) as pool:
@@ -61,7 +69,7 @@ def seed(server, auth, count):
             if done % 500 == 0:
                 sys.stderr.write(f"\r  seeding {done}/{count}")
     sys.stderr.write("\n")
-    return api(server, auth, "GET", "get_stream_id", stream="bench")["stream_id"]
+    return api(server, auth, "GET", "get_stream_id", stream=name)["stream_id"]
 
 
 def p50(samples):
@@ -161,11 +169,85 @@ def remote_message(browser, server, email, password, sender_auth, stream_id, sam
     return browser_ms, poll_ms
 
 
+def scroll_back(browser, server, email, password, stream_id, samples_wanted):
+    """The scroll-back and own-send figures (see the docstring)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+    context.request.post(f"{server.url}/accounts/login", form={"username": email, "password": password},
+                         headers={"X-Requested-With": "XMLHttpRequest"})
+    page = context.new_page()
+    page.goto(f"{server.url}/#narrow/channel/{stream_id}-scroll")
+    page.wait_for_function("document.querySelector('[role=article]')")
+    page.wait_for_timeout(500)
+    result = page.evaluate("""async () => {
+        const feed = document.querySelector(".feed");
+        let peak = document.getElementsByTagName("*").length;
+        const started = performance.now();
+        let last = null;
+        let changed = started;
+        // Until the page has got no older message for 1.5 s (it has the channel's first).
+        while (performance.now() - changed < 1500) {
+            feed.scrollTop = 0;
+            feed.dispatchEvent(new Event("scroll"));
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            peak = Math.max(peak, document.getElementsByTagName("*").length);
+            const first = document.querySelector("[role=article]")?.dataset.id;
+            if (first !== last) { last = first; changed = performance.now(); }
+        }
+        return { seconds: (changed - started) / 1000, peak, first: Number(last) };
+    }""")
+    sends = []
+    for n in range(samples_wanted):
+        sends.append(page.evaluate("""async (n) => {
+            const box = document.querySelector("textarea[aria-label=Message]");
+            box.value = `own-${n}`;
+            box.dispatchEvent(new Event("input"));
+            const started = performance.now();
+            const seen = new Promise((resolve) => {
+                const look = () => [...document.querySelectorAll("[role=article] .content")].some((el) => el.textContent === `own-${n}`);
+                new MutationObserver((_, observer) => { if (look()) { observer.disconnect(); resolve(performance.now()); } })
+                    .observe(document.querySelector(".message-list"), { subtree: true, childList: true });
+            });
+            box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+            return (await seen) - started;
+        }""", n))
+        page.wait_for_timeout(150)
+    context.close()
+    return result, sends
+
+
+def fetch_baseline(server, auth, stream_id, page_size=400):
+    """The same older pages from Python, newest first; and one POST /messages."""
+    session = requests.Session()
+    session.auth = auth
+    narrow = json.dumps([{"operator": "channel", "operand": stream_id}])
+    started = time.perf_counter()
+    anchor, pages = "newest", 0
+    while True:
+        body = session.get(f"{server.url}/api/v1/messages", params={
+            "anchor": anchor, "num_before": page_size, "num_after": 0, "include_anchor": "false" if pages else "true",
+            "narrow": narrow, "apply_markdown": "true", "client_gravatar": "true"}).json()
+        pages += 1
+        if body["found_oldest"] or not body["messages"]:
+            break
+        anchor = str(body["messages"][0]["id"])
+    fetch = time.perf_counter() - started
+    posts = []
+    for n in range(5):
+        started = time.perf_counter()
+        session.post(f"{server.url}/api/v1/messages", data={"type": "stream", "to": "scroll", "topic": "baseline",
+                                                            "content": f"baseline {n}"})
+        posts.append(time.perf_counter() - started)
+    return fetch, p50(posts)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=5000, help="messages in the channel (default: %(default)s)")
     parser.add_argument("--runs", type=int, default=7, help="page loads for the first-message figure")
     parser.add_argument("--samples", type=int, default=30, help="messages for the remote-message figure")
+    parser.add_argument("--scroll-messages", type=int, default=2000,
+                        help="messages in the channel scrolled back (default: %(default)s)")
+    parser.add_argument("--only-scroll", action="store_true", help="only the scroll-back and own-send figures")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -183,17 +265,32 @@ def main():
             sender_key = api(server, owner, "POST", "fetch_api_key", username="sender@example.com",
                              password="sender password")["api_key"]
             sender = ("sender@example.com", sender_key)
-            stream_id = seed(server, owner, args.messages)
-            api(server, sender, "POST", "users/me/subscriptions", subscriptions=[{"name": "bench"}])
+            if not args.only_scroll:
+                stream_id = seed(server, owner, args.messages)
+                api(server, sender, "POST", "users/me/subscriptions", subscriptions=[{"name": "bench"}])
+            scroll_id = seed(server, owner, args.scroll_messages, name="scroll")
+            api(server, owner, "POST", "mark_all_as_read")
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                ttfm, api_baseline, loaded = first_message(browser, server, server.email, password, stream_id,
-                                                           args.runs)
-                remote, poll = remote_message(browser, server, server.email, password, sender, stream_id,
-                                              args.samples)
+                if not args.only_scroll:
+                    ttfm, api_baseline, loaded = first_message(browser, server, server.email, password, stream_id,
+                                                               args.runs)
+                    remote, poll = remote_message(browser, server, server.email, password, sender, stream_id,
+                                                  args.samples)
+                scrolled, sends = scroll_back(browser, server, server.email, password, scroll_id,
+                                              min(args.samples, 15))
                 browser.close()
+            fetch_seconds, post_seconds = fetch_baseline(server, owner, scroll_id)
         finally:
             server.stop()
+    print(f"scroll back through {args.scroll_messages} messages: {scrolled['seconds']:.2f} s; baseline the same "
+          f"pages from Python {fetch_seconds:.2f} s; ratio {scrolled['seconds'] / fetch_seconds:.1f}x; target < 4 s")
+    print(f"elements in the page, most on the way: {scrolled['peak']}; target < 20,000")
+    print(f"own send: {sends[0]:.0f} ms right after the scroll back (oldest messages in the page), then p50 "
+          f"{p50(sends[1:]):.0f} ms (max {max(sends[1:]):.0f} ms); baseline POST /messages from Python "
+          f"{post_seconds * 1000:.0f} ms; ratio {p50(sends[1:]) / (post_seconds * 1000):.1f}x; target < 200 ms")
+    if args.only_scroll:
+        return
     print(f"first message ({args.messages} in the channel, cache disabled): p50 {p50(ttfm) * 1000:.0f} ms "
           f"(max {max(ttfm) * 1000:.0f} ms); baseline register+messages from Python "
           f"{p50(api_baseline) * 1000:.0f} ms; ratio {p50(ttfm) / p50(api_baseline):.1f}x; target < 1000 ms")

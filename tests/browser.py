@@ -96,3 +96,22 @@ def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="ligh
 def shot(page, name):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+AXE = Path(__file__).resolve().parent / "data" / "axe.min.js"
+
+
+def axe_violations(page, include=None):
+    """axe-core's violations on the page as it is now (or within the `include` CSS selector):
+    a list of "rule-id (impact): target, ..." strings. axe-core is vendored in tests/data
+    (scripts/fetch_axe.sh): no network at test time."""
+    if not AXE.exists():
+        pytest.skip(f"{AXE} is missing (scripts/fetch_axe.sh vendors it)")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;0")  # evaluated by the test driver: the page's CSP does not apply
+    result = page.evaluate("""async (include) => {
+        const r = await axe.run(include ? { include: [include] } : document,
+                                { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] });
+        return r.violations.map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 5).map(n => n.target.join(" ")).join(", ")}`);
+    }""", include)
+    return result

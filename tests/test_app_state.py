@@ -223,6 +223,7 @@ PURE_MEMOS = {
     ("markdown/engine.py", "_local"): "a thread's Markdown parser, reset before each render",
     ("web/webclient.py", "page_template"): "the packaged page",
     ("web/webclient.py", "emoji_table_json"): "the emoji table (constants)",
+    ("web/webclient.py", "static_entry"): "a packaged static file's bytes, keyed by its path, mtime and size",
     ("web/webclient.py", "emoji_api_json"): "the emoji data served at server_emoji_data_url (constants)",
     ("models/base.py", "_RAW_SELECT_SQL"): "SQL text by model, condition and parameter style",
     ("models/base.py", "_ROW_BUILDERS"): "row-to-instance function by model class",

@@ -53,3 +53,34 @@ def test_katex_stylesheet_and_its_fonts_are_served(flask_client):
         response = flask_client.get("/static/katex/" + font)
         assert response.status_code == 200, font
         response.close()
+
+
+def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client):
+    """Issue 28: are the client's files sent gzip-compressed to a browser that accepts it, with a
+    content-hash ETag, so that a returning visit gets 304 Not Modified and no body for each
+    unchanged file; and is a missing file or a path out of the folder a 404?"""
+    import gzip
+
+    from chat_appliance.web.webclient import STATIC_DIR
+
+    for path in ("/static/webclient/js/feed.js", "/static/webclient/app.css"):
+        plain = flask_client.get(path)
+        assert plain.status_code == 200 and "Content-Encoding" not in plain.headers
+        source = (STATIC_DIR / path.removeprefix("/static/webclient/")).read_bytes()
+        assert plain.data == source
+        packed = flask_client.get(path, headers={"Accept-Encoding": "gzip, deflate, br"})
+        assert packed.headers["Content-Encoding"] == "gzip"
+        assert packed.headers["Vary"] == "Accept-Encoding"
+        assert gzip.decompress(packed.data) == source
+        assert len(packed.data) < len(source) / 2
+        assert packed.headers["Cache-Control"] == "no-cache"
+        etag = packed.headers["ETag"]
+        assert etag != plain.headers["ETag"]  # each encoding is its own variant
+        again = flask_client.get(path, headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
+        assert again.status_code == 304 and again.data == b""
+        assert flask_client.get(path, headers={"If-None-Match": plain.headers["ETag"]}).status_code == 304
+        assert flask_client.get(path, headers={"If-None-Match": '"stale"'}).status_code == 200
+    assert flask_client.get("/static/webclient/js/missing.js").status_code == 404
+    assert flask_client.get("/static/webclient/../webclient.py").status_code == 404
+    image = flask_client.get("/static/webclient/realm-icon.png", headers={"Accept-Encoding": "gzip"})
+    assert image.status_code == 200 and "Content-Encoding" not in image.headers

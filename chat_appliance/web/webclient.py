@@ -6,11 +6,16 @@ token written into it. Everything else the page does goes through the API under 
 """
 
 import functools
+import gzip
+import hashlib
 import html
 import json
+import mimetypes
+import os
 from pathlib import Path
 
 from flask import Blueprint, Response, current_app, request, send_file
+from werkzeug.security import safe_join
 
 from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
@@ -231,3 +236,47 @@ def emoji_names():
     response = Response(emoji_table_json(), mimetype="application/json")
     response.headers["Cache-Control"] = "public, max-age=86400"
     return response
+
+
+# --- the client's static files: compressed, with validators ------------------------------------
+
+COMPRESSIBLE = {".js", ".css", ".html", ".json", ".svg", ".txt"}
+
+
+@functools.lru_cache(maxsize=128)
+def static_entry(path: str, mtime_ns: int, size: int) -> tuple[bytes, bytes | None, str, str]:
+    """A static file's bytes, its gzip form (text types only) and its strong validator (a hash of
+    the content), read once per version of the file (the cache key includes its mtime and size)."""
+    data = Path(path).read_bytes()
+    compressed = None
+    if Path(path).suffix in COMPRESSIBLE and len(data) > 256:
+        compressed = gzip.compress(data, compresslevel=9, mtime=0)
+    etag = hashlib.sha256(data).hexdigest()[:32]
+    mimetype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    if mimetype in ("application/javascript", "text/javascript"):
+        mimetype = "text/javascript"
+    return data, compressed, etag, mimetype
+
+
+@bp.get("/static/webclient/<path:filename>")
+def static_file(filename: str) -> Response:
+    """The web client's own files. Each answer carries an ETag (a hash of the content) and asks the
+    browser to revalidate (`no-cache`): a returning visit gets 304 Not Modified, no body, for every
+    unchanged file, and a new version of a file is seen at once. Text files go gzip-compressed to
+    browsers that accept it (a variant with its own ETag, and Vary: Accept-Encoding)."""
+    path = safe_join(str(STATIC_DIR), filename)
+    if path is None or not os.path.isfile(path):
+        raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    stat = os.stat(path)
+    data, compressed, etag, mimetype = static_entry(path, stat.st_mtime_ns, stat.st_size)
+    use_gzip = compressed is not None and "gzip" in (request.accept_encodings.best_match(["gzip"]) or "")
+    tag = f"{etag}-gz" if use_gzip else etag
+    headers = {"ETag": f'"{tag}"', "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    if compressed is not None:
+        headers["Vary"] = "Accept-Encoding"
+    if request.if_none_match.contains(tag):
+        return Response(status=304, headers=headers)
+    body = compressed if use_gzip and compressed is not None else data
+    if use_gzip:
+        headers["Content-Encoding"] = "gzip"
+    return Response(body if request.method != "HEAD" else b"", mimetype=mimetype, headers={**headers, "Content-Length": str(len(body))})

@@ -1,7 +1,9 @@
 // The compose box: recipients, Markdown with preview, Enter to send, drafts on the server,
 // typing notifications, uploads (picker, paste, drop) and @/#/: autocomplete.
 import * as api from "./api.js";
-import { emojiLoaded, glyphFor, loadEmoji, searchEmoji, showEmojiGlyphs } from "./emoji.js";
+import { emojiLoaded, glyphFor, loadEmoji, openPicker, searchEmoji, showEmojiGlyphs } from "./emoji.js";
+import { currentQueueId } from "./events.js";
+import { dropEcho, localEcho } from "./feed.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { debounce, h, toast } from "./util.js";
@@ -17,10 +19,19 @@ let completion = null; // {start, end, items, index}
 
 export function mountCompose(container) {
   els.channel = h("select.channel-select", { "aria-label": "Channel", on: { change: () => retarget({ type: "stream", stream_id: Number(els.channel.value), topic: els.topic.value }) } });
-  els.topic = h("input.topic", { type: "text", "aria-label": "Topic", placeholder: "Topic", maxlength: "60", autocomplete: "off", on: { input: () => { if (target?.type === "stream") target.topic = els.topic.value; } } });
-  els.to = h("input.to", { type: "text", "aria-label": "To", placeholder: "Emails, comma-separated", autocomplete: "off", on: { change: readRecipients } });
-  els.streamRow = h("div.recipient-row.stream-row", els.channel, h("span.sep", ">"), els.topic);
-  els.dmRow = h("div.recipient-row.dm-row", h("span.label", "To:"), els.to);
+  els.topicList = h("ul.completion.suggest#topic-suggestions", { role: "listbox", "aria-label": "Topics", hidden: true });
+  els.topic = h("input.topic", {
+    type: "text", "aria-label": "Topic", placeholder: "Topic", maxlength: "60", autocomplete: "off", "aria-autocomplete": "list", "aria-controls": "topic-suggestions",
+    on: { input: () => { if (target?.type === "stream") target.topic = els.topic.value; suggestTopics(); }, focus: suggestTopics, keydown: (e) => suggestionKeys(e, topicSuggest), blur: () => setTimeout(() => { if (document.activeElement !== els.topic) closeSuggest(topicSuggest); }, 150) },
+  });
+  els.peopleList = h("ul.completion.suggest#people-suggestions", { role: "listbox", "aria-label": "People", hidden: true });
+  els.to = h("input.to", {
+    type: "text", "aria-label": "To", placeholder: "Add people", autocomplete: "off", "aria-autocomplete": "list", "aria-controls": "people-suggestions",
+    on: { input: suggestPeople, keydown: onToKeyDown, blur: () => setTimeout(() => { if (document.activeElement !== els.to) closeSuggest(peopleSuggest); }, 150) },
+  });
+  els.pills = h("span.pills");
+  els.streamRow = h("div.recipient-row.stream-row", els.channel, h("span.sep", ">"), h("div.suggest-box", els.topic, els.topicList));
+  els.dmRow = h("div.recipient-row.dm-row", h("span.label", "To:"), h("div.suggest-box.pill-box", els.pills, els.to, els.peopleList));
   els.textarea = h("textarea.message-box", { "aria-label": "Message", placeholder: "Message", rows: 2, on: { input: onInput, keydown: onKeyDown, paste: onPaste, blur: () => setTimeout(closeCompletion, 150) } });
   els.preview = h("div.preview.rendered", { hidden: true, "aria-label": "Preview", role: "region" });
   els.file = h("input", { type: "file", multiple: true, hidden: true, on: { change: () => { for (const f of els.file.files) uploadFile(f); els.file.value = ""; } } });
@@ -35,7 +46,8 @@ export function mountCompose(container) {
     els.streamRow,
     els.dmRow,
     h("div.box", els.textarea, els.preview, els.completion),
-    h("div.compose-buttons", h("button.icon-text", { type: "button", on: { click: () => els.file.click() } }, "Attach files"), els.file, els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), els.send),
+    h("div.compose-buttons", h("button.icon-text", { type: "button", on: { click: () => els.file.click() } }, "Attach files"), els.file,
+      h("button.icon-text.add-emoji", { type: "button", "aria-label": "Add emoji", title: "Add emoji", on: { click: (event) => openPicker(event.currentTarget, (name) => { insertText(`:${name}: `); els.textarea.focus(); }) } }, "\u263a"), els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), els.send),
   );
   container.append(els.form);
   for (const draft of model.drafts.values()) draftIds.set(draftKey(draft), draft.id);
@@ -90,21 +102,150 @@ function renderTarget() {
     fillChannels();
     els.channel.value = String(target.stream_id);
     els.topic.value = target.topic;
-  } else els.to.value = target.to.map((id) => model.userEmail(id)).join(", ");
+  } else {
+    els.to.value = "";
+    renderPills();
+  }
 }
 
+// --- recipients: pills with people suggestions ------------------------------------------------
+
+function renderPills() {
+  els.pills.replaceChildren(...target.to.map((id) => h(
+    "span.pill",
+    h("span.pill-name", model.userName(id)),
+    h("button.pill-remove", { type: "button", "aria-label": `Remove ${model.userName(id)}`, on: { click: () => removeRecipient(id) } }, "\u00d7"),
+  )));
+}
+
+function addRecipient(id) {
+  if (target?.type !== "direct") target = { type: "direct", to: [] };
+  if (!target.to.includes(id)) target.to = [...target.to, id];
+  els.to.value = "";
+  closeSuggest(peopleSuggest);
+  renderPills();
+  els.to.focus();
+}
+
+function removeRecipient(id) {
+  target.to = target.to.filter((x) => x !== id);
+  renderPills();
+  els.to.focus();
+}
+
+// Typed text that names people (emails or full names, comma-separated) becomes pills.
 function readRecipients() {
-  const ids = [];
   for (const part of els.to.value.split(",").map((p) => p.trim()).filter(Boolean)) {
-    const user = model.userByEmailOrName(part);
+    // An email, a full name, or the start of exactly one person's name.
+    const lowered = part.toLowerCase();
+    const starting = [...model.users.values()].filter((u) => u.is_active !== false && u.full_name.toLowerCase().startsWith(lowered));
+    const user = model.userByEmailOrName(part) || (starting.length === 1 ? starting[0] : null);
     if (!user) {
       toast(`No user "${part}".`, "error");
       return null;
     }
-    ids.push(user.user_id);
+    if (!target.to.includes(user.user_id)) target.to = [...target.to, user.user_id];
   }
-  target = { type: "direct", to: ids };
-  return ids;
+  els.to.value = "";
+  renderPills();
+  return target.to;
+}
+
+// A small listbox under an input: {list, input, items, index, choose}.
+const peopleSuggest = { items: [], index: 0 };
+const topicSuggest = { items: [], index: 0 };
+
+function showSuggest(state, list, input, items, choose) {
+  Object.assign(state, { list, input, items, index: 0, choose });
+  if (!items.length) return closeSuggest(state);
+  list.hidden = false;
+  drawSuggest(state);
+}
+
+function drawSuggest(state) {
+  state.list.replaceChildren(...state.items.map((item, i) => h(
+    "li",
+    { role: "option", id: `${state.list.id}-${i}`, "aria-selected": String(i === state.index), class: i === state.index ? "active" : "", on: { mousedown: (e) => { e.preventDefault(); state.choose(item); } } },
+    h("span.label", item.label), item.detail ? h("span.detail", item.detail) : null,
+  )));
+  state.input.setAttribute("aria-activedescendant", `${state.list.id}-${state.index}`);
+}
+
+function closeSuggest(state) {
+  if (!state.list) return;
+  state.items = [];
+  state.list.hidden = true;
+  state.input.removeAttribute("aria-activedescendant");
+}
+
+function suggestionKeys(event, state) {
+  if (!state.items.length) return false;
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    state.index = (state.index + (event.key === "ArrowDown" ? 1 : -1) + state.items.length) % state.items.length;
+    drawSuggest(state);
+  } else if (event.key === "Enter" || event.key === "Tab") {
+    state.choose(state.items[state.index]);
+  } else if (event.key === "Escape") {
+    closeSuggest(state); // and the page's Escape leaves the box too
+    return true;
+  } else return false;
+  event.preventDefault();
+  return true;
+}
+
+function suggestPeople() {
+  const query = els.to.value.trim().toLowerCase();
+  if (!query) return closeSuggest(peopleSuggest);
+  const chosen = new Set(target?.type === "direct" ? target.to : []);
+  const items = [...model.users.values()]
+    .filter((u) => u.is_active !== false && !chosen.has(u.user_id)
+      && (u.full_name.toLowerCase().split(/\s+/).some((w) => w.startsWith(query)) || u.full_name.toLowerCase().startsWith(query) || u.email.toLowerCase().startsWith(query)))
+    .sort((a, b) => a.full_name.localeCompare(b.full_name))
+    .slice(0, 8)
+    .map((u) => ({ label: u.full_name, detail: u.email, id: u.user_id }));
+  showSuggest(peopleSuggest, els.peopleList, els.to, items, (item) => addRecipient(item.id));
+}
+
+function onToKeyDown(event) {
+  if (suggestionKeys(event, peopleSuggest)) return;
+  if (event.key === "Backspace" && !els.to.value && target?.to?.length) {
+    removeRecipient(target.to[target.to.length - 1]);
+    event.preventDefault();
+  } else if ((event.key === "Enter" || event.key === ",") && els.to.value.trim()) {
+    readRecipients();
+    event.preventDefault();
+  } else if (event.key === "Enter" && target?.to?.length) {
+    els.textarea.focus();
+    event.preventDefault();
+  }
+}
+
+// Topic suggestions: the channel's topics (newest first) that contain the typed text.
+const topicCache = new Map(); // stream id -> Promise of topic names
+
+export function forgetTopicSuggestions(streamId) {
+  topicCache.delete(streamId);
+}
+
+async function suggestTopics() {
+  if (target?.type !== "stream" || document.activeElement !== els.topic) return;
+  const streamId = target.stream_id;
+  if (!topicCache.has(streamId)) {
+    topicCache.set(streamId, api.get(`users/me/${streamId}/topics`).then(({ topics }) => topics.map((t) => t.name), () => {
+      topicCache.delete(streamId);
+      return [];
+    }));
+  }
+  const names = await topicCache.get(streamId);
+  if (target?.type !== "stream" || target.stream_id !== streamId || document.activeElement !== els.topic) return;
+  const query = els.topic.value.toLowerCase();
+  const items = names.filter((n) => n.toLowerCase().includes(query) && n.toLowerCase() !== query).slice(0, 8).map((n) => ({ label: n || "(no topic)", name: n }));
+  showSuggest(topicSuggest, els.topicList, els.topic, items, (item) => {
+    els.topic.value = item.name;
+    target.topic = item.name;
+    closeSuggest(topicSuggest);
+    els.textarea.focus();
+  });
 }
 
 export function composeText() {
@@ -158,10 +299,22 @@ async function send() {
     ? { type: "stream", to: target.stream_id, topic: target.topic, content }
     : { type: "direct", to: target.to, content };
   const key = conversationKey(target);
+  // Local echo: the message shows in the feed at once; the server's event replaces it.
+  const queueId = currentQueueId();
+  const localId = queueId ? `${Date.now()}.${Math.floor(Math.random() * 1e6)}` : null;
+  if (localId) {
+    Object.assign(params, { queue_id: queueId, local_id: localId });
+    localEcho(localId, target.type === "stream"
+      ? { type: "stream", stream_id: target.stream_id, subject: target.topic, display_recipient: model.streamName(target.stream_id), sender_id: model.myId, content, flags: ["read"] }
+      : { type: "private", display_recipient: [...new Set([...target.to, model.myId])].map((id) => ({ id, full_name: model.userName(id) })), sender_id: model.myId, content, flags: ["read"] });
+    if (els.textarea.value === content) els.textarea.value = "";
+  }
   els.send.disabled = true;
   try {
     saveDraft.cancel();
     await api.post("messages", params);
+    // Should the event never come (the view changed meanwhile), the echo goes after a while.
+    if (localId) setTimeout(() => dropEcho(localId), 15000);
     if (els.textarea.value === content) els.textarea.value = "";
     localText.delete(key);
     fitHeight();
@@ -174,6 +327,10 @@ async function send() {
       api.del(`drafts/${id}`).catch(() => {});
     }
   } catch (error) {
+    if (localId) {
+      dropEcho(localId);
+      if (!els.textarea.value) els.textarea.value = content; // not sent: the text comes back
+    }
     toast(error.message, "error");
   } finally {
     els.send.disabled = false;
@@ -234,12 +391,13 @@ function draftKey(draft) {
   return `private:${[...draft.to].sort((a, b) => a - b).join(",")}`;
 }
 
+const creating = new Map(); // conversation key -> the POST /drafts under way (one draft per conversation)
+
 const saveDraft = debounce(async () => {
   if (!target) return;
   if (target.type === "stream") target.topic = els.topic.value;
   const key = conversationKey(target);
   const content = els.textarea.value;
-  const id = draftIds.get(key);
   const draft = {
     type: target.type === "stream" ? "stream" : "private",
     to: target.type === "stream" ? [target.stream_id] : target.to,
@@ -247,6 +405,9 @@ const saveDraft = debounce(async () => {
     content,
     timestamp: Math.floor(Date.now() / 1000),
   };
+  // A draft being created for this conversation: wait for its id rather than make a second one.
+  if (creating.has(key)) await creating.get(key).catch(() => {});
+  const id = draftIds.get(key);
   try {
     if (!content.trim()) {
       if (id !== undefined) {
@@ -258,9 +419,15 @@ const saveDraft = debounce(async () => {
       model.drafts.set(id, { ...draft, id });
       await api.patch(`drafts/${id}`, { draft });
     } else {
-      const { ids } = await api.post("drafts", { drafts: [draft] });
-      draftIds.set(key, ids[0]);
-      model.drafts.set(ids[0], { ...draft, id: ids[0] });
+      const request = api.post("drafts", { drafts: [draft] });
+      creating.set(key, request);
+      try {
+        const { ids } = await request;
+        draftIds.set(key, ids[0]);
+        model.drafts.set(ids[0], { ...draft, id: ids[0] });
+      } finally {
+        creating.delete(key);
+      }
     }
   } catch (error) {
     if (error.code !== "NETWORK") toast(`Draft not saved: ${error.message}`, "error");
@@ -355,7 +522,11 @@ function insertText(text, replace = null) {
 
 async function uploadFile(file) {
   const placeholder = `[Uploading ${file.name || "file"}\u2026]()`;
-  insertText(placeholder);
+  // Each file on a line of its own (two uploaded together must not run into one link).
+  const box = els.textarea;
+  const before = box.value.slice(0, box.selectionStart);
+  const after = box.value.slice(box.selectionEnd);
+  insertText(`${before && !before.endsWith("\n") ? "\n" : ""}${placeholder}${after.startsWith("\n") ? "" : "\n"}`);
   try {
     const { url, filename } = await api.upload(file);
     insertText(`[${filename || file.name}](${url})`, placeholder);
@@ -416,11 +587,11 @@ function renderCompletion() {
   els.completion.hidden = false;
   els.completion.replaceChildren(
     ...completion.items.map((item, i) =>
-      h("li", { role: "option", "aria-selected": String(i === completion.index), class: i === completion.index ? "active" : "", on: { mousedown: (e) => { e.preventDefault(); accept(item); } } },
+      h("li", { role: "option", id: `completion-${i}`, "aria-selected": String(i === completion.index), class: i === completion.index ? "active" : "", on: { mousedown: (e) => { e.preventDefault(); accept(item); } } },
         item.glyph ? h("span.glyph", item.glyph) : null, h("span.label", item.label), item.detail ? h("span.detail", item.detail) : null),
     ),
   );
-  els.textarea.setAttribute("aria-expanded", "true");
+  els.textarea.setAttribute("aria-activedescendant", `completion-${completion.index}`);
 }
 
 function accept(item) {
@@ -437,7 +608,7 @@ function closeCompletion() {
   completion = null;
   if (els.completion) {
     els.completion.hidden = true;
-    els.textarea.setAttribute("aria-expanded", "false");
+    els.textarea.removeAttribute("aria-activedescendant");
   }
 }
 

@@ -69,7 +69,8 @@ export async function openPicker(anchor, choose) {
     }
   });
   fill();
-  document.body.append(dialog);
+  // Inside the topmost open modal dialog, if any: the rest of the page is inert behind it.
+  ([...document.querySelectorAll("dialog[open]")].pop() || document.body).append(dialog);
   placeNear(dialog, anchor);
   input.focus();
   setTimeout(() => document.addEventListener("pointerdown", outside, true), 0);

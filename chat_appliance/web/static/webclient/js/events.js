@@ -89,6 +89,8 @@ export async function pollLoop(handle, onReset, onSignedOut) {
   }
 }
 
+export const currentQueueId = () => queueId;
+
 export function stopPolling() {
   stopped = true;
 }

@@ -7,8 +7,18 @@ import { renderWidget } from "./widgets.js";
 import { clear, confirmDialog, promptDialog, formatFullTime, formatTime, h, hue, initials, toast } from "./util.js";
 
 const PAGE = 50;
+// Older and newer pages are bigger than the first: fewer round trips when scrolling far.
+const FETCH = 400;
+// The page holds at most WINDOW messages; beyond, the far end leaves the page (and comes back
+// from memory, or from the server when it was never fetched). Everything fetched stays in memory.
+const WINDOW = 600;
+// Jumping to the end (your own message sent from far back): this many, more come back on scrolling.
+const TAIL = 60;
 let view = { kind: "feed", ops: [] };
-let messages = []; // sorted by id
+let messages = []; // sorted by id: everything fetched for this view
+let fetched = 0; // pages fetched beyond the first: the first one is small, the next ones FETCH
+let lo = 0; // messages[lo..hi) are in the page
+let hi = 0;
 const byId = new Map();
 let foundOldest = false;
 let foundNewest = false;
@@ -19,6 +29,7 @@ let feedEl;
 let listEl;
 let observer;
 const readQueue = new Set();
+let readingPaused = false; // after "Mark as unread", until the next view: no marking read on sight
 let hooks = { reply: () => {}, edit: () => {} };
 
 export const currentView = () => view;
@@ -31,6 +42,9 @@ export function mountFeed(element, callbacks) {
   hooks = callbacks;
   listEl = h("div.message-list", { "aria-live": "off" });
   feedEl.append(listEl);
+  const wantActions = (event) => ensureActions(event.target.closest?.(".message"));
+  listEl.addEventListener("pointerover", wantActions);
+  listEl.addEventListener("focusin", wantActions);
   feedEl.addEventListener("scroll", onScroll, { passive: true });
   observer = new IntersectionObserver(onVisible, { root: feedEl, threshold: 0.5 });
   setInterval(flushRead, 700);
@@ -55,6 +69,9 @@ export function openingParams(forView) {
 // `prefetched`: the same request already under way (started beside /register at boot).
 export async function openView(newView, prefetched = null) {
   view = newView;
+  readingPaused = false;
+  fetched = 0;
+  listEl.classList.remove("windowed");
   const mine = ++generation;
   messages = [];
   byId.clear();
@@ -74,6 +91,8 @@ export async function openView(newView, prefetched = null) {
   foundNewest = data.found_newest;
   messages = data.messages;
   for (const message of messages) byId.set(message.id, message);
+  lo = 0;
+  hi = messages.length;
   renderAll();
   const firstUnread = messages.find((m) => !(m.flags || []).includes("read"));
   if (near && byId.has(near)) scrollToMessage(near, "center");
@@ -82,24 +101,100 @@ export async function openView(newView, prefetched = null) {
   select(near && byId.has(near) ? near : firstUnread ? firstUnread.id : messages.length ? messages[messages.length - 1].id : null, false);
 }
 
+// Redraw the window messages[lo..hi) (only when its contents changed wholesale: a move, a deletion).
 function renderAll() {
+  lo = Math.max(0, Math.min(lo, messages.length));
+  hi = Math.max(lo, Math.min(Math.max(hi, lo + 1), messages.length, lo + WINDOW));
   if (!messages.length) {
     clear(listEl, h("div.empty", "No messages here yet."));
     return;
   }
-  clear(listEl, ...renderRun(messages, null));
+  const { lead, blocks } = renderRun(messages.slice(lo, hi), null);
+  clear(listEl, ...lead, ...blocks);
 }
 
-// Messages with recipient headers between conversations.
+const continues = (prev, message) =>
+  Boolean(prev) && conversationKey(prev) === conversationKey(message) && prev.sender_id === message.sender_id && message.timestamp - prev.timestamp < 300;
+
+// Messages grouped by conversation: each group a block with its recipient header (sticky within
+// its own block, so only one header sticks at a time). Messages continuing `previous`'s
+// conversation come back in `lead`, for the block already in the page.
 function renderRun(list, previous) {
-  const out = [];
+  const lead = [];
+  const blocks = [];
+  let block = null;
   let prev = previous;
   for (const message of list) {
-    if (!prev || conversationKey(prev) !== conversationKey(message)) out.push(renderHeader(message));
-    out.push(renderMessage(message, prev && conversationKey(prev) === conversationKey(message) && prev.sender_id === message.sender_id && message.timestamp - prev.timestamp < 300));
+    const same = prev && conversationKey(prev) === conversationKey(message);
+    const el = renderMessage(message, continues(prev, message));
+    if (!same) {
+      block = h("div.recipient-block", { dataset: { key: conversationKey(message) } }, renderHeader(message));
+      blocks.push(block);
+    }
+    (block || { append: (x) => lead.push(x) }).append(el);
     prev = message;
   }
-  return out;
+  return { lead, blocks };
+}
+
+const messageEl = (id) => listEl.querySelector(`.message[data-id="${id}"]`);
+
+// Append messages[hi..upTo) to the page.
+function appendWindow(upTo) {
+  if (upTo <= hi) return;
+  listEl.querySelector(".empty")?.remove();
+  const { lead, blocks } = renderRun(messages.slice(hi, upTo), hi > lo ? messages[hi - 1] : null);
+  listEl.lastElementChild?.append(...lead);
+  listEl.append(...blocks);
+  hi = upTo;
+}
+
+// Prepend messages[from..lo) to the page, joining the first block when the conversation continues.
+function prependWindow(from) {
+  if (from >= lo) return;
+  const { blocks } = renderRun(messages.slice(from, lo), null);
+  const first = listEl.querySelector(".recipient-block");
+  const last = blocks[blocks.length - 1];
+  if (first && last && last.dataset.key === first.dataset.key) {
+    const moved = [...last.querySelectorAll(":scope > .message")];
+    first.querySelector(".recipient-header").after(...moved);
+    blocks.pop();
+  }
+  listEl.querySelector(".empty")?.remove();
+  listEl.prepend(...blocks);
+  const oldFirst = messages[lo];
+  lo = from;
+  if (oldFirst) rerender(oldFirst.id); // it may now continue the message before it
+}
+
+// Drop messages from the far end until the page holds at most WINDOW.
+function trim(keepEnd) {
+  while (hi - lo > WINDOW) {
+    const id = keepEnd === "top" ? messages[--hi].id : messages[lo++].id;
+    const el = messageEl(id);
+    if (!el) continue;
+    observer.unobserve(el);
+    const block = el.parentElement;
+    el.remove();
+    if (!block.querySelector(".message")) block.remove();
+  }
+  if (keepEnd !== "top" && messages[lo]) rerender(messages[lo].id);
+}
+
+// Keep the same content under the eyes while the page above it changes.
+function keepPosition(change) {
+  const top = feedEl.getBoundingClientRect().top;
+  const anchor = [...listEl.querySelectorAll(".message")].find((el) => el.getBoundingClientRect().bottom > top);
+  const before = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (anchor && anchor.isConnected) feedEl.scrollTop += anchor.getBoundingClientRect().top - before;
+}
+
+// Show a message that is fetched but outside the page: the window around it.
+function showIndex(index) {
+  lo = Math.max(0, index - Math.floor(WINDOW / 2));
+  hi = Math.min(messages.length, lo + WINDOW);
+  renderAll();
 }
 
 const conversationKey = (message) => model.conversationKey(model.conversationOf(message));
@@ -140,7 +235,9 @@ function renderMessage(message, continued) {
   if (message.last_edit_timestamp) marks.push(h("span.mark", { title: `Edited ${formatFullTime(message.last_edit_timestamp)}` }, "edited"));
   const content = h("div.content.rendered");
   content.innerHTML = message.content; // sanitised by the server; the page's CSP runs no inline script
-  showEmojiGlyphs(content);
+  // (each only when the HTML has what it looks for: a long page renders hundreds at a time)
+  if (message.content.includes("emoji")) showEmojiGlyphs(content);
+  if (message.content.includes("<a ")) fixLinks(content);
   // A /poll or /todo message shows its widget in place of its text, as Zulip's clients do.
   const widget = renderWidget(message);
   const article = h(
@@ -151,7 +248,7 @@ function renderMessage(message, continued) {
       tabindex: "-1",
       dataset: { id: message.id },
       class: `message${continued ? " continued" : ""}${flags.includes("read") ? "" : " unread"}${flags.includes("starred") ? " starred" : ""}${flags.some((f) => /mentioned/.test(f)) ? " mentioned" : ""}`,
-      on: { click: (event) => { if (!event.target.closest("a,button")) select(message.id, false); } },
+      on: { click: (event) => onMessageClick(event, message) },
     },
     continued ? h("span.avatar-space") : avatar(message.sender_id),
     h(
@@ -163,15 +260,61 @@ function renderMessage(message, continued) {
       marks.length ? h("div.marks", marks) : null,
       renderReactions(message),
     ),
-    h(
+    flags.includes("starred") ? renderActions(message) : null,
+  );
+  if (!flags.includes("read")) observer.observe(article);
+  return article;
+}
+
+// A message's action buttons, made when first wanted (pointer over it, focus in it, selected,
+// starred): three buttons fewer per message in the page.
+function renderActions(message) {
+  const flags = message.flags || [];
+  return h(
       "div.actions",
       h("button.icon.star", { type: "button", title: flags.includes("starred") ? "Unstar" : "Star", "aria-label": flags.includes("starred") ? "Unstar" : "Star", "aria-pressed": String(flags.includes("starred")), on: { click: () => toggleStar(message) } }, flags.includes("starred") ? "\u2605" : "\u2606"),
       h("button.icon", { type: "button", title: "Add reaction", "aria-label": "Add reaction", on: { click: (event) => openPicker(event.currentTarget, (name) => toggleReaction(message, name)) } }, "\u263a"),
       h("button.icon", { type: "button", title: "Message actions", "aria-label": "Message actions", "aria-haspopup": "menu", on: { click: (event) => openMenu(event.currentTarget, message) } }, "\u22ef"),
-    ),
   );
-  if (!flags.includes("read")) observer.observe(article);
-  return article;
+}
+
+function ensureActions(el) {
+  if (!el || el.querySelector(":scope > .actions") || el.classList.contains("local-echo")) return;
+  const message = byId.get(Number(el.dataset.id));
+  if (message) el.append(renderActions(message));
+}
+
+// Links leave the app in a new tab; the app's own links (#narrow/...) stay in it.
+function fixLinks(content) {
+  for (const a of content.querySelectorAll("a[href]")) {
+    const href = a.getAttribute("href");
+    let url;
+    try {
+      url = new URL(href, location.href);
+    } catch {
+      continue;
+    }
+    const internal = href.startsWith("#") || (url.origin === location.origin && url.pathname === "/" && url.hash.startsWith("#"));
+    if (internal) a.removeAttribute("target");
+    else {
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+    }
+  }
+  for (const img of content.querySelectorAll(".message_inline_image img")) {
+    img.loading = "lazy";
+    if (!img.hasAttribute("alt")) img.alt = img.closest("a")?.getAttribute("title") || "Image";
+  }
+}
+
+function onMessageClick(event, message) {
+  const inline = event.target.closest(".message_inline_image");
+  if (inline) {
+    event.preventDefault();
+    import("./lightbox.js").then((m) => m.openLightbox(inline.querySelector("a"), inline.querySelector("img")));
+    return;
+  }
+  if (!event.target.closest("a,button")) select(message.id, false);
 }
 
 function renderReactions(message) {
@@ -210,10 +353,9 @@ function rerender(id) {
   const old = listEl.querySelector(`.message[data-id="${id}"]`);
   if (!message || !old) return;
   const index = messages.indexOf(message);
-  const prev = messages[index - 1];
-  const continued = prev && conversationKey(prev) === conversationKey(message) && prev.sender_id === message.sender_id && message.timestamp - prev.timestamp < 300;
-  const fresh = renderMessage(message, continued);
+  const fresh = renderMessage(message, index > lo && continues(messages[index - 1], message));
   if (old.classList.contains("selected")) fresh.classList.add("selected");
+  if (old.querySelector(":scope > .actions")) ensureActions(fresh);
   // An edit in progress survives a re-render (a reaction or flag change arriving meanwhile).
   const editing = old.querySelector(".edit-form");
   if (editing) {
@@ -228,53 +370,83 @@ function rerender(id) {
 
 // --- paging ------------------------------------------------------------------------------
 
-async function onScroll() {
-  if (feedEl.scrollTop < 300 && !foundOldest && !loadingOlder && messages.length) {
-    loadingOlder = true;
-    const mine = generation;
-    try {
-      const data = await api.get("messages", {
-        anchor: String(messages[0].id), num_before: PAGE, num_after: 0, include_anchor: false,
-        narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
-      });
-      if (mine !== generation) return;
-      foundOldest = data.found_oldest;
-      const older = data.messages.filter((m) => !byId.has(m.id));
-      if (older.length) {
-        for (const m of older) byId.set(m.id, m);
-        const height = feedEl.scrollHeight;
-        const top = feedEl.scrollTop;
-        messages = [...older, ...messages];
-        renderAll();
-        feedEl.scrollTop = top + (feedEl.scrollHeight - height);
-      }
-    } catch (error) {
-      toast(`Could not load older messages: ${error.message}`, "error");
-    } finally {
-      loadingOlder = false;
-    }
+function onScroll() {
+  if (feedEl.scrollTop < 400) loadOlder();
+  if (feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 400) loadNewer();
+}
+
+async function loadOlder() {
+  if (loadingOlder || !messages.length) return;
+  listEl.classList.add("windowed");
+  if (lo > 0) {
+    keepPosition(() => {
+      prependWindow(Math.max(0, lo - FETCH));
+      trim("top");
+    });
+    return;
   }
-  if (!foundNewest && !loadingOlder && messages.length && feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 300) {
-    loadingOlder = true;
-    const mine = generation;
-    try {
-      const data = await api.get("messages", {
-        anchor: String(messages[messages.length - 1].id), num_before: 0, num_after: PAGE, include_anchor: false,
-        narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
+  if (foundOldest) return;
+  loadingOlder = true;
+  const mine = generation;
+  try {
+    const data = await api.get("messages", {
+      anchor: String(messages[0].id), num_before: fetched++ ? FETCH : PAGE, num_after: 0, include_anchor: false,
+      narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
+    });
+    if (mine !== generation) return;
+    foundOldest = data.found_oldest;
+    const older = data.messages.filter((m) => !byId.has(m.id));
+    if (older.length) {
+      for (const m of older) byId.set(m.id, m);
+      messages = [...older, ...messages];
+      lo += older.length;
+      hi += older.length;
+      keepPosition(() => {
+        prependWindow(0);
+        trim("top");
       });
-      if (mine !== generation) return;
-      foundNewest = data.found_newest;
-      const newer = data.messages.filter((m) => !byId.has(m.id));
-      for (const m of newer) byId.set(m.id, m);
-      if (newer.length) {
-        const last = messages[messages.length - 1];
-        messages = [...messages, ...newer];
-        listEl.querySelector(".empty")?.remove();
-        listEl.append(...renderRun(newer, last));
-      }
-    } finally {
-      loadingOlder = false;
     }
+  } catch (error) {
+    toast(`Could not load older messages: ${error.message}`, "error");
+  } finally {
+    loadingOlder = false;
+  }
+  if (mine === generation && feedEl.scrollTop < 400) loadOlder();
+}
+
+async function loadNewer() {
+  if (loadingOlder || !messages.length) return;
+  listEl.classList.add("windowed");
+  if (hi < messages.length) {
+    keepPosition(() => {
+      appendWindow(Math.min(messages.length, hi + FETCH));
+      trim("bottom");
+    });
+    return;
+  }
+  if (foundNewest) return;
+  loadingOlder = true;
+  const mine = generation;
+  try {
+    const data = await api.get("messages", {
+      anchor: String(messages[messages.length - 1].id), num_before: 0, num_after: fetched++ ? FETCH : PAGE, include_anchor: false,
+      narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
+    });
+    if (mine !== generation) return;
+    foundNewest = data.found_newest;
+    const newer = data.messages.filter((m) => !byId.has(m.id));
+    for (const m of newer) byId.set(m.id, m);
+    if (newer.length) {
+      messages = [...messages, ...newer];
+      keepPosition(() => {
+        appendWindow(messages.length);
+        trim("bottom");
+      });
+    }
+  } catch (error) {
+    toast(`Could not load newer messages: ${error.message}`, "error");
+  } finally {
+    loadingOlder = false;
   }
 }
 
@@ -299,7 +471,18 @@ export async function catchUp(maxMessageId) {
 
 // --- reading -------------------------------------------------------------------------------
 
+// Another view (Inbox, Recent conversations, Drafts) takes the list's place: no live messages here.
+export function closeView() {
+  view = { kind: "inbox", ops: [] };
+  generation += 1;
+  messages = [];
+  byId.clear();
+  lo = hi = 0;
+  selectedId = null;
+}
+
 function onVisible(entries) {
+  if (readingPaused) return;
   for (const entry of entries) {
     if (!entry.isIntersecting || !document.hasFocus()) continue;
     const id = Number(entry.target.dataset.id);
@@ -327,15 +510,63 @@ async function flushRead() {
 
 // --- live updates --------------------------------------------------------------------------
 
-export function addMessage(message) {
+// Local echo, as Zulip's: your message shows at the end of the view the moment you send it (its
+// text, not yet rendered), and the server's message takes its place when its event arrives.
+const echoes = new Map(); // local id -> element
+
+export function localEcho(localId, fake) {
+  if (!matches(view, fake)) return;
+  if (hi < messages.length || !foundNewest) {
+    // The page holds older messages: show the end of the view first.
+    lo = Math.max(0, messages.length - TAIL);
+    hi = messages.length;
+    if (!foundNewest) return; // the newest are not even fetched: the message will show when they are
+    renderAll();
+  }
+  const el = h(
+    "div.message.local-echo",
+    { role: "article", "aria-label": `${model.userName(model.myId)}, sending`, dataset: { local: localId } },
+    avatar(model.myId),
+    h("div.body", h("div.meta", h("span.sender", model.userName(model.myId)), h("span.time", "sending…")), h("div.content.rendered", h("p", fake.content))),
+  );
+  const last = listEl.lastElementChild;
+  if (last?.classList.contains("recipient-block") && last.dataset.key === conversationKey(fake)) last.append(el);
+  else {
+    listEl.querySelector(".empty")?.remove();
+    listEl.append(h("div.recipient-block.local-echo-block", { dataset: { key: conversationKey(fake) } }, renderHeader(fake), el));
+  }
+  echoes.set(localId, el);
+  feedEl.scrollTop = feedEl.scrollHeight;
+}
+
+export function dropEcho(localId) {
+  const el = echoes.get(localId);
+  echoes.delete(localId);
+  if (!el) return;
+  const block = el.parentElement;
+  el.remove();
+  if (block?.classList.contains("local-echo-block") && !block.querySelector(".message")) block.remove();
+}
+
+export function addMessage(message, localId = null) {
+  if (localId !== null) dropEcho(localId);
   if (!foundNewest || !matches(view, message) || byId.has(message.id)) return false;
-  const stick = feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 80 || message.sender_id === model.myId;
-  const last = messages[messages.length - 1];
+  const mineSent = message.sender_id === model.myId;
+  const atEnd = hi === messages.length;
+  const stick = atEnd && (feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 80 || mineSent);
   messages.push(message);
   byId.set(message.id, message);
-  listEl.querySelector(".empty")?.remove();
-  listEl.append(...renderRun([message], last));
-  if (stick) feedEl.scrollTop = feedEl.scrollHeight;
+  if (atEnd) {
+    appendWindow(messages.length);
+    if (stick) trim("bottom");
+    else keepPosition(() => trim("bottom"));
+  } else if (mineSent) {
+    // Your own message shows at once, even when the page holds older messages: jump to the end.
+    lo = Math.max(0, messages.length - TAIL);
+    hi = messages.length;
+    renderAll();
+  }
+  if (stick || (mineSent && !atEnd)) feedEl.scrollTop = feedEl.scrollHeight;
   if (message.sender_id === model.myId) select(message.id, false);
   return true;
 }
@@ -361,8 +592,9 @@ export function updateMessage(event) {
     }
   }
   if (regroup) {
+    const firstShown = messages[lo];
     messages = messages.filter((m) => view.kind !== "narrow" || matches(view, m) || !ids.includes(m.id));
-    renderAll();
+    keepPosition(() => reframe(firstShown));
   } else for (const id of ids) rerender(id);
 }
 
@@ -374,8 +606,9 @@ export function deleteMessages(ids) {
     if (byId.delete(id)) changed = true;
   }
   if (changed) {
+    const firstShown = messages.slice(lo).find((m) => byId.has(m.id));
     messages = messages.filter((m) => byId.has(m.id));
-    renderAll();
+    keepPosition(() => reframe(firstShown));
   }
 }
 
@@ -412,8 +645,17 @@ export function flagsEvent(event) {
   }
 }
 
-export function refreshAll() {
+// After messages left the list: the same window, from the first message still there.
+function reframe(firstShown) {
+  const count = hi - lo;
+  const index = firstShown ? messages.indexOf(firstShown) : -1;
+  lo = index >= 0 ? index : Math.max(0, messages.length - count);
+  hi = Math.min(messages.length, lo + Math.max(count, 1));
   renderAll();
+}
+
+export function refreshAll() {
+  keepPosition(renderAll);
 }
 
 // --- selection and actions -----------------------------------------------------------------
@@ -422,7 +664,10 @@ export function select(id, scroll = true) {
   listEl.querySelector(".message.selected")?.classList.remove("selected");
   selectedId = id;
   if (id === null) return;
+  const index = messages.findIndex((m) => m.id === id);
+  if (index >= 0 && (index < lo || index >= hi)) showIndex(index);
   const el = listEl.querySelector(`.message[data-id="${id}"]`);
+  ensureActions(el);
   if (el) {
     el.classList.add("selected");
     if (scroll) el.scrollIntoView({ block: "nearest" });
@@ -489,6 +734,7 @@ export function openMenu(anchor, message) {
     item("Reply", () => hooks.reply(message, false)),
     item("Add reaction", () => openPicker(anchor, (name) => toggleReaction(message, name))),
     item(message.flags.includes("starred") ? "Unstar" : "Star", () => toggleStar(message)),
+    item("Mark as unread", () => markUnreadFrom(message)),
     item("Copy link to message", () => copyLink(message)),
     item("Edit message", () => editMessage(message), canEdit(message)),
     item("Move topic", () => moveTopic(message), isStream && (message.sender_id === model.myId || model.isAdmin() || model.me()?.role <= 300)),
@@ -509,6 +755,42 @@ export function openMenu(anchor, message) {
     event.stopPropagation();
   });
   setTimeout(() => document.addEventListener("pointerdown", menuOutside, true), 0);
+}
+
+// As Zulip: this message and the later ones of the view become unread, and stay so while the
+// view is open (seeing them does not mark them read again).
+export async function markUnreadFrom(message) {
+  readingPaused = true;
+  for (const id of [...readQueue]) if (id >= message.id) readQueue.delete(id);
+  try {
+    await api.post("messages/flags/narrow", {
+      anchor: String(message.id), include_anchor: true, num_before: 0, num_after: 5000,
+      narrow: apiNarrow(view), op: "remove", flag: "read",
+    });
+  } catch (error) {
+    toast(error.message, "error");
+  }
+}
+
+export const toggleStarOf = (message) => toggleStar(message);
+
+// Keyboard entry points on the selected message: its element, edit, actions menu, reaction picker.
+export const selectedElement = () => (selectedId === null ? null : messageEl(selectedId));
+export function editSelected() {
+  const message = selectedMessage();
+  if (!message) return;
+  if (canEdit(message)) editMessage(message);
+  else toast("You cannot edit this message.", "error");
+}
+export function menuForSelected() {
+  const message = selectedMessage();
+  const button = selectedElement()?.querySelector('button[aria-label="Message actions"]');
+  if (message && button) openMenu(button, message);
+}
+export function reactToSelected() {
+  const message = selectedMessage();
+  const button = selectedElement()?.querySelector('.actions button[aria-label="Add reaction"]');
+  if (message && button) openPicker(button, (name) => toggleReaction(message, name));
 }
 
 async function copyLink(message) {

@@ -5,11 +5,17 @@ import * as compose from "./compose.js";
 import { pollLoop, register } from "./events.js";
 import { loadEmoji } from "./emoji.js";
 import * as feed from "./feed.js";
-import { installShortcuts } from "./keys.js";
 import { model } from "./model.js";
 import { parseHash, parseSearch, searchText, viewHash, viewTitle } from "./narrow.js";
 import { forgetTopics, mountSidebars, noteDm, noteTopic, renderSidebars, renderUsers, setCurrentView } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
+// Issue 28: views, view actions, status, notifications (modules of their own).
+import { renderViewActions } from "./view_actions.js";
+import { notificationsFor, playSound } from "./notify.js";
+
+// Recent conversations and Drafts load when first shown (not on the way to the first message).
+let recent = null;
+const loadRecent = () => import("./recent.js").then((m) => (recent = m));
 
 // Loaded when needed: neither is on the way to the first message.
 const openSettings = (section) => import("./settings.js").then((m) => m.openSettings(section));
@@ -24,8 +30,10 @@ function layout() {
   els.right = h("aside.right-sidebar", { "aria-label": "Users" });
   els.title = h("h1.view-title");
   els.viewHeader = h("div.view-header"); // the channel's description and settings (admin.js)
+  els.viewActions = h("div.view-actions");
   els.feed = h("div.feed", { tabindex: "-1" });
   els.compose = h("div.compose-area");
+  els.usersButton = h("button.icon.users-toggle", { type: "button", "aria-label": "Show users", "aria-expanded": "false", on: { click: () => toggleRight() } }, "\u{1F465}");
   els.menuButton = h("button.icon.menu-toggle", { type: "button", "aria-label": "Show channels", "aria-expanded": "false", "aria-controls": "left-sidebar", on: { click: () => toggleLeft() } }, "\u2630");
   clear(
     root,
@@ -34,15 +42,19 @@ function layout() {
       els.menuButton,
       h("a.realm-name", { href: "#feed" }, model.state.realm_name),
       els.searchForm,
+      els.usersButton,
       h("button.icon", { type: "button", "aria-label": "Settings", title: "Settings", on: { click: () => openSettings() } }, "\u2699"),
       h("button.icon-text", { type: "button", on: { click: logout } }, "Log out"),
     ),
-    h("div.layout", els.left, h("main.middle", h("div.view-head", els.title, els.viewHeader), els.feed, els.compose), els.right),
+    h("div.layout", els.left, h("main.middle", h("div.view-head", els.title, els.viewHeader, els.viewActions), els.feed, els.compose), els.right),
   );
-  mountSidebars(els.left, els.right, { onBrowseChannels: () => openSettings("channels") });
+  mountSidebars(els.left, els.right, { onBrowseChannels: () => openSettings("channels"), onSetStatus: () => import("./status.js").then((m) => m.openStatusDialog()) });
   feed.mountFeed(els.feed, { reply: (message, quote) => compose.replyTo(message, quote) });
   compose.mountCompose(els.compose);
-  els.feed.parentElement.addEventListener("pointerdown", () => toggleLeft(false));
+  els.feed.parentElement.addEventListener("pointerdown", () => { toggleLeft(false); toggleRight(false); });
+  els.right.addEventListener("click", (event) => {
+    if (event.target.closest("a")) toggleRight(false);
+  });
   els.left.addEventListener("click", (event) => {
     if (event.target.closest("a")) toggleLeft(false);
   });
@@ -52,6 +64,13 @@ function toggleLeft(open) {
   const show = open ?? !root.classList.contains("left-open");
   root.classList.toggle("left-open", show);
   els.menuButton.setAttribute("aria-expanded", String(show));
+}
+
+// On a phone the user list is a drawer from the right, behind the "Show users" button.
+function toggleRight(open) {
+  const show = open ?? !root.classList.contains("right-open");
+  root.classList.toggle("right-open", show);
+  els.usersButton.setAttribute("aria-expanded", String(show));
 }
 
 async function logout() {
@@ -78,24 +97,44 @@ let currentHash = null;
 async function route(prefetched = null) {
   const view = parseHash(location.hash);
   if (view.kind === "inbox") return showInbox();
+  if (view.kind === "recent" || view.kind === "drafts") return showListView(view);
   currentHash = location.hash;
   els.title.textContent = viewTitle(view);
   els.search.value = searchText(view);
   setCurrentView(view);
   compose.retarget(compose.targetForView(view));
+  renderViewActions(els.viewActions, view);
   updateTitle();
   admin.onView(view);
   await feed.openView(view, prefetched && prefetched.hash === location.hash ? prefetched.request : null);
 }
 
+// Recent conversations and Drafts: views of their own in the feed's place.
+function showListView(view) {
+  currentHash = location.hash;
+  feed.closeView();
+  els.title.textContent = viewTitle(view);
+  els.search.value = "";
+  setCurrentView(view);
+  renderViewActions(els.viewActions, view);
+  admin.onView(view);
+  updateTitle();
+  const list = els.feed.querySelector(".message-list");
+  if (view.kind === "recent") loadRecent().then((m) => m.showRecent(list, () => parseHash(location.hash).kind === "recent"));
+  else import("./drafts_view.js").then((m) => m.showDrafts(list, { restore: (draft, href) => { location.hash = href; } }));
+}
+
 function showInbox() {
   const view = { kind: "inbox", ops: [] };
+  feed.closeView();
   els.title.textContent = "Inbox";
   els.search.value = "";
   setCurrentView(view);
   admin.onView(view);
+  renderViewActions(els.viewActions, view);
   const groups = new Map();
   for (const [key, conversation] of model.unreadTopics) {
+    if (!conversation.dm && model.isTopicMuted(conversation.stream_id, conversation.topic)) continue;
     const n = model.unreadCount((k) => k === key);
     if (n) groups.set(key, { conversation, n });
   }
@@ -121,10 +160,9 @@ function updateTitle() {
 // --- events --------------------------------------------------------------------------------
 
 function notify(message) {
-  if (message.sender_id === model.myId || !("Notification" in window) || Notification.permission !== "granted") return;
-  const flags = message.flags || [];
-  const mentioned = flags.some((f) => /mentioned/.test(f));
-  if (message.type !== "private" && !mentioned) return;
+  const wanted = notificationsFor(message);
+  if (wanted.sound) playSound();
+  if (!wanted.desktop || !("Notification" in window) || Notification.permission !== "granted") return;
   if (document.visibilityState === "visible" && document.hasFocus()) return;
   const text = message.content.replace(/<[^>]*>/g, "").slice(0, 200);
   const title = message.type === "private" ? message.sender_full_name : `${message.sender_full_name} (#${message.display_recipient} > ${message.subject})`;
@@ -145,7 +183,8 @@ function handleEvent(event) {
       if (conversation.dm) noteDm(conversation);
       else noteTopic(message.stream_id, message.subject, message.id);
       model.typing.get(model.conversationKey(conversation))?.delete(message.sender_id);
-      feed.addMessage(message);
+      feed.addMessage(message, event.local_message_id ?? null);
+      recent?.noteMessage(message); // (before it loads, its first fetch includes this message)
       notify(message);
       compose.showTyping();
       break;
@@ -244,6 +283,10 @@ function handleEvent(event) {
       else if (event.op === "update") model.drafts.set(event.draft.id, event.draft);
       else if (event.op === "remove") model.drafts.delete(event.draft_id);
       compose.onDraftsReloaded();
+      if (parseHash(location.hash).kind === "drafts") showListView(parseHash(location.hash));
+      return;
+    case "user_settings":
+      if (event.op === "update") (model.state.user_settings ||= {})[event.property] = event.value;
       return;
     case "realm_bot": {
       const bots = (model.state.realm_bots ||= []);
@@ -258,15 +301,23 @@ function handleEvent(event) {
       else if (event.op === "update_dict") for (const [k, v] of Object.entries(event.data)) model.state[`realm_${k}`] = v;
       break;
     case "user_topic":
-      if (event.visibility_policy === 1) model.mutedTopics.add(`${event.stream_id}:${event.topic_name.toLowerCase()}`);
-      else model.mutedTopics.delete(`${event.stream_id}:${event.topic_name.toLowerCase()}`);
+      model.setTopicPolicy(event.stream_id, event.topic_name, event.visibility_policy);
       break;
+    case "user_status": {
+      const { type, id, user_id: userId, ...status } = event;
+      model.statuses.set(userId, { ...(model.statuses.get(userId) || {}), ...status });
+      break;
+    }
     default:
       return;
   }
   renderSidebars();
   updateTitle();
-  if (parseHash(location.hash).kind === "inbox") showInbox();
+  const shown = parseHash(location.hash);
+  if (shown.kind === "inbox") showInbox();
+  else if (shown.kind === "recent") recent?.refreshRecent();
+  else if (shown.kind === "drafts" && event.type === "drafts") showListView(shown);
+  else if (event.type === "user_topic" || event.type === "subscription") renderViewActions(els.viewActions, shown);
 }
 
 function onReset(state) {
@@ -277,6 +328,7 @@ function onReset(state) {
   renderSidebars();
   const view = parseHash(location.hash);
   if (view.kind === "inbox") showInbox();
+  else if (view.kind === "recent" || view.kind === "drafts") showListView(view);
   else feed.openView(view);
   updateTitle();
 }
@@ -353,8 +405,9 @@ async function start() {
     if (location.hash !== currentHash || parseHash(location.hash).kind === "inbox") route();
   });
   window.addEventListener("beforeunload", () => compose.flushDraft());
-  installShortcuts({ search: els.search });
   await route(prefetched);
+  // The keyboard shortcuts load once the first view is up (not on the way to it).
+  import("./keys.js").then((m) => m.installShortcuts({ search: els.search }));
   if (prefetched) feed.catchUp(state.max_message_id).catch(() => {});
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);

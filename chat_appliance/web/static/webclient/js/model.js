@@ -12,7 +12,9 @@ export const model = {
   unreadTopics: new Map(), // conversation key -> {stream_id, topic} or {dm: [ids]}
   drafts: new Map(),
   presence: new Map(),
-  mutedTopics: new Set(),
+  mutedTopics: new Set(), // "stream id:lowercased topic" with visibility policy 1 (muted)
+  topicPolicy: new Map(), // "stream id:lowercased topic" -> Zulip's visibility policy (1 muted, 2 unmuted, 3 followed)
+  statuses: new Map(), // user id -> {status_text, emoji_name, emoji_code}
   typing: new Map(), // conversation key -> Map(user id -> expiry)
 
   load(state) {
@@ -50,9 +52,10 @@ export const model = {
     this.presence.clear();
     for (const [id, info] of Object.entries(state.presences || {})) this.presence.set(Number(id), info);
     this.mutedTopics.clear();
-    for (const t of state.user_topics || []) {
-      if (t.visibility_policy === 1) this.mutedTopics.add(`${t.stream_id}:${t.topic_name.toLowerCase()}`);
-    }
+    this.topicPolicy.clear();
+    for (const t of state.user_topics || []) this.setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
+    this.statuses.clear();
+    for (const [id, status] of Object.entries(state.user_status || {})) this.statuses.set(Number(id), status);
     this.emit("all");
   },
 
@@ -112,10 +115,26 @@ export const model = {
     const ids = message.display_recipient.map((r) => r.id).filter((id) => id !== this.myId);
     return { dm: ids.length ? ids : [this.myId] };
   },
+  setTopicPolicy(streamId, topic, policy) {
+    const key = `${streamId}:${topic.toLowerCase()}`;
+    if (policy) this.topicPolicy.set(key, policy);
+    else this.topicPolicy.delete(key);
+    if (policy === 1) this.mutedTopics.add(key);
+    else this.mutedTopics.delete(key);
+  },
+  policyOf(streamId, topic) {
+    return this.topicPolicy.get(`${streamId}:${String(topic).toLowerCase()}`) || 0;
+  },
+  // As Zulip: a muted topic is muted; in a muted channel, every topic not unmuted or followed.
+  isTopicMuted(streamId, topic) {
+    const policy = this.policyOf(streamId, topic);
+    if (policy === 1) return true;
+    if (policy === 2 || policy === 3) return false;
+    return Boolean(this.subs.get(Number(streamId))?.is_muted);
+  },
   isMutedMessage(message) {
     if (message.type !== "stream") return false;
-    const sub = this.subs.get(message.stream_id);
-    return (sub && sub.is_muted) || this.mutedTopics.has(`${message.stream_id}:${message.subject.toLowerCase()}`);
+    return this.isTopicMuted(message.stream_id, message.subject);
   },
 
   setUnread(id, conversation) {
@@ -133,9 +152,10 @@ export const model = {
     for (const key of this.unread.values()) if (!filter || filter(key)) count += 1;
     return count;
   },
+  // Unread messages of a channel outside its muted topics (as Zulip counts them).
   unreadInStream(streamId) {
     const prefix = `s:${streamId}:`;
-    return this.unreadCount((key) => key.startsWith(prefix));
+    return this.unreadCount((key) => key.startsWith(prefix) && !this.isTopicMuted(streamId, key.slice(prefix.length)));
   },
   unreadInTopic(streamId, topic) {
     const wanted = `s:${streamId}:${topic.toLowerCase()}`;
@@ -146,9 +166,9 @@ export const model = {
     for (const key of this.unread.values()) {
       if (key.startsWith("d:")) count += 1;
       else {
-        const [, streamId, topic] = key.split(":");
-        const sub = this.subs.get(Number(streamId));
-        if (sub && !sub.is_muted && !this.mutedTopics.has(`${streamId}:${topic}`)) count += 1;
+        const [, streamId] = key.split(":", 2);
+        const topic = key.slice(3 + streamId.length);
+        if (this.subs.has(Number(streamId)) && !this.isTopicMuted(streamId, topic)) count += 1;
       }
     }
     return count;

@@ -4,13 +4,18 @@ import * as api from "./api.js";
 import { avatar } from "./feed.js";
 import { model } from "./model.js";
 import { channelView, dmView, opOf, viewHash } from "./narrow.js";
-import { clear, h } from "./util.js";
+import { clear, emojiGlyph, h } from "./util.js";
 
 let els = {};
 let current = { kind: "feed", ops: [] };
 const topicsCache = new Map(); // stream id -> [{name, max_id}]
 
-export function mountSidebars(left, right, { onBrowseChannels }) {
+export function mountSidebars(left, right, { onBrowseChannels, onSetStatus }) {
+  // Landmarks: every heading and control of the sidebars sits inside one.
+  left.setAttribute("role", "region");
+  left.setAttribute("aria-label", "Sidebar");
+  els.channelFilter = h("input.sidebar-filter", { type: "search", "aria-label": "Filter channels", placeholder: "Filter channels", on: { input: () => renderSidebars(), keydown: filterKeys } });
+  els.peopleFilter = h("input.sidebar-filter", { type: "search", "aria-label": "Search people", placeholder: "Search people", on: { input: () => renderUsers(), keydown: filterKeys } });
   els.views = h("nav.views", { "aria-label": "Views" });
   els.channels = h("nav.channels", { "aria-label": "Channels" });
   els.topics = h("nav.topics", { "aria-label": "Topics" });
@@ -19,13 +24,15 @@ export function mountSidebars(left, right, { onBrowseChannels }) {
     left,
     els.views,
     h("div.section-head", h("h2", "Channels"), h("button.icon", { type: "button", title: "Browse and create channels", "aria-label": "Browse channels", on: { click: onBrowseChannels } }, "+")),
+    els.channelFilter,
     els.channels,
     els.topics,
     h("div.section-head", h("h2", "Direct messages")),
     els.dms,
   );
   els.users = h("ul.user-list");
-  clear(right, h("h2", "Users"), els.users);
+  els.myStatus = h("button.icon-text.set-status", { type: "button", on: { click: onSetStatus } }, "Set status");
+  clear(right, h("div.section-head", h("h2", "Users"), els.myStatus), els.peopleFilter, els.users);
 }
 
 const count = (n) => (n ? h("span.unread-count", { "aria-label": `${n} unread` }, ` ${n}`) : null);
@@ -48,18 +55,21 @@ export function renderSidebars() {
     h(
       "ul",
       h("li", link("#inbox", hash === "#inbox", h("span.name", "Inbox"), count(model.totalUnread()))),
+      h("li", link("#recent", hash === "#recent", h("span.name", "Recent conversations"))),
       h("li", link("#feed", hash === "#feed", h("span.name", "Combined feed"))),
       h("li", link("#narrow/is/starred", hash === "#narrow/is/starred", h("span.name", "Starred messages"))),
       h("li", link("#narrow/is/mentioned", hash === "#narrow/is/mentioned", h("span.name", "Mentions"), count(mentionCount))),
+      h("li", link("#drafts", hash === "#drafts", h("span.name", "Drafts"))),
     ),
   );
+  const filter = els.channelFilter.value.trim().toLowerCase();
   const channel = opOf(current, "channel");
   const topic = opOf(current, "topic");
   clear(
     els.channels,
     h(
       "ul",
-      model.sortedSubs().map((sub) => {
+      model.sortedSubs().filter((sub) => !filter || sub.name.toLowerCase().includes(filter)).map((sub) => {
         const active = channel && channel.operand === sub.stream_id;
         return h(
           "li",
@@ -87,7 +97,9 @@ async function renderTopics(streamId, activeTopic) {
       h(
         "ul",
         topics.slice(0, 15).map((t) =>
-          h("li", link(viewHash(channelView(streamId, t.name)), activeTopic !== null && activeTopic.toLowerCase() === t.name.toLowerCase(), h("span.name", t.name || "(no topic)"), count(model.unreadInTopic(streamId, t.name)))),
+          h("li", { class: model.isTopicMuted(streamId, t.name) ? "muted" : model.policyOf(streamId, t.name) === 3 ? "followed" : "" },
+            link(viewHash(channelView(streamId, t.name)), activeTopic !== null && activeTopic.toLowerCase() === t.name.toLowerCase(), h("span.name", t.name || "(no topic)"),
+              model.isTopicMuted(streamId, t.name) ? h("span.detail", " (muted)") : count(model.unreadInTopic(streamId, t.name)))),
         ),
       ),
     );
@@ -153,8 +165,10 @@ function presenceOf(userId) {
 export function renderUsers() {
   if (!els.users) return;
   const order = { active: 0, idle: 1, offline: 2 };
+  const query = els.peopleFilter.value.trim().toLowerCase();
   const people = [...model.users.values()]
     .filter((u) => u.is_active !== false && !u.is_bot && !u.is_system_bot)
+    .filter((u) => !query || u.full_name.toLowerCase().includes(query) || u.email.toLowerCase().includes(query))
     .map((u) => ({ user: u, status: presenceOf(u.user_id) }))
     .sort((a, b) => order[a.status] - order[b.status] || a.user.full_name.localeCompare(b.user.full_name));
   clear(
@@ -168,8 +182,40 @@ export function renderUsers() {
           h(`span.presence.${status}`, { "aria-label": status, role: "img" }),
           avatar(user.user_id, ".small"),
           h("span.name", user.full_name),
+          statusOf(user.user_id),
         ),
       ),
     ),
   );
+}
+
+// A person's status (emoji and text) as the user list shows it.
+export function statusOf(userId) {
+  const status = model.statuses.get(userId);
+  if (!status || (!status.status_text && !status.emoji_name)) return null;
+  const glyph = status.emoji_code ? (status.reaction_type === "unicode_emoji" || !status.reaction_type ? emojiGlyph(status.emoji_code) : `:${status.emoji_name}:`) : "";
+  return h("span.status", { title: status.status_text || status.emoji_name }, glyph ? h("span.status-emoji", { "aria-hidden": "true" }, glyph) : null,
+    status.status_text ? h("span.status-text", status.status_text) : null);
+}
+
+// Enter in a filter opens the first match; Esc clears it.
+function filterKeys(event) {
+  const list = event.target === els.channelFilter ? els.channels : els.users;
+  if (event.key === "Enter") list.querySelector("a")?.click();
+  else if (event.key === "Escape") {
+    event.target.value = "";
+    if (event.target === els.channelFilter) renderSidebars();
+    else renderUsers();
+  } else return;
+  event.preventDefault();
+}
+
+export function focusChannelFilter() {
+  document.getElementById("app").classList.add("left-open");
+  els.channelFilter.focus();
+}
+
+export function focusPeopleSearch() {
+  document.getElementById("app").classList.add("right-open");
+  els.peopleFilter.focus();
 }
