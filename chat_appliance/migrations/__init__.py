@@ -9,8 +9,12 @@ SQL that runs on SQLite and PostgreSQL alike; never the live models, which move 
 that has shipped is never edited: a change is a new migration.
 
 MIGRATIONS is the list the runner uses: (version, description, apply), by version, found in this
-folder at import. tests/test_migration_schema.py checks that they make the models' schema.
+folder when first asked for (`versions()` lists the numbers from the file names alone, so that a
+server starting on an up-to-date database imports no migration: issue 32).
+tests/test_migration_schema.py checks that they make the models' schema.
 """
+
+from typing import Any
 
 import importlib
 import pkgutil
@@ -44,4 +48,20 @@ def discover(package=__name__, path=__path__):
     return [(version, module.DESCRIPTION, module.apply) for version, (_name, module) in sorted(found.items())]
 
 
-MIGRATIONS = discover()
+def versions(path=__path__) -> set[int]:
+    """The version numbers of the migration modules in the folder, from their names, importing
+    none of them (a badly named module is left to discover() to refuse)."""
+    found = set()
+    for info in pkgutil.iter_modules(path):
+        match = MODULE_NAME.match(info.name)
+        if match and not info.ispkg:
+            found.add(int(match.group(1)))
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    """MIGRATIONS, discovered (every migration module imported) on first use."""
+    if name == "MIGRATIONS":
+        found = globals()["MIGRATIONS"] = discover()
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
