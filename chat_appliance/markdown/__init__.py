@@ -36,9 +36,9 @@ def __getattr__(name: str) -> Any:
     table) when first asked for: a server that has not rendered anything yet does not hold them
     (issue 32: start-up and idle memory)."""
     if name in ("render", "topic_links"):
-        from chat_appliance.markdown import engine
+        from chat_appliance.markdown.engine import render, topic_links
 
-        return getattr(engine, name)
+        return render if name == "render" else topic_links
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["MentionTarget", "RenderContext", "RenderResult", "render", "topic_links"]
