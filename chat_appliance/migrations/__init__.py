@@ -48,15 +48,22 @@ def discover(package=__name__, path=__path__):
     return [(version, module.DESCRIPTION, module.apply) for version, (_name, module) in sorted(found.items())]
 
 
-def versions(path=__path__) -> set[int]:
-    """The version numbers of the migration modules in the folder, from their names, importing
-    none of them (a badly named module is left to discover() to refuse)."""
-    found = set()
+def versions(package=__name__, path=__path__) -> set[int]:
+    """The version numbers of the migration modules in the folder, from their names alone, importing
+    none of them. Refuses a badly named module and a number used twice, as discover() does."""
+    found: dict[int, str] = {}
     for info in pkgutil.iter_modules(path):
+        if info.name in HELPERS:
+            continue
         match = MODULE_NAME.match(info.name)
-        if match and not info.ispkg:
-            found.add(int(match.group(1)))
-    return found
+        if not match or info.ispkg:
+            raise ImportError(f"{package}.{info.name} is not a migration: name it NNNN_short_name.py")
+        version = int(match.group(1))
+        if version in found:
+            raise ImportError(f"two migrations numbered {version:04d}: {found[version]} and {info.name}"
+                              " (renumber the one merged last to the next free number)")
+        found[version] = info.name
+    return set(found)
 
 
 def __getattr__(name: str) -> Any:
