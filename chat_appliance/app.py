@@ -81,6 +81,30 @@ class AppState:
         self.session_authenticator = authenticate_session_headers
 
 
+class ChatApplianceFlask(Flask):
+    """Flask, with `ensure_sync` remembering its answer per function. Flask asks it for every hook
+    and view of every request (seven times for a trivial GET, flask-httpauth twice more), and each
+    answer is an inspect.iscoroutinefunction call: a few percent of a trivial request."""
+
+    SYNC_CACHE_SIZE = 4096  # distinct functions; a caller making a new one per call is not cached
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._sync_functions = {}
+
+    def ensure_sync(self, func):
+        try:
+            return self._sync_functions[func]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: ask Flask
+            return super().ensure_sync(func)
+        result = super().ensure_sync(func)
+        if len(self._sync_functions) < self.SYNC_CACHE_SIZE:
+            self._sync_functions[func] = result
+        return result
+
+
 class LazyBuilderRule(Rule):
     """A URL rule whose URL-building functions are generated on first use. werkzeug generates
     two per rule (Python source, compiled) as the rule is added: with 300 rules that was most of
@@ -103,7 +127,7 @@ def create_app(config=None, *, dev_mode=False):
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
     # The web client's files live beside the pages that serve them (web/static), at /static.
-    app = Flask(__name__, static_folder="web/static")
+    app = ChatApplianceFlask(__name__, static_folder="web/static")
     app.url_rule_class = LazyBuilderRule
     app.json = FastJSONProvider(app)
     app.json.sort_keys = False

@@ -179,7 +179,10 @@ def call_native(app, method, path, query=b"", headers=(), body=b""):
     from chat_appliance.server.asgi import ChatApplianceASGI
 
     native = ChatApplianceASGI(app, 2)
-    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": list(headers),
+    headers = list(headers)
+    if body:  # an HTTP/1.1 request carries its body's length (or is chunked): the server reads by it
+        headers.append((b"content-length", str(len(body)).encode()))
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": headers,
              "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1)}
     sent = []
 

@@ -13,6 +13,15 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # the command line loads only what a command needs, and backends/__init__ loads only the engine in
 # use (so the other engine's driver need not be installed).
 LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.db.backends")
+# Modules that any module may import inside a function, so that a server loads them when a request
+# first needs them and not at start-up (issue 32: start-up time and idle memory). Each is heavy and
+# sits below everything that loads it lazily; test_lazy_modules_import_none_of_their_loaders
+# checks that no cycle hides behind such an import.
+LAZY_TARGETS = (
+    "chat_appliance.markdown.engine",  # Python-Markdown, Pygments, nh3, dateutil: at the first render
+    "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
+    "chat_appliance.ops.transfer.exporter",  # for an export only
+)
 
 
 def module_name(path):
@@ -61,7 +70,40 @@ def test_no_function_local_imports_of_the_package():
     functions), except in the command line and the backend loader?"""
     found = [f"{source}:{line} imports {target} inside a function"
              for source, imports in GRAPH.items() if not within(source, LOCAL_IMPORTS_ALLOWED)
-             for target, line, local in imports if local and within(target, (PACKAGE,))]
+             for target, line, local in imports if local and within(target, (PACKAGE,))
+             and target not in LAZY_TARGETS]
+    assert found == []
+
+
+def module_level_closure(module):
+    """Every package module that importing `module` imports, through module-level imports only."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        for target, _line, local in GRAPH.get(current, ()):
+            if local or not within(target, (PACKAGE,)):
+                continue
+            # `from chat_appliance.x import name` may name a submodule or an attribute: take both.
+            for candidate in (target, target.rsplit(".", 1)[0]):
+                if candidate in GRAPH and candidate not in seen:
+                    seen.add(candidate)
+                    todo.append(candidate)
+    return seen
+
+
+def test_lazy_modules_import_none_of_their_loaders():
+    """Does no module loaded lazily (LAZY_TARGETS) import, at module level and however indirectly,
+    a module that loads it inside a function? Such a cycle would only show at the first request."""
+    found = []
+    for target in LAZY_TARGETS:
+        assert target in GRAPH, target
+        closure = module_level_closure(target)
+        # A package loading its own submodule on first use (PEP 562 __getattr__) is no cycle: the
+        # package is always imported before its submodules.
+        loaders = {source for source, imports in GRAPH.items()
+                   for imported, _line, local in imports if local and imported == target
+                   and not target.startswith(source + ".")}
+        found.extend(f"{target} imports its lazy loader {loader}" for loader in sorted(loaders & closure))
     assert found == []
 
 

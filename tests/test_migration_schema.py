@@ -26,6 +26,7 @@ import pytest
 from chat_appliance.db import connection as db_module
 from chat_appliance.db.connection import init_database, migrate
 from chat_appliance.migrations import MIGRATIONS, discover
+from chat_appliance.migrations import versions as migration_versions
 from chat_appliance.models import database
 from chat_appliance.ops.migrate_database import live_models
 
@@ -219,13 +220,19 @@ def test_migration_modules_are_found_in_order_with_unique_numbers(tmp_path):
     sys.path.insert(0, str(tmp_path))
     try:
         assert [(v, d) for v, d, _s in discover("fake_migrations", [str(package)])] == [(1, "nothing"), (2, "nothing")]
+        # versions(), which a start-up on an up-to-date database uses instead, reads names only.
+        assert migration_versions("fake_migrations", [str(package)]) == {1, 2}
         (package / "0002_again.py").write_text(body)
         with pytest.raises(ImportError, match="two migrations numbered 0002"):
             discover("fake_migrations", [str(package)])
+        with pytest.raises(ImportError, match="two migrations numbered 0002"):
+            migration_versions("fake_migrations", [str(package)])
         (package / "0002_again.py").unlink()
         (package / "second_thoughts.py").write_text(body)
         with pytest.raises(ImportError, match="not a migration"):
             discover("fake_migrations", [str(package)])
+        with pytest.raises(ImportError, match="not a migration"):
+            migration_versions("fake_migrations", [str(package)])
     finally:
         sys.path.remove(str(tmp_path))
         for name in [n for n in sys.modules if n.startswith("fake_migrations")]:

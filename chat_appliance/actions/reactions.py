@@ -11,7 +11,6 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import message_audience_ids
-from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from chat_appliance.models import FLAG_BITS, Reaction, Stream, UserMessage
 
 if TYPE_CHECKING:
@@ -26,6 +25,8 @@ def check_emoji(emoji_name: str, emoji_code: str | None, reaction_type: str,
     """(name, code, type) of a valid emoji; the code is looked up from the name when omitted
     (bots send only emoji_name=wave), an active custom emoji winning over a Unicode one of the
     same name, as in Zulip. A custom emoji is named by its id as emoji_code."""
+    from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI  # the emoji table loads at first use
+
     if reaction_type == "realm_emoji" or (reaction_type == "unicode_emoji" and emoji_code is None
                                           and realm_id is not None):
         custom = check_custom_emoji(realm_id, emoji_name, emoji_code, reaction_type)

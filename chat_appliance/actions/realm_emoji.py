@@ -14,7 +14,6 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_state
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group, system_group
-from chat_appliance.markdown.emoji import NAME_TO_CODE
 from chat_appliance.models import RealmEmoji
 
 if TYPE_CHECKING:
@@ -73,6 +72,8 @@ def check_add_emoji(user: UserProfile, name: str) -> None:
         raise JsonableError("Insufficient permission")
     if active_realm_emoji(user.realm_id, name) is not None:
         raise JsonableError("A custom emoji with this name already exists.")
+    from chat_appliance.markdown.emoji import NAME_TO_CODE  # the emoji table loads at first use
+
     if name in NAME_TO_CODE and not user.is_realm_admin:
         raise JsonableError("Only administrators can override built-in emoji.")
 

@@ -17,7 +17,6 @@ from chat_appliance.lib.audiences import admin_ids
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import RealmExport, UserProfile
-from chat_appliance.ops.transfer.exporter import export_realm, make_tarball
 
 if TYPE_CHECKING:
     import pathlib
@@ -61,6 +60,8 @@ def do_export_realm(instance_path: str, user: UserProfile, export_type: int) -> 
         export = RealmExport.create(realm=realm.id, acting_user=user, export_type=export_type,
                                     date_requested=time.time(), path=relative)
     notify_exports(realm)
+    from chat_appliance.ops.transfer.exporter import export_realm, make_tarball  # loaded for an export only
+
     instance = Path(instance_path)
     try:
         make_tarball(export_realm(realm, instance, instance / relative, export_type=export_type))

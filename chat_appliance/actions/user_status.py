@@ -14,7 +14,6 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.custom_emoji import active_realm_emoji
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 from chat_appliance.models import UserStatus, now
 from chat_appliance.actions.reactions import check_custom_emoji
 from chat_appliance.actions.users import do_change_settings
@@ -30,6 +29,8 @@ STATUS_TEXT_MAX_LENGTH = 60
 def check_status_emoji(realm_id: int, emoji_name: str | None, emoji_code: str | None,
                        reaction_type: str | None) -> tuple[str, str, str] | None:
     """(name, code, type) for a status emoji; ("", "", "") clears it; None leaves it unchanged."""
+    from chat_appliance.markdown.emoji import CODE_TO_NAME, NAME_TO_CODE, ZULIP_EXTRA_EMOJI  # the emoji table loads at first use
+
     if emoji_name is None:
         if emoji_code is not None or reaction_type is not None:
             raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")

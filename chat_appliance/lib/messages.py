@@ -10,7 +10,6 @@ import json
 from peewee import fn
 
 from chat_appliance.db import runtime
-from chat_appliance.markdown import topic_links
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile)
 from chat_appliance.models.base import query_rows, raw_select
@@ -146,6 +145,8 @@ def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_em
     see the sender's real email address (email_visible)."""
 
     realm = viewer.realm
+    from chat_appliance.markdown.engine import topic_links  # the engine loads at first use
+
     links_context = topic_links_context(realm)
     dm_recipients = direct_recipients({m.recipient_id for m in messages if m.stream_id is None})
     # A message just sent has no reactions yet: skip the query on the send path.

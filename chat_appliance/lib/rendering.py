@@ -21,9 +21,10 @@ from chat_appliance.db import runtime
 from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.markdown import MentionTarget, RenderContext, render, topic_links
+# The engine (Python-Markdown, Pygments, nh3, the emoji table) is imported by the functions that
+# render, at the first render, not at start-up (issue 32).
 from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
-from chat_appliance.markdown.context import UploadImage
+from chat_appliance.markdown.context import MentionTarget, RenderContext, UploadImage
 from chat_appliance.models import Attachment, Stream, Subscription, UserGroup, UserProfile
 
 if TYPE_CHECKING:
@@ -185,11 +186,15 @@ def _image_previews():
 
 def render_message(content: str, *, realm: Realm, sender: UserProfile) -> RenderResult:
     """Render a message's Markdown: HTML plus mentions and link facts (RenderResult)."""
+    from chat_appliance.markdown.engine import render
+
     return render(content, render_context(realm, sender))
 
 
 def render_topic_links(topic: str, realm: Any) -> list[JSONDict]:
     """The topic_links of one topic (for many, build topic_links_context once)."""
+    from chat_appliance.markdown.engine import topic_links
+
     return topic_links(topic, topic_links_context(realm))
 
 
@@ -202,4 +207,6 @@ def topic_links_context(realm: Realm) -> RenderContext:
 def render_plain(content: str) -> str:
     """Markdown without an organization's context (channel descriptions, profile fields):
     no image previews there, as on Zulip."""
+    from chat_appliance.markdown.engine import render
+
     return render(content, RenderContext(inline_image_preview=False)).html

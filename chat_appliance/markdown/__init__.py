@@ -23,7 +23,22 @@ The renderer never touches the database: the caller passes lookups in a
 Rendering is thread-safe (one engine per thread).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from chat_appliance.markdown.context import MentionTarget, RenderContext, RenderResult
-from chat_appliance.markdown.engine import render, topic_links
+
+if TYPE_CHECKING:
+    from chat_appliance.markdown.engine import render, topic_links
+
+
+def __getattr__(name: str) -> Any:
+    """`render` and `topic_links` load the engine (Python-Markdown, Pygments, nh3, the emoji
+    table) when first asked for: a server that has not rendered anything yet does not hold them
+    (issue 32: start-up and idle memory)."""
+    if name in ("render", "topic_links"):
+        from chat_appliance.markdown.engine import render, topic_links
+
+        return render if name == "render" else topic_links
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["MentionTarget", "RenderContext", "RenderResult", "render", "topic_links"]

@@ -9,8 +9,12 @@ SQL that runs on SQLite and PostgreSQL alike; never the live models, which move 
 that has shipped is never edited: a change is a new migration.
 
 MIGRATIONS is the list the runner uses: (version, description, apply), by version, found in this
-folder at import. tests/test_migration_schema.py checks that they make the models' schema.
+folder when first asked for (`versions()` lists the numbers from the file names alone, so that a
+server starting on an up-to-date database imports no migration: issue 32).
+tests/test_migration_schema.py checks that they make the models' schema.
 """
+
+from typing import Any
 
 import importlib
 import pkgutil
@@ -44,4 +48,27 @@ def discover(package=__name__, path=__path__):
     return [(version, module.DESCRIPTION, module.apply) for version, (_name, module) in sorted(found.items())]
 
 
-MIGRATIONS = discover()
+def versions(package=__name__, path=__path__) -> set[int]:
+    """The version numbers of the migration modules in the folder, from their names alone, importing
+    none of them. Refuses a badly named module and a number used twice, as discover() does."""
+    found: dict[int, str] = {}
+    for info in pkgutil.iter_modules(path):
+        if info.name in HELPERS:
+            continue
+        match = MODULE_NAME.match(info.name)
+        if not match or info.ispkg:
+            raise ImportError(f"{package}.{info.name} is not a migration: name it NNNN_short_name.py")
+        version = int(match.group(1))
+        if version in found:
+            raise ImportError(f"two migrations numbered {version:04d}: {found[version]} and {info.name}"
+                              " (renumber the one merged last to the next free number)")
+        found[version] = info.name
+    return set(found)
+
+
+def __getattr__(name: str) -> Any:
+    """MIGRATIONS, discovered (every migration module imported) on first use."""
+    if name == "MIGRATIONS":
+        found = globals()["MIGRATIONS"] = discover()
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from pathlib import Path
 from chat_appliance import models
 from chat_appliance.db import backends
 from chat_appliance.db.connection import SchemaMigration
-from chat_appliance.migrations import MIGRATIONS
+from chat_appliance import migrations
 
 BATCH = 1000
 
@@ -84,7 +84,7 @@ def migrate_database(source_url, target_url, out=sys.stderr):
     target = target_backend.open_database(target_url, pool_size=2)
     try:
         versions = {row[0] for row in source.execute("SELECT version FROM schema_migration")}
-        expected = {version for version, _doc, _step in MIGRATIONS}
+        expected = {version for version, _doc, _step in migrations.MIGRATIONS}
         if versions != expected:
             raise TransferError(
                 f"The instance's database lacks migrations {sorted(expected - versions)}: start the instance once "
@@ -110,7 +110,7 @@ def migrate_database(source_url, target_url, out=sys.stderr):
 
 def _copy(source, target, source_backend, target_backend, tables, progress):
     """Schema, rows, sequences and search index, inside the caller's transaction."""
-    for _version, _doc, step in MIGRATIONS:
+    for _version, _doc, step in migrations.MIGRATIONS:
         step(target, target_backend)
     with target.bind_ctx([SchemaMigration]):
         target.create_tables([SchemaMigration])

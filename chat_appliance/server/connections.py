@@ -10,13 +10,13 @@ thread only, so the per-address counts need no lock).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import ipaddress
 import json
 import logging
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 log = logging.getLogger("chat_appliance")
 
@@ -64,7 +64,10 @@ def protocol_class(*, header_timeout: float, max_per_client: int,
 
         def on_headers_complete(self):
             self._cancel_header_timer()
+            previous = self.cycle
             super().on_headers_complete()
+            if self.cycle is not previous and type(self.cycle) is RequestResponseCycle:
+                self.cycle.__class__ = OneWriteCycle
 
         def connection_lost(self, exc):
             self._cancel_header_timer()
@@ -94,6 +97,73 @@ def protocol_class(*, header_timeout: float, max_per_client: int,
 
     GuardedProtocol.open_by_address = open_by_address
     return GuardedProtocol
+
+
+class _Collect:
+    """Stands in for the transport while uvicorn writes the head (and then the first body piece)
+    of a response: the pieces are kept, and a close is remembered, for OneWriteCycle to do."""
+
+    __slots__ = ("transport", "parts", "close_after")
+
+    def __init__(self, transport, parts):
+        self.transport = transport
+        self.parts = parts
+        self.close_after = False
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def close(self) -> None:
+        self.close_after = True
+
+    def __getattr__(self, name: str) -> Any:  # is_closing, get_extra_info ...: the real transport's
+        return getattr(self.transport, name)
+
+
+class OneWriteCycle(RequestResponseCycle):
+    """uvicorn's request cycle, writing a response's head together with its first body piece.
+
+    uvicorn writes the status line and headers as soon as the app starts the response, and the
+    body when it comes: two send() calls and two TCP segments for every answer, although this
+    server's app always sends both at once (wsgi_bridge, the long poll). A trivial request and
+    every poll of a fan-out paid for the second system call and the client's second wake-up
+    (issue 32). Here the head waits for the first body message and both go out in one write."""
+
+    _head: list[bytes] | None = None
+
+    async def send(self, message: Any) -> None:
+        kind = message["type"]
+        if kind == "http.response.start" and not self.response_started:
+            real, collect = self.transport, _Collect(self.transport, [])
+            self.transport = collect  # type: ignore[assignment]  # a stand-in, for uvicorn's writes
+            try:
+                await super().send(message)
+            finally:
+                self.transport = real
+            self._head = collect.parts
+            if collect.close_after:
+                self._flush(collect)
+            return
+        head, self._head = self._head, None
+        if head is None or kind != "http.response.body":
+            if head:
+                self.transport.write(b"".join(head))
+            await super().send(message)
+            return
+        real, collect = self.transport, _Collect(self.transport, head)
+        self.transport = collect  # type: ignore[assignment]
+        try:
+            await super().send(message)
+        finally:
+            self.transport = real
+            self._flush(collect)
+
+    def _flush(self, collect: _Collect) -> None:
+        if collect.parts and not self.transport.is_closing():
+            self.transport.write(b"".join(collect.parts))
+        collect.parts = []
+        if collect.close_after:
+            self.transport.close()
 
 
 def _is_exempt(address, networks):

@@ -151,6 +151,7 @@ async def read_request_body(scope: Any, receive: Any, limit: int,
     read (enough for the app to refuse it). Raises BodyTimeout when, in any period of `timeout`
     seconds, less than MIN_BODY_BYTES_PER_SECOND a second arrived (None: no timeout)."""
     declared = None
+    chunked = False
     for name, value in scope["headers"]:
         if name == b"content-length":
             try:
@@ -158,8 +159,15 @@ async def read_request_body(scope: Any, receive: Any, limit: int,
             except ValueError:
                 declared = None
             break
+        if name == b"transfer-encoding":
+            chunked = True
     if declared is not None and limit is not None and declared > limit:
         return b"", declared
+    if declared == 0 or (declared is None and not chunked):
+        # No body (most GETs): HTTP/1.1 says none follows, and uvicorn has nothing to hand over
+        # but an empty message. Not waiting for it saves a timer and a task per request on the
+        # loop (issue 32); a disconnect is still seen when the answer is sent.
+        return b"", 0
     pieces, size = [], 0
     period_start, period_bytes = time.monotonic(), 0
     while True:

@@ -37,7 +37,6 @@ from chat_appliance.web.sessions import (
     delete_session,
     find_session,
 )
-from chat_appliance.markdown.emoji import EMOJI_NAME_MAPS, NAME_TO_CODE, ZULIP_EXTRA_EMOJI
 
 bp = Blueprint("webclient", __name__)
 
@@ -208,6 +207,8 @@ def user_avatar(realm_id, user_id):
 @functools.lru_cache(maxsize=1)
 def emoji_table_json():
     """Every emoji name the renderer and reactions accept, with its code: the same table."""
+    from chat_appliance.markdown.emoji import NAME_TO_CODE, ZULIP_EXTRA_EMOJI  # the emoji table loads at first use
+
     table = dict(sorted(NAME_TO_CODE.items()))
     table.update({name: "zulip" for name in ZULIP_EXTRA_EMOJI})
     return json.dumps(table, separators=(",", ":"))
@@ -217,6 +218,8 @@ def emoji_table_json():
 def emoji_api_json():
     """The server's Unicode emoji as Zulip's emoji_api.json has them: {"code_to_names": {code:
     [canonical name, aliases...]}}, codes without the U+FE0F variation selector."""
+    from chat_appliance.markdown.emoji import EMOJI_NAME_MAPS  # the emoji table loads at first use
+
     table = {code: [info["canonical_name"], *info["aliases"]] for code, info in sorted(EMOJI_NAME_MAPS.items())}
     return json.dumps({"code_to_names": table}, separators=(",", ":"))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from chat_appliance.lib.uploads import messages_linking
 from chat_appliance.lib.user_settings import all_user_settings
-from chat_appliance.migrations import MIGRATIONS
+from chat_appliance import migrations
 from chat_appliance.models import (
     FLAG_BITS,
     AlertWord,
@@ -398,7 +398,7 @@ class Exporter:
 
         write_json(self.out / "migration_status.json", {
             "migrations_by_app": {"chat_appliance": [f"[X] {v:04d}_{doc.replace(' ', '_')}"
-                                                     for v, doc, _fn in MIGRATIONS]},
+                                                     for v, doc, _fn in migrations.MIGRATIONS]},
             "zulip_version": layout.ZULIP_VERSION,
             layout.FORMAT_KEY: layout.FORMAT_VERSION,
         })

@@ -1,0 +1,46 @@
+"""Start-up loads only what a request needs first (issue 32): a server opening an up-to-date
+instance imports no migration module, no Markdown engine, no emoji table and no exporter; the
+first render loads the engine."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEAVY = ("chat_appliance.migrations.0", "chat_appliance.markdown.engine", "chat_appliance.markdown.emoji",
+         "chat_appliance.ops.transfer.exporter", "pygments", "nh3", "zulip_emoji_mapping")
+
+OPEN_APP = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from chat_appliance.app import create_app
+    from chat_appliance.config import load_config
+    create_app(load_config(Path(sys.argv[1]), {"LOG_REQUESTS": False}))
+    heavy = tuple(sys.argv[2].split())
+    print("loaded:", " ".join(sorted(m for m in sys.modules if m.startswith(heavy))))
+    from chat_appliance.lib.rendering import render_plain
+    assert render_plain("**bold**") == "<p><strong>bold</strong></p>"
+    print("after a render:", "chat_appliance.markdown.engine" in sys.modules)
+""")
+
+
+def open_instance(instance):
+    """Open the app on `instance` in a new process (its own SQLite file, whatever database the
+    suite runs on); returns its two lines of output."""
+    env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", OPEN_APP, str(instance), " ".join(HEAVY)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_opening_an_up_to_date_instance_loads_none_of_the_heavy_modules(tmp_path):
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    first = open_instance(instance)
+    assert "chat_appliance.migrations.0001_initial_schema" in first[0]  # a new database is migrated
+    assert open_instance(instance) == ["loaded: ", "after a render: True"]
