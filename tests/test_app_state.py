@@ -221,6 +221,7 @@ PURE_MEMOS = {
     ("markdown/blocks.py", "highlight_code"): "highlighted HTML of a code block and its language",
     ("markdown/blocks.py", "_formatters"): "a thread's HtmlFormatter (fixed options)",
     ("markdown/engine.py", "_local"): "a thread's Markdown parser, reset before each render",
+    ("markdown/urls.py", "_template_parts"): "a linkifier URL template split into its parts",
     ("web/webclient.py", "page_template"): "the packaged page",
     ("web/webclient.py", "emoji_table_json"): "the emoji table (constants)",
     ("web/webclient.py", "static_entry"): "a packaged static file's bytes, keyed by its path, mtime and size",
