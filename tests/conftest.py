@@ -21,7 +21,8 @@ E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_dat
 
 # Modules that take the longest (minutes on a busy machine), started first so that under
 # pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
-SLOW_MODULES = ("test_e2e_webclient", "test_e2e_webclient_admin", "test_hostile_input", "test_e2e_shards")
+SLOW_MODULES = ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_hostile_input",
+                "test_e2e_shards")
 
 
 def module_rank(item):
@@ -41,7 +42,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         uses = set(getattr(item, "fixturenames", ()))
-        if module in ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_email"):
+        if module in ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_e2e_email"):
             item.add_marker(pytest.mark.browser)
         if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
             item.add_marker(pytest.mark.e2e)
