@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from chat_appliance.actions import link_previews
+
 from .helpers import get_events, ok, register
 from .test_link_previews import content_of, wait_for
 
@@ -93,10 +95,10 @@ def test_named_link_and_image_previews_off_keep_their_text(org, app, oembed):
     assert html and html.startswith('<p><a href="https://vimeo.com/1084537">https://vimeo.com/1084537</a></p>\n'), html
 
 
-def test_no_preview_when_off_or_not_a_video(org, app, oembed):
-    """Previews off: is the endpoint never asked? A non-video answer: no embed-video, and the link
-    text untouched (the fallback page fetch goes to a vimeo.com that the guard's test setup cannot
-    reach, so only the absence is asserted). A non-Vimeo link is not sent to the endpoint."""
+def test_no_preview_when_off_or_not_a_video(org, app, oembed, monkeypatch):
+    """Previews off: is the endpoint never asked? A non-video answer: no embed-video, the link
+    text untouched, and the page's Open Graph data asked instead (recorded here rather than
+    fetched from the real Vimeo). A non-Vimeo link is not sent to the endpoint."""
     base, asked = oembed
     hamlet = org.client(org.hamlet)
     app.config["VIMEO_OEMBED_URL"] = base + "/oembed.json"
@@ -104,12 +106,15 @@ def test_no_preview_when_off_or_not_a_video(org, app, oembed):
                            content="https://vimeo.com/1084537"))["id"]
     app.extensions["link_previewer"].close()
     assert asked == [] and "embed-video" not in content_of(hamlet, first)
+    pages = []
+    monkeypatch.setattr(link_previews, "fetch_open_graph", lambda url, allow_private: pages.append(url))
     _configure(app, base, "/link.json")
     second = ok(hamlet.post("messages", type="stream", to="Denmark", topic="videos",
                             content="https://player.vimeo.com/video/7 and https://example.invalid/x"))["id"]
-    wait_for(lambda: asked)
+    wait_for(lambda: len(pages) == 2)
     app.extensions["link_previewer"].close()
     assert [path for path, _ in asked] == ["/link.json"]
     assert asked[0][1]["url"] == ["https://player.vimeo.com/video/7"]
+    assert pages == ["https://player.vimeo.com/video/7", "https://example.invalid/x"]
     html = content_of(hamlet, second)
     assert "embed-video" not in html and "Vimeo - " not in html
