@@ -61,17 +61,18 @@ EXPECTED_PREVIEW = (
 
 def test_vimeo_link_gets_video_preview_and_title(org, app, oembed):
     """Does a bare Vimeo link get Zulip's embed-video preview (player HTML escaped in data-id,
-    thumbnail through the image proxy), its text become "Vimeo - <title>", and the recipients a
+    thumbnail through the image proxy), its text become "Vimeo - <title>" (not in a quote), and the recipients a
     rendering-only update_message; was the endpoint asked with Zulip's url/maxwidth/maxheight?"""
     base, asked = oembed
     _configure(app, base)
     hamlet, othello = org.client(org.hamlet), org.client(org.othello)
     queue_id = register(othello, event_types='["update_message"]')["queue_id"]
     msg_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="videos",
-                            content="see https://vimeo.com/1084537"))["id"]
+                            content="see https://vimeo.com/1084537\n> https://vimeo.com/1084537"))["id"]
     html = wait_for(lambda: next((c for c in [content_of(hamlet, msg_id)] if "embed-video" in c), None))
     assert html == ('<p>see <a href="https://vimeo.com/1084537">Vimeo - Big "Buck" &lt;Bunny&gt;</a></p>\n'
-                    + EXPECTED_PREVIEW), html
+                    '<blockquote>\n<p><a href="https://vimeo.com/1084537">https://vimeo.com/1084537</a></p>\n'
+                    '</blockquote>\n' + EXPECTED_PREVIEW), html
     assert asked == [("/oembed.json", {"url": ["https://vimeo.com/1084537"], "maxwidth": ["640"],
                                        "maxheight": ["480"]})]
     events = wait_for(lambda: [e for e in get_events(othello, queue_id) if e["type"] == "update_message"])

@@ -171,10 +171,13 @@ def video_embed_html(url: str, data: dict[str, str]) -> str:
 
 
 def retitle_bare_link(rendered: str, url: str, title: str) -> str:
-    """The links written as the bare URL get "Vimeo - <title>" as their text."""
+    """The links written as the bare URL, outside quotes (which get no previews), get
+    "Vimeo - <title>" as their text."""
     href = html_module.escape(url, quote=True)
     bare = f'<a href="{href}">{html_module.escape(url, quote=False)}</a>'
-    return rendered.replace(bare, f'<a href="{href}">{html_module.escape("Vimeo - " + title, quote=False)}</a>')
+    titled = f'<a href="{href}">{html_module.escape("Vimeo - " + title, quote=False)}</a>'
+    parts = re.split(r"(<blockquote>.*?</blockquote>)", rendered, flags=re.S)
+    return "".join(part if part.startswith("<blockquote>") else part.replace(bare, titled) for part in parts)
 
 
 def embed_html(url: str, data: dict[str, str]) -> str:
