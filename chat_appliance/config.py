@@ -45,6 +45,10 @@ DEFAULTS: dict[str, object] = {
     # webhooks' private-address guard (OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES lifts it for both),
     # 5 s and 512 KiB per page, at most 3 links per message. Off by default, as on Zulip.
     "INLINE_URL_EMBED_PREVIEW": False,
+    # Where a Vimeo link's preview data come from when INLINE_URL_EMBED_PREVIEW is on (Vimeo's
+    # oEmbed endpoint, as Zulip asks it); the link must also pass INLINE_IMAGE_PREVIEW, as on
+    # Zulip. Changed only to point at a stand-in (the tests' local server).
+    "VIMEO_OEMBED_URL": "https://vimeo.com/api/oembed.json",
     "MAX_TOPIC_LENGTH": 60,
     "MAX_STREAM_NAME_LENGTH": 60,
     "MAX_STREAM_DESCRIPTION_LENGTH": 1024,
@@ -142,7 +146,7 @@ DEFAULTS: dict[str, object] = {
 STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "ZULIP_SERVICES_URL",
                          "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID", "ZULIP_ORG_KEY", "EMAIL_HOST",
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
-                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID"})
+                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})

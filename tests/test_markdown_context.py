@@ -173,3 +173,35 @@ def test_message_link(org):
     # Message links are navigation: they do not make the message has:link.
     assert ok(client.get("messages", narrow='[{"operator":"has","operand":"link"}]', anchor="newest",
                          num_before=5, num_after=0))["messages"] == []
+
+
+def test_topic_link_names_the_topics_first_message(org):
+    """Does #**channel>topic** carry Zulip's /with/{id} suffix naming the topic's first message
+    (topic matched without regard to case), and none while the topic has no message?"""
+    client = org.client(org.hamlet)
+    slug = f"{org.verona.id}-Verona"
+    html = content_of(client, send(client, "#**Verona>castle**"))
+    assert f'<a class="stream-topic" data-stream-id="{org.verona.id}" href="/#narrow/channel/{slug}/topic/castle">' in html
+    first = ok(client.post("messages", type="stream", to="Verona", topic="castle", content="one"))["id"]
+    ok(client.post("messages", type="stream", to="Verona", topic="Castle", content="two"))
+    html = content_of(client, send(client, "#**Verona>CASTLE** and #**Verona>castle**"))
+    assert f'href="/#narrow/channel/{slug}/topic/CASTLE/with/{first}">#Verona &gt; CASTLE</a>' in html
+    assert f'href="/#narrow/channel/{slug}/topic/castle/with/{first}">#Verona &gt; castle</a>' in html
+    # The preview endpoint renders the same link; a message link keeps its /near/ form.
+    assert f"/topic/castle/with/{first}" in ok(client.post("messages/render", content="#**Verona>castle**"))["rendered"]
+    assert "/with/" not in content_of(client, send(client, f"#**Verona>castle@{first}**"))
+
+
+def test_topic_link_in_channel_with_private_history_names_senders_first_message(org):
+    """In a channel whose history is not public to subscribers, does the suffix name the first
+    message of the topic that the sender received, and none when they received none?"""
+    admin, hamlet = org.client(org.admin), org.client(org.hamlet)
+    early = ok(admin.post("messages", type="stream", to="secret", topic="plans", content="early"))["id"]
+    ok(admin.post("users/me/subscriptions", subscriptions='[{"name": "secret"}]',
+                  principals=f"[{org.cordelia.id}]"))
+    cordelia = org.client(org.cordelia)
+    html = content_of(cordelia, send(cordelia, "#**secret>plans**", stream="secret"))
+    assert 'class="stream-topic"' in html and "/with/" not in html
+    late = ok(admin.post("messages", type="stream", to="secret", topic="plans", content="late"))["id"]
+    assert f"/topic/plans/with/{late}" in content_of(cordelia, send(cordelia, "#**secret>plans**", stream="secret"))
+    assert f"/topic/plans/with/{early}" in content_of(hamlet, send(hamlet, "#**secret>plans**", stream="secret"))

@@ -9,18 +9,26 @@ message gets an ``update_message`` event with ``rendering_only: true``, as Zulip
 
 Links that already get a preview (images, uploads, YouTube), links into the organization and
 links inside quotes are left alone; at most MAX_EMBEDS links per message are fetched.
+
+Vimeo links get their data from Vimeo's oEmbed endpoint (VIMEO_OEMBED_URL) instead, as Zulip
+asks its oEmbed providers first: a video answer (an embed HTML and a thumbnail) becomes Zulip's
+``embed-video message_inline_image`` preview, the player's HTML kept escaped in ``data-id`` for
+the client, and a link written as the bare URL is retitled "Vimeo - <title>" when image previews
+(INLINE_IMAGE_PREVIEW) are on, as Zulip does only then. Any other answer falls back to the page's
+Open Graph data.
 """
 
 from __future__ import annotations
 
 import contextvars
 import html as html_module
+import json
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from typing import Any, Optional
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from chat_appliance import __version__
 from chat_appliance.db.connection import write_transaction
@@ -41,7 +49,13 @@ MAX_DESCRIPTION = 1000
 USER_AGENT = f"Mozilla/5.0 (compatible; ChatApplianceLinkPreview/{__version__})"
 # Links in the stored HTML that may get a website preview: plain http(s) links outside quotes.
 _LINK_RE = re.compile(r'<a href="(https?://[^"]+)"(?: title="[^"]*")?>')
-_PREVIEWED_CLASSES = ("message_inline_image", "youtube-video", "message_embed")
+_PREVIEWED_CLASSES = ("message_inline_image", "youtube-video", "message_embed", "embed-video")
+# The links Vimeo's oEmbed endpoint answers for (its schemes in the oEmbed providers list), and
+# the ones Zulip calls a Vimeo video (whose bare-URL link text becomes the video's title).
+_VIMEO_OEMBED_RE = re.compile(r"https?://(?:vimeo\.com/|player\.vimeo\.com/video/)")
+_VIMEO_VIDEO_RE = re.compile(r"(?:https?)?://(?:www\.)?vimeo.com/(?:channels/(?:\w+/)?|groups/[^/]*/videos/)?(\d+)(?:/\?)?")
+MAX_OEMBED_BYTES = 64 * 1024
+MAX_OEMBED_HTML = 4000
 
 
 class _OpenGraph(HTMLParser):
@@ -102,6 +116,70 @@ def fetch_open_graph(url: str, *, allow_private: bool) -> Optional[dict[str, str
     return data
 
 
+def is_vimeo_video(url: str) -> bool:
+    """Whether Zulip treats the link as a Vimeo video (its text may become the video's title)."""
+    return _VIMEO_VIDEO_RE.fullmatch(url) is not None
+
+
+def oembed_endpoint(url: str, vimeo_endpoint: str) -> Optional[str]:
+    """The oEmbed endpoint that answers for the link (only Vimeo's here), or None."""
+    parts = urlsplit(url)
+    normalized = parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()).geturl()
+    return vimeo_endpoint if _VIMEO_OEMBED_RE.match(normalized) else None
+
+
+def fetch_oembed_video(url: str, endpoint: str, *, allow_private: bool) -> Optional[dict[str, str]]:
+    """The endpoint's answer for the link when it is a video with a player and a thumbnail, else None."""
+    query = urlencode({"url": url, "maxwidth": 640, "maxheight": 480})
+    try:
+        response = safe_fetch.fetch(f"{endpoint}{'&' if '?' in endpoint else '?'}{query}",
+                                    headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                                    timeout=FETCH_TIMEOUT_SECONDS, allow_private=allow_private,
+                                    max_bytes=MAX_OEMBED_BYTES)
+    except (safe_fetch.UnsafeURLError, OSError) as error:
+        log.info("No oEmbed data for a link: %s", error)
+        return None
+    if response.status != 200:
+        return None
+    try:
+        data = json.loads(response.body.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("type") != "video":
+        return None
+    player, thumbnail = data.get("html"), data.get("thumbnail_url")
+    if not isinstance(player, str) or not player or not isinstance(thumbnail, str) or not thumbnail:
+        return None
+    if player.startswith("<![CDATA[") and player.endswith("]]>"):
+        player = player[len("<![CDATA["):-len("]]>")]
+    thumbnail = urljoin(endpoint, thumbnail)
+    if urlsplit(thumbnail).scheme not in ("http", "https"):
+        return None
+    title = data.get("title")
+    return {"html": player[:MAX_OEMBED_HTML], "image": thumbnail,
+            "title": title[:MAX_TITLE] if isinstance(title, str) else ""}
+
+
+def video_embed_html(url: str, data: dict[str, str]) -> str:
+    """Zulip's embed-video markup: the player's HTML escaped in data-id, the thumbnail proxied."""
+    href = html_module.escape(url, quote=True)
+    player = html_module.escape(data["html"], quote=True)
+    title = f' title="{html_module.escape(data["title"], quote=True)}"' if data["title"] else ""
+    image = html_module.escape(thumbnail_url(data["image"], "thumbnail"), quote=True)
+    return (f'<div class="embed-video message_inline_image"><a data-id="{player}" href="{href}"{title}>'
+            f'<img src="{image}"></a></div>')
+
+
+def retitle_bare_link(rendered: str, url: str, title: str) -> str:
+    """The links written as the bare URL, outside quotes (which get no previews), get
+    "Vimeo - <title>" as their text."""
+    href = html_module.escape(url, quote=True)
+    bare = f'<a href="{href}">{html_module.escape(url, quote=False)}</a>'
+    titled = f'<a href="{href}">{html_module.escape("Vimeo - " + title, quote=False)}</a>'
+    parts = re.split(r"(<blockquote>.*?</blockquote>)", rendered, flags=re.S)
+    return "".join(part if part.startswith("<blockquote>") else part.replace(bare, titled) for part in parts)
+
+
 def embed_html(url: str, data: dict[str, str]) -> str:
     """Zulip's message_embed markup; every value escaped, the image through the image proxy."""
     href = html_module.escape(url, quote=True)
@@ -138,14 +216,20 @@ def preview_candidates(rendered: str, realm_url: str) -> list[str]:
     return out
 
 
-def do_add_link_previews(message_id: int, previews: list[tuple[str, dict[str, str]]]) -> None:
-    """Append the previews to the stored HTML and tell the message's recipients."""
+def do_add_link_previews(message_id: int, previews: list[tuple[str, dict[str, str]]],
+                         retitle_videos: bool = False) -> None:
+    """Append the previews to the stored HTML and tell the message's recipients. A preview with
+    "html" is a video's (oEmbed); with `retitle_videos`, its Vimeo link's bare text becomes its title."""
     with write_transaction():
         message = Message.get_or_none(Message.id == message_id)
         if message is None:
             return
-        message.rendered_content = message.rendered_content + "\n" + "\n".join(
-            embed_html(url, data) for url, data in previews)
+        rendered = message.rendered_content
+        for url, data in previews:
+            if "html" in data and retitle_videos and data["title"] and is_vimeo_video(url):
+                rendered = retitle_bare_link(rendered, url, data["title"])
+        message.rendered_content = rendered + "\n" + "\n".join(
+            video_embed_html(url, data) if "html" in data else embed_html(url, data) for url, data in previews)
         message.save()
         flags = {row.user_profile_id: row.flags for row in UserMessage.select().where(UserMessage.message == message_id)}
     event = {"type": "update_message", "user_id": None, "edit_timestamp": message.last_edit_time or message.date_sent,
@@ -196,8 +280,11 @@ class LinkPreviewer:
         allow_private = bool(self.config.get("OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"))
         previews = []
         for url in preview_candidates(message.rendered_content, sender.realm.url):
-            data = fetch_open_graph(url, allow_private=allow_private)
+            endpoint = oembed_endpoint(url, self.config.get("VIMEO_OEMBED_URL") or "")
+            data = fetch_oembed_video(url, endpoint, allow_private=allow_private) if endpoint else None
+            if data is None:
+                data = fetch_open_graph(url, allow_private=allow_private)
             if data is not None:
                 previews.append((url, data))
         if previews:
-            do_add_link_previews(message_id, previews)
+            do_add_link_previews(message_id, previews, retitle_videos=bool(self.config.get("INLINE_IMAGE_PREVIEW")))

@@ -25,7 +25,7 @@ from chat_appliance.lib.user_settings import user_setting
 # render, at the first render, not at start-up (issue 32).
 from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
 from chat_appliance.markdown.context import MentionTarget, RenderContext, UploadImage
-from chat_appliance.models import Attachment, Stream, Subscription, UserGroup, UserProfile
+from chat_appliance.models import Attachment, Message, Stream, Subscription, UserGroup, UserMessage, UserProfile
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -101,6 +101,40 @@ class ChannelLinks:
         return target if target.id in self.subscribed else None
 
 
+class TopicLinks:
+    """find_topic_message for one sender, as Zulip fills a topic link's "with" operand: the
+    topic's first message (topics match without regard to case) -- in a channel whose history
+    is public to subscribers the first one sent there, otherwise the first one the sender
+    received; without a sender, none. Only asked for channels find_channel resolved, and each
+    topic once per render."""
+
+    def __init__(self, sender: UserProfile | None) -> None:
+        self.sender = sender
+        self.found: dict[tuple[int, str], int | None] = {}
+
+    def __call__(self, channel_id: int, topic: str) -> int | None:
+        key = (channel_id, topic.casefold())
+        if key not in self.found:
+            self.found[key] = self._first_message(*key)
+        return self.found[key]
+
+    def _first_message(self, channel_id: int, topic_key: str) -> int | None:
+        stream = (Stream.select(Stream.recipient, Stream.history_public_to_subscribers)
+                  .where(Stream.id == channel_id).first())
+        if stream is None:
+            return None
+        in_topic = (Message.recipient == stream.recipient_id) & (Message.topic_key == topic_key)
+        if stream.history_public_to_subscribers:
+            query = Message.select(Message.id).where(in_topic)
+        elif self.sender is not None:
+            query = (Message.select(Message.id).join(UserMessage, on=(UserMessage.message == Message.id))
+                     .where(in_topic & (UserMessage.user_profile == self.sender.id)))
+        else:
+            return None
+        row = query.order_by(Message.id).limit(1).first()
+        return row.id if row is not None else None
+
+
 def _cache():
     """The render contexts of the app in use (db.runtime.GenerationCache: realm id -> data)."""
     return runtime.current().render_contexts
@@ -151,6 +185,7 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         find_user=data.find_user,
         find_group=data.find_group,
         find_channel=ChannelLinks(data, sender),
+        find_topic_message=TopicLinks(sender),
         find_upload_image=lambda path_id: upload_image(realm.id, path_id),
         realm_emoji=data.realm_emoji,
         default_code_block_language=data.default_code_block_language,

@@ -44,6 +44,10 @@ def _no_upload(path_id: str) -> Optional[UploadImage]:
     return None
 
 
+def _no_topic_message(channel_id: int, topic: str) -> Optional[int]:
+    return None
+
+
 @dataclass
 class RenderContext:
     """Everything about the realm (and sender) that affects rendering."""
@@ -64,6 +68,9 @@ class RenderContext:
     default_code_block_language: str = ""
     # find_upload_image(path_id) -> UploadImage | None, for links to /user_uploads/{path_id}
     find_upload_image: Callable[[str], Optional[UploadImage]] = _no_upload
+    # find_topic_message(channel id, topic) -> the id a topic link's /with/ suffix names (Zulip's
+    # "with" operand: the topic's first message the sender may read), or None for no suffix.
+    find_topic_message: Callable[[int, str], Optional[int]] = _no_topic_message
 
 
 @dataclass

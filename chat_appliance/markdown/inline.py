@@ -630,6 +630,9 @@ class ChannelLinkProcessor(_Base):
                     "href": topic_narrow(channel.id, channel.name, topic),
                 },
             )
+            with_id = self.ctx.find_topic_message(channel.id, topic)
+            if with_id is not None:
+                el.set("href", f"{el.get('href')}/with/{with_id}")
             suffix = ""
         else:
             # No data-stream-id on a message link, as on Zulip.
