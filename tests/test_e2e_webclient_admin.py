@@ -97,6 +97,65 @@ def send(page, text):
     expect(box).to_have_value("")
 
 
+def test_axe_administration_screens_and_dialogs(pages, site):
+    """Does axe-core find no violation on what an owner sees: the main view with the "Name your
+    organization" banner, a channel's view and its settings, a profile card with "Manage user",
+    each Settings tab, and the confirmations those screens ask (each then cancelled)?
+    It runs before test_rename_the_organization, while the organization is still unnamed."""
+    from .browser import axe_violations
+
+    make_channel(site, "access", [site.server.email, ALICE, BOB], description="Checked by **axe**")
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="access", topic="a11y", content="axe time")
+    owner = owner_page(pages, site)
+    expect(owner.get_by_role("form", name="Name your organization")).to_be_visible()
+    assert axe_violations(owner) == [], "main view with the banner"
+    open_channel(owner, site, "access")
+    expect(owner.get_by_role("article").filter(has_text="axe time")).to_be_visible()
+    assert axe_violations(owner) == [], "channel view"
+
+    def confirm_then_cancel(opener, name):
+        opener.click()
+        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{name}"))
+        expect(confirm).to_be_visible()
+        assert axe_violations(owner, "dialog.confirm[open]") == [], name
+        confirm.get_by_role("button", name="Cancel").click()
+        expect(confirm).to_have_count(0)
+
+    dialog = channel_settings(owner)
+    expect(dialog.get_by_role("region", name="Members")).to_contain_text("Bob Builder")
+    assert axe_violations(owner, "dialog[open]") == [], "Channel settings"
+    confirm_then_cancel(dialog.get_by_role("button", name="Archive channel"), "Archive #access")
+    owner.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    open_channel(owner, site, "access", "a11y")
+    message = owner.get_by_role("article").filter(has_text="axe time")
+    message.get_by_role("button", name="Bob Builder").click()
+    card = owner.get_by_role("dialog", name="Bob Builder")
+    expect(card).to_contain_text(BOB)
+    assert axe_violations(owner, "dialog[open]") == [], "profile card"
+    card.get_by_role("button", name="Manage user").click()
+    expect(card.get_by_role("combobox", name="Role of Bob Builder")).to_be_visible()
+    assert axe_violations(owner, "dialog[open]") == [], "profile card, Manage user"
+    confirm_then_cancel(card.get_by_role("button", name="Deactivate user"), "Deactivate Bob Builder")
+    owner.keyboard.press("Escape")
+    expect(card).to_have_count(0)
+
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    expect(settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True)).to_be_visible()
+    tabs = [b.inner_text() for b in settings.get_by_role("navigation").get_by_role("button").all()]
+    assert {"Organization", "Bots", "Invitations", "Users"} <= set(tabs), tabs
+    for tab in tabs:
+        settings.get_by_role("navigation").get_by_role("button", name=tab, exact=True).click()
+        owner.wait_for_timeout(400)
+        assert axe_violations(owner, "dialog[open]") == [], tab
+    settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True).click()
+    bob_row = settings.get_by_role("row", name=re.compile("Bob Builder"))
+    confirm_then_cancel(bob_row.get_by_role("button", name="Deactivate"), "Deactivate Bob Builder")
+    assert site.api("GET", f"users/{site.bob[2]}")["user"]["is_active"] is True
+
+
 def test_admin_adds_a_member_to_a_private_channel_who_sees_it_live(pages, site):
     """Can an owner, in a private channel's settings, add a member by typing part of their name
     and picking the suggestion, and does that member's open page show the channel without a
@@ -239,6 +298,8 @@ def test_profile_card(pages, site):
     alice = pages(ALICE)
     open_channel(alice, site, "general", "cards")
     message = alice.get_by_role("article").filter(has_text="card time")
+    open_channel(owner, site, "access", "a11y")
+    message = owner.get_by_role("article").filter(has_text="axe time")
     message.get_by_role("button", name="Bob Builder").click()
     card = alice.get_by_role("dialog", name="Bob Builder")
     expect(card).to_contain_text("Member")
