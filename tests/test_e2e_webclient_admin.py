@@ -472,3 +472,74 @@ def test_custom_profile_field_and_linkifier(pages, site):
     card = owner.get_by_role("dialog", name="Alice Liddell")
     expect(card).to_contain_text("Team")
     expect(card).to_contain_text("Wonders")
+
+
+def test_axe_administration_lists_filled_in(pages, site):
+    """Once an owner has made things in Settings (a bot, an invitation link, a custom emoji, a
+    linkifier, a custom field) and filtered the users, and while a channel's "Add members" box
+    offers suggestions, does axe-core still find no violation, including in the confirmations
+    that deleting or deactivating asks?"""
+    from .browser import axe_violations
+
+    _email, _auth, _id = site.person("axel@example.com", "Axel Checker")
+    make_channel(site, "filled", [site.server.email], private=True)
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "filled")
+    dialog = channel_settings(owner)
+    dialog.get_by_role("textbox", name="Add members").fill("axel")
+    expect(dialog.get_by_role("option", name="Axel Checker")).to_be_visible()
+    assert axe_violations(owner, "dialog[open]") == [], "Add members suggestions"
+    owner.keyboard.press("Escape")
+    if dialog.count():
+        owner.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    def confirm_then_cancel(opener, name):
+        opener.click()
+        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{re.escape(name)}"))
+        expect(confirm).to_be_visible()
+        assert axe_violations(owner, "dialog.confirm[open]") == [], name
+        confirm.get_by_role("button", name="Cancel").click()
+        expect(confirm).to_have_count(0)
+
+    owner.get_by_role("button", name="Settings", exact=True).click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    tab = lambda name: settings.get_by_role("navigation").get_by_role("button", name=name, exact=True).click()  # noqa: E731
+    tab("Bots")
+    settings.get_by_role("textbox", name="Bot name").fill("Axe checker")
+    settings.get_by_role("button", name="Create bot").click()
+    expect(settings.get_by_role("button", name="Download zuliprc of Axe checker")).to_be_visible()
+    assert axe_violations(owner, "dialog[open]") == [], "Bots, with a bot"
+    confirm_then_cancel(settings.get_by_role("button", name=re.compile("^Deactivate.*Axe checker")).first,
+                        "Deactivate the bot Axe checker")
+    tab("Invitations")
+    settings.get_by_role("button", name="Create invitation link").click()
+    expect(settings.get_by_role("textbox", name="Invitation link")).to_have_value(re.compile("/join/"))
+    assert axe_violations(owner, "dialog[open]") == [], "Invitations, with a link"
+    tab("Custom emoji")
+    settings.get_by_role("textbox", name="Emoji name").fill("axecheck")
+    settings.get_by_label("Emoji image").set_input_files(str(ICON))
+    settings.get_by_role("button", name="Add emoji").click()
+    expect(settings.get_by_role("list", name="Custom emoji")).to_contain_text(":axecheck:")
+    assert axe_violations(owner, "dialog[open]") == [], "Custom emoji, with an emoji"
+    confirm_then_cancel(settings.get_by_role("button", name="Delete emoji axecheck"), "Delete the emoji :axecheck:")
+    tab("Linkifiers")
+    settings.get_by_role("textbox", name="Pattern").fill(r"AXE-(?P<id>[0-9]+)")
+    settings.get_by_role("textbox", name="URL template", exact=True).fill("https://tracker.example.com/axe/{id}")
+    settings.get_by_role("button", name="Add linkifier").click()
+    expect(settings.get_by_role("list", name="Linkifiers")).to_contain_text("tracker.example.com/axe")
+    assert axe_violations(owner, "dialog[open]") == [], "Linkifiers, with a linkifier"
+    tab("Custom fields")
+    settings.get_by_role("textbox", name="Field name").fill("Desk")
+    settings.get_by_role("button", name="Add field").click()
+    expect(settings.get_by_role("list", name="Profile fields")).to_contain_text("Desk")
+    assert axe_violations(owner, "dialog[open]") == [], "Custom fields, with a field"
+    confirm_then_cancel(settings.get_by_role("button", name="Delete field Desk"), "Delete the field Desk")
+    tab("Users")
+    settings.get_by_role("searchbox", name="Search users").fill("axel")
+    expect(settings.get_by_role("row", name=re.compile("Axel Checker"))).to_be_visible()
+    assert axe_violations(owner, "dialog[open]") == [], "Users, searched"
+    settings.get_by_role("searchbox", name="Search users").fill("")
+    settings.get_by_role("combobox", name="Filter by status").select_option("deactivated")
+    owner.wait_for_timeout(300)
+    assert axe_violations(owner, "dialog[open]") == [], "Users, deactivated"
