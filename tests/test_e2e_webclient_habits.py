@@ -180,6 +180,42 @@ DIALOGS = [
 ]
 
 
+def test_axe_message_actions_and_their_dialogs(pages, site):
+    """Does axe-core find no violation in a message's actions menu and in the dialogs its items
+    open: "Move topic" (a question with a text answer), "View edit history" and the confirmation
+    of "Delete message" (each cancelled, so the message stays)?"""
+    from .browser import axe_violations
+
+    message_id = post(site, site.alice[1], "general", "axe actions", "first words")
+    site.api("PATCH", f"messages/{message_id}", auth=site.alice[1], content="second words")
+    alice = pages(ALICE)
+    open_topic(alice, site, "general", "axe actions")
+    article = alice.get_by_role("article").filter(has_text="second words")
+
+    def open_item(item):
+        article.hover()
+        article.get_by_role("button", name="Message actions").click()
+        expect(alice.get_by_role("menu", name="Message actions")).to_be_visible()
+        alice.get_by_role("menuitem", name=item).click()
+
+    article.hover()
+    article.get_by_role("button", name="Message actions").click()
+    expect(alice.get_by_role("menu", name="Message actions")).to_be_visible()
+    assert axe_violations(alice, "#message-menu") == [], "Message actions"
+    alice.keyboard.press("Escape")
+    expect(alice.get_by_role("menu", name="Message actions")).to_have_count(0)
+    for item, role, name in [("Move topic", "dialog", "Move this topic to:"),
+                             ("View edit history", "dialog", "Edit history"),
+                             ("Delete message", "alertdialog", "Delete this message?")]:
+        open_item(item)
+        dialog = alice.get_by_role(role, name=name)
+        expect(dialog).to_be_visible()
+        assert axe_violations(alice, "dialog[open]") == [], name
+        alice.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+    assert site.api("GET", f"messages/{message_id}", auth=site.alice[1])["message"]["subject"] == "axe actions"
+
+
 def test_axe_helper_reports_what_it_should(browser):
     """The check itself: does the helper report a violation on a page that has one?"""
     from .browser import axe_violations
