@@ -553,3 +553,35 @@ def test_axe_administration_lists_filled_in(pages, site):
     settings.get_by_role("combobox", name="Filter by status").select_option("deactivated")
     owner.wait_for_timeout(300)
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Users, deactivated"
+
+
+def test_axe_what_a_member_sees_on_a_phone(pages, site):
+    """At phone width, in light and dark colours, does axe-core find no violation in what a member
+    (not an administrator) gets of the same screens: a channel's settings, a profile card without
+    "Manage user", and their Settings tabs?"""
+    make_channel(site, "phoneaxe", [site.server.email, ALICE, BOB], description="Small **screens**")
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="phoneaxe", topic="small", content="tiny axe")
+    alice = pages(ALICE, viewport=PHONE)
+    open_channel(alice, site, "phoneaxe")
+    assert axe_in_both_schemes(alice) == [], "channel view"
+    dialog = channel_settings(alice)
+    assert axe_in_both_schemes(alice, "dialog[open]") == [], "Channel settings, as a member"
+    alice.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    open_channel(alice, site, "phoneaxe", "small")
+    alice.get_by_role("article").filter(has_text="tiny axe").get_by_role("button", name="Bob Builder").click()
+    card = alice.get_by_role("dialog", name="Bob Builder")
+    expect(card.get_by_role("button", name="Send direct message")).to_be_visible()
+    assert axe_in_both_schemes(alice, "dialog[open]") == [], "profile card, as a member"
+    alice.keyboard.press("Escape")
+    expect(card).to_have_count(0)
+    alice.get_by_role("button", name="Settings", exact=True).click()
+    settings = alice.get_by_role("dialog", name="Settings")
+    nav = settings.get_by_role("navigation")
+    expect(nav.get_by_role("button", name="Profile", exact=True)).to_be_attached()
+    tabs = [b.inner_text() for b in nav.get_by_role("button").all()]
+    assert "Users" not in tabs and "Organization" not in tabs, tabs
+    for tab in tabs:
+        nav.get_by_role("button", name=tab, exact=True).click()
+        alice.wait_for_timeout(400)
+        assert axe_in_both_schemes(alice, "dialog[open]") == [], tab
