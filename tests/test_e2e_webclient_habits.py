@@ -112,11 +112,12 @@ def test_links_open_in_a_new_tab_and_deep_links_stay(pages, site):
     expect(alice).to_have_url(re.compile(r"#narrow/channel/\d+-general/topic/links$"))
 
 
-def test_axe_login_page(browser, site):
-    """Does axe-core find no violation on the sign-in page?"""
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_login_page(browser, site, scheme):
+    """Does axe-core find no violation on the sign-in page, in light and in dark colours?"""
     from .browser import axe_violations
 
-    context = browser.new_context()
+    context = browser.new_context(color_scheme=scheme)
     page = context.new_page()
     page.goto(site.url + "/")
     page.get_by_role("button", name="Log in").wait_for()
@@ -124,15 +125,18 @@ def test_axe_login_page(browser, site):
     context.close()
 
 
-def test_axe_main_view_settings_and_dialogs(pages, site):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_main_view_settings_and_dialogs(pages, site, scheme):
     """Does axe-core find no violation on the main view, Recent conversations, Drafts, settings
-    and each dialog this client opens?"""
+    and each dialog this client opens, in light and in dark colours (the client follows
+    prefers-color-scheme)?"""
     from .browser import axe_violations
 
     post(site, site.bob[1], "general", "axe", "Hello **axe**, see https://example.com")
-    alice = pages(ALICE)
+    alice = pages(ALICE, color_scheme=scheme)
+    assert alice.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
     open_topic(alice, site, "general", "axe")
-    expect(alice.get_by_role("article").filter(has_text="Hello axe")).to_be_visible()
+    expect(alice.get_by_role("article").filter(has_text="Hello axe").last).to_be_visible()
     assert axe_violations(alice) == []
     views(alice).get_by_role("link", name="Recent conversations").click()
     expect(alice.get_by_role("table", name="Recent conversations")).to_be_visible()
@@ -180,16 +184,18 @@ DIALOGS = [
 ]
 
 
-def test_axe_message_actions_and_their_dialogs(pages, site):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_message_actions_and_their_dialogs(pages, site, scheme):
     """Does axe-core find no violation in a message's actions menu and in the dialogs its items
     open: "Move topic" (a question with a text answer), "View edit history" and the confirmation
-    of "Delete message" (each cancelled, so the message stays)?"""
+    of "Delete message" (each cancelled, so the message stays), in light and in dark colours?"""
     from .browser import axe_violations
 
-    message_id = post(site, site.alice[1], "general", "axe actions", "first words")
+    topic = f"axe actions {scheme}"
+    message_id = post(site, site.alice[1], "general", topic, "first words")
     site.api("PATCH", f"messages/{message_id}", auth=site.alice[1], content="second words")
-    alice = pages(ALICE)
-    open_topic(alice, site, "general", "axe actions")
+    alice = pages(ALICE, color_scheme=scheme)
+    open_topic(alice, site, "general", topic)
     article = alice.get_by_role("article").filter(has_text="second words")
 
     def open_item(item):
@@ -213,7 +219,7 @@ def test_axe_message_actions_and_their_dialogs(pages, site):
         assert axe_violations(alice, "dialog[open]") == [], name
         alice.keyboard.press("Escape")
         expect(dialog).to_have_count(0)
-    assert site.api("GET", f"messages/{message_id}", auth=site.alice[1])["message"]["subject"] == "axe actions"
+    assert site.api("GET", f"messages/{message_id}", auth=site.alice[1])["message"]["subject"] == topic
 
 
 def test_axe_helper_reports_what_it_should(browser):
