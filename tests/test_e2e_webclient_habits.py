@@ -222,6 +222,42 @@ def test_axe_message_actions_and_their_dialogs(pages, site, scheme):
     assert site.api("GET", f"messages/{message_id}", auth=site.alice[1])["message"]["subject"] == topic
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_compose_popups(pages, site, scheme):
+    """Does axe-core find no violation, in light and in dark colours, in what pops up while
+    writing: the To box's people suggestions and its pills, the Topic box's suggestions, the
+    Message box's mention suggestions and the "Add emoji" picker?"""
+    from .browser import axe_violations
+
+    post(site, site.bob[1], "design", "axe popups", "plans")
+    alice = pages(ALICE, color_scheme=scheme)
+    alice.keyboard.press("x")
+    to = alice.get_by_role("textbox", name="To")
+    to.press_sequentially("Bo")
+    expect(alice.get_by_role("option", name=re.compile("Bob Builder"))).to_be_visible()
+    assert axe_violations(alice, "#people-suggestions") == [], "people suggestions"
+    to.press("Enter")
+    expect(alice.get_by_role("button", name="Remove Bob Builder")).to_be_visible()
+    assert axe_violations(alice) == [], "direct message compose with a pill"
+    box = alice.get_by_role("textbox", name="Message")
+    box.press_sequentially("hi @car")
+    expect(alice.get_by_role("listbox", name="Suggestions").get_by_role("option").first).to_be_visible()
+    assert axe_violations(alice, "ul.completion:not([hidden])") == [], "mention suggestions"
+    box.press("Escape")
+    alice.get_by_role("button", name="Add emoji").click()
+    picker = alice.get_by_role("dialog", name="Emoji picker")
+    expect(picker.get_by_role("option").first).to_be_visible()
+    assert axe_violations(alice, "#emoji-picker") == [], "emoji picker"
+    alice.keyboard.press("Escape")
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}")
+    topic = alice.get_by_role("textbox", name="Topic")
+    topic.click()
+    topic.fill("")
+    topic.press_sequentially("axe")
+    expect(alice.get_by_role("listbox", name="Topics").get_by_role("option", name="axe popups")).to_be_visible()
+    assert axe_violations(alice, "#topic-suggestions") == [], "topic suggestions"
+
+
 def test_axe_helper_reports_what_it_should(browser):
     """The check itself: does the helper report a violation on a page that has one?"""
     from .browser import axe_violations
