@@ -112,10 +112,11 @@ def axe_in_both_schemes(page, include=None):
 
 
 def test_axe_administration_screens_and_dialogs(pages, site):
-    """Does axe-core find, in light and dark colours, no violation on what an owner sees: the main view with the "Name your
-    organization" banner, a channel's view and its settings, a profile card with "Manage user",
-    each Settings tab, and the confirmations those screens ask (each then cancelled)?
-    It runs before test_rename_the_organization, while the organization is still unnamed."""
+    """Does axe-core find, in light and dark colours, no violation on what an owner sees: the
+    main view with the "Name your organization" banner, a channel's view and its settings, a
+    profile card with "Manage user", each Settings tab, and the confirmations those screens ask
+    (each then cancelled)? It runs before test_rename_the_organization, while the organization
+    is still unnamed."""
     make_channel(site, "access", [site.server.email, ALICE, BOB], description="Checked by **axe**")
     site.api("POST", "messages", auth=site.bob[1], type="stream", to="access", topic="a11y", content="axe time")
     owner = owner_page(pages, site)
