@@ -103,8 +103,9 @@ AXE = Path(__file__).resolve().parent / "data" / "axe.min.js"
 
 def axe_violations(page, include=None):
     """axe-core's violations on the page as it is now (or within the `include` CSS selector):
-    a list of "rule-id (impact): target, ..." strings. axe-core is vendored in tests/data
-    (scripts/fetch_axe.sh): no network at test time."""
+    a list of "rule-id (impact): target, ..." strings. An `include` that matches nothing makes
+    axe-core raise, so a check cannot pass on an element that is not there. axe-core is vendored
+    in tests/data (scripts/fetch_axe.sh): no network at test time."""
     if not AXE.exists():
         pytest.skip(f"{AXE} is missing (scripts/fetch_axe.sh vendors it)")
     if not page.evaluate("() => typeof window.axe === 'object'"):

@@ -97,6 +97,78 @@ def send(page, text):
     expect(box).to_have_value("")
 
 
+def axe_in_both_schemes(page, include=None):
+    """axe-core's violations (tests/browser.py's axe_violations) with the page in light, then in
+    dark colours (the client follows prefers-color-scheme), each prefixed by its scheme."""
+    from .browser import axe_violations
+
+    found = []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
+        found += [f"{scheme}: {v}" for v in axe_violations(page, include)]
+    page.emulate_media(color_scheme="light")
+    return found
+
+
+def test_axe_administration_screens_and_dialogs(pages, site):
+    """Does axe-core find, in light and dark colours, no violation on what an owner sees: the
+    main view with the "Name your organization" banner, a channel's view and its settings, a
+    profile card with "Manage user", each Settings tab, and the confirmations those screens ask
+    (each then cancelled)? It runs before test_rename_the_organization, while the organization
+    is still unnamed."""
+    make_channel(site, "access", [site.server.email, ALICE, BOB], description="Checked by **axe**")
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="access", topic="a11y", content="axe time")
+    owner = owner_page(pages, site)
+    expect(owner.get_by_role("form", name="Name your organization")).to_be_visible()
+    assert axe_in_both_schemes(owner) == [], "main view with the banner"
+    open_channel(owner, site, "access")
+    expect(owner.get_by_role("article").filter(has_text="axe time")).to_be_visible()
+    assert axe_in_both_schemes(owner) == [], "channel view"
+
+    def confirm_then_cancel(opener, name):
+        opener.click()
+        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{name}"))
+        expect(confirm).to_be_visible()
+        assert axe_in_both_schemes(owner, "dialog.confirm[open]") == [], name
+        confirm.get_by_role("button", name="Cancel").click()
+        expect(confirm).to_have_count(0)
+
+    dialog = channel_settings(owner)
+    expect(dialog.get_by_role("region", name="Members")).to_contain_text("Bob Builder")
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Channel settings"
+    confirm_then_cancel(dialog.get_by_role("button", name="Archive channel"), "Archive #access")
+    owner.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    open_channel(owner, site, "access", "a11y")
+    message = owner.get_by_role("article").filter(has_text="axe time")
+    message.get_by_role("button", name="Bob Builder").click()
+    card = owner.get_by_role("dialog", name="Bob Builder")
+    expect(card).to_contain_text(BOB)
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "profile card"
+    card.get_by_role("button", name="Manage user").click()
+    expect(card.get_by_role("combobox", name="Role of Bob Builder")).to_be_visible()
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "profile card, Manage user"
+    confirm_then_cancel(card.get_by_role("button", name="Deactivate user"), "Deactivate Bob Builder")
+    owner.keyboard.press("Escape")
+    expect(card).to_have_count(0)
+
+    owner.get_by_role("button", name="Settings").click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    expect(settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True)).to_be_visible()
+    tabs = [b.inner_text() for b in settings.get_by_role("navigation").get_by_role("button").all()]
+    assert {"Organization", "Bots", "Invitations", "Users"} <= set(tabs), tabs
+    for tab in tabs:
+        settings.get_by_role("navigation").get_by_role("button", name=tab, exact=True).click()
+        owner.wait_for_timeout(400)
+        assert axe_in_both_schemes(owner, "dialog[open]") == [], tab
+    settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True).click()
+    bob_row = settings.get_by_role("row", name=re.compile("Bob Builder"))
+    confirm_then_cancel(bob_row.get_by_role("button", name="Deactivate"), "Deactivate Bob Builder")
+    assert site.api("GET", f"users/{site.bob[2]}")["user"]["is_active"] is True
+
+
 def test_admin_adds_a_member_to_a_private_channel_who_sees_it_live(pages, site):
     """Can an owner, in a private channel's settings, add a member by typing part of their name
     and picking the suggestion, and does that member's open page show the channel without a
@@ -411,3 +483,111 @@ def test_custom_profile_field_and_linkifier(pages, site):
     card = owner.get_by_role("dialog", name="Alice Liddell")
     expect(card).to_contain_text("Team")
     expect(card).to_contain_text("Wonders")
+
+
+def test_axe_administration_lists_filled_in(browser, pages, site):
+    """In light and dark colours: once an owner has made things in Settings (a bot, an
+    invitation link, a custom emoji, a linkifier, a custom field) and filtered the users, and while
+    a channel's "Add members" box offers suggestions, does axe-core still find no violation,
+    including in the confirmations that deleting or deactivating asks, and on the sign-up page
+    the invitation link opens?"""
+    _email, _auth, _id = site.person("axel@example.com", "Axel Checker")
+    make_channel(site, "filled", [site.server.email], private=True)
+    owner = owner_page(pages, site)
+    open_channel(owner, site, "filled")
+    dialog = channel_settings(owner)
+    dialog.get_by_role("textbox", name="Add members").fill("axel")
+    expect(dialog.get_by_role("option", name="Axel Checker")).to_be_visible()
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Add members suggestions"
+    owner.keyboard.press("Escape")
+    if dialog.count():
+        owner.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    def confirm_then_cancel(opener, name):
+        opener.click()
+        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{re.escape(name)}"))
+        expect(confirm).to_be_visible()
+        assert axe_in_both_schemes(owner, "dialog.confirm[open]") == [], name
+        confirm.get_by_role("button", name="Cancel").click()
+        expect(confirm).to_have_count(0)
+
+    owner.get_by_role("button", name="Settings", exact=True).click()
+    settings = owner.get_by_role("dialog", name="Settings")
+    tab = lambda name: settings.get_by_role("navigation").get_by_role("button", name=name, exact=True).click()  # noqa: E731
+    tab("Bots")
+    settings.get_by_role("textbox", name="Bot name").fill("Axe checker")
+    settings.get_by_role("button", name="Create bot").click()
+    expect(settings.get_by_role("button", name="Download zuliprc of Axe checker")).to_be_visible()
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Bots, with a bot"
+    confirm_then_cancel(settings.get_by_role("button", name=re.compile("^Deactivate.*Axe checker")).first,
+                        "Deactivate the bot Axe checker")
+    tab("Invitations")
+    settings.get_by_role("button", name="Create invitation link").click()
+    expect(settings.get_by_role("textbox", name="Invitation link")).to_have_value(re.compile("/join/"))
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Invitations, with a link"
+    context = browser.new_context(viewport=PHONE)
+    newcomer = context.new_page()
+    newcomer.goto(settings.get_by_role("textbox", name="Invitation link").input_value())
+    expect(newcomer.get_by_role("button", name="Sign up")).to_be_visible()
+    assert axe_in_both_schemes(newcomer) == [], "the page the invitation link opens"
+    context.close()
+    tab("Custom emoji")
+    settings.get_by_role("textbox", name="Emoji name").fill("axecheck")
+    settings.get_by_label("Emoji image").set_input_files(str(ICON))
+    settings.get_by_role("button", name="Add emoji").click()
+    expect(settings.get_by_role("list", name="Custom emoji")).to_contain_text(":axecheck:")
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Custom emoji, with an emoji"
+    confirm_then_cancel(settings.get_by_role("button", name="Delete emoji axecheck"), "Delete the emoji :axecheck:")
+    tab("Linkifiers")
+    settings.get_by_role("textbox", name="Pattern").fill(r"AXE-(?P<id>[0-9]+)")
+    settings.get_by_role("textbox", name="URL template", exact=True).fill("https://tracker.example.com/axe/{id}")
+    settings.get_by_role("button", name="Add linkifier").click()
+    expect(settings.get_by_role("list", name="Linkifiers")).to_contain_text("tracker.example.com/axe")
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Linkifiers, with a linkifier"
+    tab("Custom fields")
+    settings.get_by_role("textbox", name="Field name").fill("Desk")
+    settings.get_by_role("button", name="Add field").click()
+    expect(settings.get_by_role("list", name="Profile fields")).to_contain_text("Desk")
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Custom fields, with a field"
+    confirm_then_cancel(settings.get_by_role("button", name="Delete field Desk"), "Delete the field Desk")
+    tab("Users")
+    settings.get_by_role("searchbox", name="Search users").fill("axel")
+    expect(settings.get_by_role("row", name=re.compile("Axel Checker"))).to_be_visible()
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Users, searched"
+    settings.get_by_role("searchbox", name="Search users").fill("")
+    settings.get_by_role("combobox", name="Filter by status").select_option("deactivated")
+    owner.wait_for_timeout(300)
+    assert axe_in_both_schemes(owner, "dialog[open]") == [], "Users, deactivated"
+
+
+def test_axe_what_a_member_sees_on_a_phone(pages, site):
+    """At phone width, in light and dark colours, does axe-core find no violation in what a member
+    (not an administrator) gets of the same screens: a channel's settings, a profile card without
+    "Manage user", and their Settings tabs?"""
+    make_channel(site, "phoneaxe", [site.server.email, ALICE, BOB], description="Small **screens**")
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="phoneaxe", topic="small", content="tiny axe")
+    alice = pages(ALICE, viewport=PHONE)
+    open_channel(alice, site, "phoneaxe")
+    assert axe_in_both_schemes(alice) == [], "channel view"
+    dialog = channel_settings(alice)
+    assert axe_in_both_schemes(alice, "dialog[open]") == [], "Channel settings, as a member"
+    alice.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    open_channel(alice, site, "phoneaxe", "small")
+    alice.get_by_role("article").filter(has_text="tiny axe").get_by_role("button", name="Bob Builder").click()
+    card = alice.get_by_role("dialog", name="Bob Builder")
+    expect(card.get_by_role("button", name="Send direct message")).to_be_visible()
+    assert axe_in_both_schemes(alice, "dialog[open]") == [], "profile card, as a member"
+    alice.keyboard.press("Escape")
+    expect(card).to_have_count(0)
+    alice.get_by_role("button", name="Settings", exact=True).click()
+    settings = alice.get_by_role("dialog", name="Settings")
+    nav = settings.get_by_role("navigation")
+    expect(nav.get_by_role("button", name="Profile", exact=True)).to_be_attached()
+    tabs = [b.inner_text() for b in nav.get_by_role("button").all()]
+    assert "Users" not in tabs and "Organization" not in tabs, tabs
+    for tab in tabs:
+        nav.get_by_role("button", name=tab, exact=True).click()
+        alice.wait_for_timeout(400)
+        assert axe_in_both_schemes(alice, "dialog[open]") == [], tab

@@ -15,7 +15,7 @@ export async function usersPanel(root, { showSection }) {
   root.append(
     h("div.user-filters", search, roleFilter, stateFilter, h("label.check", bots, " Include bots"),
       h("button", { type: "button", on: { click: () => showSection("invites") } }, "Invite more")),
-    h("table.user-table", h("thead", h("tr", h("th", "Name"), h("th", "Email"), h("th", "Role"), h("th", ""))), body),
+    h("table.user-table", h("thead", h("tr", h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Email"), h("th", { scope: "col" }, "Role"), h("th", { scope: "col" }, "Actions"))), body),
   );
   const data = await attempt(() => api.get("users", { client_gravatar: true }));
   if (!data) return;
