@@ -388,3 +388,19 @@ def grant_in_channel(stream, setting, group_name):
 
 def kinds(events):
     return [(e["type"], e.get("op")) for e in events if e["type"] != "heartbeat"]
+
+
+def wait_for(predicate, seconds=10.0):
+    """The predicate's first true value within `seconds` (polled), else its last answer."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    return predicate()
+
+
+def content_of(client, msg_id):
+    """A message's Markdown source, as GET /messages/{id} returns it."""
+    return ok(client.get(f"messages/{msg_id}"))["message"]["content"]

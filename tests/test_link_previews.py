@@ -3,12 +3,11 @@ from a local HTTP server, appended as Zulip's message_embed markup, announced by
 update_message; off by default, and refused for private addresses unless allowed."""
 
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from .helpers import get_events, ok, register
+from .helpers import content_of, get_events, ok, register, wait_for
 
 PAGE = b"""<!doctype html><html><head><title>Fallback</title>
 <meta property="og:title" content="The &quot;Site&quot; <Title>">
@@ -47,20 +46,6 @@ def site():
     yield f"http://127.0.0.1:{server.server_port}", hits
     server.shutdown()
     server.server_close()
-
-
-def wait_for(predicate, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    return predicate()
-
-
-def content_of(client, msg_id):
-    return ok(client.get(f"messages/{msg_id}"))["message"]["content"]
 
 
 def test_preview_appended_and_announced(org, app, site):

@@ -12,8 +12,7 @@ import pytest
 
 from chat_appliance.actions import link_previews
 
-from .helpers import get_events, ok, register
-from .test_link_previews import content_of, wait_for
+from .helpers import content_of, get_events, ok, register, wait_for
 
 PLAYER = '<iframe src="https://player.vimeo.com/video/1084537?app_id=1" width="640" title="A & B"></iframe>'
 
