@@ -90,6 +90,8 @@ def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="ligh
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.get_by_role("textbox", name="Message").wait_for()
+    # The keyboard shortcuts load just after the first view: a key pressed before then is lost.
+    page.locator("body[data-shortcuts=ready]").wait_for(state="attached")
     return watched
 
 

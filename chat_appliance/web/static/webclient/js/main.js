@@ -407,7 +407,11 @@ async function start() {
   window.addEventListener("beforeunload", () => compose.flushDraft());
   await route(prefetched);
   // The keyboard shortcuts load once the first view is up (not on the way to it).
-  import("./keys.js").then((m) => m.installShortcuts({ search: els.search }));
+  // body[data-shortcuts] says they answer (the browser tests wait for it before pressing keys).
+  import("./keys.js").then((m) => {
+    m.installShortcuts({ search: els.search });
+    document.body.dataset.shortcuts = "ready";
+  });
   if (prefetched) feed.catchUp(state.max_message_id).catch(() => {});
   // Reactions and autocomplete need the emoji names; fetch them once the first view is shown.
   setTimeout(loadEmoji, 500);
