@@ -222,6 +222,7 @@ PURE_MEMOS = {
     ("markdown/blocks.py", "_formatters"): "a thread's HtmlFormatter (fixed options)",
     ("markdown/engine.py", "_local"): "a thread's Markdown parser, reset before each render",
     ("markdown/urls.py", "_template_parts"): "a linkifier URL template split into its parts",
+    ("markdown/urls.py", "sanitize_url"): "the safe form of a link target, or None (a function of the text)",
     ("web/webclient.py", "page_template"): "the packaged page",
     ("web/webclient.py", "emoji_table_json"): "the emoji table (constants)",
     ("web/webclient.py", "static_entry"): "a packaged static file's bytes, keyed by its path, mtime and size",

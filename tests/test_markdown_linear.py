@@ -109,6 +109,13 @@ PATHOLOGICAL = {
     "quoted headings": fill("> # a\n"),
     "heading then quote lines": fill("# a\n> b\n"),
     "indented lines": fill("    a\n"),
+    # Thousands of links in one message: each was an element through every later pass.
+    "linkifier matches": fill("#1 "),
+    "distinct linkifier matches": fill(" ".join(f"#{n}" for n in range(1, SIZE))),
+    "markdown links": fill("[a](b) "),
+    "bare links": fill("http://a.co "),
+    "links in a quote": "> " + fill("[a](b) ", SIZE - 2),
+    "emoji apart by letters": fill(":a:b"),
     "everything at once": fill("*[`~@#:$<_\\&>|!("),
 }
 

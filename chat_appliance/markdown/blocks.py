@@ -35,6 +35,7 @@ FENCE_OPEN_RE = re.compile(
     r"(?:\{?\.?(?P<lang>[a-zA-Z0-9_+\-./#]+)[ ]*(?P<header>[^ ~`][^~`]*)?\}?)?$"
 )
 LIST_ITEM_RE = re.compile(r"^[ ]*(?:[*+-]|\d+\.)[ ]+\S")
+_LIST_ITEM_LINE_RE = re.compile(LIST_ITEM_RE.pattern, re.MULTILINE)
 
 @functools.lru_cache(maxsize=256)
 def _lexer_class(lang: str):
@@ -110,6 +111,8 @@ def stash_code_block(md, block_html: str) -> str:
 def space_out_lists(lines: list[str]) -> list[str]:
     """Let a list start right after a paragraph line by inserting the blank
     line Python-Markdown otherwise requires."""
+    if not lines or _LIST_ITEM_LINE_RE.search("\n".join(lines)) is None:
+        return list(lines)  # no list item: nothing to space out (one C-level scan per fence level)
     out: list[str] = []
     in_list = False
     for line in lines:
@@ -275,10 +278,34 @@ class LinearTableProcessor(TableProcessor):
         return True
 
 
+class _LineStartSearch:
+    """A regex that starts with ``(?:^|\n)`` and then `first`, searched by finding the places
+    where it can begin with str.find: `re` tries such an alternation at every position, and the
+    heading test ran over the whole block at each level of a deeply nested quote."""
+
+    def __init__(self, rx: "re.Pattern[str]", first: str):
+        self.rx = rx
+        self.first = first
+
+    def search(self, text: str):
+        if text.startswith(self.first):
+            m = self.rx.match(text)
+            if m is not None:
+                return m
+        marker = "\n" + self.first
+        at = text.find(marker)
+        while at != -1:
+            m = self.rx.match(text, at)
+            if m is not None:
+                return m
+            at = text.find(marker, at + 1)
+        return None
+
+
 class ZulipHashHeaderProcessor(HashHeaderProcessor):
     """ATX headings, but only with whitespace after the hashes."""
 
-    RE = re.compile(r"(?:^|\n)(?P<level>#{1,6})[ \t]+(?P<header>(?:\\.|[^\\])*?)#*(?:\n|$)")
+    RE = _LineStartSearch(re.compile(r"(?:^|\n)(?P<level>#{1,6})[ \t]+(?P<header>(?:\\.|[^\\])*?)#*(?:\n|$)"), "#")
     # The same heading, matched at a given position (where RE's ^ would not match).
     LINE_RE = re.compile(r"(?P<level>#{1,6})[ \t]+(?P<header>(?:\\.|[^\\])*?)#*(?:\n|$)")
 
@@ -315,6 +342,16 @@ class ZulipHashHeaderProcessor(HashHeaderProcessor):
         return self.parser.blockprocessors["table"].test(parent, probe)
 
 
+# A line with something besides one leading quote marker ("   > ", as STRIP_RE takes it) and
+# white space. The marker is taken atomically, so that a line of only a marker does not count
+# its ">" as content.
+_QUOTE_CONTENT_RE = re.compile(r"^(?>(?:[ ]{0,3}>[ ]?)?)[^\S\n]*\S", re.MULTILINE)
+# clean_lines' two steps: a line that is only ">" and white space becomes empty; otherwise one
+# leading marker goes (Python-Markdown's BlockQuoteProcessor.clean, on every line at once).
+_QUOTE_ONLY_MARKER_RE = re.compile(r"^[^\S\n]*>[^\S\n]*$", re.MULTILINE)
+_QUOTE_MARKER_RE = re.compile(r"^[ ]{0,3}>[ ]?", re.MULTILINE)
+
+
 class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
     """Quotes that never merge with a previous quote and that need some
     content (a lone ``>`` is just text)."""
@@ -329,8 +366,8 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
         m = self.RE.search(block)
         if not m:
             return False
-        rest = block[m.start() :].split("\n")
-        return any(self.STRIP_RE.sub("", line).strip() for line in rest)
+        # Some line from the quote on holds more than its quote marker (STRIP_RE) and spaces.
+        return _QUOTE_CONTENT_RE.search(block, m.start()) is not None
 
     def run(self, parent: etree.Element, blocks: list[str]) -> None:
         block = blocks.pop(0)
@@ -338,7 +375,7 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
         if m:
             before = block[: m.start()]
             self.parser.parseBlocks(parent, [before])
-            block = "\n".join(self.clean(line) for line in block[m.start() :].split("\n"))
+            block = self.clean_lines(block[m.start() :])
         quote = etree.SubElement(parent, "blockquote")
         self.parser.state.set("blockquote")
         self.depth += 1
@@ -347,6 +384,12 @@ class ZulipBlockQuoteProcessor(BlockQuoteProcessor):
         finally:
             self.depth -= 1
             self.parser.state.reset()
+
+    @staticmethod
+    def clean_lines(text: str) -> str:
+        """Every line of `text` as Python-Markdown's `clean` leaves it, in two regex passes
+        instead of a Python call per line (nested quotes clean each line once per level)."""
+        return _QUOTE_MARKER_RE.sub("", _QUOTE_ONLY_MARKER_RE.sub("", text))
 
 
 class IndentedCodeTreeprocessor(Treeprocessor):

@@ -21,7 +21,8 @@ from markdown.blockprocessors import ListIndentProcessor, OListProcessor, UListP
 from markdown.extensions import Extension
 from markdown.extensions.tables import TableExtension
 from markdown.serializers import _escape_attrib_html, _escape_cdata
-from markdown.treeprocessors import Treeprocessor
+from markdown import util
+from markdown.treeprocessors import Treeprocessor, UnescapeTreeprocessor
 
 from chat_appliance.markdown import budget, inline, katex
 from chat_appliance.markdown.blocks import (
@@ -33,12 +34,15 @@ from chat_appliance.markdown.blocks import (
     depth_limited,
 )
 from chat_appliance.markdown.context import RenderContext, RenderResult
-from chat_appliance.markdown.previews import HrefStashTreeprocessor, ImagePreviewTreeprocessor, restore_hrefs
+from chat_appliance.markdown.previews import (
+    NAVIGATION_CLASSES,
+    HrefStashTreeprocessor,
+    ImagePreviewTreeprocessor,
+    note_link,
+    restore_hrefs,
+)
 from chat_appliance.markdown.sanitize import restore_code_blocks, sanitize_html
 from chat_appliance.markdown.urls import autolink_href, find_bare_urls, sanitize_url
-
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
-
 
 class LinkCollector(Treeprocessor):
     """Records the hrefs of all links for has:link / has:image narrows."""
@@ -47,11 +51,8 @@ class LinkCollector(Treeprocessor):
         result = self.md.zulip_result
         for a in root.iter("a"):
             href = a.get("href")
-            # Channel/topic links are navigation, not links for has:link.
-            if href and a.get("class") not in ("stream", "stream-topic", "message-link"):
-                result.links.append(href)
-                if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
-                    result.has_image = True
+            if href and a.get("class") not in NAVIGATION_CLASSES:
+                note_link(result, href)
 
 
 class ZulipExtension(Extension):
@@ -145,6 +146,37 @@ def _html_string(root: etree.Element) -> str:
     return "".join(out)
 
 
+class _BlockLevelTags(dict):
+    """tag -> whether Python-Markdown treats it as a block-level element, filled as tags are seen."""
+
+    def __init__(self, names):
+        super().__init__()
+        self._names = frozenset(names)
+
+    def __missing__(self, tag):
+        value = self[tag] = isinstance(tag, str) and tag.lower().rstrip("/") in self._names
+        return value
+
+
+class FastUnescapeTreeprocessor(UnescapeTreeprocessor):
+    """Python-Markdown's pass that puts backslash-escaped characters back, without a regex call
+    for the texts and attributes that hold none (nearly all of them: a table of thousands of
+    cells spent a tenth of its time here)."""
+
+    def run(self, root: etree.Element) -> None:
+        unescape = self.unescape
+        for elem in root.iter():
+            text = elem.text
+            if text and util.STX in text and elem.tag != "code":
+                elem.text = unescape(text)
+            tail = elem.tail
+            if tail and util.STX in tail:
+                elem.tail = unescape(tail)
+            for key, value in elem.items():
+                if value is not None and util.STX in value:
+                    elem.set(key, unescape(value))
+
+
 def _build() -> markdown.Markdown:
     md = markdown.Markdown(
         output_format="html",
@@ -153,9 +185,10 @@ def _build() -> markdown.Markdown:
             ZulipExtension(),
         ],
     )
-    # Python-Markdown looks tags up in a list, several times per element.
-    block_level = frozenset(md.block_level_elements)
-    md.is_block_level = lambda tag: isinstance(tag, str) and tag.lower().rstrip("/") in block_level
+    # Python-Markdown looks tags up in a list, several times per element: a dict's own lookup
+    # answers without a Python call once a tag has been seen.
+    md.is_block_level = _BlockLevelTags(md.block_level_elements).__getitem__
+    md.treeprocessors.register(FastUnescapeTreeprocessor(md), "unescape", 0)
     md.serializer = _html_string
     _fast_list_items(md.parser)
     return md
@@ -237,6 +270,8 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
     hrefs: list[str] = []
     md.zulip_hrefs = hrefs
     md.zulip_checked_hrefs = set()  # hrefs sanitize_url already passed while rendering
+    md.zulip_unquoted_link_html = set()  # hrefs of links outside quotes the inline pass wrote as HTML
+    md.zulip_href_tokens = {}  # href -> its token (previews.href_token)
     budget.start(md, RENDER_BUDGET_SECONDS)
     try:
         html = md.convert(content[:MAX_CONTENT])
@@ -260,6 +295,8 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         md.zulip_tex = []
         md.zulip_hrefs = []
         md.zulip_checked_hrefs = set()
+        md.zulip_unquoted_link_html = set()
+        md.zulip_href_tokens = {}
     html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
     result.html = katex.typeset(restore_code_blocks(html, code_blocks), formulas)
     # Zulip's rule: "/me " at the start of a one-line message that rendered

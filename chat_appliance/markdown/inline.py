@@ -18,6 +18,7 @@ from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 from chat_appliance.markdown import budget
 from chat_appliance.markdown import emoji as emoji_data
 from chat_appliance.markdown.katex import stash_tex
+from chat_appliance.markdown.previews import href_token, may_preview, note_link
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
 
 NOT_HANDLED = (None, None, None)
@@ -86,15 +87,27 @@ def _compiled(pattern: str, flags: int = 0) -> "re.Pattern[str]":
     return rx
 
 
-def _is_leaf(node: Any) -> bool:
-    """An element whose content no later pattern or tree pass looks at."""
-    return (
-        isinstance(node, etree.Element)
-        and len(node) == 0
-        and node.tag != "a"
-        and not node.tail
-        and (node.text is None or isinstance(node.text, util.AtomicString))
-    )
+def _is_leaf(node: Any, quiet: Any) -> bool:
+    """An element whose content no later pattern or tree pass looks at, or a plain link (which
+    the inline pass then does the link passes' work for: see _flush_run). `quiet(text)` says
+    whether no pattern at all can match in a text."""
+    if not isinstance(node, etree.Element) or len(node) or node.tail:
+        return False
+    if node.tag == "a":
+        return _is_plain_link(node, quiet)
+    return node.text is None or isinstance(node.text, util.AtomicString)
+
+
+def _is_plain_link(node: etree.Element, quiet: Any) -> bool:
+    """A link with a target and nothing else, whose text no pattern would change even read on
+    its own (as Python-Markdown reads it again when the link ends up inside emphasis), and that
+    gets no preview: nothing after the inline pass needs it as an element (linkifiers, bare
+    URLs and [text](url) give thousands of these in one long message)."""
+    href = node.get("href")
+    text = node.text
+    return (href is not None and len(node.attrib) == 1
+            and (text is None or isinstance(text, util.AtomicString) or quiet(text))
+            and not may_preview(href))
 
 
 _LEAF_HTML_CACHE: dict = {}
@@ -164,7 +177,27 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
                 elif trig is not False:
                     self._plain_extra.append(test)
             self._plain = _compiled("|".join(parts)) if parts else _NEVER
+            # Element texts no pattern can match are passed over by Python-Markdown's loop when
+            # marked atomic (the same text, as the inline pass would have left it): a table's
+            # thousands of plain cells each cost that loop's whole bookkeeping otherwise.
+            for element in tree.iter():
+                text = element.text
+                if text and type(text) is str and self._untriggered(text):
+                    element.text = util.AtomicString(text)
         return super().run(tree, ancestors)
+
+    def _untriggered(self, data: str) -> bool:
+        """Whether no pattern can match in `data` (every one's trigger is absent); only when
+        every pattern has a trigger (self._plain)."""
+        return self._plain.search(data) is None and not any(t(data) for t in self._plain_extra)
+
+    def _quiet(self, text: str) -> bool:
+        """Whether no pattern at all can match in `text` read on its own. Python-Markdown reads
+        the text after each element inside another element (emphasis, a link's text) again
+        from the first pattern, with the text's ends as boundaries ("e.co" between two emoji
+        inside ** ** becomes a link then), so text that joins a run must be inert even so.
+        (Stashed markup of an earlier pattern, \x02...\x03, is never inert.)"""
+        return self._plain is not None and "\x02" not in text and self._untriggered(text)
 
     def _head(self, regex: Any) -> Any:
         """``regex`` without its leading lookbehind (memoised), or None."""
@@ -222,12 +255,8 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
                         self.ancestors.pop()
                     if child.tail:
                         child.tail = self._InlineProcessor__handleInline(child.tail, pattern_index)
-            if _is_leaf(node):
-                if run and (
-                    _GAP_RE.fullmatch(data, last, start)
-                    # After the last pattern nothing looks at the text between.
-                    or (pattern_index == len(self._pattern_list) - 1 and "\x02" not in data[last:start])
-                ):
+            if _is_leaf(node, self._quiet):
+                if run and (_GAP_RE.fullmatch(data, last, start) or self._quiet(data[last:start])):
                     run.append((data[last:start], node))
                     last = pos = end
                     after_replacement = True
@@ -248,27 +277,47 @@ class FastInlineTreeprocessor(InlineTreeprocessor):
         return "".join(out)
 
     def _flush_run(self, run: list, out: list[str], pattern: Any) -> None:
-        """Stash a run of leaf results: one alone as itself, several (apart only by
-        spaces) as one piece of HTML, so that a text of thousands of emoji costs
-        a few placeholders rather than thousands."""
+        """Stash a run of leaf results, apart only by spaces or by text no pattern touches
+        (_quiet): the first and the last as themselves, everything between as one piece of
+        HTML, so that a text of thousands of emoji or links costs a few placeholders rather
+        than thousands. The ends stay elements because the text on their outer sides is read
+        against an element's edge, as it would be without the run (see _quiet)."""
         if not run:
             return
+        stash = self._InlineProcessor__stashNode
         out.append(run[0][0])
-        if len(run) == 1:
-            out.append(self._InlineProcessor__stashNode(run[0][1], pattern.type()))
-        else:
+        out.append(stash(run[0][1], pattern.type()))
+        if len(run) > 2:
             html_text = "".join(
-                (_escape_cdata(gap) if i else "") + _leaf_html(node) for i, (gap, node) in enumerate(run)
-            )
-            out.append(self._InlineProcessor__stashNode(self.md.htmlStash.store(html_text), pattern.type()))
+                _escape_cdata(gap) + (self._link_html(node) if node.tag == "a" else _leaf_html(node))
+                for gap, node in run[1:-1]
+            ) + _escape_cdata(run[-1][0])
+            out.append(stash(self.md.htmlStash.store(html_text), pattern.type()))
+        elif len(run) == 2:
+            out.append(run[1][0])
+        if len(run) > 1:
+            out.append(stash(run[-1][1], pattern.type()))
         run.clear()
+
+    def _link_html(self, node: etree.Element) -> str:
+        """A plain link written out as HTML, with what the link passes would have done for it as
+        an element: recorded for has:link, counted toward the preview limit, and its target set
+        aside until after sanitising (previews.HrefStashTreeprocessor)."""
+        href = node.get("href") or ""  # _is_plain_link: a link in a run has a target
+        note_link(self.md.zulip_result, href)
+        if "blockquote" not in self.ancestors:
+            self.md.zulip_unquoted_link_html.add(href)
+        token = href_token(self.md, href)
+        text = _escape_cdata(node.text or "")
+        if token is None:
+            return f"<a>{text}</a>"
+        return f'<a href="{_escape_attrib_html(token)}">{text}</a>'
 
     # Overrides the name-mangled private method of the base class.
     def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:
         if isinstance(data, util.AtomicString):
             return data
-        plain = self._plain
-        if plain is not None and plain.search(data) is None and not any(t(data) for t in self._plain_extra):
+        if self._plain is not None and self._untriggered(data):
             return data
         patterns = self._pattern_list
         tests = self._tests
@@ -318,7 +367,10 @@ class TexInlineProcessor(InlineProcessor):
         super().__init__(r"(?<!\$)\$\$(?P<body>[^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)", md)
 
     def handleMatch(self, m, data):
-        return stash_tex(self.md, m.group("body"), False), m.start(0), m.end(0)
+        # The token goes into the HTML stash, so that the text around it never reads it as
+        # part of a word: a string result is put back into the text as it is, and an e-mail
+        # address right after it (inside emphasis) took the token into its link.
+        return self.md.htmlStash.store(stash_tex(self.md, m.group("body"), False)), m.start(0), m.end(0)
 
 
 _TZ_OFFSETS = {
@@ -498,6 +550,7 @@ class LinkifierProcessor(_Base):
         self._compiled: Any = None  # compile_linkifiers' answer the two below were made from
         self._templates: dict = {}
         self._multi = _MultiRegex([])
+        self._urls: dict = {}  # (template, groups) -> the expanded URL, or None when refused
 
     def _prepare(self) -> _MultiRegex:
         # compile_linkifiers memoises per linkifier list, so the same list is the same object:
@@ -521,8 +574,17 @@ class LinkifierProcessor(_Base):
         template = self._templates.get(m.re)
         if template is None:
             return NOT_HANDLED
-        url = linkifier_url(m, template)
-        if sanitize_url(url) is None:
+        # The same reference (an issue number) often comes back within one message.
+        key = (template, tuple(m.groupdict().items()))
+        url = self._urls.get(key, False)
+        if url is False:
+            url = linkifier_url(m, template)
+            if sanitize_url(url) is None:
+                url = None
+            if len(self._urls) >= 4096:
+                self._urls.clear()
+            self._urls[key] = url
+        if url is None:
             return NOT_HANDLED
         self.md.zulip_checked_hrefs.add(url)  # the link pass need not check it again
         start, end = m.span("linkifier_match")

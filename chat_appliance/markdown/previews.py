@@ -76,6 +76,48 @@ def youtube_image(video_id: str) -> str:
     return thumbnail_url(f"https://i.ytimg.com/vi/{video_id}/mqdefault.jpg", "thumbnail")
 
 
+# What every URL that may_preview accepts contains: a quick test for the thousands of links a
+# long message can hold.
+_MAY_PREVIEW_RE = re.compile(r"youtu|user_uploads/|\.(?:bmp|gif|jpe|jpeg|jpg|png|webp|tif|tiff)", re.IGNORECASE)
+
+
+def may_preview(url: str) -> bool:
+    """Whether a link to `url` may get a preview below its paragraph (an image elsewhere, an
+    uploaded image, a YouTube video): such links stay elements until the preview pass."""
+    if _MAY_PREVIEW_RE.search(url) is None:
+        return False
+    return is_preview_image(url) or upload_path_id(url) is not None or youtube_id(url) is not None
+
+
+# Links whose target ends in one of these count for has:image.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg")
+# Links with these classes are navigation (channel, topic and message links), not links for has:link.
+NAVIGATION_CLASSES = ("stream", "stream-topic", "message-link")
+
+
+def note_link(result, href: str) -> None:
+    """Record a link's target in the RenderResult, for has:link and has:image."""
+    result.links.append(href)
+    if href.split("?", 1)[0].lower().endswith(IMAGE_SUFFIXES):
+        result.has_image = True
+
+
+def href_token(md, href: str) -> Optional[str]:
+    """The opaque token that stands for `href` until after sanitising (restore_hrefs puts the
+    target back), or None when the target is refused and the link keeps no href. Every target
+    was checked by sanitize_url when its link was made, and is checked again here."""
+    tokens = md.zulip_href_tokens  # one token per distinct target
+    token = tokens.get(href)
+    if token is not None:
+        return token
+    if href not in md.zulip_checked_hrefs and sanitize_url(href) is None and not href.startswith(("/", "#")):
+        return None
+    hrefs = md.zulip_hrefs
+    token = tokens[href] = f"#zhref{md.zulip_nonce}n{len(hrefs)}"
+    hrefs.append(href)
+    return token
+
+
 def thumbnail_url(url: str, size: str) -> str:
     return "/thumbnail?" + urlencode({"url": url, "size": size})
 
@@ -95,8 +137,7 @@ class ImagePreviewTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         if not self.md.zulip_context.inline_image_preview:
             return
-        if not any(is_preview_image(a.get("href") or "") or upload_path_id(a.get("href") or "")
-                   or youtube_id(a.get("href") or "") for a in root.iter("a")):
+        if not any(may_preview(a.get("href") or "") for a in root.iter("a")):
             return
         found: list[tuple[etree.Element, Optional[etree.Element], Optional[etree.Element], bool]] = []
         # (link, parent, grandparent, in_quote), in document order.
@@ -109,7 +150,8 @@ class ImagePreviewTreeprocessor(Treeprocessor):
             for child in reversed(list(el)):
                 stack.append((child, el, parent, in_quote))
         previewable = {a.get("href") for a, _p, _g, quoted in found if not quoted}
-        if not found or len(previewable) > MAX_PREVIEWS:
+        # Links the inline pass wrote out as HTML (inline.py's runs) count toward the limit too.
+        if not found or len(previewable | self.md.zulip_unquoted_link_html) > MAX_PREVIEWS:
             return
         done: set[str] = set()
         for a, parent, grand, _quoted in found:
@@ -225,19 +267,15 @@ class HrefStashTreeprocessor(Treeprocessor):
     odd port), where Zulip keeps them."""
 
     def run(self, root: etree.Element) -> None:
-        hrefs = self.md.zulip_hrefs
-        nonce = self.md.zulip_nonce
-        checked = self.md.zulip_checked_hrefs
         for a in root.iter("a"):
             href = a.get("href")
             if href is None:
                 continue
-            if href not in checked and sanitize_url(href) is None and not href.startswith(("/", "#")):
+            token = href_token(self.md, href)
+            if token is None:
                 del a.attrib["href"]
-                continue
-            token = f"#zhref{nonce}n{len(hrefs)}"
-            hrefs.append(href)
-            a.set("href", token)
+            else:
+                a.set("href", token)
 
 
 def restore_hrefs(html_text: str, hrefs: list[str], nonce: str) -> str:
@@ -245,10 +283,12 @@ def restore_hrefs(html_text: str, hrefs: list[str], nonce: str) -> str:
         return html_text
     import html as html_module
 
+    escaped = [html_module.escape(href, quote=True) for href in hrefs]
+
     def put_back(m: "re.Match[str]") -> str:
         if m.group(1) != nonce:
             return m.group(0)
-        return 'href="' + html_module.escape(hrefs[int(m.group(2))], quote=True) + '"'
+        return 'href="' + escaped[int(m.group(2))] + '"'
 
     return _HREF_TOKEN_RE.sub(put_back, html_text)
 

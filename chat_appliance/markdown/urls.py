@@ -74,6 +74,7 @@ def find_bare_urls(text: str) -> Iterator["re.Match[str]"]:
     return AUTOLINK_RE.finditer(text)
 
 
+@functools.lru_cache(maxsize=1024)
 def sanitize_url(url: str) -> Optional[str]:
     """Return a safe href for a user-supplied link target, or None to refuse.
 
