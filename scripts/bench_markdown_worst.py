@@ -75,6 +75,9 @@ def corpus(size):
         "angle brackets": fill("<"),
         "timestamps": fill("<time:"),
         "linkifier matches": fill("#1 "),
+        "distinct linkifier matches": fill(" ".join(f"#{n}" for n in range(1, size))),
+        "links in a quote": "> " + fill("[a](b) ", size - 2),
+        "emoji apart by letters": fill(":a:b"),
         "indented code": fill("    a\n"),
         "everything": fill("> * # a *b* _c_ [d](e) @**f** `g` :h: |i|\n"),
     }
