@@ -591,3 +591,29 @@ def test_axe_what_a_member_sees_on_a_phone(pages, site):
         nav.get_by_role("button", name=tab, exact=True).click()
         alice.wait_for_timeout(400)
         assert axe_in_both_schemes(alice, "dialog[open]") == [], tab
+
+
+def test_a_pinned_channel_stands_first_in_its_own_group(pages, site):
+    """Does ticking "Pin to the top of the channel list" in a channel's settings move it, at once,
+    into a "Pinned channels" group above the other channels (where it was last, by name), and
+    does unticking put it back in its place?"""
+    make_channel(site, "zz-pinned", [ALICE])
+    make_channel(site, "aa-first", [ALICE])
+    alice = pages(ALICE)
+    nav = alice.get_by_role("navigation", name="Channels")
+    names = lambda: [t.split("\n")[0].strip() for t in nav.get_by_role("link").all_inner_texts()]  # noqa: E731
+    expect(channel_link(alice, "zz-pinned")).to_be_visible()
+    assert names()[-1].startswith("zz-pinned") and names().index("aa-first") < names().index("zz-pinned")
+    open_channel(alice, site, "zz-pinned")
+    dialog = channel_settings(alice)
+    dialog.get_by_role("checkbox", name="Pin to the top of the channel list").check()
+    pinned = nav.get_by_role("list", name="Pinned channels")
+    expect(pinned.get_by_role("link")).to_have_count(1)
+    expect(pinned.get_by_role("link", name=re.compile("^zz-pinned"))).to_be_visible()
+    assert names()[0].startswith("zz-pinned")
+    subs = site.api("GET", "users/me/subscriptions", auth=site.alice[1])["subscriptions"]
+    assert [s["pin_to_top"] for s in subs if s["name"] == "zz-pinned"] == [True]
+    dialog.get_by_role("checkbox", name="Pin to the top of the channel list").uncheck()
+    expect(nav.get_by_role("list", name="Pinned channels")).to_have_count(0)
+    expect(channel_link(alice, "zz-pinned")).to_be_visible()
+    assert names()[-1].startswith("zz-pinned")

@@ -101,8 +101,9 @@ export const model = {
     for (const stream of this.streams.values()) if (stream.name.toLowerCase() === lowered) return stream;
     return null;
   },
+  // Pinned channels first (Zulip's "pin to top"), then the rest; each group by name.
   sortedSubs() {
-    return [...this.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.subs.values()].sort((a, b) => !!b.pin_to_top - !!a.pin_to_top || a.name.localeCompare(b.name));
   },
 
   // Conversation keys: channel topics compare case-insensitively, as Zulip's do.

@@ -65,19 +65,21 @@ export function renderSidebars() {
   const filter = els.channelFilter.value.trim().toLowerCase();
   const channel = opOf(current, "channel");
   const topic = opOf(current, "topic");
+  const item = (sub) => {
+    const active = channel && channel.operand === sub.stream_id;
+    return h(
+      "li",
+      { style: `--channel-color: ${sub.color || "#888"}`, class: sub.is_muted ? "muted" : "" },
+      link(viewHash(channelView(sub.stream_id)), active && !topic, sub.name, count(model.unreadInStream(sub.stream_id))),
+    );
+  };
+  const shown = model.sortedSubs().filter((sub) => !filter || sub.name.toLowerCase().includes(filter));
+  const pinned = shown.filter((sub) => sub.pin_to_top);
+  // Pinned channels stand in a group of their own above the others, as in Zulip.
   clear(
     els.channels,
-    h(
-      "ul",
-      model.sortedSubs().filter((sub) => !filter || sub.name.toLowerCase().includes(filter)).map((sub) => {
-        const active = channel && channel.operand === sub.stream_id;
-        return h(
-          "li",
-          { style: `--channel-color: ${sub.color || "#888"}`, class: sub.is_muted ? "muted" : "" },
-          link(viewHash(channelView(sub.stream_id)), active && !topic, sub.name, count(model.unreadInStream(sub.stream_id))),
-        );
-      }),
-    ),
+    pinned.length ? h("ul.pinned", { "aria-label": "Pinned channels" }, pinned.map(item)) : null,
+    h("ul", shown.filter((sub) => !sub.pin_to_top).map(item)),
   );
   renderTopics(channel ? channel.operand : null, topic ? topic.operand : null);
   renderDms();
