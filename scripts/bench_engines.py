@@ -12,7 +12,6 @@ concurrency and the PostgreSQL/SQLite ratio. No target: the figure backs docs/sc
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,25 +22,9 @@ from urllib.parse import urlparse, urlunparse
 
 import requests
 
+from benchlib import admin, free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def admin(url, sql):
-    import psycopg2
-
-    parsed = urlparse(url)
-    conn = psycopg2.connect(dbname="postgres", user=parsed.username, password=parsed.password,
-                            host=parsed.hostname, port=parsed.port or 5432)
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(sql)
-    conn.close()
 
 
 def start(instance, database_url, threads):

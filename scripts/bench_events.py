@@ -23,7 +23,6 @@ within 300 ms. (Issue 13: N=500 p99 <= 200 ms, N=2,000 every poller gets every m
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import re
@@ -36,13 +35,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlencode, urlparse
+from urllib.parse import urlparse
 
 import psutil
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.serve_process import free_port  # noqa: E402
+
+from benchlib import poll_rounds  # noqa: E402
 
 USERS = 10
 
@@ -113,10 +114,6 @@ def register(url, user, apply_markdown):
     return body["queue_id"]
 
 
-def basic(user):
-    return "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
-
-
 def run_size(url, users, quiet, n, rounds):
     """One size: returns a dict of figures."""
     with ThreadPoolExecutor(16) as pool:
@@ -133,23 +130,13 @@ def run_size(url, users, quiet, n, rounds):
 
     async def poller(index, user, queue_id, gates, ready, stop):
         reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
-        last = -1
         got = received.setdefault(index, set())
         ready.release()
-        while not stop.is_set():
-            query = urlencode({"queue_id": queue_id, "last_event_id": last})
-            writer.write(f"GET {parsed.path}/events?{query} HTTP/1.1\r\nHost: {parsed.netloc}\r\n"
-                         f"Authorization: {basic(user)}\r\n\r\n".encode())
-            body = await read_response(reader)
-            now = time.perf_counter()
-            for event in body.get("events", []):
-                last = max(last, event["id"])
-                if event["type"] == "message":
-                    round_no = int(re.search(r"round (\d+)", event["message"]["content"]).group(1))
-                    latencies.append((now - sent_at[round_no]) * 1000)
-                    by_round.setdefault(round_no, []).append(latencies[-1])
-                    got.add(round_no)
-                    await gates[round_no].wait()
+        async for now, round_no in poll_rounds(reader, writer, url, user, queue_id, stop, read_response):
+            latencies.append((now - sent_at[round_no]) * 1000)
+            by_round.setdefault(round_no, []).append(latencies[-1])
+            got.add(round_no)
+            await gates[round_no].wait()
         writer.close()
 
     def timed_send(session, user, to, content):

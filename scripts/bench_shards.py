@@ -23,12 +23,10 @@ Needs nginx (Debian's package) and psutil. No target: figures go to BENCHMARKS.m
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,31 +35,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlencode, urlparse, urlunparse
+from urllib.parse import urlparse, urlunparse
 
 import psutil
 import requests
 
+from benchlib import admin, free_port, poll_rounds
+
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def admin(url, sql):
-    import psycopg2
-
-    parsed = urlparse(url)
-    conn = psycopg2.connect(dbname="postgres", user=parsed.username, password=parsed.password,
-                            host=parsed.hostname, port=parsed.port or 5432)
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(sql)
-    conn.close()
 
 
 def start_serve(instance, database_url, shard, threads):
@@ -152,10 +134,6 @@ def hammer(seconds, clients, job):
     return sum(count) / (time.monotonic() - started)
 
 
-def basic(user):
-    return "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
-
-
 def fan_out(url, users, n, rounds=3):
     """Latencies (ms) of `rounds` fan-outs to n long polls held through the proxy."""
     api = url + "/api/v1"
@@ -192,20 +170,10 @@ def fan_out(url, users, n, rounds=3):
 
     async def poller(user, queue_id, gates, ready, stop):
         reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port, limit=2**20)
-        last = -1
         ready.release()
-        while not stop.is_set():
-            query = urlencode({"queue_id": queue_id, "last_event_id": last})
-            writer.write(f"GET {parsed.path}/events?{query} HTTP/1.1\r\nHost: {parsed.netloc}\r\n"
-                         f"Authorization: {basic(user)}\r\n\r\n".encode())
-            body = await read_response(reader)
-            now = time.perf_counter()
-            for event in body.get("events", []):
-                last = max(last, event["id"])
-                if event["type"] == "message":
-                    round_no = int(re.search(r"round (\d+)", event["message"]["content"]).group(1))
-                    latencies.append((now - sent_at[round_no]) * 1000)
-                    await gates[round_no].wait()
+        async for now, round_no in poll_rounds(reader, writer, api, user, queue_id, stop, read_response):
+            latencies.append((now - sent_at[round_no]) * 1000)
+            await gates[round_no].wait()
         writer.close()
 
     async def run():

@@ -95,6 +95,37 @@ def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="ligh
     return watched
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium for the whole test module (a test module imports this fixture by name)."""
+    from playwright.sync_api import sync_playwright  # the test extra's: imported once a module asks
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def pages(browser, site):
+    """Open signed-in pages through `open(email, password)` (the module's `site` fixture gives the
+    server); afterwards, assert none logged an error or opened a dialog. A test module imports this
+    fixture by name."""
+    opened = []
+
+    def open_page(email, password=PASSWORD, **kwargs):
+        watched = sign_in(browser, site, email, password, **kwargs)
+        opened.append(watched)
+        return watched.page
+
+    yield open_page
+    for watched in opened:
+        errors, dialogs = watched.errors, watched.dialogs
+        watched.page.context.close()
+        assert errors == [], errors
+        assert dialogs == [], dialogs
+
+
 def shot(page, name):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))

@@ -6,7 +6,10 @@ import io
 import json
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from chat_appliance.actions.channels import do_create_streams, subscribe_users_to_streams
 from chat_appliance.actions.realm import do_create_realm
@@ -404,3 +407,35 @@ def wait_for(predicate, seconds=10.0):
 def content_of(client, msg_id):
     """A message's Markdown source, as GET /messages/{id} returns it."""
     return ok(client.get(f"messages/{msg_id}"))["message"]["content"]
+
+
+@contextmanager
+def local_http_server(answer):
+    """An HTTP server on 127.0.0.1 (a free port) in a thread, for the duration of the `with`; gives
+    its base URL. Each GET is answered from answer(path): (content type, body bytes) for a 200, or
+    None for a bare 404."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            found = answer(self.path)
+            if found is None:
+                self.send_response(404)
+                self.end_headers()
+                return
+            kind, body = found
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()

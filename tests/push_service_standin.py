@@ -168,16 +168,23 @@ class PushServiceStandIn:
         return org_id
 
     @staticmethod
-    def form_int(name, required=False):
+    def form_json(name, required=False):
+        """The form field `name` decoded from JSON; None when it is absent and not required."""
         raw = request.form.get(name)
         if raw is None:
             if required:
                 raise ServiceError(f"Missing '{name}' argument", "REQUEST_VARIABLE_MISSING")
             return None
         try:
-            value = json.loads(raw)
+            return json.loads(raw)
         except ValueError:
             raise ServiceError(f"{name} is not valid JSON") from None
+
+    @staticmethod
+    def form_int(name, required=False):
+        if not required and name not in request.form:
+            return None
+        value = PushServiceStandIn.form_json(name, required=True)  # present: a JSON null is refused below
         if not isinstance(value, int) or isinstance(value, bool):
             raise ServiceError(f"{name} is not an integer")
         return value
@@ -324,15 +331,8 @@ class PushServiceStandIn:
         @authenticated
         def analytics(org_id):
             def field(name, required=True):
-                raw = request.form.get(name)
-                if raw is None:
-                    if required:
-                        raise ServiceError(f"Missing '{name}' argument", "REQUEST_VARIABLE_MISSING")
-                    return None
-                try:
-                    return json.loads(raw)
-                except ValueError:
-                    raise ServiceError(f"{name} is not valid JSON") from None
+                return self.form_json(name, required)
+
             realms, rows = field("realms"), field("realmauditlog_rows", required=False) or []
             if field("realm_counts") != [] or field("installation_counts") != []:
                 raise ServiceError("this stand-in expects no usage counts")

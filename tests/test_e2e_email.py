@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PASSWORD, Site, Watched, launch, sign_in  # noqa: E402
+from .browser import PASSWORD, Site, Watched, browser, sign_in  # noqa: E402,F401 (fixture)
 from .smtp_sink import SmtpSink, body  # noqa: E402
 
 ALICE = "alice@example.com"
@@ -36,14 +36,6 @@ def site(tmp_path_factory, smtp):
     running.alice = running.person(ALICE, "Alice Liddell")
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 def mail_to(smtp, address, count_before):

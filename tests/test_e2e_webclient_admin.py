@@ -14,9 +14,9 @@ import requests
 
 pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, launch, shot, sign_in  # noqa: E402
+from .browser import DESKTOP, PHONE, Site, Watched, browser, pages, shot  # noqa: E402,F401 (fixtures)
 
 expect.set_options(timeout=15_000)
 
@@ -31,32 +31,6 @@ def site(tmp_path_factory):
     running.bob = running.person(BOB, "Bob Builder")
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def pages(browser, site):
-    """Open signed-in pages through `open(email, password)`; afterwards, assert none logged an error."""
-    opened = []
-
-    def open_page(email, password=PASSWORD, **kwargs):
-        watched = sign_in(browser, site, email, password, **kwargs)
-        opened.append(watched)
-        return watched.page
-
-    yield open_page
-    for watched in opened:
-        errors, dialogs = watched.errors, watched.dialogs
-        watched.page.context.close()
-        assert errors == [], errors
-        assert dialogs == [], dialogs
 
 
 def owner_page(pages, site, **kwargs):

@@ -13,11 +13,11 @@ import requests
 
 pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PASSWORD, PHONE, Site, launch, shot, sign_in  # noqa: E402
+from .browser import PHONE, Site, browser, pages, shot  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -34,31 +34,6 @@ def site(tmp_path_factory):
                 principals=[ALICE, BOB, CAROL, running.server.email])
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def pages(browser, site):
-    opened = []
-
-    def open_page(email, password=PASSWORD, **kwargs):
-        watched = sign_in(browser, site, email, password, **kwargs)
-        opened.append(watched)
-        return watched.page
-
-    yield open_page
-    for watched in opened:
-        errors, dialogs = watched.errors, watched.dialogs
-        watched.page.context.close()
-        assert errors == [], errors
-        assert dialogs == [], dialogs
 
 
 def upload(site, auth, name, data):

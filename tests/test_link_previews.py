@@ -2,12 +2,9 @@
 from a local HTTP server, appended as Zulip's message_embed markup, announced by a rendering-only
 update_message; off by default, and refused for private addresses unless allowed."""
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
-from .helpers import content_of, get_events, ok, register, wait_for
+from .helpers import content_of, get_events, local_http_server, ok, register, wait_for
 
 PAGE = b"""<!doctype html><html><head><title>Fallback</title>
 <meta property="og:title" content="The &quot;Site&quot; <Title>">
@@ -19,33 +16,14 @@ PAGE = b"""<!doctype html><html><head><title>Fallback</title>
 @pytest.fixture
 def site():
     hits = []
+    answers = {"/page": ("text/html; charset=utf-8", PAGE), "/plain": ("text/plain", b"just text")}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            if self.path == "/page":
-                body, kind = PAGE, "text/html; charset=utf-8"
-            elif self.path == "/plain":
-                body, kind = b"just text", "text/plain"
-            else:
-                self.send_response(404)
-                self.end_headers()
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path):
+        hits.append(path)
+        return answers.get(path)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", hits
-    server.shutdown()
-    server.server_close()
+    with local_http_server(answer) as base:
+        yield base, hits
 
 
 def test_preview_appended_and_announced(org, app, site):

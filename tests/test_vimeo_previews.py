@@ -4,15 +4,13 @@ Vimeo's), become Zulip's embed-video markup, and a bare link is retitled "Vimeo 
 while INLINE_IMAGE_PREVIEW is on."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from chat_appliance.actions import link_previews
 
-from .helpers import content_of, get_events, ok, register, wait_for
+from .helpers import content_of, get_events, local_http_server, ok, register, wait_for
 
 PLAYER = '<iframe src="https://player.vimeo.com/video/1084537?app_id=1" width="640" title="A & B"></iframe>'
 
@@ -24,25 +22,13 @@ def oembed():
                                 "thumbnail_url": "https://i.vimeocdn.com/video/1-d_640"},
                "/link.json": {"type": "link", "title": "not a video"}}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            parts = urlsplit(self.path)
-            asked.append((parts.path, parse_qs(parts.query)))
-            body = json.dumps(answers[parts.path]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path):
+        parts = urlsplit(path)
+        asked.append((parts.path, parse_qs(parts.query)))
+        return "application/json", json.dumps(answers[parts.path]).encode()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", asked
-    server.shutdown()
-    server.server_close()
+    with local_http_server(answer) as base:
+        yield base, asked
 
 
 def _configure(app, base, path="/oembed.json"):

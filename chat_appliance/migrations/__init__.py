@@ -26,31 +26,9 @@ MODULE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+$")
 HELPERS = {"frozen"}
 
 
-def discover(package=__name__, path=__path__):
-    """(version, description, apply) of every migration module in the package, by version.
-    Refuses a badly named module, a number used twice and a module without DESCRIPTION or apply."""
-    found = {}
-    for info in pkgutil.iter_modules(path):
-        if info.name in HELPERS:
-            continue
-        match = MODULE_NAME.match(info.name)
-        if not match or info.ispkg:
-            raise ImportError(f"{package}.{info.name} is not a migration: name it NNNN_short_name.py")
-        version = int(match.group(1))
-        if version in found:
-            raise ImportError(f"two migrations numbered {version:04d}: {found[version][0]} and {info.name}"
-                              " (renumber the one merged last to the next free number)")
-        module = importlib.import_module(f"{package}.{info.name}")
-        if not module.__doc__ or not isinstance(getattr(module, "DESCRIPTION", None), str) \
-                or not callable(getattr(module, "apply", None)):
-            raise ImportError(f"migration {info.name} needs a docstring, DESCRIPTION and apply(database, backend)")
-        found[version] = (info.name, module)
-    return [(version, module.DESCRIPTION, module.apply) for version, (_name, module) in sorted(found.items())]
-
-
-def versions(package=__name__, path=__path__) -> set[int]:
-    """The version numbers of the migration modules in the folder, from their names alone, importing
-    none of them. Refuses a badly named module and a number used twice, as discover() does."""
+def _module_names(package=__name__, path=__path__) -> dict[int, str]:
+    """{version: module name} of the migration modules in the folder, from their names alone,
+    importing none of them. Refuses a badly named module and a number used twice."""
     found: dict[int, str] = {}
     for info in pkgutil.iter_modules(path):
         if info.name in HELPERS:
@@ -63,7 +41,27 @@ def versions(package=__name__, path=__path__) -> set[int]:
             raise ImportError(f"two migrations numbered {version:04d}: {found[version]} and {info.name}"
                               " (renumber the one merged last to the next free number)")
         found[version] = info.name
-    return set(found)
+    return found
+
+
+def discover(package=__name__, path=__path__):
+    """(version, description, apply) of every migration module in the package, by version.
+    Refuses a badly named module, a number used twice (_module_names()) and a module without
+    DESCRIPTION or apply."""
+    found = []
+    for version, name in sorted(_module_names(package, path).items()):
+        module = importlib.import_module(f"{package}.{name}")
+        if not module.__doc__ or not isinstance(getattr(module, "DESCRIPTION", None), str) \
+                or not callable(getattr(module, "apply", None)):
+            raise ImportError(f"migration {name} needs a docstring, DESCRIPTION and apply(database, backend)")
+        found.append((version, module.DESCRIPTION, module.apply))
+    return found
+
+
+def versions(package=__name__, path=__path__) -> set[int]:
+    """The version numbers of the migration modules in the folder, from their names alone, importing
+    none of them (_module_names())."""
+    return set(_module_names(package, path))
 
 
 def __getattr__(name: str) -> Any:
