@@ -18,6 +18,12 @@ A slow request must not hold everyone up: a request that has had the turn for PA
 workers go ahead beside it, as they would without turns. Threads that never took a turn (the
 Flask test client, the event loop, CLI commands, service-bot workers) are not affected.
 
+Requests that arrive while a worker holds the turn wait in the WSGI bridge's backlog, and that
+worker answers them one after another before giving the turn up (server/wsgi_bridge.py): waking
+a thread per request and then waiting for the turn cost more than a trivial request itself. The
+holder stops and gives the turn up when another thread waits for it (`waiters`), so that a late
+request's own worker is never passed over.
+
 Only on SQLite (backends: WORKERS_TAKE_TURNS), whose queries run in this process. On PostgreSQL
 every query waits on the network, and a turn held through those waits would hold everyone up.
 """
@@ -42,6 +48,9 @@ class Turns:
         self._next = threading.Lock()
         self._holder = None  # (thread ident, time.monotonic() when it took the turn)
         self._local = threading.local()
+        # Threads in take(): a holder that could go on with more work leaves the turn to them.
+        self.waiters = 0
+        self._count = threading.Lock()
 
     def holding(self) -> bool:
         """Whether this thread holds the turn."""
@@ -49,6 +58,15 @@ class Turns:
 
     def take(self) -> None:
         """Wait for the turn, or until its holder has had it for longer than the patience."""
+        with self._count:
+            self.waiters += 1
+        try:
+            self._take()
+        finally:
+            with self._count:
+                self.waiters -= 1
+
+    def _take(self) -> None:
         with self._next:
             while True:
                 holder = self._holder
@@ -68,6 +86,16 @@ class Turns:
             self._holder = None
             self._turn.release()
 
+    def renew(self) -> None:
+        """The holder starts on another request in the same turn: its time runs from now."""
+        if self.holding():
+            self._holder = (threading.get_ident(), time.monotonic())
+
+    def set_wait_hooks(self, on_wait: Any = None, on_resume: Any = None) -> None:
+        """Callables this thread's waits (waiting_on_others) call after giving the turn up and
+        after taking it again; None to stop (the WSGI bridge: server/wsgi_bridge.py)."""
+        self._local.hooks = (on_wait, on_resume) if on_wait is not None else None
+
     def waiting_on_others(self) -> Any:
         """A context manager: give the turn up for a wait on another thread, then take it again."""
         return _Waiting(self)
@@ -84,10 +112,16 @@ class _Waiting:
         self.held = self.turns.holding()
         if self.held:
             self.turns.give_back()
+            hooks = getattr(self.turns._local, "hooks", None)
+            if hooks is not None:
+                hooks[0]()
 
     def __exit__(self, *exc):
         if self.held:
             self.turns.take()
+            hooks = getattr(self.turns._local, "hooks", None)
+            if hooks is not None:
+                hooks[1]()
         return False
 
 

@@ -22,7 +22,10 @@ import io
 import json
 import logging
 import sys
+import threading
 import time
+from collections import deque
+from concurrent.futures import Future
 
 from chat_appliance.db.admission import turns
 from chat_appliance.server.workers import StackExecutor
@@ -56,6 +59,12 @@ class WSGIBridge:
         # lib/admission.Turns when workers run the app one at a time (the SQLite backend), or None.
         self.turns = turns
         self.executor = StackExecutor(max_workers=threads, thread_name_prefix="wsgi")
+        # With turns: requests that arrive while a worker runs the app in its turn wait here, and
+        # that worker takes them one after another before it gives the turn up (see _work).
+        self._lock = threading.Lock()
+        self._backlog: deque[Any] = deque()  # (future, environ, loop, send, close, queued at)
+        self._runners = 0  # workers in their turn that will take the backlog when done
+        self._watch: Any = None  # the loop's timer that hands late backlog to other workers
         # A callable: the largest body the app accepts now (None: no limit).
         self.max_body = max_body
 
@@ -71,24 +80,106 @@ class WSGIBridge:
         environ = build_environ(scope, body, declared)
         close = declared is not None and limit is not None and declared > limit
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(self.executor, self.run, environ, loop, send, close)
+        if self.turns is None:
+            answer = await loop.run_in_executor(self.executor, self.run_app, environ, loop, send, close)
+        else:
+            answer = await asyncio.wrap_future(self.dispatch(environ, loop, send, close))
         if answer is None:
             return  # streamed from the worker
         status, headers, chunks = answer
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": b"".join(chunks)})
 
-    def run(self, environ: Any, loop: Any, send: Any, close: Any) -> Any:
-        """In a worker thread: the app's whole answer as (status, headers, body pieces), or None
-        once a large answer has been streamed through the loop. The app runs in its turn, if
-        workers take turns (lib/admission.py)."""
-        if self.turns is None:
-            return self.run_app(environ, loop, send, close)
-        self.turns.take()
+    # --- workers taking turns (db/admission.py) -------------------------------------------------
+    # Handing each request to a thread of its own cost more than the app itself for a trivial
+    # request: at sixteen connections every request woke a worker, which then waited for the turn
+    # and was woken again when it came (GET /users/me ran 1,600 requests/s on 64 threads, 2,400 on
+    # one). So a request that arrives while a worker runs the app in its turn joins a backlog, and
+    # that worker takes the backlog's requests one after another, in its turn, before it gives
+    # the turn up. When it waits on another thread mid-request (a commit, a stream, a password
+    # hash), the backlog goes to other workers, as it would have without it; and a request that
+    # has waited in the backlog longer than the turns' patience goes to a worker of its own,
+    # which runs beside a slow holder as any waiter would (Turns.take).
+
+    def dispatch(self, environ: Any, loop: Any, send: Any, close: Any) -> Future[Any]:
+        """On the loop: a future of the app's answer to this request (run_app's)."""
+        future: Future[Any] = Future()
+        job = (future, environ, loop, send, close, time.monotonic())
+        with self._lock:
+            queued = self._runners > 0
+            if queued:
+                self._backlog.append(job)
+            else:
+                self._runners += 1
+        if not queued:
+            self.executor.submit(self._work, job)
+        elif self._watch is None:
+            self._watch = loop.call_later(self.turns.patience, self._hand_over_late, loop)
+        return future
+
+    def _start_runner(self) -> None:
+        """Hand the backlog's oldest request to a worker of its own, which takes the rest after."""
+        with self._lock:
+            if not self._backlog:
+                return
+            job = self._backlog.popleft()
+            self._runners += 1
+        self.executor.submit(self._work, job)
+
+    def _work(self, job: Any) -> None:
+        """In a worker (counted in _runners by whoever submitted it): take the turn, answer `job`,
+        then the backlog's requests while there are any and nobody else waits for the turn, then
+        give the turn up."""
+        turns = self.turns
+        turns.take()
+        turns.set_wait_hooks(self._hand_over_backlog, self._resume)
         try:
-            return self.run_app(environ, loop, send, close)
+            while job is not None:
+                future, environ, loop, send, close, _queued = job
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(self.run_app(environ, loop, send, close))
+                    except BaseException as error:  # handed to the request's coroutine
+                        future.set_exception(error)
+                with self._lock:
+                    # A worker waiting for the turn (a late request, or one that came while no
+                    # worker ran) goes next: the holder stops here and leaves it the backlog.
+                    job = self._backlog.popleft() if self._backlog and not turns.waiters else None
+                    if job is None:
+                        self._runners -= 1
+                if job is not None:
+                    turns.renew()
         finally:
-            self.turns.give_back()
+            turns.set_wait_hooks(None)
+            turns.give_back()
+
+    def _hand_over_backlog(self) -> None:
+        """A worker in its turn waits on another thread: another takes the backlog meanwhile."""
+        with self._lock:
+            self._runners -= 1
+        self._start_runner()
+
+    def _resume(self) -> None:
+        with self._lock:
+            self._runners += 1
+
+    def _hand_over_late(self, loop: Any) -> None:
+        """On the loop: when the backlog's oldest request has waited past the patience (a slow
+        request holds the turn), a worker of its own takes it, and then the rest."""
+        self._watch = None
+        patience = self.turns.patience
+        with self._lock:
+            oldest = self._backlog[0][5] if self._backlog else None
+        if oldest is None:
+            return
+        now = time.monotonic()
+        if now - oldest >= patience:
+            self._start_runner()
+            with self._lock:
+                oldest = self._backlog[0][5] if self._backlog else None
+            if oldest is None:
+                return
+        self._watch = loop.call_later(max(oldest + patience - now, 0.001), self._hand_over_late, loop)
 
     def run_app(self, environ: Any, loop: Any, send: Any, close: Any) -> Any:
         started: list[tuple[int, list[tuple[bytes, bytes]]]] = []
