@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = ("chat_appliance.migrations.0", "chat_appliance.markdown.engine", "chat_appliance.markdown.emoji",
+         "chat_appliance.markdown.previews", "markdown.core",
          "chat_appliance.ops.transfer.exporter", "pygments", "nh3", "zulip_emoji_mapping")
 
 OPEN_APP = textwrap.dedent("""

@@ -34,7 +34,7 @@ from chat_appliance import __version__
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib import safe_fetch
-from chat_appliance.markdown.previews import thumbnail_url
+from chat_appliance.markdown.urls import thumbnail_url
 from chat_appliance.models import Message, UserMessage, UserProfile, database
 from chat_appliance.lib.messages import flags_to_names
 

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 from markdown.treeprocessors import Treeprocessor
 
-from chat_appliance.markdown.urls import sanitize_url
+from chat_appliance.markdown.urls import sanitize_url, thumbnail_url
 
 _STASH_RE = re.compile("\x02wzxhzdk:([0-9]+)\x03")
 
@@ -116,10 +116,6 @@ def href_token(md, href: str) -> Optional[str]:
     token = tokens[href] = f"#zhref{md.zulip_nonce}n{len(hrefs)}"
     hrefs.append(href)
     return token
-
-
-def thumbnail_url(url: str, size: str) -> str:
-    return "/thumbnail?" + urlencode({"url": url, "size": size})
 
 
 class ImagePreviewTreeprocessor(Treeprocessor):

@@ -7,7 +7,7 @@ import functools
 import html
 import re
 from typing import Iterator, Optional
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 # Top-level domains that make a scheme-less word like ``example.com`` a link.
 # Deliberately a curated list: extensions that are also common file suffixes
@@ -104,6 +104,12 @@ def sanitize_url(url: str) -> Optional[str]:
     if ":" in url.split("/", 1)[0]:
         return None
     return "http://" + url
+
+
+def thumbnail_url(url: str, size: str) -> str:
+    """The /thumbnail URL through which browsers load an image from elsewhere (previews.py;
+    actions/link_previews.py, which must not load the Markdown engine with the server)."""
+    return "/thumbnail?" + urlencode({"url": url, "size": size})
 
 
 def relative_to_realm(href: str, realm_url: str) -> str:
