@@ -343,9 +343,10 @@ class ZulipHashHeaderProcessor(HashHeaderProcessor):
 
 
 # A line with something besides one leading quote marker ("   > ", as STRIP_RE takes it) and
-# white space. The marker is taken atomically, so that a line of only a marker does not count
-# its ">" as content.
-_QUOTE_CONTENT_RE = re.compile(r"^(?>(?:[ ]{0,3}>[ ]?)?)[^\S\n]*\S", re.MULTILINE)
+# white space. The marker is taken whole, never given back, so that a line of only a marker does
+# not count its ">" as content: a lookahead captures it and the backreference consumes it (an
+# atomic group, which Python's re has only from 3.11).
+_QUOTE_CONTENT_RE = re.compile(r"^(?=((?:[ ]{0,3}>[ ]?)?))\1[^\S\n]*\S", re.MULTILINE)
 # clean_lines' two steps: a line that is only ">" and white space becomes empty; otherwise one
 # leading marker goes (Python-Markdown's BlockQuoteProcessor.clean, on every line at once).
 _QUOTE_ONLY_MARKER_RE = re.compile(r"^[^\S\n]*>[^\S\n]*$", re.MULTILINE)
