@@ -411,9 +411,7 @@ async function loadOlder() {
   } finally {
     loadingOlder = false;
   }
-  // A scroll to either end while this page was loading was passed over (one load at a time):
-  // look at the position again now.
-  if (mine === generation) onScroll();
+  if (mine === generation && feedEl.scrollTop < 400) loadOlder();
 }
 
 async function loadNewer() {
@@ -450,7 +448,6 @@ async function loadNewer() {
   } finally {
     loadingOlder = false;
   }
-  if (mine === generation) onScroll();
 }
 
 // Messages fetched before the event queue existed can miss what arrived in between: fetch past
