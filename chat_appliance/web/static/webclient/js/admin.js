@@ -7,8 +7,18 @@ import { opOf } from "./narrow.js";
 import { renderSidebars } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
 
-const channelSettings = () => import("./channel_settings.js");
-const profileCard = () => import("./profile_card.js");
+// A screen's module loads at its first use. A load that fails (the server restarting just then)
+// is tried again at the next use; events need no screen that is not loaded yet.
+function lazyModule(load) {
+  let loading = null;
+  return () => (loading ||= load().catch((error) => {
+    loading = null;
+    throw error;
+  }));
+}
+const channelSettings = lazyModule(() => import("./channel_settings.js"));
+const profileCard = lazyModule(() => import("./profile_card.js"));
+const ignore = () => {};
 
 let header = null;
 let currentView = null;
@@ -24,7 +34,8 @@ export function install(viewHeader) {
     if (!target) return;
     event.preventDefault();
     event.stopPropagation();
-    profileCard().then((m) => m.openProfileCard(Number(target.dataset.profileUser)));
+    profileCard().then((m) => m.openProfileCard(Number(target.dataset.profileUser)),
+      (error) => toast(`Could not open the profile: ${error.message}`, "error"));
   }, true);
   nameStep();
   const name = document.querySelector(".realm-name");
@@ -55,7 +66,12 @@ export async function onView(view) {
   if (!header) return;
   const channel = opOf(view, "channel");
   if (!channel || view.kind === "inbox" || !model.streams.has(channel.operand)) return clear(header);
-  const { channelHeader } = await channelSettings();
+  let channelHeader;
+  try {
+    ({ channelHeader } = await channelSettings());
+  } catch {
+    return; // drawn at the next view or channel event
+  }
   // The settings button only in the channel's own view, not in its topics': a topic view then has
   // one button whose name contains "Settings" (the top bar's), which scripts find by that name.
   if (currentView === view) clear(header, channelHeader(channel.operand, { withButton: view.ops.length === 1 }));
@@ -97,9 +113,9 @@ export function onEvent(event) {
   }
   if (currentView && (event.type === "stream" || event.type === "subscription")) onView(currentView);
   if (event.type === "stream" || event.type === "subscription" || event.type === "realm_user" || event.type === "user_group") {
-    channelSettings().then((m) => m.onEvent(event));
+    channelSettings().then((m) => m.onEvent(event), ignore);
   }
-  profileCard().then((m) => m.onEvent(event));
+  profileCard().then((m) => m.onEvent(event), ignore);
   model.emit("admin-event", event);
 }
 
