@@ -8,7 +8,7 @@ import time
 import pytest
 import zulip
 
-from .clients import check
+from .clients import check, wait_for
 from .serve_process import ServeProcess
 from .smtp_sink import SmtpSink
 
@@ -39,16 +39,6 @@ def call(client, method, url, **request):
 
 def stream_id(client, name):
     return check(client.get_stream_id(name))["stream_id"]
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("condition not met in time")
 
 
 def newest_message(client, narrow):
@@ -127,7 +117,7 @@ def test_scheduler_sends_on_time(owner):
     call(owner, "POST", "scheduled_messages", type="stream", to=general, topic="timed", content="right on time",
          scheduled_delivery_timestamp=int(time.time()) + 2)
     narrow = [{"operator": "channel", "operand": general}, {"operator": "topic", "operand": "timed"}]
-    wait_for(lambda: newest_message(owner, narrow))
+    wait_for(lambda: newest_message(owner, narrow), timeout=20)
     assert call(owner, "GET", "scheduled_messages")["scheduled_messages"] == []
 
 
@@ -149,7 +139,7 @@ def test_scheduled_message_survives_restart(tmp_path):
     try:
         client = zulip.Client(email=first.email, api_key=first.api_key, site=second.url)
         narrow = [{"operator": "channel", "operand": general}, {"operator": "topic", "operand": "restart"}]
-        [message] = wait_for(lambda: newest_message(client, narrow))
+        [message] = wait_for(lambda: newest_message(client, narrow), timeout=20)
         assert message["content"] == "sent after the restart"
     finally:
         second.stop()

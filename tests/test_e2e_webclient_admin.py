@@ -85,6 +85,16 @@ def axe_in_both_schemes(page, include=None):
     return found
 
 
+def confirm_then_cancel(page, opener, name):
+    """Open a confirmation with `opener`, check it with axe in both colour schemes, and cancel it."""
+    opener.click()
+    confirm = page.get_by_role("alertdialog", name=re.compile(f"^{re.escape(name)}"))
+    expect(confirm).to_be_visible()
+    assert axe_in_both_schemes(page, "dialog.confirm[open]") == [], name
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(confirm).to_have_count(0)
+
+
 def test_axe_administration_screens_and_dialogs(pages, site):
     """Does axe-core find, in light and dark colours, no violation on what an owner sees: the
     main view with the "Name your organization" banner, a channel's view and its settings, a
@@ -100,18 +110,10 @@ def test_axe_administration_screens_and_dialogs(pages, site):
     expect(owner.get_by_role("article").filter(has_text="axe time")).to_be_visible()
     assert axe_in_both_schemes(owner) == [], "channel view"
 
-    def confirm_then_cancel(opener, name):
-        opener.click()
-        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{name}"))
-        expect(confirm).to_be_visible()
-        assert axe_in_both_schemes(owner, "dialog.confirm[open]") == [], name
-        confirm.get_by_role("button", name="Cancel").click()
-        expect(confirm).to_have_count(0)
-
     dialog = channel_settings(owner)
     expect(dialog.get_by_role("region", name="Members")).to_contain_text("Bob Builder")
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Channel settings"
-    confirm_then_cancel(dialog.get_by_role("button", name="Archive channel"), "Archive #access")
+    confirm_then_cancel(owner, dialog.get_by_role("button", name="Archive channel"), "Archive #access")
     owner.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
 
@@ -124,7 +126,7 @@ def test_axe_administration_screens_and_dialogs(pages, site):
     card.get_by_role("button", name="Manage user").click()
     expect(card.get_by_role("combobox", name="Role of Bob Builder")).to_be_visible()
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "profile card, Manage user"
-    confirm_then_cancel(card.get_by_role("button", name="Deactivate user"), "Deactivate Bob Builder")
+    confirm_then_cancel(owner, card.get_by_role("button", name="Deactivate user"), "Deactivate Bob Builder")
     owner.keyboard.press("Escape")
     expect(card).to_have_count(0)
 
@@ -139,7 +141,7 @@ def test_axe_administration_screens_and_dialogs(pages, site):
         assert axe_in_both_schemes(owner, "dialog[open]") == [], tab
     settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True).click()
     bob_row = settings.get_by_role("row", name=re.compile("Bob Builder"))
-    confirm_then_cancel(bob_row.get_by_role("button", name="Deactivate"), "Deactivate Bob Builder")
+    confirm_then_cancel(owner, bob_row.get_by_role("button", name="Deactivate"), "Deactivate Bob Builder")
     assert site.api("GET", f"users/{site.bob[2]}")["user"]["is_active"] is True
 
 
@@ -478,14 +480,6 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
         owner.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
 
-    def confirm_then_cancel(opener, name):
-        opener.click()
-        confirm = owner.get_by_role("alertdialog", name=re.compile(f"^{re.escape(name)}"))
-        expect(confirm).to_be_visible()
-        assert axe_in_both_schemes(owner, "dialog.confirm[open]") == [], name
-        confirm.get_by_role("button", name="Cancel").click()
-        expect(confirm).to_have_count(0)
-
     owner.get_by_role("button", name="Settings", exact=True).click()
     settings = owner.get_by_role("dialog", name="Settings")
     tab = lambda name: settings.get_by_role("navigation").get_by_role("button", name=name, exact=True).click()  # noqa: E731
@@ -494,7 +488,7 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
     settings.get_by_role("button", name="Create bot").click()
     expect(settings.get_by_role("button", name="Download zuliprc of Axe checker")).to_be_visible()
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Bots, with a bot"
-    confirm_then_cancel(settings.get_by_role("button", name=re.compile("^Deactivate.*Axe checker")).first,
+    confirm_then_cancel(owner, settings.get_by_role("button", name=re.compile("^Deactivate.*Axe checker")).first,
                         "Deactivate the bot Axe checker")
     tab("Invitations")
     settings.get_by_role("button", name="Create invitation link").click()
@@ -512,7 +506,7 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
     settings.get_by_role("button", name="Add emoji").click()
     expect(settings.get_by_role("list", name="Custom emoji")).to_contain_text(":axecheck:")
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Custom emoji, with an emoji"
-    confirm_then_cancel(settings.get_by_role("button", name="Delete emoji axecheck"), "Delete the emoji :axecheck:")
+    confirm_then_cancel(owner, settings.get_by_role("button", name="Delete emoji axecheck"), "Delete the emoji :axecheck:")
     tab("Linkifiers")
     settings.get_by_role("textbox", name="Pattern").fill(r"AXE-(?P<id>[0-9]+)")
     settings.get_by_role("textbox", name="URL template", exact=True).fill("https://tracker.example.com/axe/{id}")
@@ -524,7 +518,7 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
     settings.get_by_role("button", name="Add field").click()
     expect(settings.get_by_role("list", name="Profile fields")).to_contain_text("Desk")
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Custom fields, with a field"
-    confirm_then_cancel(settings.get_by_role("button", name="Delete field Desk"), "Delete the field Desk")
+    confirm_then_cancel(owner, settings.get_by_role("button", name="Delete field Desk"), "Delete the field Desk")
     tab("Users")
     settings.get_by_role("searchbox", name="Search users").fill("axel")
     expect(settings.get_by_role("row", name=re.compile("Axel Checker"))).to_be_visible()
