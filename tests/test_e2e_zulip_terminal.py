@@ -6,7 +6,6 @@ zulip-term 0.7.0 requires Python <= 3.10, so it lives in its own virtualenv (.ci
 when either zulip-term or tmux is missing."""
 
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import zulip
 
-from .clients import wait_for, write_zuliprc
+from .clients import unexplained_errors, wait_for, write_zuliprc
 from .serve_process import ServeProcess
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,33 +30,6 @@ pytestmark = [
     pytest.mark.skipif(zulip_term_executable() is None,
                        reason="zulip-term 0.7.0 not found: .ci/run installs it into .venv-zt (needs Python 3.10)"),
 ]
-
-
-# zulip-terminal 0.7.0's own start-up race (zulip/zulip-terminal#391): its presence thread may
-# get the server's answer before the UI has made its update pipe, and that thread then dies on
-# `assert hasattr(self, "_update_pipe")`. The UI carries on. Nothing a server does can avoid
-# it (it is a matter of how fast the answer comes), so only those lines are tolerated on stderr.
-KNOWN_CLIENT_RACE_LINES = (
-    "Traceback (most recent call last):", "self.run()",
-    "self._target(*self._args, **self._kwargs)", "self.view.controller.update_screen()",
-    "self.controller.update_screen()", "view.middle_column.update_message_list_status_markers()",
-    "view.users_view.update_user_list(user_list=self.users)", 'assert hasattr(self, "_update_pipe")',
-    "AssertionError",
-)
-# Two threads may die of it at once, and their tracebacks then interleave within lines
-# ("Exception in thread Exception in thread Thread-2 (...):"), so the known pieces are taken
-# out wherever they stand in a line, with the thread headers and the client's own frames.
-_KNOWN_RACE_PIECES = re.compile("|".join(
-    [re.escape(line) for line in KNOWN_CLIENT_RACE_LINES]
-    + [r"Exception in thread", r"Thread-\d+ \([\w.]*\):",
-       r'File "[^"]*(?:threading\.py|zulipterminal[^"]*)", line \d+, in \w+']))
-
-
-def unexplained_errors(stderr):
-    """stderr without zulip-terminal's known start-up race, or "" when nothing else is there."""
-    if 'assert hasattr(self, "_update_pipe")' not in stderr:
-        return stderr if "Traceback" in stderr else ""
-    return "\n".join(line for line in stderr.splitlines() if _KNOWN_RACE_PIECES.sub("", line).strip())
 
 
 class Tmux:
