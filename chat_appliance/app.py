@@ -4,19 +4,20 @@ import logging
 import os
 import time
 import traceback
+from importlib import import_module
 from pathlib import Path
 
-from flask import Flask, g, request
+from flask import Blueprint, Flask, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from chat_appliance.web import dev_emails, webclient
 from chat_appliance.actions.missed_messages import MissedMessageNotifier
 from chat_appliance.actions.push_notifications import PushNotifier
 from chat_appliance.actions.link_previews import LinkPreviewer
 from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
+from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
@@ -122,6 +123,139 @@ class LazyBuilderRule(Rule):
         return build
 
 
+class LazyViews(dict):
+    """`app.view_functions`, filled as requests arrive. Every route is in the URL map from the
+    start (api/routes.py); the first request routed to one of a blueprint's endpoints imports
+    its module and takes all of that blueprint's views, under each name it is mounted with.
+    Flask dispatches with `view_functions[endpoint]`, so answering a missing key is all it takes;
+    `get`, `in` and iteration see only what is loaded (`load_all` loads the rest)."""
+
+    def __init__(self, loaded, owners):
+        super().__init__(loaded)
+        self.owners = owners  # mount name (an endpoint's prefix) -> (module, blueprint attribute)
+
+    def __missing__(self, endpoint):
+        owner = self.owners.get(endpoint.partition(".")[0])
+        if owner is None:
+            raise KeyError(endpoint)
+        self._take(owner)
+        return dict.__getitem__(self, endpoint)
+
+    def load_all(self):
+        for owner in set(self.owners.values()):
+            self._take(owner)
+
+    def _take(self, owner):
+        views = blueprint_views(load_blueprint(*owner))
+        for name, its_owner in self.owners.items():
+            if its_owner == owner:
+                for local, view in views:
+                    self.setdefault(f"{name}.{local}", view)
+
+
+class _ViewRecorder:
+    """Stands in for Flask's BlueprintSetupState while a blueprint's recorded route calls are
+    replayed, keeping each view with the endpoint registration would give it."""
+
+    def __init__(self):
+        self.views = []
+
+    def add_url_rule(self, rule, endpoint=None, view_func=None, **options):
+        self.views.append((endpoint or view_func.__name__, view_func))
+
+
+# What a blueprint mounted lazily may not have beyond what a new one has: Flask merges these into
+# the app when a blueprint is registered, and a lazily mounted one never is.
+_BLUEPRINT_EXTRAS = ("before_request_funcs", "after_request_funcs", "teardown_request_funcs", "error_handler_spec",
+                     "url_value_preprocessors", "url_default_functions", "template_context_processors",
+                     "_blueprints")
+
+
+def _shape(blueprint, name):
+    value = getattr(blueprint, name)
+    return {key: len(entries) for key, entries in value.items()} if isinstance(value, dict) else len(value)
+
+
+def blueprint_views(blueprint):
+    """[(endpoint within the blueprint, view function)] of every route the blueprint declares.
+    Raises for a blueprint with more than routes (hooks, error handlers, files, commands, nested
+    blueprints), which only Flask's own registration would mount."""
+    plain = Blueprint("plain", __name__)
+    extras = [name for name in _BLUEPRINT_EXTRAS if _shape(blueprint, name) != _shape(plain, name)]
+    if blueprint.has_static_folder or blueprint.template_folder or blueprint.cli.commands:
+        extras.append("files or commands")
+    if extras:
+        raise ValueError(f"blueprint {blueprint.name!r} has {', '.join(extras)}: it cannot be mounted lazily")
+    recorder = _ViewRecorder()
+    for deferred in blueprint.deferred_functions:
+        deferred(recorder)
+    return recorder.views
+
+
+def load_blueprint(module, attribute):
+    """A blueprint object, by its module's full name (imports the module)."""
+    return getattr(import_module(module), attribute)
+
+
+def blueprint_mounts():
+    """(module, blueprint attribute, register_blueprint options) of every blueprint the app
+    mounts, in order: api/'s under /api/v1 and /json, its root ones, and the web client's pages."""
+    for module, attribute in BLUEPRINTS:
+        module = f"chat_appliance.api.{module}"
+        name = load_blueprint(module, attribute).name
+        yield module, attribute, {"url_prefix": API_PREFIX}
+        # The web client calls the same views under /json, authenticated by session cookie and
+        # CSRF token (lib.auth dispatches on the path; lib.sessions checks them).
+        yield module, attribute, {"url_prefix": JSON_PREFIX, "name": "json_" + name}
+    for module, attribute in ROOT_BLUEPRINTS:
+        yield f"chat_appliance.api.{module}", attribute, {}
+    yield "chat_appliance.web.webclient", "bp", {}
+    yield "chat_appliance.web.dev_emails", "bp", {}
+
+
+# What Blueprint.register passes Flask.add_url_rule for a route of ours, besides its methods.
+ROUTE_OPTIONS: dict[str, object] = {"defaults": {}, "provide_automatic_options": None, "subdomain": None}
+
+
+def describe_routes():
+    """Every route the app's blueprints add, as [(module, attribute, ((rule, endpoint, methods),
+    ...))] per mount, by mounting them all on a scratch app: what api/routes.py lists. Raises for
+    a route that needs options the list does not carry."""
+    app = ChatApplianceFlask(__name__)
+    app.url_rule_class = LazyBuilderRule
+    app.url_map.converters["int"] = BoundedIntConverter
+    calls = []
+    add_url_rule = app.add_url_rule
+
+    def record(rule, endpoint=None, view_func=None, **options):
+        methods = options.pop("methods", None)
+        if options != ROUTE_OPTIONS or not methods or endpoint is None:
+            raise ValueError(f"{rule}: api/routes.py cannot carry {endpoint!r}, {options!r}")
+        calls.append((rule, endpoint, tuple(methods)))
+        add_url_rule(rule, endpoint, view_func, methods=methods, **options)
+
+    app.add_url_rule = record
+    described = []
+    for module, attribute, options in blueprint_mounts():
+        calls.clear()
+        blueprint = load_blueprint(module, attribute)
+        blueprint_views(blueprint)  # raises for one that cannot be mounted lazily
+        app.register_blueprint(blueprint, **options)
+        described.append((module, attribute, tuple(calls)))
+    return described
+
+
+def add_routes(app):
+    """Every blueprint route into the URL map, from api/routes.py, with their views loaded on
+    first use (LazyViews): at start, no view module is imported."""
+    owners = {}
+    for module, attribute, rules in ROUTES:
+        for rule, endpoint, methods in rules:
+            app.add_url_rule(rule, endpoint, **dict(ROUTE_OPTIONS, defaults={}, methods=list(methods)))
+            owners[endpoint.partition(".")[0]] = (module, attribute)
+    app.view_functions = LazyViews(app.view_functions, owners)
+
+
 def create_app(config=None, *, dev_mode=False):
     """A Flask app for one instance. `config` overrides the documented defaults (config.py).
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
@@ -136,15 +270,7 @@ def create_app(config=None, *, dev_mode=False):
     bind_runtime(app)
     # Before any route is added: every <int:...> in a path is bounded in length (web/params.py).
     app.url_map.converters["int"] = BoundedIntConverter
-    for blueprint in BLUEPRINTS:
-        app.register_blueprint(blueprint, url_prefix=API_PREFIX)
-        # The web client calls the same views under /json, authenticated by session cookie and
-        # CSRF token (lib.auth dispatches on the path; lib.sessions checks them).
-        app.register_blueprint(blueprint, url_prefix=JSON_PREFIX, name="json_" + blueprint.name)
-    for blueprint in ROOT_BLUEPRINTS:
-        app.register_blueprint(blueprint)
-    app.register_blueprint(webclient.bp)
-    app.register_blueprint(dev_emails.bp)
+    add_routes(app)
     register_error_handlers(app)
     register_request_hooks(app)
     app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)
