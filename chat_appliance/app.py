@@ -2,6 +2,7 @@
 
 import logging
 import os
+import threading
 import time
 import traceback
 from importlib import import_module
@@ -11,10 +12,6 @@ from flask import Blueprint, Flask, g, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from chat_appliance.actions.missed_messages import MissedMessageNotifier
-from chat_appliance.actions.push_notifications import PushNotifier
-from chat_appliance.actions.link_previews import LinkPreviewer
-from chat_appliance.actions.service_dispatch import ServiceDispatcher
 from chat_appliance.actions.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.api.routes import ROUTES
@@ -376,11 +373,54 @@ def close_app(app):
     state.runtime.close()
 
 
+class OnFirstUse:
+    """A listener built the first time it is called or looked at, so that its module, and the
+    actions it imports, load with the first event rather than with the server (issue 32). Its
+    attributes are the built object's (read, set and deleted: tests patch them); `close` of one
+    never built does nothing."""
+
+    __slots__ = ("_build", "_built", "_lock")
+
+    def __init__(self, build):
+        object.__setattr__(self, "_build", build)
+        object.__setattr__(self, "_built", None)
+        object.__setattr__(self, "_lock", threading.Lock())
+
+    def built(self):
+        if self._built is None:
+            with self._lock:
+                if self._built is None:
+                    object.__setattr__(self, "_built", self._build())
+        return self._built
+
+    def __call__(self, *args, **kwargs):
+        return self.built()(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.built(), name)
+
+    def __setattr__(self, name, value):
+        setattr(self.built(), name, value)
+
+    def __delattr__(self, name):
+        delattr(self.built(), name)
+
+    def close(self):
+        if self._built is not None:
+            self._built.close()
+
+
 def register_service_bots(app):
     """Outgoing webhook and embedded bots are called by a listener on the app's committed message
     events."""
     state = app.extensions[EXTENSION]
-    dispatcher = state.service_dispatcher = ServiceDispatcher(app.config)
+
+    def build():
+        from chat_appliance.actions.service_dispatch import ServiceDispatcher
+
+        return ServiceDispatcher(app.config)
+
+    dispatcher = state.service_dispatcher = OnFirstUse(build)
     app.extensions["service_dispatcher"] = dispatcher
     bus.add_listener(dispatcher, state.runtime)
 
@@ -389,7 +429,13 @@ def register_link_previews(app):
     """Website previews (INLINE_URL_EMBED_PREVIEW, off by default) are fetched by a listener on
     committed message events (actions/link_previews.py)."""
     state = app.extensions[EXTENSION]
-    previewer = state.link_previewer = LinkPreviewer(app.config)
+
+    def build():
+        from chat_appliance.actions.link_previews import LinkPreviewer
+
+        return LinkPreviewer(app.config)
+
+    previewer = state.link_previewer = OnFirstUse(build)
     app.extensions["link_previewer"] = previewer
     bus.add_listener(previewer, state.runtime)
 
@@ -411,10 +457,21 @@ def register_missed_messages(app):
         link = state.runtime.shard
         return link is not None and link.holds_queue_elsewhere(user_id)
 
-    state.missed_messages = MissedMessageNotifier(app.config, state.mailer, is_online)
+    def build_missed():
+        from chat_appliance.actions.missed_messages import MissedMessageNotifier
+
+        return MissedMessageNotifier(app.config, state.mailer, is_online)
+
+    state.missed_messages = OnFirstUse(build_missed)
     bus.add_listener(state.missed_messages, state.runtime)
+
     # Mobile push notifications (actions/push_notifications.py) follow the same rule for "away".
-    state.push_notifier = PushNotifier(app.config, is_online, version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
+    def build_push():
+        from chat_appliance.actions.push_notifications import PushNotifier
+
+        return PushNotifier(app.config, is_online, version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
+
+    state.push_notifier = OnFirstUse(build_push)
     bus.add_listener(state.push_notifier, state.runtime)
 
 

@@ -21,6 +21,11 @@ LAZY_TARGETS = (
     "chat_appliance.markdown.engine",  # Python-Markdown, Pygments, nh3, dateutil: at the first render
     "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
     "chat_appliance.ops.transfer.exporter",  # for an export only
+    # The app's listeners on committed events (app.OnFirstUse): with the first event.
+    "chat_appliance.actions.service_dispatch",
+    "chat_appliance.actions.link_previews",
+    "chat_appliance.actions.missed_messages",
+    "chat_appliance.actions.push_notifications",
 )
 
 

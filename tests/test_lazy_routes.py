@@ -12,7 +12,8 @@ import pytest
 from flask import Blueprint
 
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
-from chat_appliance.app import ChatApplianceFlask, LazyBuilderRule, blueprint_mounts, blueprint_views, load_blueprint
+from chat_appliance.app import (ChatApplianceFlask, LazyBuilderRule, OnFirstUse, blueprint_mounts, blueprint_views,
+                                load_blueprint)
 from chat_appliance.web.params import BoundedIntConverter
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -88,8 +89,8 @@ def test_every_api_module_is_listed():
 
 def test_a_request_imports_only_its_own_view_module(tmp_path):
     """A fresh process: creating the app imports no view module but api.server (the version
-    constants), nor the web client's pages; GET /users/me then imports api.users, and not the
-    others."""
+    constants), nor the web client's pages, nor the listeners' actions and smtplib; GET /users/me
+    then imports api.users, and not the others."""
     script = textwrap.dedent(f"""
         import base64, sys
         from chat_appliance.app import create_app
@@ -101,6 +102,9 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
             return sorted(m for m in sys.modules if m.startswith("chat_appliance.api.") and m != "chat_appliance.api.routes"
                           or m == "chat_appliance.web.webclient")
         print(views())
+        listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
+                     "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib")
+        assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",
                                           "pw-lazy-1234", password_method="pbkdf2:sha256:1000")
@@ -114,3 +118,36 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
     before, after = result.stdout.strip().splitlines()[-2:]
     assert before == "['chat_appliance.api.server']"
     assert after == "['chat_appliance.api.server', 'chat_appliance.api.users']"
+
+
+def test_on_first_use_builds_once_and_forwards(monkeypatch):
+    built = []
+
+    class Listener:
+        def __init__(self):
+            self.seen = []
+            self.closed = False
+
+        def __call__(self, event, user_ids):
+            self.seen.append(event["type"])
+
+        def close(self):
+            self.closed = True
+
+    def build():
+        built.append(1)
+        return Listener()
+
+    never = OnFirstUse(build)
+    never.close()  # never built: nothing to close, and nothing built for it
+    assert built == []
+    listener = OnFirstUse(build)
+    listener({"type": "message"}, [1])
+    listener({"type": "typing"}, [1])
+    assert built == [1] and listener.seen == ["message", "typing"]
+    monkeypatch.setattr(listener, "seen", ["patched"])
+    assert listener.built().seen == ["patched"]
+    monkeypatch.undo()
+    assert listener.seen == ["message", "typing"]
+    listener.close()
+    assert listener.closed and built == [1]

@@ -12,20 +12,25 @@ nothing. Without EMAIL_HOST, `chat-appliance dev` keeps every message in memory 
 /emails) and a production server sends nothing (`configured` is false; callers say so).
 """
 
+from __future__ import annotations
+
 import html
 import logging
 import queue
 import re
-import smtplib
 import ssl
 import threading
 import time
 from dataclasses import dataclass
-from email.headerregistry import Address
-from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+# smtplib and the email package's header classes (250 KB of bytecode) load with the first
+# message built or sent, not with the server (issue 32: start-up and idle memory).
+if TYPE_CHECKING:
+    import smtplib
+    from email.headerregistry import Address
+    from email.message import EmailMessage
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +87,8 @@ def address(display_name: str, email: str) -> Address:
     Raises ValueError for an address with a line break (it would be a new header)."""
     if _LINE_BREAKS.search(email):
         raise ValueError("an email address cannot contain a line break")
+    from email.headerregistry import Address
+
     username, _, domain = email.rpartition("@")
     return Address(display_name=one_line(display_name), username=username, domain=domain)
 
@@ -89,6 +96,9 @@ def address(display_name: str, email: str) -> Address:
 def build_message(*, sender_name: str, noreply: str, to_name: str, to_email: str, subject: str,
                   text: str, html_body: str) -> EmailMessage:
     """A message with a plain-text part and an HTML part, and its Date and Message-ID."""
+    from email.message import EmailMessage
+    from email.utils import formatdate, make_msgid
+
     message = EmailMessage()
     message["Subject"] = one_line(subject)
     message["From"] = address(sender_name, noreply)
@@ -114,6 +124,8 @@ def html_paragraphs(paragraphs: list, link: Optional[tuple] = None, footer: str 
 
 def smtp_send(settings: EmailSettings, message: EmailMessage) -> None:
     """Deliver one message now (the mailer's thread, and `send-test-email`)."""
+    import smtplib
+
     host = settings.host or "localhost"
     smtp: smtplib.SMTP
     if settings.use_ssl:
@@ -130,6 +142,8 @@ def smtp_send(settings: EmailSettings, message: EmailMessage) -> None:
 
 def is_permanent(error: Exception) -> bool:
     """A 5xx answer (unknown recipient, refused sender, bad credentials): trying again will not help."""
+    import smtplib
+
     if isinstance(error, smtplib.SMTPRecipientsRefused):
         return all(code >= 500 for code, _ in error.recipients.values())
     return isinstance(error, smtplib.SMTPResponseException) and error.smtp_code >= 500
@@ -193,6 +207,8 @@ class Mailer:
     def _deliver(self, message: EmailMessage) -> None:
         """Try a message up to EMAIL_SEND_ATTEMPTS times, EMAIL_RETRY_SECONDS apart; one log line
         per failure, naming the recipient, the attempt and the reason."""
+        import smtplib
+
         try:
             settings = self.settings()
         except OSError as error:  # the password file cannot be read

@@ -302,7 +302,9 @@ def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any =
     # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
     # freezing what start-up made and collecting the young generation less often keeps those
     # walks short. Memory stays bounded: reference counting frees almost everything here.
-    gc.collect()
+    # Only the young generations are collected first: a full collection of the 60,000 objects
+    # start-up leaves found nothing to free and took 33 ms, a tenth of the start (issue 32).
+    gc.collect(1)
     gc.freeze()
     gc.set_threshold(GC_THRESHOLD, 50, 100)
     try:
