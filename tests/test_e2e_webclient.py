@@ -422,7 +422,8 @@ def test_message_actions_and_views(pages, site):
     last_line = f"line {total - 1}"
     expect(articles.filter(has_text=last_line)).to_be_visible()
     loaded = articles.count()
-    assert loaded < total
+    info = alice.evaluate("""() => { const f = document.querySelector(".feed"); return [f.scrollTop, f.scrollHeight, f.clientHeight, window.innerHeight, document.querySelectorAll("[role=article]").length, performance.getEntriesByType("resource").filter(e => e.name.includes("/messages")).map(e => e.name.replace(/.*anchor=/, "").slice(0, 60) + " @" + Math.round(e.startTime))]; }""")
+    assert loaded < total, info
     # Scrolled to the top, as a reader keeps scrolling up: older messages must come.
     alice.wait_for_function("""(shown) => {
         const feed = document.querySelector(".feed");

@@ -277,3 +277,18 @@ def test_page_says_whether_the_server_sends_email(org, app, flask_client):
     assert '<meta name="email-configured" content="0">' in flask_client.get("/").text
     app.config["EMAIL_HOST"] = "127.0.0.1"
     assert '<meta name="email-configured" content="1">' in flask_client.get("/").text
+
+
+def test_json_routes_as_api_v1_for_unknown_paths_and_methods(org, flask_client):
+    """/json/... is matched as /api/v1/... (one URL map for both): is an unknown /json path
+    Zulip's 404 envelope, and a wrong method 405 naming the allowed ones, as under /api/v1?"""
+    web = SessionClient.signed_in(flask_client, "hamlet@zulip.example", PASSWORD)
+    for prefix in ("/json/", "/api/v1/"):
+        response = flask_client.get(prefix + "no_such_endpoint")
+        assert response.status_code == 404 and response.get_json()["result"] == "error", prefix
+    response = web.call("PUT", "users/me")
+    assert response.status_code == 405 and "GET" in response.headers["Allow"]
+    # The path a view sees stays the one sent: /json requests are told apart by it.
+    assert ok(web.get("users/me"))["user_id"] == org.hamlet.id
+    rules = {rule.rule for rule in flask_client.application.url_map.iter_rules()}
+    assert "/api/v1/users/me" in rules and not any(rule.startswith("/json/") for rule in rules)

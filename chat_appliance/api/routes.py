@@ -9,10 +9,6 @@ ROUTES = (
         ('/api/v1/server_settings', 'server.server_settings', ('GET',)),
         ('/api/v1/fetch_api_key', 'server.fetch_api_key', ('POST',)),
     )),
-    ('chat_appliance.api.server', 'bp', (
-        ('/json/server_settings', 'json_server.server_settings', ('GET',)),
-        ('/json/fetch_api_key', 'json_server.fetch_api_key', ('POST',)),
-    )),
     ('chat_appliance.api.users', 'bp', (
         ('/api/v1/users/me', 'users.get_own_user', ('GET',)),
         ('/api/v1/users', 'users.get_users', ('GET',)),
@@ -30,23 +26,6 @@ ROUTES = (
         ('/api/v1/bots', 'users.create_bot', ('POST',)),
         ('/api/v1/users/me', 'users.deactivate_own_user', ('DELETE',)),
     )),
-    ('chat_appliance.api.users', 'bp', (
-        ('/json/users/me', 'json_users.get_own_user', ('GET',)),
-        ('/json/users', 'json_users.get_users', ('GET',)),
-        ('/json/users/<int:user_id>', 'json_users.get_user', ('GET',)),
-        ('/json/users/<email>', 'json_users.get_user_by_email', ('GET',)),
-        ('/json/users', 'json_users.create_user', ('POST',)),
-        ('/json/users/<int:user_id>', 'json_users.update_user', ('PATCH',)),
-        ('/json/users/<email>', 'json_users.update_user_by_email', ('PATCH',)),
-        ('/json/users/<int:user_id>', 'json_users.deactivate_user', ('DELETE',)),
-        ('/json/users/<int:user_id>/reactivate', 'json_users.reactivate_user', ('POST',)),
-        ('/json/bots/<int:bot_id>', 'json_users.update_bot', ('PATCH',)),
-        ('/json/bots/<int:bot_id>', 'json_users.deactivate_bot', ('DELETE',)),
-        ('/json/bots/<int:bot_id>/api_key/regenerate', 'json_users.regenerate_bot_api_key', ('POST',)),
-        ('/json/users/me/api_key/regenerate', 'json_users.regenerate_own_api_key', ('POST',)),
-        ('/json/bots', 'json_users.create_bot', ('POST',)),
-        ('/json/users/me', 'json_users.deactivate_own_user', ('DELETE',)),
-    )),
     ('chat_appliance.api.channels', 'bp', (
         ('/api/v1/users/me/subscriptions', 'channels.subscribe', ('POST',)),
         ('/api/v1/users/me/subscriptions', 'channels.unsubscribe', ('DELETE',)),
@@ -60,32 +39,12 @@ ROUTES = (
         ('/api/v1/users/<int:user_id>/subscriptions/<int:stream_id>', 'channels.get_subscription_status', ('GET',)),
         ('/api/v1/users/me/subscriptions', 'channels.update_subscriptions', ('PATCH',)),
     )),
-    ('chat_appliance.api.channels', 'bp', (
-        ('/json/users/me/subscriptions', 'json_channels.subscribe', ('POST',)),
-        ('/json/users/me/subscriptions', 'json_channels.unsubscribe', ('DELETE',)),
-        ('/json/users/me/subscriptions', 'json_channels.get_subscriptions', ('GET',)),
-        ('/json/streams', 'json_channels.get_streams', ('GET',)),
-        ('/json/get_stream_id', 'json_channels.get_stream_id', ('GET',)),
-        ('/json/streams/<int:stream_id>', 'json_channels.get_stream', ('GET',)),
-        ('/json/streams/<int:stream_id>', 'json_channels.update_stream', ('PATCH',)),
-        ('/json/streams/<int:stream_id>/members', 'json_channels.get_subscribers', ('GET',)),
-        ('/json/users/me/subscriptions/properties', 'json_channels.update_subscription_properties', ('POST',)),
-        ('/json/users/<int:user_id>/subscriptions/<int:stream_id>', 'json_channels.get_subscription_status', ('GET',)),
-        ('/json/users/me/subscriptions', 'json_channels.update_subscriptions', ('PATCH',)),
-    )),
     ('chat_appliance.api.realm', 'bp', (
         ('/api/v1/realm', 'realm.update_realm', ('PATCH',)),
         ('/api/v1/realm/test_welcome_bot_custom_message', 'realm.test_welcome_bot_custom_message', ('POST',)),
     )),
-    ('chat_appliance.api.realm', 'bp', (
-        ('/json/realm', 'json_realm.update_realm', ('PATCH',)),
-        ('/json/realm/test_welcome_bot_custom_message', 'json_realm.test_welcome_bot_custom_message', ('POST',)),
-    )),
     ('chat_appliance.api.settings', 'bp', (
         ('/api/v1/settings', 'settings.update_settings', ('PATCH',)),
-    )),
-    ('chat_appliance.api.settings', 'bp', (
-        ('/json/settings', 'json_settings.update_settings', ('PATCH',)),
     )),
     ('chat_appliance.api.messages', 'bp', (
         ('/api/v1/messages', 'messages.send_message', ('POST',)),
@@ -94,28 +53,13 @@ ROUTES = (
         ('/api/v1/messages/matches_narrow', 'messages.messages_match_narrow', ('GET',)),
         ('/api/v1/messages/render', 'messages.render', ('POST',)),
     )),
-    ('chat_appliance.api.messages', 'bp', (
-        ('/json/messages', 'json_messages.send_message', ('POST',)),
-        ('/json/messages', 'json_messages.get_messages', ('GET',)),
-        ('/json/messages/<int:message_id>', 'json_messages.get_message', ('GET',)),
-        ('/json/messages/matches_narrow', 'json_messages.messages_match_narrow', ('GET',)),
-        ('/json/messages/render', 'json_messages.render', ('POST',)),
-    )),
     ('chat_appliance.api.events', 'bp', (
         ('/api/v1/register', 'events.register', ('POST',)),
         ('/api/v1/events', 'events.get_events', ('GET',)),
         ('/api/v1/events', 'events.delete_queue', ('DELETE',)),
     )),
-    ('chat_appliance.api.events', 'bp', (
-        ('/json/register', 'json_events.register', ('POST',)),
-        ('/json/events', 'json_events.get_events', ('GET',)),
-        ('/json/events', 'json_events.delete_queue', ('DELETE',)),
-    )),
     ('chat_appliance.api.typing', 'bp', (
         ('/api/v1/typing', 'typing.set_typing_status', ('POST',)),
-    )),
-    ('chat_appliance.api.typing', 'bp', (
-        ('/json/typing', 'json_typing.set_typing_status', ('POST',)),
     )),
     ('chat_appliance.api.profile_fields', 'bp', (
         ('/api/v1/realm/profile_fields', 'profile_fields.get_fields', ('GET',)),
@@ -126,26 +70,11 @@ ROUTES = (
         ('/api/v1/users/me/profile_data', 'profile_fields.update_own_profile_data', ('PATCH',)),
         ('/api/v1/users/me/profile_data', 'profile_fields.clear_own_profile_data', ('DELETE',)),
     )),
-    ('chat_appliance.api.profile_fields', 'bp', (
-        ('/json/realm/profile_fields', 'json_profile_fields.get_fields', ('GET',)),
-        ('/json/realm/profile_fields', 'json_profile_fields.create_field', ('POST',)),
-        ('/json/realm/profile_fields', 'json_profile_fields.reorder_fields', ('PATCH',)),
-        ('/json/realm/profile_fields/<int:field_id>', 'json_profile_fields.update_field', ('PATCH',)),
-        ('/json/realm/profile_fields/<int:field_id>', 'json_profile_fields.delete_field', ('DELETE',)),
-        ('/json/users/me/profile_data', 'json_profile_fields.update_own_profile_data', ('PATCH',)),
-        ('/json/users/me/profile_data', 'json_profile_fields.clear_own_profile_data', ('DELETE',)),
-    )),
     ('chat_appliance.api.channel_folders', 'bp', (
         ('/api/v1/channel_folders/create', 'channel_folders.create_folder', ('POST',)),
         ('/api/v1/channel_folders', 'channel_folders.get_folders', ('GET',)),
         ('/api/v1/channel_folders/<int:folder_id>', 'channel_folders.update_folder', ('PATCH',)),
         ('/api/v1/channel_folders', 'channel_folders.reorder_folders', ('PATCH',)),
-    )),
-    ('chat_appliance.api.channel_folders', 'bp', (
-        ('/json/channel_folders/create', 'json_channel_folders.create_folder', ('POST',)),
-        ('/json/channel_folders', 'json_channel_folders.get_folders', ('GET',)),
-        ('/json/channel_folders/<int:folder_id>', 'json_channel_folders.update_folder', ('PATCH',)),
-        ('/json/channel_folders', 'json_channel_folders.reorder_folders', ('PATCH',)),
     )),
     ('chat_appliance.api.navigation_views', 'bp', (
         ('/api/v1/navigation_views', 'navigation_views.get_views', ('GET',)),
@@ -153,25 +82,12 @@ ROUTES = (
         ('/api/v1/navigation_views/<path:fragment>', 'navigation_views.update_view', ('PATCH',)),
         ('/api/v1/navigation_views/<path:fragment>', 'navigation_views.remove_view', ('DELETE',)),
     )),
-    ('chat_appliance.api.navigation_views', 'bp', (
-        ('/json/navigation_views', 'json_navigation_views.get_views', ('GET',)),
-        ('/json/navigation_views', 'json_navigation_views.add_view', ('POST',)),
-        ('/json/navigation_views/<path:fragment>', 'json_navigation_views.update_view', ('PATCH',)),
-        ('/json/navigation_views/<path:fragment>', 'json_navigation_views.remove_view', ('DELETE',)),
-    )),
     ('chat_appliance.api.linkifiers', 'bp', (
         ('/api/v1/realm/linkifiers', 'linkifiers.get_linkifiers', ('GET',)),
         ('/api/v1/realm/filters', 'linkifiers.add_linkifier', ('POST',)),
         ('/api/v1/realm/filters/<int:filter_id>', 'linkifiers.update_linkifier', ('PATCH',)),
         ('/api/v1/realm/filters/<int:filter_id>', 'linkifiers.remove_linkifier', ('DELETE',)),
         ('/api/v1/realm/linkifiers', 'linkifiers.reorder_linkifiers', ('PATCH',)),
-    )),
-    ('chat_appliance.api.linkifiers', 'bp', (
-        ('/json/realm/linkifiers', 'json_linkifiers.get_linkifiers', ('GET',)),
-        ('/json/realm/filters', 'json_linkifiers.add_linkifier', ('POST',)),
-        ('/json/realm/filters/<int:filter_id>', 'json_linkifiers.update_linkifier', ('PATCH',)),
-        ('/json/realm/filters/<int:filter_id>', 'json_linkifiers.remove_linkifier', ('DELETE',)),
-        ('/json/realm/linkifiers', 'json_linkifiers.reorder_linkifiers', ('PATCH',)),
     )),
     ('chat_appliance.api.push_notifications', 'bp', (
         ('/api/v1/users/me/apns_device_token', 'push_notifications.add_apns_token', ('POST',)),
@@ -181,15 +97,6 @@ ROUTES = (
         ('/api/v1/mobile_push/test_notification', 'push_notifications.test_notification', ('POST',)),
         ('/api/v1/mobile_push/register', 'push_notifications.register_push_device', ('POST',)),
         ('/api/v1/mobile_push/e2ee/test_notification', 'push_notifications.e2ee_test_notification', ('POST',)),
-    )),
-    ('chat_appliance.api.push_notifications', 'bp', (
-        ('/json/users/me/apns_device_token', 'json_push_notifications.add_apns_token', ('POST',)),
-        ('/json/users/me/apns_device_token', 'json_push_notifications.remove_apns_token', ('DELETE',)),
-        ('/json/users/me/android_gcm_reg_id', 'json_push_notifications.add_fcm_token', ('POST',)),
-        ('/json/users/me/android_gcm_reg_id', 'json_push_notifications.remove_fcm_token', ('DELETE',)),
-        ('/json/mobile_push/test_notification', 'json_push_notifications.test_notification', ('POST',)),
-        ('/json/mobile_push/register', 'json_push_notifications.register_push_device', ('POST',)),
-        ('/json/mobile_push/e2ee/test_notification', 'json_push_notifications.e2ee_test_notification', ('POST',)),
     )),
     ('chat_appliance.api.user_groups', 'bp', (
         ('/api/v1/user_groups/create', 'user_groups.create_group', ('POST',)),
@@ -202,28 +109,11 @@ ROUTES = (
         ('/api/v1/user_groups/<int:group_id>/deactivate', 'user_groups.deactivate_group', ('POST',)),
         ('/api/v1/user_groups/<int:group_id>/members/<int:user_id>', 'user_groups.get_is_user_group_member', ('GET',)),
     )),
-    ('chat_appliance.api.user_groups', 'bp', (
-        ('/json/user_groups/create', 'json_user_groups.create_group', ('POST',)),
-        ('/json/user_groups', 'json_user_groups.get_groups', ('GET',)),
-        ('/json/user_groups/<int:group_id>', 'json_user_groups.update_group', ('PATCH',)),
-        ('/json/user_groups/<int:group_id>/members', 'json_user_groups.update_members', ('POST',)),
-        ('/json/user_groups/<int:group_id>/members', 'json_user_groups.get_members', ('GET',)),
-        ('/json/user_groups/<int:group_id>/subgroups', 'json_user_groups.update_subgroups', ('POST',)),
-        ('/json/user_groups/<int:group_id>/subgroups', 'json_user_groups.get_subgroups', ('GET',)),
-        ('/json/user_groups/<int:group_id>/deactivate', 'json_user_groups.deactivate_group', ('POST',)),
-        ('/json/user_groups/<int:group_id>/members/<int:user_id>', 'json_user_groups.get_is_user_group_member', ('GET',)),
-    )),
     ('chat_appliance.api.drafts', 'bp', (
         ('/api/v1/drafts', 'drafts.get_drafts', ('GET',)),
         ('/api/v1/drafts', 'drafts.create_drafts', ('POST',)),
         ('/api/v1/drafts/<int:draft_id>', 'drafts.edit_draft', ('PATCH',)),
         ('/api/v1/drafts/<int:draft_id>', 'drafts.delete_draft', ('DELETE',)),
-    )),
-    ('chat_appliance.api.drafts', 'bp', (
-        ('/json/drafts', 'json_drafts.get_drafts', ('GET',)),
-        ('/json/drafts', 'json_drafts.create_drafts', ('POST',)),
-        ('/json/drafts/<int:draft_id>', 'json_drafts.edit_draft', ('PATCH',)),
-        ('/json/drafts/<int:draft_id>', 'json_drafts.delete_draft', ('DELETE',)),
     )),
     ('chat_appliance.api.saved_snippets', 'bp', (
         ('/api/v1/saved_snippets', 'saved_snippets.get_saved_snippets', ('GET',)),
@@ -231,61 +121,30 @@ ROUTES = (
         ('/api/v1/saved_snippets/<int:saved_snippet_id>', 'saved_snippets.edit_saved_snippet', ('PATCH',)),
         ('/api/v1/saved_snippets/<int:saved_snippet_id>', 'saved_snippets.delete_saved_snippet', ('DELETE',)),
     )),
-    ('chat_appliance.api.saved_snippets', 'bp', (
-        ('/json/saved_snippets', 'json_saved_snippets.get_saved_snippets', ('GET',)),
-        ('/json/saved_snippets', 'json_saved_snippets.create_saved_snippet', ('POST',)),
-        ('/json/saved_snippets/<int:saved_snippet_id>', 'json_saved_snippets.edit_saved_snippet', ('PATCH',)),
-        ('/json/saved_snippets/<int:saved_snippet_id>', 'json_saved_snippets.delete_saved_snippet', ('DELETE',)),
-    )),
     ('chat_appliance.api.message_edit', 'bp', (
         ('/api/v1/messages/<int:message_id>', 'message_edits.update_message', ('PATCH',)),
         ('/api/v1/messages/<int:message_id>/history', 'message_edits.get_message_history', ('GET',)),
     )),
-    ('chat_appliance.api.message_edit', 'bp', (
-        ('/json/messages/<int:message_id>', 'json_message_edits.update_message', ('PATCH',)),
-        ('/json/messages/<int:message_id>/history', 'json_message_edits.get_message_history', ('GET',)),
-    )),
     ('chat_appliance.api.message_delete', 'bp', (
         ('/api/v1/messages/<int:message_id>', 'message_delete.delete_message', ('DELETE',)),
     )),
-    ('chat_appliance.api.message_delete', 'bp', (
-        ('/json/messages/<int:message_id>', 'json_message_delete.delete_message', ('DELETE',)),
-    )),
     ('chat_appliance.api.message_reports', 'bp', (
         ('/api/v1/messages/<int:message_id>/report', 'message_reports.report_message', ('POST',)),
-    )),
-    ('chat_appliance.api.message_reports', 'bp', (
-        ('/json/messages/<int:message_id>/report', 'json_message_reports.report_message', ('POST',)),
     )),
     ('chat_appliance.api.reactions', 'bp', (
         ('/api/v1/messages/<int:message_id>/reactions', 'reactions.add_reaction', ('POST',)),
         ('/api/v1/messages/<int:message_id>/reactions', 'reactions.remove_reaction', ('DELETE',)),
     )),
-    ('chat_appliance.api.reactions', 'bp', (
-        ('/json/messages/<int:message_id>/reactions', 'json_reactions.add_reaction', ('POST',)),
-        ('/json/messages/<int:message_id>/reactions', 'json_reactions.remove_reaction', ('DELETE',)),
-    )),
     ('chat_appliance.api.submessages', 'bp', (
         ('/api/v1/submessage', 'submessages.add_submessage', ('POST',)),
-    )),
-    ('chat_appliance.api.submessages', 'bp', (
-        ('/json/submessage', 'json_submessages.add_submessage', ('POST',)),
     )),
     ('chat_appliance.api.devices', 'bp', (
         ('/api/v1/register_client_device', 'devices.register_client_device', ('POST',)),
         ('/api/v1/remove_client_device', 'devices.remove_client_device', ('POST',)),
     )),
-    ('chat_appliance.api.devices', 'bp', (
-        ('/json/register_client_device', 'json_devices.register_client_device', ('POST',)),
-        ('/json/remove_client_device', 'json_devices.remove_client_device', ('POST',)),
-    )),
     ('chat_appliance.api.topics', 'bp', (
         ('/api/v1/users/me/<int:stream_id>/topics', 'topics.get_stream_topics', ('GET',)),
         ('/api/v1/streams/<int:stream_id>/delete_topic', 'topics.delete_topic', ('POST',)),
-    )),
-    ('chat_appliance.api.topics', 'bp', (
-        ('/json/users/me/<int:stream_id>/topics', 'json_topics.get_stream_topics', ('GET',)),
-        ('/json/streams/<int:stream_id>/delete_topic', 'json_topics.delete_topic', ('POST',)),
     )),
     ('chat_appliance.api.uploads', 'bp', (
         ('/api/v1/user_uploads', 'uploads.upload_file', ('POST',)),
@@ -293,43 +152,21 @@ ROUTES = (
         ('/api/v1/attachments', 'uploads.get_attachments', ('GET',)),
         ('/api/v1/attachments/<int:attachment_id>', 'uploads.remove_attachment', ('DELETE',)),
     )),
-    ('chat_appliance.api.uploads', 'bp', (
-        ('/json/user_uploads', 'json_uploads.upload_file', ('POST',)),
-        ('/json/user_uploads/<int:realm_id>/<path:filename>', 'json_uploads.get_temporary_url', ('GET',)),
-        ('/json/attachments', 'json_uploads.get_attachments', ('GET',)),
-        ('/json/attachments/<int:attachment_id>', 'json_uploads.remove_attachment', ('DELETE',)),
-    )),
     ('chat_appliance.api.bot_storage', 'bp', (
         ('/api/v1/bot_storage', 'bot_storage.update_storage', ('PUT',)),
         ('/api/v1/bot_storage', 'bot_storage.get_storage', ('GET',)),
         ('/api/v1/bot_storage', 'bot_storage.remove_storage', ('DELETE',)),
-    )),
-    ('chat_appliance.api.bot_storage', 'bp', (
-        ('/json/bot_storage', 'json_bot_storage.update_storage', ('PUT',)),
-        ('/json/bot_storage', 'json_bot_storage.get_storage', ('GET',)),
-        ('/json/bot_storage', 'json_bot_storage.remove_storage', ('DELETE',)),
     )),
     ('chat_appliance.api.presence', 'bp', (
         ('/api/v1/users/me/presence', 'presence.update_presence', ('POST',)),
         ('/api/v1/realm/presence', 'presence.get_realm_presence', ('GET',)),
         ('/api/v1/users/<user_id_or_email>/presence', 'presence.get_user_presence', ('GET',)),
     )),
-    ('chat_appliance.api.presence', 'bp', (
-        ('/json/users/me/presence', 'json_presence.update_presence', ('POST',)),
-        ('/json/realm/presence', 'json_presence.get_realm_presence', ('GET',)),
-        ('/json/users/<user_id_or_email>/presence', 'json_presence.get_user_presence', ('GET',)),
-    )),
     ('chat_appliance.api.webhooks', 'bp', (
         ('/api/v1/external/<integration>', 'webhooks.incoming_webhook', ('POST',)),
     )),
-    ('chat_appliance.api.webhooks', 'bp', (
-        ('/json/external/<integration>', 'json_webhooks.incoming_webhook', ('POST',)),
-    )),
     ('chat_appliance.api.dev', 'bp', (
         ('/api/v1/dev_fetch_api_key', 'dev.dev_fetch_api_key', ('POST',)),
-    )),
-    ('chat_appliance.api.dev', 'bp', (
-        ('/json/dev_fetch_api_key', 'json_dev.dev_fetch_api_key', ('POST',)),
     )),
     ('chat_appliance.api.message_flags', 'bp', (
         ('/api/v1/messages/flags', 'message_flags.update_message_flags', ('POST',)),
@@ -338,90 +175,44 @@ ROUTES = (
         ('/api/v1/mark_stream_as_read', 'message_flags.mark_stream_as_read', ('POST',)),
         ('/api/v1/mark_topic_as_read', 'message_flags.mark_topic_as_read', ('POST',)),
     )),
-    ('chat_appliance.api.message_flags', 'bp', (
-        ('/json/messages/flags', 'json_message_flags.update_message_flags', ('POST',)),
-        ('/json/messages/flags/narrow', 'json_message_flags.update_flags_for_narrow', ('POST',)),
-        ('/json/mark_all_as_read', 'json_message_flags.mark_all_as_read', ('POST',)),
-        ('/json/mark_stream_as_read', 'json_message_flags.mark_stream_as_read', ('POST',)),
-        ('/json/mark_topic_as_read', 'json_message_flags.mark_topic_as_read', ('POST',)),
-    )),
     ('chat_appliance.api.user_topics', 'bp', (
         ('/api/v1/user_topics', 'user_topics.update_user_topic', ('POST',)),
         ('/api/v1/user_topics', 'user_topics.get_user_topics', ('GET',)),
         ('/api/v1/users/me/subscriptions/muted_topics', 'user_topics.mute_topic', ('PATCH',)),
-    )),
-    ('chat_appliance.api.user_topics', 'bp', (
-        ('/json/user_topics', 'json_user_topics.update_user_topic', ('POST',)),
-        ('/json/user_topics', 'json_user_topics.get_user_topics', ('GET',)),
-        ('/json/users/me/subscriptions/muted_topics', 'json_user_topics.mute_topic', ('PATCH',)),
     )),
     ('chat_appliance.api.user_status', 'bp', (
         ('/api/v1/users/<int:user_id>/status', 'user_status.get_status', ('GET',)),
         ('/api/v1/users/me/status', 'user_status.update_own_status', ('POST',)),
         ('/api/v1/users/<int:user_id>/status', 'user_status.update_status_for_user', ('POST',)),
     )),
-    ('chat_appliance.api.user_status', 'bp', (
-        ('/json/users/<int:user_id>/status', 'json_user_status.get_status', ('GET',)),
-        ('/json/users/me/status', 'json_user_status.update_own_status', ('POST',)),
-        ('/json/users/<int:user_id>/status', 'json_user_status.update_status_for_user', ('POST',)),
-    )),
     ('chat_appliance.api.muted_users', 'bp', (
         ('/api/v1/users/me/muted_users/<int:muted_user_id>', 'muted_users.mute_user', ('POST',)),
         ('/api/v1/users/me/muted_users/<int:muted_user_id>', 'muted_users.unmute_user', ('DELETE',)),
-    )),
-    ('chat_appliance.api.muted_users', 'bp', (
-        ('/json/users/me/muted_users/<int:muted_user_id>', 'json_muted_users.mute_user', ('POST',)),
-        ('/json/users/me/muted_users/<int:muted_user_id>', 'json_muted_users.unmute_user', ('DELETE',)),
     )),
     ('chat_appliance.api.alert_words', 'bp', (
         ('/api/v1/users/me/alert_words', 'alert_words.get_alert_words', ('GET',)),
         ('/api/v1/users/me/alert_words', 'alert_words.add_alert_words', ('POST',)),
         ('/api/v1/users/me/alert_words', 'alert_words.remove_alert_words', ('DELETE',)),
     )),
-    ('chat_appliance.api.alert_words', 'bp', (
-        ('/json/users/me/alert_words', 'json_alert_words.get_alert_words', ('GET',)),
-        ('/json/users/me/alert_words', 'json_alert_words.add_alert_words', ('POST',)),
-        ('/json/users/me/alert_words', 'json_alert_words.remove_alert_words', ('DELETE',)),
-    )),
     ('chat_appliance.api.realm_emoji', 'bp', (
         ('/api/v1/realm/emoji', 'realm_emoji.list_emoji', ('GET',)),
         ('/api/v1/realm/emoji/<emoji_name>', 'realm_emoji.upload_emoji', ('POST',)),
         ('/api/v1/realm/emoji/<emoji_name>', 'realm_emoji.delete_emoji', ('DELETE',)),
     )),
-    ('chat_appliance.api.realm_emoji', 'bp', (
-        ('/json/realm/emoji', 'json_realm_emoji.list_emoji', ('GET',)),
-        ('/json/realm/emoji/<emoji_name>', 'json_realm_emoji.upload_emoji', ('POST',)),
-        ('/json/realm/emoji/<emoji_name>', 'json_realm_emoji.delete_emoji', ('DELETE',)),
-    )),
     ('chat_appliance.api.user_settings_defaults', 'bp', (
         ('/api/v1/realm/user_settings_defaults', 'user_settings_defaults.update_user_settings_defaults', ('PATCH',)),
-    )),
-    ('chat_appliance.api.user_settings_defaults', 'bp', (
-        ('/json/realm/user_settings_defaults', 'json_user_settings_defaults.update_user_settings_defaults', ('PATCH',)),
     )),
     ('chat_appliance.api.playgrounds', 'bp', (
         ('/api/v1/realm/playgrounds', 'playgrounds.add_playground', ('POST',)),
         ('/api/v1/realm/playgrounds/<int:playground_id>', 'playgrounds.remove_playground', ('DELETE',)),
     )),
-    ('chat_appliance.api.playgrounds', 'bp', (
-        ('/json/realm/playgrounds', 'json_playgrounds.add_playground', ('POST',)),
-        ('/json/realm/playgrounds/<int:playground_id>', 'json_playgrounds.remove_playground', ('DELETE',)),
-    )),
     ('chat_appliance.api.calls', 'bp', (
         ('/api/v1/calls/bigbluebutton/create', 'calls.create_bigbluebutton_call', ('GET',)),
-    )),
-    ('chat_appliance.api.calls', 'bp', (
-        ('/json/calls/bigbluebutton/create', 'json_calls.create_bigbluebutton_call', ('GET',)),
     )),
     ('chat_appliance.api.realm_export', 'bp', (
         ('/api/v1/export/realm', 'export.export_realm', ('POST',)),
         ('/api/v1/export/realm', 'export.get_exports', ('GET',)),
         ('/api/v1/export/realm/consents', 'export.get_export_consents', ('GET',)),
-    )),
-    ('chat_appliance.api.realm_export', 'bp', (
-        ('/json/export/realm', 'json_export.export_realm', ('POST',)),
-        ('/json/export/realm', 'json_export.get_exports', ('GET',)),
-        ('/json/export/realm/consents', 'json_export.get_export_consents', ('GET',)),
     )),
     ('chat_appliance.api.invites', 'bp', (
         ('/api/v1/invites', 'invites.send_invites', ('POST',)),
@@ -431,27 +222,12 @@ ROUTES = (
         ('/api/v1/invites/multiuse/<int:invite_id>', 'invites.revoke_multiuse_invite', ('DELETE',)),
         ('/api/v1/invites/<int:invite_id>/resend', 'invites.resend_invite', ('POST',)),
     )),
-    ('chat_appliance.api.invites', 'bp', (
-        ('/json/invites', 'json_invites.send_invites', ('POST',)),
-        ('/json/invites', 'json_invites.get_invites', ('GET',)),
-        ('/json/invites/multiuse', 'json_invites.create_multiuse_invite', ('POST',)),
-        ('/json/invites/<int:invite_id>', 'json_invites.revoke_invite', ('DELETE',)),
-        ('/json/invites/multiuse/<int:invite_id>', 'json_invites.revoke_multiuse_invite', ('DELETE',)),
-        ('/json/invites/<int:invite_id>/resend', 'json_invites.resend_invite', ('POST',)),
-    )),
     ('chat_appliance.api.channel_lifecycle', 'bp', (
         ('/api/v1/channels/create', 'channel_lifecycle.create_channel', ('POST',)),
         ('/api/v1/streams/<int:stream_id>', 'channel_lifecycle.archive_stream', ('DELETE',)),
         ('/api/v1/default_streams', 'channel_lifecycle.add_default_stream', ('POST',)),
         ('/api/v1/default_streams', 'channel_lifecycle.remove_default_stream', ('DELETE',)),
         ('/api/v1/streams/<int:stream_id>/email_address', 'channel_lifecycle.get_stream_email_address', ('GET',)),
-    )),
-    ('chat_appliance.api.channel_lifecycle', 'bp', (
-        ('/json/channels/create', 'json_channel_lifecycle.create_channel', ('POST',)),
-        ('/json/streams/<int:stream_id>', 'json_channel_lifecycle.archive_stream', ('DELETE',)),
-        ('/json/default_streams', 'json_channel_lifecycle.add_default_stream', ('POST',)),
-        ('/json/default_streams', 'json_channel_lifecycle.remove_default_stream', ('DELETE',)),
-        ('/json/streams/<int:stream_id>/email_address', 'json_channel_lifecycle.get_stream_email_address', ('GET',)),
     )),
     ('chat_appliance.api.scheduled_messages', 'bp', (
         ('/api/v1/scheduled_messages', 'scheduled_messages.get_scheduled_messages', ('GET',)),
@@ -462,38 +238,17 @@ ROUTES = (
         ('/api/v1/reminders', 'scheduled_messages.create_reminder', ('POST',)),
         ('/api/v1/reminders/<int:reminder_id>', 'scheduled_messages.delete_reminder', ('DELETE',)),
     )),
-    ('chat_appliance.api.scheduled_messages', 'bp', (
-        ('/json/scheduled_messages', 'json_scheduled_messages.get_scheduled_messages', ('GET',)),
-        ('/json/scheduled_messages', 'json_scheduled_messages.create_scheduled_message', ('POST',)),
-        ('/json/scheduled_messages/<int:scheduled_message_id>', 'json_scheduled_messages.edit_scheduled_message', ('PATCH',)),
-        ('/json/scheduled_messages/<int:scheduled_message_id>', 'json_scheduled_messages.delete_scheduled_message', ('DELETE',)),
-        ('/json/reminders', 'json_scheduled_messages.get_reminders', ('GET',)),
-        ('/json/reminders', 'json_scheduled_messages.create_reminder', ('POST',)),
-        ('/json/reminders/<int:reminder_id>', 'json_scheduled_messages.delete_reminder', ('DELETE',)),
-    )),
     ('chat_appliance.api.message_activity', 'bp', (
         ('/api/v1/messages/<int:message_id>/read_receipts', 'message_activity.get_read_receipts', ('GET',)),
         ('/api/v1/messages/<int:message_id>/typing', 'message_activity.set_message_edit_typing', ('POST',)),
-    )),
-    ('chat_appliance.api.message_activity', 'bp', (
-        ('/json/messages/<int:message_id>/read_receipts', 'json_message_activity.get_read_receipts', ('GET',)),
-        ('/json/messages/<int:message_id>/typing', 'json_message_activity.set_message_edit_typing', ('POST',)),
     )),
     ('chat_appliance.api.avatars', 'bp', (
         ('/api/v1/users/me/avatar', 'avatars.set_avatar', ('POST',)),
         ('/api/v1/users/me/avatar', 'avatars.reset_avatar', ('DELETE',)),
     )),
-    ('chat_appliance.api.avatars', 'bp', (
-        ('/json/users/me/avatar', 'json_avatars.set_avatar', ('POST',)),
-        ('/json/users/me/avatar', 'json_avatars.reset_avatar', ('DELETE',)),
-    )),
     ('chat_appliance.api.realm_icon', 'bp', (
         ('/api/v1/realm/icon', 'realm_icon.upload_icon', ('POST',)),
         ('/api/v1/realm/icon', 'realm_icon.delete_icon', ('DELETE',)),
-    )),
-    ('chat_appliance.api.realm_icon', 'bp', (
-        ('/json/realm/icon', 'json_realm_icon.upload_icon', ('POST',)),
-        ('/json/realm/icon', 'json_realm_icon.delete_icon', ('DELETE',)),
     )),
     ('chat_appliance.api.uploads', 'downloads_bp', (
         ('/user_uploads/<int:realm_id>/<path:rest>', 'downloads.download_file', ('GET',)),
