@@ -181,13 +181,17 @@ function trim(keepEnd) {
   if (keepEnd !== "top" && messages[lo]) rerender(messages[lo].id);
 }
 
-// Keep the same content under the eyes while the page above it changes.
+// Keep the same content under the eyes while the page above it changes. The message at the top
+// may be drawn again meanwhile (the old first one, now continuing the message before it): then
+// its new element holds the place. Losing it left the feed at the top, where the next scroll
+// check fetched another page, and so on through the whole history.
 function keepPosition(change) {
   const top = feedEl.getBoundingClientRect().top;
   const anchor = [...listEl.querySelectorAll(".message")].find((el) => el.getBoundingClientRect().bottom > top);
   const before = anchor ? anchor.getBoundingClientRect().top : 0;
   change();
-  if (anchor && anchor.isConnected) feedEl.scrollTop += anchor.getBoundingClientRect().top - before;
+  const now = anchor && (anchor.isConnected ? anchor : messageEl(anchor.dataset.id));
+  if (now) feedEl.scrollTop += now.getBoundingClientRect().top - before;
 }
 
 // Show a message that is fetched but outside the page: the window around it.
