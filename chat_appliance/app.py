@@ -200,6 +200,16 @@ def blueprint_views(blueprint):
     return recorder.views
 
 
+def routing_app(**options):
+    """A ChatApplianceFlask whose URL map takes the app's rules: URL builders made on first use
+    (LazyBuilderRule), and every <int:...> in a path bounded in length (web/params.py), set
+    before any of our routes is added."""
+    app = ChatApplianceFlask(__name__, **options)
+    app.url_rule_class = LazyBuilderRule
+    app.url_map.converters["int"] = BoundedIntConverter
+    return app
+
+
 def load_blueprint(module, attribute):
     """A blueprint object, by its module's full name (imports the module)."""
     return getattr(import_module(module), attribute)
@@ -227,9 +237,7 @@ def describe_routes():
     """Every route the app's blueprints add, as [(module, attribute, ((rule, endpoint, methods),
     ...))] per mount, by mounting them all on a scratch app: what api/routes.py lists. Raises for
     a route that needs options the list does not carry."""
-    app = ChatApplianceFlask(__name__)
-    app.url_rule_class = LazyBuilderRule
-    app.url_map.converters["int"] = BoundedIntConverter
+    app = routing_app()
     calls = []
     add_url_rule = app.add_url_rule
 
@@ -267,15 +275,12 @@ def create_app(config=None, *, dev_mode=False):
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
     POST /dev_fetch_api_key."""
     # The web client's files live beside the pages that serve them (web/static), at /static.
-    app = ChatApplianceFlask(__name__, static_folder="web/static")
-    app.url_rule_class = LazyBuilderRule
+    app = routing_app(static_folder="web/static")
     app.json = FastJSONProvider(app)
     app.json.sort_keys = False
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode)
     bind_runtime(app)
-    # Before any route is added: every <int:...> in a path is bounded in length (web/params.py).
-    app.url_map.converters["int"] = BoundedIntConverter
     add_routes(app)
     register_error_handlers(app)
     register_request_hooks(app)

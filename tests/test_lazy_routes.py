@@ -12,9 +12,7 @@ import pytest
 from flask import Blueprint
 
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
-from chat_appliance.app import (ChatApplianceFlask, LazyBuilderRule, OnFirstUse, blueprint_mounts, blueprint_views,
-                                load_blueprint)
-from chat_appliance.web.params import BoundedIntConverter
+from chat_appliance.app import OnFirstUse, blueprint_mounts, blueprint_views, load_blueprint, routing_app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,9 +25,7 @@ def rule_facts(app):
 
 def eager_app():
     """Flask's own way: every blueprint imported and registered."""
-    app = ChatApplianceFlask("chat_appliance.app")
-    app.url_rule_class = LazyBuilderRule
-    app.url_map.converters["int"] = BoundedIntConverter
+    app = routing_app()
     for module, attribute, options in blueprint_mounts():
         app.register_blueprint(load_blueprint(module, attribute), **options)
     return app
