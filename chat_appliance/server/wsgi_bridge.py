@@ -168,18 +168,21 @@ class WSGIBridge:
         request holds the turn), a worker of its own takes it, and then the rest."""
         self._watch = None
         patience = self.turns.patience
-        with self._lock:
-            oldest = self._backlog[0][5] if self._backlog else None
+        oldest = self._oldest_queued()
         if oldest is None:
             return
         now = time.monotonic()
         if now - oldest >= patience:
             self._start_runner()
-            with self._lock:
-                oldest = self._backlog[0][5] if self._backlog else None
+            oldest = self._oldest_queued()
             if oldest is None:
                 return
         self._watch = loop.call_later(max(oldest + patience - now, 0.001), self._hand_over_late, loop)
+
+    def _oldest_queued(self) -> Any:
+        """When the backlog's oldest request joined it (time.monotonic()), or None if it is empty."""
+        with self._lock:
+            return self._backlog[0][5] if self._backlog else None
 
     def run_app(self, environ: Any, loop: Any, send: Any, close: Any) -> Any:
         started: list[tuple[int, list[tuple[bytes, bytes]]]] = []
