@@ -354,7 +354,7 @@ function renderReactions(message) {
 
 function rerender(id) {
   const message = byId.get(id);
-  const old = listEl.querySelector(`.message[data-id="${id}"]`);
+  const old = messageEl(id);
   if (!message || !old) return;
   const index = messages.indexOf(message);
   const fresh = renderMessage(message, index > lo && continues(messages[index - 1], message));
@@ -502,7 +502,7 @@ async function flushRead() {
   for (const id of ids) {
     const message = byId.get(id);
     if (message && !message.flags.includes("read")) message.flags.push("read");
-    listEl.querySelector(`.message[data-id="${id}"]`)?.classList.remove("unread");
+    messageEl(id)?.classList.remove("unread");
   }
   model.markRead(ids);
   try {
@@ -644,7 +644,7 @@ export function flagsEvent(event) {
     else flags.delete(event.flag);
     message.flags = [...flags];
     if (event.flag === "read") {
-      listEl.querySelector(`.message[data-id="${id}"]`)?.classList.toggle("unread", event.op !== "add");
+      messageEl(id)?.classList.toggle("unread", event.op !== "add");
     } else rerender(id);
   }
 }
@@ -670,7 +670,7 @@ export function select(id, scroll = true) {
   if (id === null) return;
   const index = messages.findIndex((m) => m.id === id);
   if (index >= 0 && (index < lo || index >= hi)) showIndex(index);
-  const el = listEl.querySelector(`.message[data-id="${id}"]`);
+  const el = messageEl(id);
   ensureActions(el);
   if (el) {
     el.classList.add("selected");
@@ -686,7 +686,7 @@ export function moveSelection(delta) {
 }
 
 function scrollToMessage(id, block) {
-  listEl.querySelector(`.message[data-id="${id}"]`)?.scrollIntoView({ block });
+  messageEl(id)?.scrollIntoView({ block });
 }
 
 async function toggleStar(message) {
