@@ -40,7 +40,8 @@ _LIST_ITEM_LINE_RE = re.compile(LIST_ITEM_RE.pattern, re.MULTILINE)
 @functools.lru_cache(maxsize=256)
 def _lexer_class(lang: str):
     try:
-        return find_lexer_class_by_name(lang)
+        with budget.once():  # may import the lexer's module
+            return find_lexer_class_by_name(lang)
     except ClassNotFound:
         return None
 
@@ -52,8 +53,10 @@ def _lexer_name(lang: str) -> Optional[str]:
 
 @functools.lru_cache(maxsize=256)
 def _lexer(lexer_cls):
-    # Lexers keep only their options: one instance per class serves all threads.
-    return speed_up(lexer_cls(startinline=True, stripnl=False))
+    # Lexers keep only their options: one instance per class serves all threads. The first
+    # instance of a class compiles its token tables.
+    with budget.once():
+        return speed_up(lexer_cls(startinline=True, stripnl=False))
 
 
 _formatters = threading.local()

@@ -28,6 +28,8 @@ from typing import Any, Optional
 from pygments.lexer import ExtendedRegexLexer, LexerContext, RegexLexer
 from pygments.token import Error, Text, Whitespace, _TokenType
 
+from chat_appliance.markdown import budget
+
 try:  # Python 3.11+
     from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]  # private, not in typeshed
 except ImportError:  # pragma: no cover - Python 3.10
@@ -142,14 +144,18 @@ def _table(lexer_cls: type, state: str, rules: list) -> list:
     key = (lexer_cls, state)
     table = _TABLES.get(key)
     if table is None:
-        firsts = []
-        for rule in rules:
-            rx = getattr(rule[0], "__self__", None)
-            firsts.append(first_characters(rx) if isinstance(rx, re.Pattern) else _ANY)
-        table = [tuple(rule for rule, first in zip(rules, firsts) if first is _ANY or c in first)
-                 for c in range(OTHER + 1)]
-        _TABLES[key] = table
+        with budget.once():
+            table = _TABLES[key] = _build_table(rules)
     return table
+
+
+def _build_table(rules: list) -> list:
+    firsts = []
+    for rule in rules:
+        rx = getattr(rule[0], "__self__", None)
+        firsts.append(first_characters(rx) if isinstance(rx, re.Pattern) else _ANY)
+    return [tuple(rule for rule, first in zip(rules, firsts) if first is _ANY or c in first)
+            for c in range(OTHER + 1)]
 
 
 def fast_get_tokens_unprocessed(self: Any, text: str, stack: tuple = ("root",)):
