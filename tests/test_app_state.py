@@ -221,6 +221,7 @@ PURE_MEMOS = {
     ("markdown/blocks.py", "highlight_code"): "highlighted HTML of a code block and its language",
     ("markdown/blocks.py", "_formatters"): "a thread's HtmlFormatter (fixed options)",
     ("markdown/engine.py", "_local"): "a thread's Markdown parser, reset before each render",
+    ("markdown/budget.py", "_once"): "a thread's one-time CPU seconds within its current render, reset by start()",
     ("markdown/urls.py", "_template_parts"): "a linkifier URL template split into its parts",
     ("markdown/urls.py", "sanitize_url"): "the safe form of a link target, or None (a function of the text)",
     ("web/webclient.py", "page_template"): "the packaged page",
