@@ -494,10 +494,15 @@ def test_desktop_notification_for_a_direct_message(pages, site):
 
 
 def test_log_out(browser, site):
-    """Does Log out end the session: the sign-in form comes back, and stays after a reload?"""
+    """Does Log out end the session: the sign-in form comes back, and stays after a reload? What
+    was seen before is saved as read, and nothing the page asks for after it is refused (neither
+    the waiting event poll nor the read flags)."""
+    message_id = site.api("POST", "messages", auth=site.alice[1], type="stream", to="general",
+                          topic="last words", content="seen just before leaving")["id"]
     watched = sign_in(browser, site, BOB, PASSWORD)
     page, context = watched.page, watched.page.context
-    expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+    open_topic(page, "general", "last words", site)
+    expect(page.get_by_role("article").filter(has_text="seen just before leaving")).to_be_visible()
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("button", name="Log in")).to_be_visible()
     page.reload()
@@ -505,6 +510,7 @@ def test_log_out(browser, site):
     assert [c for c in context.cookies() if c["name"] == "chat_appliance_session"] == []
     context.close()
     assert watched.errors == []
+    assert "read" in site.api("GET", f"messages/{message_id}", auth=site.bob[1])["message"]["flags"]
 
 
 def test_image_preview_and_uploaded_image_show(pages, site, tmp_path):

@@ -15,6 +15,7 @@ const CAPABILITIES = {
 let queueId = null;
 let lastEventId = -1;
 let stopped = false;
+let inFlight = null; // the AbortController of the poll waiting now
 
 // The answer boot.js already asked for, once: later registers (after a lost queue) ask anew.
 async function bootRegister() {
@@ -55,7 +56,8 @@ export async function pollLoop(handle, onReset, onSignedOut) {
   let failures = 0;
   while (!stopped) {
     try {
-      const { events } = await api.get("events", { queue_id: queueId, last_event_id: lastEventId });
+      inFlight = new AbortController();
+      const { events } = await api.get("events", { queue_id: queueId, last_event_id: lastEventId }, { signal: inFlight.signal });
       failures = 0;
       for (const event of events) {
         lastEventId = Math.max(lastEventId, event.id);
@@ -67,6 +69,7 @@ export async function pollLoop(handle, onReset, onSignedOut) {
         }
       }
     } catch (error) {
+      if (stopped) return;
       if (error.status === 401) {
         onSignedOut();
         return;
@@ -91,6 +94,9 @@ export async function pollLoop(handle, onReset, onSignedOut) {
 
 export const currentQueueId = () => queueId;
 
+// Stop following events, the waiting poll included (before Log out ends the session, so
+// that no poll is answered 401).
 export function stopPolling() {
   stopped = true;
+  inFlight?.abort();
 }

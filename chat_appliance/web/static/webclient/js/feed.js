@@ -29,6 +29,7 @@ let feedEl;
 let listEl;
 let observer;
 const readQueue = new Set();
+let readTimer = null;
 let readingPaused = false; // after "Mark as unread", until the next view: no marking read on sight
 let hooks = { reply: () => {}, edit: () => {} };
 
@@ -47,7 +48,7 @@ export function mountFeed(element, callbacks) {
   listEl.addEventListener("focusin", wantActions);
   feedEl.addEventListener("scroll", onScroll, { passive: true });
   observer = new IntersectionObserver(onVisible, { root: feedEl, threshold: 0.5 });
-  setInterval(flushRead, 700);
+  readTimer = setInterval(flushRead, 700);
   window.addEventListener("focus", () => {
     for (const el of listEl.querySelectorAll(".message.unread")) observer.unobserve(el), observer.observe(el);
   });
@@ -493,6 +494,14 @@ function onVisible(entries) {
     observer.unobserve(entry.target);
     readQueue.add(id);
   }
+}
+
+// Before the session ends (Log out): send what has been read so far, then send nothing more, so
+// no request goes out after the session is gone.
+export async function stopReading() {
+  clearInterval(readTimer);
+  readingPaused = true;
+  await flushRead();
 }
 
 async function flushRead() {

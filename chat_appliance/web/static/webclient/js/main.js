@@ -2,7 +2,7 @@
 import * as admin from "./admin.js";
 import * as api from "./api.js";
 import * as compose from "./compose.js";
-import { pollLoop, register } from "./events.js";
+import { pollLoop, register, stopPolling } from "./events.js";
 import { loadEmoji } from "./emoji.js";
 import * as feed from "./feed.js";
 import { model } from "./model.js";
@@ -75,6 +75,8 @@ function toggleRight(open) {
 
 async function logout() {
   compose.flushDraft();
+  stopPolling();
+  await feed.stopReading();
   try {
     await api.post("/accounts/logout");
   } finally {
