@@ -21,6 +21,8 @@ LAZY_TARGETS = (
     "chat_appliance.markdown.engine",  # Python-Markdown, Pygments, nh3, dateutil: at the first render
     "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
     "chat_appliance.ops.transfer.exporter",  # for an export only
+    # The scheduler's delivery (and with it the whole send path): when a message falls due.
+    "chat_appliance.actions.scheduled_messages",
     # The app's listeners on committed events (app.OnFirstUse): with the first event.
     "chat_appliance.actions.service_dispatch",
     "chat_appliance.actions.link_previews",

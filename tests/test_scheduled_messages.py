@@ -1,8 +1,12 @@
 """Scheduled messages and reminders: create, list, edit, delete, delivery when due (with a chosen
 clock), failures, and the scheduler thread."""
 
+import subprocess
+import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 
 from chat_appliance.actions.scheduled_messages import deliver_due_messages
 from chat_appliance.models import database
@@ -11,6 +15,7 @@ from chat_appliance.server.scheduler import Scheduler
 from .helpers import err, ok, polled, queues
 
 FUTURE = int(time.time()) + 3600
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def schedule(client, to, *, content="later", topic="plans", type="stream", at=FUTURE, **params):
@@ -281,3 +286,38 @@ def test_reminder_about_a_long_message_is_delivered(app, org):
     assert deliver(app, FUTURE) == [reminder_id]
     [note] = newest(hamlet, [{"operator": "is", "operand": "dm"}])
     assert "y" * 2000 + "…" in note["content"] and "y" * 2001 not in note["content"]
+
+
+def test_scheduler_with_nothing_due_does_not_load_the_send_path(tmp_path):
+    """A fresh process whose scheduler finds nothing due (the usual case at start-up): it says when
+    to look again and leaves the send path (actions/scheduled_messages.py and what it imports)
+    unloaded; once a message is due, the same scheduler sends it."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        from chat_appliance.app import create_app
+        from chat_appliance.models import database
+        from chat_appliance.server.scheduler import Scheduler
+        app = create_app({{"INSTANCE_PATH": {str(tmp_path)!r}, "LOG_REQUESTS": False}})
+        scheduler = Scheduler(app, clock=time.time)
+        assert scheduler.run_once() is None
+        assert "chat_appliance.actions.scheduled_messages" not in sys.modules
+        assert "chat_appliance.actions.messages" not in sys.modules
+        print("ok")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "ok"
+
+
+def test_scheduler_run_once_sends_what_is_due_and_names_the_next(app, org):
+    """run_once with a message due and another later: the first is sent, and the later one's
+    time is returned as the next wake-up."""
+    hamlet = org.client(org.hamlet)
+    due = schedule(hamlet, org.denmark.id, content="due now", at=FUTURE)
+    later = schedule(hamlet, org.denmark.id, content="due later", at=FUTURE + 600)
+    scheduler = Scheduler(app, clock=lambda: FUTURE + 1)
+    assert scheduler.run_once() == FUTURE + 600
+    assert [s["scheduled_message_id"] for s in scheduled(hamlet)] == [later]
+    assert due != later
+    [message] = newest(hamlet, [{"operator": "channel", "operand": org.denmark.id}])
+    assert message["content"] == "due now"

@@ -264,11 +264,3 @@ def deliver_due_messages(at: int, limits: Limits) -> list[int]:
         mark_delivered(sm, message_id)
         delivered.append(sm.id)
     return delivered
-
-
-def next_due_timestamp() -> int | None:
-    """When the next pending message is due, or None."""
-    row = (ScheduledMessage.select(ScheduledMessage.scheduled_timestamp)
-           .where(~ScheduledMessage.delivered & ~ScheduledMessage.failed)
-           .order_by(ScheduledMessage.scheduled_timestamp).first())
-    return row.scheduled_timestamp if row else None

@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 MAX_REMINDER_NOTE_LENGTH = 1000
 
 
+def next_due_timestamp() -> int | None:
+    """When the next pending message or reminder is due, or None."""
+    row = (ScheduledMessage.select(ScheduledMessage.scheduled_timestamp)
+           .where(~ScheduledMessage.delivered & ~ScheduledMessage.failed)
+           .order_by(ScheduledMessage.scheduled_timestamp).first())
+    return row.scheduled_timestamp if row else None
+
+
 def scheduled_message_dict(sm: ScheduledMessage) -> JSONDict:
     """A scheduled message as GET /scheduled_messages and its events give it."""
     data = {

@@ -13,8 +13,8 @@ import logging
 import threading
 import time
 
-from chat_appliance.actions.scheduled_messages import deliver_due_messages, next_due_timestamp
 from chat_appliance.events import bus
+from chat_appliance.lib.scheduled_messages import next_due_timestamp
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
@@ -42,8 +42,16 @@ class Scheduler:
 
     def run_once(self) -> int | None:
         """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
+        at = int(self.clock())
         with self.app.app_context(), database.connection_context():
-            deliver_due_messages(int(self.clock()), self.limits)
+            next_due = next_due_timestamp()
+            if next_due is None or next_due > at:
+                return next_due
+            # Sending loads the whole send path (rendering, flags, alert words...): a server
+            # with nothing scheduled, the usual case, never needs it.
+            from chat_appliance.actions.scheduled_messages import deliver_due_messages
+
+            deliver_due_messages(at, self.limits)
             return next_due_timestamp()
 
     def seconds_until(self, next_due: int | None) -> float:
