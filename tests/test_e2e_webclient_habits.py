@@ -315,6 +315,36 @@ def unread_total(page):
     return int(match.group(1)) if match else 0
 
 
+def test_leaving_the_box_while_a_send_is_answered_keeps_the_focus_away(pages, site):
+    """The server's answer to a send can come after the message's own event. If the person has
+    left the compose box meanwhile (Escape), does the answer leave the focus where they put it, so
+    that their next shortcut (e: edit) acts on the message instead of typing into the box?"""
+    alice = pages(ALICE)
+    open_topic(alice, site, "general", "late answer")
+    held = []
+
+    def hold_the_answer(route):
+        held.append((route, route.fetch()))  # the server has sent it; the page waits for the answer
+
+    alice.route("**/json/messages", hold_the_answer)
+    box = alice.get_by_role("textbox", name="Message", exact=True)
+    box.fill("answered late")
+    box.press("Enter")
+    # The message's event has come (the server's copy, with an id), its answer not yet.
+    expect(alice.locator("[role=article][data-id]").filter(has_text="answered late")).to_be_visible()
+    assert len(held) == 1
+    alice.keyboard.press("Escape")
+    expect(box).not_to_be_focused()
+    route, response = held[0]
+    route.fulfill(response=response)
+    alice.unroute("**/json/messages")
+    expect(alice.get_by_role("button", name="Send")).to_be_enabled()  # the send has finished
+    expect(box).not_to_be_focused()
+    alice.locator("body").press("e")
+    expect(alice.get_by_role("textbox", name="Edit message")).to_be_focused()
+    expect(box).to_have_value("")
+
+
 def quiet_page(pages, site, email):
     """A signed-in page showing Drafts: nothing arriving there is seen (so nothing is marked read)."""
     page = pages(email)

@@ -309,6 +309,12 @@ async function send() {
       : { type: "private", display_recipient: [...new Set([...target.to, model.myId])].map((id) => ({ id, full_name: model.userName(id) })), sender_id: model.myId, content, flags: ["read"] });
     if (els.textarea.value === content) els.textarea.value = "";
   }
+  // Back to the box when the send is done, unless the person left it meanwhile (Escape, a click
+  // elsewhere): the answer may come after the message's own event, and taking the focus back then
+  // would type their next key (a shortcut such as e) into the box.
+  let left = false;
+  const onLeave = () => { left = true; };
+  els.textarea.addEventListener("blur", onLeave);
   els.send.disabled = true;
   try {
     saveDraft.cancel();
@@ -333,8 +339,9 @@ async function send() {
     }
     toast(error.message, "error");
   } finally {
+    els.textarea.removeEventListener("blur", onLeave);
     els.send.disabled = false;
-    els.textarea.focus();
+    if (!left) els.textarea.focus();
   }
 }
 
