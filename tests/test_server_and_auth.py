@@ -53,6 +53,25 @@ def test_malformed_authorization_header(flask_client, org):
     assert response.status_code == 401
 
 
+def test_basic_credentials_edge_cases(flask_client, org):
+    """The Authorization header as the server has always read it: a password holding colons is
+    split at the first one, bytes that are not UTF-8 are read as Latin-1 (and so match no key),
+    a header without a space or with an empty value is no credentials at all."""
+    def status(header):
+        return flask_client.get("/api/v1/users/me", headers={"Authorization": header})
+
+    def basic(raw):
+        return "Basic " + base64.b64encode(raw).decode()
+
+    good = basic(f"{org.hamlet.email}:{org.hamlet.api_key}".encode())
+    assert status(good).status_code == 200
+    err(status(basic(f"{org.hamlet.email}:{org.hamlet.api_key}:extra".encode())), 401, "INVALID_API_KEY")
+    err(status(basic(org.hamlet.email.encode() + b":\xff\xfe")), 401, "INVALID_API_KEY")
+    err(status("Basic"), 401, "UNAUTHORIZED")
+    err(status(basic(b":")), 401, "UNAUTHORIZED")
+    err(status("Basic " + base64.b64encode(b"\xe9t\xe9@zulip.example:key").decode()), 401, "INVALID_API_KEY")
+
+
 def test_email_is_case_insensitive(flask_client, org):
     """Does Basic auth accept the email in another case?"""
     client = ApiClient(flask_client, org.hamlet.email.upper(), org.hamlet.api_key)

@@ -1,9 +1,9 @@
-"""HTTP Basic authentication with the account's email and API key (flask-httpauth)."""
+"""HTTP Basic authentication with the account's email and API key."""
 
+from base64 import b64decode
 from dataclasses import dataclass
 
 from flask import g, request
-from flask_httpauth import HTTPBasicAuth
 from werkzeug.datastructures import Authorization
 
 from chat_appliance.db import runtime
@@ -16,10 +16,24 @@ from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
-basic_auth = HTTPBasicAuth(realm="zulip")
+def basic_auth_pair(header):
+    """(user name, password) of an Authorization header, "" for both when it is absent or not
+    "<scheme> base64(name:password)". Parsed as flask-httpauth did before this replaced it (any
+    scheme; UTF-8, else Latin-1), without its Authorization object and three callback hops, which
+    were a tenth of a trivial request's time."""
+    if header is None:
+        return "", ""
+    try:
+        _scheme, credentials = header.encode("utf-8").split(b" ", 1)
+        name, password = b64decode(credentials).split(b":", 1)
+    except (ValueError, TypeError):  # binascii.Error is a ValueError
+        return "", ""
+    try:
+        return name.decode("utf-8"), password.decode("utf-8")
+    except UnicodeDecodeError:
+        return name.decode("latin1"), password.decode("latin1")
 
 
-@basic_auth.verify_password
 def verify_api_key(email, api_key):
     """Find the account by email (API or real address) and compare keys in constant time."""
     if not email and not api_key:
@@ -61,8 +75,7 @@ def authenticate_request():
         user = sessions.authenticate_session(*request_session_args())
         g.user = user
         return user
-    auth = basic_auth.get_auth()
-    user = basic_auth.authenticate(auth, basic_auth.get_auth_password(auth))
+    user = verify_api_key(*basic_auth_pair(request.environ.get("HTTP_AUTHORIZATION")))
     g.user = user
     return user
 
