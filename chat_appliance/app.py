@@ -9,6 +9,7 @@ from importlib import import_module
 from pathlib import Path
 
 from flask import Blueprint, Flask, g, request
+from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
@@ -77,6 +78,20 @@ class AppState:
         # How the event loop's native /json/events finds the web client's session from the
         # request's headers (a callable(headers) -> user, raising Zulip's 401 errors).
         self.session_authenticator = authenticate_session_headers
+
+
+class NoFlaskSessions(SessionInterface):
+    """Flask's cookie session is not used (the web client's sessions are web/sessions.py's, and
+    Flask has no SECRET_KEY here): every request shares one empty NullSession, which refuses
+    writes as Flask's own fallback does, instead of Flask building one per request."""
+
+    null = NullSession()
+
+    def open_session(self, app, request):
+        return self.null
+
+    def save_session(self, app, session, response):
+        return None
 
 
 class ChatApplianceFlask(Flask):
@@ -205,6 +220,7 @@ def routing_app(**options):
     (LazyBuilderRule), and every <int:...> in a path bounded in length (web/params.py), set
     before any of our routes is added."""
     app = ChatApplianceFlask(__name__, **options)
+    app.session_interface = NoFlaskSessions()
     app.url_rule_class = LazyBuilderRule
     app.url_map.converters["int"] = BoundedIntConverter
     return app

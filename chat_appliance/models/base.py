@@ -31,6 +31,14 @@ class RuntimeDatabase(DatabaseProxy):
     def __setattr__(self, attr, value):
         object.__setattr__(self, attr, value)
 
+    def __getattr__(self, attr):
+        # peewee's Proxy looks the database up twice per attribute (a check, then the use); the
+        # models reach it several times per query.
+        active = runtime.current()
+        if active is None:
+            raise AttributeError("Cannot use uninitialized Proxy.")
+        return getattr(active.database, attr)
+
 
 database = RuntimeDatabase()
 
