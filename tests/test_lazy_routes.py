@@ -80,7 +80,7 @@ def test_every_api_module_is_listed():
 
 def test_a_request_imports_only_its_own_view_module(tmp_path):
     """A fresh process: creating the app imports no view module but api.server (the version
-    constants), nor the web client's pages, nor the listeners' actions and smtplib; GET /users/me
+    constants), nor the web client's pages, nor the listeners' actions, smtplib and the push protocol; GET /users/me
     then imports api.users, and not the others."""
     script = textwrap.dedent(f"""
         import base64, sys
@@ -94,7 +94,8 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
                           or m == "chat_appliance.web.webclient")
         print(views())
         listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
-                     "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib")
+                     "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib",
+                     "chat_appliance.lib.push_service")
         assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",

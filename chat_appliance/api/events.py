@@ -7,7 +7,7 @@ from chat_appliance.events.state import fetch_initial_state
 from chat_appliance.web.auth import authenticate_request_cached, is_session_request
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import max_message_id
-from chat_appliance.lib.push_service import service_from_config
+from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.web.params import Param, endpoint, request_values
 from chat_appliance.lib.validators import (
     ParamError,
@@ -107,7 +107,7 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
                # on the realm's URL).
                "base_url": request.host_url.rstrip("/"),
                "longpoll_timeout_seconds": int(queue_manager().heartbeat_seconds),
-               "push_notifications_enabled": service_from_config(current_app.config) is not None}
+               "push_notifications_enabled": push_configured(current_app.config) is not None}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
     queue = queue_manager().register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,

@@ -4,7 +4,7 @@ from flask import Blueprint, current_app, request
 
 from chat_appliance import __version__
 from chat_appliance.lib.access import instance_realm
-from chat_appliance.lib.push_service import service_from_config
+from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.lib.realm_icon import realm_icon_url_path
 from chat_appliance.web.auth import authenticate_by_password
 from chat_appliance.web.params import Param, endpoint
@@ -28,7 +28,7 @@ def server_settings():
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
         "zulip_merge_base": ZULIP_MERGE_BASE,
-        "push_notifications_enabled": service_from_config(current_app.config) is not None,
+        "push_notifications_enabled": push_configured(current_app.config) is not None,
         "is_incompatible": False,
         "email_auth_enabled": True,
         "require_email_format_usernames": True,

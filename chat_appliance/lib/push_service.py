@@ -22,19 +22,21 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import json
-import os
 import re
 import secrets
 import string
 import uuid
 from base64 import b64encode
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlencode, urljoin
 
 from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
+# Where the credentials live, and whether push is configured at all (also asked by views that
+# must not load this module for it: server_settings, register).
+from chat_appliance.lib.push_credentials import (CREDENTIALS_FILE, configured, read_credentials,  # noqa: F401
+                                                 write_credentials)
 
 # Zulip's token kinds, as the service numbers them.
 TOKEN_KINDS = {"apns": 1, "fcm": 2}
@@ -42,8 +44,6 @@ TOKEN_KINDS = {"apns": 1, "fcm": 2}
 ORG_KEY_LENGTH = 64
 # Zulip cuts a notification's text after this many characters (and adds "…").
 MAX_CONTENT_LENGTH = 200
-# Where `register-push-service` keeps the credentials in the instance folder (mode 600).
-CREDENTIALS_FILE = "push_service_credentials.json"
 
 
 class PushServiceNotConfiguredError(JsonableError):
@@ -90,58 +90,12 @@ class PushService:
 def service_from_config(config: Mapping[str, Any]) -> PushService | None:
     """The configured service, or None: push needs a URL and this server's org id and key (from
     the configuration, else from the instance's credentials file)."""
-    url = config.get("PUSH_NOTIFICATION_BOUNCER_URL") or config.get("ZULIP_SERVICES_URL")
-    org_id, org_key = config.get("ZULIP_ORG_ID"), config.get("ZULIP_ORG_KEY")
-    if not (org_id and org_key) and config.get("INSTANCE_PATH"):
-        stored = read_credentials(config["INSTANCE_PATH"])
-        if stored:
-            org_id, org_key = stored["zulip_org_id"], stored["zulip_org_key"]
-    if not (url and org_id and org_key):
+    found = configured(config)
+    if found is None:
         return None
-    return PushService(url=str(url), org_id=str(org_id), org_key=str(org_key),
+    url, org_id, org_key = found
+    return PushService(url=url, org_id=org_id, org_key=org_key,
                        timeout=float(config.get("PUSH_NOTIFICATION_TIMEOUT_SECONDS", 30)))
-
-
-_read_cache: dict[str, tuple[Any, Any]] = {}
-
-
-def read_credentials(instance_path: str | os.PathLike[str]) -> dict[str, str] | None:
-    """The credentials `register-push-service` stored, or None. Read again only when the file
-    changes (a stat per call: the server asks at every message)."""
-    path = Path(instance_path) / CREDENTIALS_FILE
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-    cached = _read_cache.get(str(path))
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    try:
-        stored = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    credentials = _valid_credentials(stored)
-    _read_cache[str(path)] = (key, credentials)
-    return credentials
-
-
-def _valid_credentials(stored: Any) -> dict[str, str] | None:
-    if not isinstance(stored, dict) or not stored.get("zulip_org_id") or not stored.get("zulip_org_key"):
-        return None
-    return {"zulip_org_id": str(stored["zulip_org_id"]), "zulip_org_key": str(stored["zulip_org_key"])}
-
-
-def write_credentials(instance_path: str | os.PathLike[str], org_id: str, org_key: str) -> Path:
-    """Store the credentials in the instance folder, readable by its owner only."""
-    path = Path(instance_path) / CREDENTIALS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as out:
-        json.dump({"zulip_org_id": org_id, "zulip_org_key": org_key}, out)
-    os.replace(temporary, path)
-    return path
 
 
 def new_org_credentials() -> tuple[str, str]:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from chat_appliance import __version__
 from chat_appliance.db.backends import sqlite as sqlite_backend
-from chat_appliance.lib.push_service import CREDENTIALS_FILE
+from chat_appliance.lib.push_credentials import CREDENTIALS_FILE
 from chat_appliance.ops.instance_files import (
     LOCK_NAME,
     InstanceBusy,
