@@ -22,9 +22,7 @@ from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id,
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
-from chat_appliance.events.shards import Leadership, ShardLink, shard_lock_key
 from chat_appliance.web import rate_limit
-from chat_appliance.web.shared_rate_limit import SharedRateLimiter
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
@@ -341,6 +339,10 @@ def join_shards(app):
     receive every shard's events through LISTEN/NOTIFY (events/shards.py) instead of from the
     local bus, its caches keep nothing (another shard's change would leave them stale), and rate
     limits count in the database."""
+    # Only a shard needs these (LISTEN/NOTIFY, advisory locks, rate limits in the database).
+    from chat_appliance.events.shards import Leadership, ShardLink, shard_lock_key
+    from chat_appliance.web.shared_rate_limit import SharedRateLimiter
+
     state = app.extensions[EXTENSION]
     url = app.config["DATABASE_URL"]
     backend_module = state.runtime.backend

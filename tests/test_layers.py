@@ -23,6 +23,9 @@ LAZY_TARGETS = (
     "chat_appliance.ops.transfer.exporter",  # for an export only
     # The scheduler's delivery (and with it the whole send path): when a message falls due.
     "chat_appliance.actions.scheduled_messages",
+    # A shard's machinery (app.join_shards): only when the server runs as one of several.
+    "chat_appliance.events.shards",
+    "chat_appliance.web.shared_rate_limit",
     # The app's listeners on committed events (app.OnFirstUse): with the first event.
     "chat_appliance.actions.service_dispatch",
     "chat_appliance.actions.link_previews",

@@ -80,8 +80,9 @@ def test_every_api_module_is_listed():
 
 def test_a_request_imports_only_its_own_view_module(tmp_path):
     """A fresh process: creating the app imports no view module but api.server (the version
-    constants), nor the web client's pages, nor the listeners' actions, smtplib and the push protocol; GET /users/me
-    then imports api.users, and not the others."""
+    constants), nor the web client's pages, nor the listeners' actions, smtplib, the push
+    protocol and the shards' machinery; GET /users/me then imports api.users, and not the
+    others."""
     script = textwrap.dedent(f"""
         import base64, sys
         from chat_appliance.app import create_app
@@ -95,7 +96,8 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
         print(views())
         listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
                      "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib",
-                     "chat_appliance.lib.push_service")
+                     "chat_appliance.lib.push_service", "chat_appliance.events.shards",
+                     "chat_appliance.web.shared_rate_limit")
         assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",

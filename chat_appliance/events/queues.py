@@ -59,6 +59,12 @@ WAKE_BATCH = 64
 HEARTBEAT_SPREAD = 10 / 55
 
 
+def shard_of(queue_id: str) -> str | None:
+    """The shard named at the start of a queue id ("K:..."), or None for an unsharded id."""
+    head, sep, rest = queue_id.partition(":")
+    return head if sep and rest.count(":") == 1 else None
+
+
 class BadEventQueueIdError(JsonableError):
     """An unknown, expired or foreign queue. zulip-terminal 0.7.0 re-registers only when the
     message starts with exactly "Bad event queue id:" (lower-case id)."""

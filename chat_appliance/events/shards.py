@@ -35,6 +35,7 @@ import threading
 import time
 
 from chat_appliance.db import runtime
+from chat_appliance.events.queues import shard_of  # noqa: F401 (where queue ids are made; re-exported)
 from chat_appliance.lib.messages import HARMLESS_EVENTS
 from chat_appliance.lib.rendering import INVALIDATING_EVENTS
 from chat_appliance.models import database
@@ -308,12 +309,6 @@ class ShardLink:
             queue = self.queues.queues.get(control.get("queue_id"))
             if queue is not None and queue.user_id == control.get("user_id"):
                 self.queues.delete(queue.id)
-
-
-def shard_of(queue_id: str) -> str | None:
-    """The shard named at the start of a queue id ("K:..."), or None for an unsharded id."""
-    head, sep, rest = queue_id.partition(":")
-    return head if sep and rest.count(":") == 1 else None
 
 
 def shard_lock_key(shard_id: str) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.web.params import Param, parse_values
 from chat_appliance.lib.validators import check_bool, check_int
-from chat_appliance.events.shards import shard_of
+from chat_appliance.events.queues import shard_of
 from chat_appliance.web.rate_limit import (
     API_BY_IP,
     API_BY_USER,
