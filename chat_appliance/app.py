@@ -13,7 +13,7 @@ from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from chat_appliance.actions.uploads import UploadStore
+from chat_appliance.lib.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
@@ -27,14 +27,12 @@ from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
-from chat_appliance.lib.messages import invalidate_messages_on_event
-from chat_appliance.lib.send_email import Mailer
 from chat_appliance.web.params import BoundedIntConverter
 from chat_appliance.web.proxy import TrustedProxyMiddleware
 from chat_appliance.web.response import FastJSONProvider, json_error
 from chat_appliance.web.longpoll import LongPoll
 from chat_appliance.web.sessions import authenticate_session_headers
-from chat_appliance.lib.rendering import invalidate_on_event
+from chat_appliance.lib.cache_events import invalidate_messages_on_event, invalidate_on_event
 from chat_appliance.db.runtime import activate, deactivate
 
 log = logging.getLogger("chat_appliance")
@@ -59,8 +57,9 @@ class AppState:
         self.secret = instance_secret(instance)
         self.uploads = UploadStore(instance / "uploads", self.secret)
         # Outgoing mail, sent by its own thread; `chat-appliance dev` keeps it in memory instead
-        # when no SMTP server is configured (shown at /emails).
-        self.mailer = Mailer(config, keep=bool(config.get("DEV_MODE")))
+        # when no SMTP server is configured (shown at /emails). Built when first used: most
+        # servers send no mail in their first minutes, or ever.
+        self.mailer = OnFirstUse(lambda: build_mailer(config))
         self.runtime = runtime
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"],
@@ -406,10 +405,10 @@ def close_app(app):
 
 
 class OnFirstUse:
-    """A listener built the first time it is called or looked at, so that its module, and the
-    actions it imports, load with the first event rather than with the server (issue 32). Its
-    attributes are the built object's (read, set and deleted: tests patch them); `close` of one
-    never built does nothing."""
+    """A listener (or the mailer) built the first time it is called or looked at, so that its
+    module, and the actions it imports, load with the first use rather than with the server
+    (issue 32). Its attributes are the built object's (read, set and deleted: tests patch
+    them); `close` of one never built does nothing."""
 
     __slots__ = ("_build", "_built", "_lock")
 
@@ -440,6 +439,12 @@ class OnFirstUse:
     def close(self):
         if self._built is not None:
             self._built.close()
+
+
+def build_mailer(config):
+    from chat_appliance.lib.send_email import Mailer
+
+    return Mailer(config, keep=bool(config.get("DEV_MODE")))
 
 
 def register_service_bots(app):
@@ -492,7 +497,7 @@ def register_missed_messages(app):
     def build_missed():
         from chat_appliance.actions.missed_messages import MissedMessageNotifier
 
-        return MissedMessageNotifier(app.config, state.mailer, is_online)
+        return MissedMessageNotifier(app.config, state.mailer.built(), is_online)
 
     state.missed_messages = OnFirstUse(build_missed)
     bus.add_listener(state.missed_messages, state.runtime)

@@ -26,6 +26,10 @@ LAZY_TARGETS = (
     # A shard's machinery (app.join_shards): only when the server runs as one of several.
     "chat_appliance.events.shards",
     "chat_appliance.web.shared_rate_limit",
+    # A queue's narrow check (events/queues.py): with the first queue that has a narrow.
+    "chat_appliance.lib.narrow",
+    # Outgoing mail (app.build_mailer): with the first message to send.
+    "chat_appliance.lib.send_email",
     # The app's listeners on committed events (app.OnFirstUse): with the first event.
     "chat_appliance.actions.service_dispatch",
     "chat_appliance.actions.link_previews",

@@ -80,7 +80,7 @@ def test_every_api_module_is_listed():
 
 def test_a_request_imports_only_its_own_view_module(tmp_path):
     """A fresh process: creating the app imports no view module but api.server (the version
-    constants), nor the web client's pages, nor the listeners' actions, smtplib, the push
+    constants), nor the web client's pages, nor the listeners' actions, the mailer, the push
     protocol and the shards' machinery; GET /users/me then imports api.users, and not the
     others."""
     script = textwrap.dedent(f"""
@@ -97,7 +97,7 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
         listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
                      "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib",
                      "chat_appliance.lib.push_service", "chat_appliance.events.shards",
-                     "chat_appliance.web.shared_rate_limit")
+                     "chat_appliance.web.shared_rate_limit", "chat_appliance.lib.send_email")
         assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",
@@ -112,6 +112,25 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
     before, after = result.stdout.strip().splitlines()[-2:]
     assert before == "['chat_appliance.api.server']"
     assert after == "['chat_appliance.api.server', 'chat_appliance.api.users']"
+
+
+def test_creating_the_app_loads_no_rendering_nor_message_serializers(tmp_path):
+    """A fresh process that only creates the app (a server between its start and its first
+    request): the bus listeners that empty the render and message caches are registered without
+    loading those caches' modules, nor the narrow matcher of the event queues; the upload store
+    is made without the upload actions and thumbnails."""
+    script = textwrap.dedent(f"""
+        import sys
+        from chat_appliance.app import create_app
+        app = create_app({{"INSTANCE_PATH": {str(tmp_path)!r}, "LOG_REQUESTS": False}})
+        print(sorted(m for m in ("chat_appliance.lib.messages", "chat_appliance.lib.rendering",
+                                 "chat_appliance.lib.narrow", "chat_appliance.markdown.context",
+                                 "chat_appliance.actions.uploads", "chat_appliance.lib.thumbnails")
+                     if m in sys.modules))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_on_first_use_builds_once_and_forwards(monkeypatch):

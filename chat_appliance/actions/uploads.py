@@ -21,16 +21,15 @@ import re
 import secrets
 import shutil
 import unicodedata
-from pathlib import Path
 from urllib.parse import unquote
 
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import BadSignature
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.models import Attachment, AttachmentMessage
-from chat_appliance.lib.uploads import messages_linking
+from chat_appliance.lib.uploads import UploadStore, messages_linking
 from chat_appliance.lib.thumbnails import FORMATS as THUMBNAIL_FORMATS, remove_thumbnails, thumbnail_dir, thumbnail_upload
 
 if TYPE_CHECKING:
@@ -43,19 +42,6 @@ _NOT_IN_FILE_NAMES = re.compile(r"[^A-Za-z0-9_.-]")
 # Temporary URLs (GET /api/v1/user_uploads/...) open a file without credentials for this long,
 # as in Zulip. They are signed with the instance's key, so they survive a restart.
 TEMPORARY_URL_SECONDS = 60
-
-
-class UploadStore:
-    """Where an instance keeps its files, and the key that signs their temporary URLs. One per
-    app, made by create_app (the key is generated once per instance and kept in it)."""
-
-    def __init__(self, root, signing_key):
-        self.root = Path(root)
-        self.signer = URLSafeTimedSerializer(signing_key, salt="user_uploads")
-
-    def path(self, path_id: str) -> pathlib.Path:
-        """The file's place on disk."""
-        return self.root / path_id
 
 
 def safe_file_name(name: str) -> str:

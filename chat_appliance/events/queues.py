@@ -36,8 +36,7 @@ from contextlib import contextmanager
 from chat_appliance.db.admission import turns
 from chat_appliance.events.clock import SystemClock
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
-from chat_appliance.lib.narrow import message_matches_narrow
+from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
 
 if TYPE_CHECKING:
     import pathlib
@@ -274,7 +273,12 @@ class EventQueue:
 
 
 def narrow_matches(queue: EventQueue, message: JSONDict, flags: list[str]) -> bool:
-    """Whether a message event belongs to the queue's narrow (lib/narrow decides, as for fetches)."""
+    """Whether a message event belongs to the queue's narrow (lib/narrow decides, as for fetches).
+    Most queues have none; lib/narrow loads with the first that has one."""
+    if not queue.narrow:
+        return True
+    from chat_appliance.lib.narrow import message_matches_narrow
+
     return message_matches_narrow(queue.narrow, message, flags, user_id=queue.user_id, user_email=queue.user_email)
 
 

@@ -10,6 +10,10 @@ import json
 from peewee import fn
 
 from chat_appliance.db import runtime
+# The app's bus listener that empties the message cache (lib/cache_events.py decides which
+# events do), and the empty topic's display name (models/messages.py); both re-exported.
+from chat_appliance.lib.cache_events import HARMLESS_EVENTS, invalidate_messages_on_event  # noqa: F401
+from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile)
 from chat_appliance.models.base import query_rows, raw_select
@@ -24,9 +28,6 @@ if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
     from chat_appliance.models import Realm
 
-# Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
-# not declared the empty_topic_name capability (or allow_empty_topic_name=false).
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 # Read as the empty topic when sent (Zulip feature level 370).
 EMPTY_TOPIC_ALIASES = ("(no topic)", EMPTY_TOPIC_DISPLAY_NAME)
 
@@ -233,15 +234,6 @@ def fetched_message_dicts(message_ids: list[int], viewer: UserProfile, flags_by_
 
 
 # --- the message cache ----------------------------------------------------------------------------
-# Event types that never change an existing message object (flags are not cached). Any other
-# event (an edit, a move, a deletion, a reaction, a renamed user or channel, an organization
-# setting ...) empties the cache: correct by construction, and rare next to these.
-HARMLESS_EVENTS = frozenset({
-    "message", "typing", "presence", "update_message_flags", "heartbeat", "subscription", "user_topic",
-    "muted_users", "alert_words", "drafts", "saved_snippets", "user_status", "onboarding_steps",
-    "scheduled_messages", "reminders", "attachment", "has_zoom_token", "navigation_view", "invites_changed",
-    "restart", "web_reload_client",
-})
 
 
 class _CachedMessage:
@@ -258,12 +250,6 @@ def message_cache() -> GenerationCache:
     """The message cache of the app in use (db.runtime.GenerationCache: (message id, shape) ->
     _CachedMessage, least recently used dropped first; each app's, each test's, its own)."""
     return runtime.current().messages
-
-
-def invalidate_messages_on_event(event: JSONDict, _user_ids: list[int]) -> None:
-    """Event listener: empty the message cache after any change that may alter a message object."""
-    if event.get("type") not in HARMLESS_EVENTS:
-        message_cache().clear()
 
 
 class MessageRecord:

@@ -7,7 +7,7 @@ The organization's part of the context is loaded once and cached (per app, in it
 runtime.render_contexts, per organization); `invalidate_render_context(realm_id)` drops
 it. Actions need not call it themselves for the usual changes: every change that publishes a `realm_user`,
 `user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all of them do,
-after commit) invalidates the cache through `invalidate_on_event`, which create_app registers
+after commit) invalidates the cache through `invalidate_on_event` (lib/cache_events.py), which create_app registers
 on the app's event bus. An action that changes what
 mentions, channel links or linkifiers resolve to without publishing such an event must
 call `invalidate_render_context` after its commit.
@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chat_appliance.db import runtime
+# The app's bus listener that empties this module's cache (re-exported for its callers).
+from chat_appliance.lib.cache_events import INVALIDATING_EVENTS, invalidate_on_event  # noqa: F401
 from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting
@@ -31,9 +33,6 @@ if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
     from chat_appliance.markdown.context import RenderResult
     from chat_appliance.models import Realm
-
-# Event types after which mentions, channel links or linkifiers may resolve differently.
-INVALIDATING_EVENTS = frozenset({"realm_user", "user_group", "stream", "realm_linkifiers", "realm_emoji", "realm"})
 
 
 class _RealmRenderData:
@@ -160,12 +159,6 @@ def invalidate_render_context(realm_id: int | None = None) -> None:
         _cache().clear()
     else:
         _cache().discard(realm_id)
-
-
-def invalidate_on_event(event: JSONDict, _user_ids: list[int]) -> None:
-    """Event listener: drop the cached contexts after a change they may depend on."""
-    if event.get("type") in INVALIDATING_EVENTS:
-        invalidate_render_context()
 
 
 def realm_linkifiers(realm_id: int | None) -> Any:

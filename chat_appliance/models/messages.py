@@ -81,6 +81,10 @@ class Reaction(BaseModel):
         indexes = ((("message", "user_profile", "emoji_code", "reaction_type"), True),)
 
 
+# Zulip's default realm_empty_topic_display_name: the empty topic's name in clients that have
+# not declared the empty_topic_name capability (or allow_empty_topic_name=false).
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
 # Zulip's visibility_policy values for user_topics.
 TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, TOPIC_FOLLOWED = 0, 1, 2, 3
 

@@ -35,8 +35,8 @@ def password_method():
 
 
 def mailer():
-    """The app's outgoing mail (lib.send_email.Mailer)."""
-    return app_state().mailer
+    """The app's outgoing mail (lib.send_email.Mailer, built on first use: app.AppState)."""
+    return app_state().mailer.built()
 
 
 def instance_key():
