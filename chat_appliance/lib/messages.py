@@ -10,9 +10,7 @@ import json
 from peewee import fn
 
 from chat_appliance.db import runtime
-# The app's bus listener that empties the message cache (lib/cache_events.py decides which
-# events do), and the empty topic's display name (models/messages.py); both re-exported.
-from chat_appliance.lib.cache_events import HARMLESS_EVENTS, invalidate_messages_on_event  # noqa: F401
+# Re-exported: the views and actions that shape topics read it here.
 from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile)
@@ -234,6 +232,7 @@ def fetched_message_dicts(message_ids: list[int], viewer: UserProfile, flags_by_
 
 
 # --- the message cache ----------------------------------------------------------------------------
+# Emptied by lib/cache_events.invalidate_messages_on_event, a listener on the app's event bus.
 
 
 class _CachedMessage:

@@ -4,13 +4,13 @@ the database (users, groups, channels, linkifiers, the sender's settings).
 Messages are rendered once, at send and edit time, and the HTML is stored.
 
 The organization's part of the context is loaded once and cached (per app, in its
-runtime.render_contexts, per organization); `invalidate_render_context(realm_id)` drops
-it. Actions need not call it themselves for the usual changes: every change that publishes a `realm_user`,
-`user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all of them do,
-after commit) invalidates the cache through `invalidate_on_event` (lib/cache_events.py), which create_app registers
-on the app's event bus. An action that changes what
-mentions, channel links or linkifiers resolve to without publishing such an event must
-call `invalidate_render_context` after its commit.
+runtime.render_contexts, per organization); `invalidate_render_context(realm_id)` drops it.
+Actions need not call it themselves for the usual changes: every change that publishes a
+`realm_user`, `user_group`, `stream`, `realm_linkifiers`, `realm_emoji` or `realm` event (all
+of them do, after commit) empties the cache through `invalidate_on_event` (lib/cache_events.py),
+which create_app registers on the app's event bus. An action that changes what mentions,
+channel links or linkifiers resolve to without publishing such an event must call
+`invalidate_render_context` after its commit.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chat_appliance.db import runtime
-# The app's bus listener that empties this module's cache (re-exported for its callers).
-from chat_appliance.lib.cache_events import INVALIDATING_EVENTS, invalidate_on_event  # noqa: F401
 from chat_appliance.lib.custom_emoji import realm_emoji_for_render
 from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.user_settings import user_setting

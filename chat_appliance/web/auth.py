@@ -16,6 +16,7 @@ from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
+
 def basic_auth_pair(header):
     """(user name, password) of an Authorization header, "" for both when it is absent or not
     "<scheme> base64(name:password)". Parsed as flask-httpauth did before this replaced it (any
