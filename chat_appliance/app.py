@@ -94,8 +94,8 @@ class NoFlaskSessions(SessionInterface):
 class ChatApplianceFlask(Flask):
     """Flask, with /json/... routed as /api/v1/... (create_url_adapter), and `ensure_sync`
     remembering its answer per function: Flask asks it for every hook and view of every request
-    (seven times for a trivial GET, flask-httpauth twice more), and each answer is an
-    inspect.iscoroutinefunction call, a few percent of a trivial request."""
+    (seven times for a trivial GET), and each answer is an inspect.iscoroutinefunction call, a
+    few percent of a trivial request."""
 
     SYNC_CACHE_SIZE = 4096  # distinct functions; a caller making a new one per call is not cached
 

@@ -18,7 +18,8 @@ import pytest
 import requests
 import zulip
 
-from chat_appliance.events.shards import restore_keys, shard_of
+from chat_appliance.events.queues import shard_of
+from chat_appliance.events.shards import restore_keys
 from chat_appliance.ops.proxy_config import nginx_config, parse_shard
 
 from . import pg

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from chat_appliance.lib.push_service import CREDENTIALS_FILE, read_credentials
+from chat_appliance.lib.push_credentials import CREDENTIALS_FILE, read_credentials
 from chat_appliance.models import FLAG_BITS, PushDeviceToken, UserMessage, database
 
 from .helpers import err, ok, register, run

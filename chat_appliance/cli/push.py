@@ -11,7 +11,7 @@ TERMS_URL = "https://zulip.com/policies/terms"
 def cmd_register_push_service(args):
     """POST /api/v1/remotes/server/register with this server's org id and key (made now on the
     first run), its host name and a contact address; store the credentials (mode 600)."""
-    from chat_appliance.lib import push_service
+    from chat_appliance.lib import push_credentials, push_service
     from chat_appliance.models import ROLE_OWNER, UserProfile, database
 
     instance, config = open_instance(args)
@@ -37,7 +37,7 @@ def cmd_register_push_service(args):
     if from_config:
         org_id, org_key = str(config["ZULIP_ORG_ID"]), str(config["ZULIP_ORG_KEY"])
     else:
-        stored = push_service.read_credentials(instance)
+        stored = push_credentials.read_credentials(instance)
         org_id, org_key = (stored["zulip_org_id"], stored["zulip_org_key"]) if stored \
             else push_service.new_org_credentials()
     request = {"zulip_org_id": org_id, "zulip_org_key": org_key, "hostname": hostname,
@@ -59,7 +59,7 @@ def cmd_register_push_service(args):
     if new_key is not None:
         org_key = new_key
     if not from_config:
-        path = push_service.write_credentials(instance, org_id, org_key)
+        path = push_credentials.write_credentials(instance, org_id, org_key)
         print(f"Credentials stored in {path} (readable by its owner only).")
     print(f"{'Registered' if answer.get('created') else 'Registration updated'} with {url} as {hostname} "
           f"(contact {contact_email}).")

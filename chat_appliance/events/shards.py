@@ -35,7 +35,6 @@ import threading
 import time
 
 from chat_appliance.db import runtime
-from chat_appliance.events.queues import shard_of  # noqa: F401 (where queue ids are made; re-exported)
 from chat_appliance.lib.cache_events import HARMLESS_EVENTS, INVALIDATING_EVENTS
 from chat_appliance.models import database
 

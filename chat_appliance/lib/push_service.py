@@ -33,10 +33,9 @@ from urllib.parse import urlencode, urljoin
 
 from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
-# Where the credentials live, and whether push is configured at all (also asked by views that
-# must not load this module for it: server_settings, register).
-from chat_appliance.lib.push_credentials import (CREDENTIALS_FILE, configured, read_credentials,  # noqa: F401
-                                                 write_credentials)
+# Whether push is configured: lib/push_credentials.py, with the stored credentials, so that the
+# views that ask it (server_settings, register) need not load this module.
+from chat_appliance.lib.push_credentials import configured
 
 # Zulip's token kinds, as the service numbers them.
 TOKEN_KINDS = {"apns": 1, "fcm": 2}
