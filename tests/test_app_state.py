@@ -215,6 +215,7 @@ def test_each_app_caches_its_own_message_objects(two_orgs):
 # configuration), so that no app can see another through them: allowed, with the reason.
 PURE_MEMOS = {
     ("markdown/inline.py", "_emoji_span_html"): "HTML of an emoji code (emoji data are constants)",
+    ("markdown/inline.py", "_emoji_run_re"): "the emoji pattern, compiled from constant data",
     ("markdown/emoji.py", "code_for_unicode"): "emoji code of a text",
     ("markdown/blocks.py", "_lexer_class"): "Pygments lexer class of a language name",
     ("markdown/blocks.py", "_lexer"): "one lexer per lexer class",

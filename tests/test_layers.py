@@ -20,6 +20,7 @@ LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.db.backends")
 LAZY_TARGETS = (
     "chat_appliance.markdown.engine",  # Python-Markdown, Pygments, nh3, dateutil: at the first render
     "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
+    "chat_appliance.markdown.fastlex",  # with Pygments: at the first code block
     "chat_appliance.ops.transfer.exporter",  # for an export only
     # The scheduler's delivery (and with it the whole send path): when a message falls due.
     "chat_appliance.actions.scheduled_messages",
@@ -52,6 +53,11 @@ def imports_of(path):
 
     def visit(node, local):
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                # Imports for the type checker only never run.
+                for other in child.orelse:
+                    visit(ast.Module(body=[other], type_ignores=[]), local)
+                continue
             inner = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
             if isinstance(child, ast.Import):
                 found.extend((alias.name, child.lineno, local) for alias in child.names)

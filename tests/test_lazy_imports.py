@@ -1,6 +1,7 @@
 """Start-up loads only what a request needs first (issue 32): a server opening an up-to-date
 instance imports no migration module, no Markdown engine, no emoji table and no exporter; the
-first render loads the engine."""
+first render loads the engine, and Pygments, dateutil and the emoji table wait for the first
+message that needs them."""
 
 import os
 import subprocess
@@ -25,12 +26,25 @@ OPEN_APP = textwrap.dedent("""
     from chat_appliance.lib.rendering import render_plain
     assert render_plain("**bold**") == "<p><strong>bold</strong></p>"
     print("after a render:", "chat_appliance.markdown.engine" in sys.modules)
+    on_demand = ("pygments", "dateutil", "zulip_emoji_mapping")
+
+    def loaded():
+        return " ".join(sorted(name for name in on_demand if name in sys.modules))
+
+    assert render_plain("plain words, a link https://example.com/a, 10:30 and ~~struck~~") != ""
+    print("plain message:", loaded())
+    assert "codehilite" in render_plain("```python\\nx = 1\\n```")
+    print("code block:", loaded())
+    assert "<time" in render_plain("<time:2024-05-01T10:00:00+02:00>")
+    print("timestamp:", loaded())
+    assert "emoji-1f642" in render_plain("hi :smile:")
+    print("emoji:", loaded())
 """)
 
 
 def open_instance(instance):
     """Open the app on `instance` in a new process (its own SQLite file, whatever database the
-    suite runs on); returns its two lines of output."""
+    suite runs on); returns its lines of output."""
     env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-c", OPEN_APP, str(instance), " ".join(HEAVY)], env=env, cwd=ROOT,
@@ -44,4 +58,6 @@ def test_opening_an_up_to_date_instance_loads_none_of_the_heavy_modules(tmp_path
     instance.mkdir()
     first = open_instance(instance)
     assert "chat_appliance.migrations.0001_initial_schema" in first[0]  # a new database is migrated
-    assert open_instance(instance) == ["loaded: ", "after a render: True"]
+    assert open_instance(instance) == ["loaded: ", "after a render: True", "plain message: ",
+                                       "code block: pygments", "timestamp: dateutil pygments",
+                                       "emoji: dateutil pygments zulip_emoji_mapping"]

@@ -9,22 +9,22 @@ import html
 import re
 import threading
 import xml.etree.ElementTree as etree
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from markdown.blockprocessors import BlockQuoteProcessor, HashHeaderProcessor
 from markdown.extensions.tables import PIPE_LEFT, PIPE_NONE, PIPE_RIGHT, TableProcessor
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
-import pygments
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import find_lexer_class_by_name
-from pygments.lexers.special import TextLexer
-from pygments.token import Text, Whitespace
-from pygments.util import ClassNotFound
 
 from chat_appliance.markdown import budget
 from chat_appliance.markdown.katex import stash_tex
-from chat_appliance.markdown.fastlex import speed_up
+
+if TYPE_CHECKING:
+    from pygments.formatters import HtmlFormatter
+
+# Pygments (and fastlex.py, which speeds its lexers up) loads with the first code block: most
+# messages have none, and the process then holds a few MiB less. Its first load, like a lexer's,
+# is the process's work and is not charged to the message (budget.once).
 
 # An opening fence: three or more backticks or tildes, then optionally a
 # language (which may be written ".py" or "{.py}") and, after spaces, a header
@@ -39,11 +39,14 @@ _LIST_ITEM_LINE_RE = re.compile(LIST_ITEM_RE.pattern, re.MULTILINE)
 
 @functools.lru_cache(maxsize=256)
 def _lexer_class(lang: str):
-    try:
-        with budget.once():  # may import the lexer's module
+    with budget.once():  # may import Pygments, and the lexer's module
+        from pygments.lexers import find_lexer_class_by_name
+        from pygments.util import ClassNotFound
+
+        try:
             return find_lexer_class_by_name(lang)
-    except ClassNotFound:
-        return None
+        except ClassNotFound:
+            return None
 
 
 def _lexer_name(lang: str) -> Optional[str]:
@@ -56,6 +59,8 @@ def _lexer(lexer_cls):
     # Lexers keep only their options: one instance per class serves all threads. The first
     # instance of a class compiles its token tables.
     with budget.once():
+        from chat_appliance.markdown.fastlex import speed_up
+
         return speed_up(lexer_cls(startinline=True, stripnl=False))
 
 
@@ -66,6 +71,8 @@ def _formatter() -> HtmlFormatter:
     # Building an HtmlFormatter computes a stylesheet; keep one per thread.
     fmt = getattr(_formatters, "html", None)
     if fmt is None:
+        from pygments.formatters import HtmlFormatter
+
         fmt = _formatters.html = HtmlFormatter(cssclass="codehilite", wrapcode=True)
     return fmt
 
@@ -84,6 +91,10 @@ def highlight_code(code: str, lang: str = "") -> str:
     ``data-code-language``; an unknown one is recorded as written (lower
     case) and the code is shown plain.  Results are memoised: re-renders
     (edits, previews) repeat code blocks."""
+    with budget.once():  # Pygments' first load
+        import pygments
+        from pygments.lexers.special import TextLexer
+        from pygments.token import Text, Whitespace
     lang = lang.lower()
     lexer_cls = _lexer_class(lang) if lang else None
     code = code.strip("\n")

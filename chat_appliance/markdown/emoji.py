@@ -1,7 +1,9 @@
 """Emoji tables derived from the zulip-emoji-mapping package.
 
 That package ships Zulip's ``EMOJI_NAME_MAPS`` (emoji code -> canonical
-name and aliases); we index it both ways once, at import time.
+name and aliases); we index it both ways once, at import time. Nothing imports this module
+at start: the renderer (markdown/inline.py), reactions, statuses and the web client's table load
+it when they first need an emoji.
 """
 
 from __future__ import annotations
@@ -25,25 +27,6 @@ for _code, _info in EMOJI_NAME_MAPS.items():
 
 # Zulip's own emoji, rendered as an image rather than a Unicode glyph.
 ZULIP_EXTRA_EMOJI = {"zulip": "/static/generated/emoji/images/emoji/unicode/zulip.png"}
-
-# Emoticons translated when the sender enabled translate_emoticons.
-EMOTICONS = {
-    ":)": "smile",
-    "(:": "upside_down",
-    ":(": "frown",
-    "<3": "heart",
-    ":|": "expressionless",
-    ":/": "confused",
-    ":p": "stuck_out_tongue",
-    ";)": "wink",
-    ":D": "grinning",
-    ":o": "open_mouth",
-}
-EMOTICON_RE = re.compile(
-    r"(?<![\w:;])(%s)(?![\w:;])" % "|".join(re.escape(e) for e in sorted(EMOTICONS, key=len, reverse=True))
-)
-
-NAME_SYNTAX_RE = r":(?P<emoji_name>[\w+-]+):"
 
 
 def _unicode_emoji_regex() -> str:
@@ -71,7 +54,6 @@ def _unicode_emoji_regex() -> str:
 # One emoji: a glyph (or keycap) with optional skin tone and variation
 # selector, or several joined by zero-width joiners.
 UNICODE_EMOJI_SINGLE = _unicode_emoji_regex()
-UNICODE_EMOJI_RE = rf"(?P<unicode_emoji>{UNICODE_EMOJI_SINGLE})"
 UNICODE_EMOJI_SINGLE_RE = re.compile(UNICODE_EMOJI_SINGLE)
 # A run of adjacent emoji, handled in one match.
 UNICODE_EMOJI_RUN_RE = rf"(?:{UNICODE_EMOJI_SINGLE})+"

@@ -9,14 +9,12 @@ import re
 import xml.etree.ElementTree as etree
 from typing import Any, Iterator, Optional
 
-from dateutil import parser as date_parser
 from markdown import util
 from markdown.inlinepatterns import InlineProcessor
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
 from chat_appliance.markdown import budget
-from chat_appliance.markdown import emoji as emoji_data
 from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.previews import href_token, may_preview, note_link
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
@@ -389,6 +387,9 @@ def parse_timestamp(text: str) -> Optional[datetime.datetime]:
     try:
         if _NUMBER_RE.fullmatch(text):
             return datetime.datetime.fromtimestamp(float(text), tz=datetime.timezone.utc)
+        with budget.once():  # dateutil (with zoneinfo behind it) loads with the first timestamp
+            from dateutil import parser as date_parser
+
         parsed = date_parser.parse(text, tzinfos=_TZ_OFFSETS)
     except (ValueError, OverflowError, TypeError):
         return None
@@ -726,17 +727,47 @@ def image_emoji(name: str, url: str) -> etree.Element:
     return etree.Element("img", {"alt": f":{name}:", "class": "emoji", "src": url, "title": name.replace("_", " ")})
 
 
+# The emoji table (markdown/emoji.py: zulip-emoji-mapping, a few MiB once indexed) loads when a
+# text first holds something that may be an emoji: a `:name:`, an emoticon to translate, or a
+# character from U+2000 up. The syntax itself is here, so that building the renderer needs none
+# of it.
+EMOJI_NAME_SYNTAX_RE = r":(?P<emoji_name>[\w+-]+):"
+
+# Emoticons translated when the sender enabled translate_emoticons.
+EMOTICONS = {
+    ":)": "smile",
+    "(:": "upside_down",
+    ":(": "frown",
+    "<3": "heart",
+    ":|": "expressionless",
+    ":/": "confused",
+    ":p": "stuck_out_tongue",
+    ";)": "wink",
+    ":D": "grinning",
+    ":o": "open_mouth",
+}
+_EMOTICON_ALTERNATIVES = "|".join(re.escape(e) for e in sorted(EMOTICONS, key=len, reverse=True))
+EMOTICON_RE = re.compile(rf"(?<![\w:;])({_EMOTICON_ALTERNATIVES})(?![\w:;])")
+
+
+def _emoji_table():
+    with budget.once():  # the table's first load is the process's work, not the message's
+        import chat_appliance.markdown.emoji as emoji_data
+    return emoji_data
+
+
 class EmojiNameProcessor(_Base):
     TRIGGER = ":"
 
     def __init__(self, md: Any):
-        super().__init__(emoji_data.NAME_SYNTAX_RE, md)
+        super().__init__(EMOJI_NAME_SYNTAX_RE, md)
 
     def handleMatch(self, m, data):
         name = m.group("emoji_name")
         realm = self.ctx.realm_emoji.get(name)
         if realm is not None:
             return image_emoji(name, realm[1]), m.start(0), m.end(0)
+        emoji_data = _emoji_table()
         if name in emoji_data.ZULIP_EXTRA_EMOJI:
             return image_emoji(name, emoji_data.ZULIP_EXTRA_EMOJI[name]), m.start(0), m.end(0)
         code = emoji_data.NAME_TO_CODE.get(name)
@@ -747,35 +778,44 @@ class EmojiNameProcessor(_Base):
 
 class EmoticonProcessor(_Base):
     # Every match contains one of the emoticons (the pattern's lookarounds aside).
-    _TRIGGER_RE = re.compile("|".join(re.escape(e) for e in sorted(emoji_data.EMOTICONS, key=len, reverse=True)))
+    _TRIGGER_RE = re.compile(_EMOTICON_ALTERNATIVES)
 
     @property
     def TRIGGER(self):
         return self._TRIGGER_RE if self.ctx.translate_emoticons else False
 
     def __init__(self, md: Any):
-        super().__init__(emoji_data.EMOTICON_RE.pattern, md)
-        self.compiled_re = emoji_data.EMOTICON_RE
+        super().__init__(EMOTICON_RE.pattern, md)
+        self.compiled_re = EMOTICON_RE
 
     def handleMatch(self, m, data):
         if not self.ctx.translate_emoticons:
             return NOT_HANDLED
-        name = emoji_data.EMOTICONS[m.group(1)]
-        code = emoji_data.NAME_TO_CODE[name]
+        name = EMOTICONS[m.group(1)]
+        code = _emoji_table().NAME_TO_CODE[name]
         return unicode_emoji_span(code, name, f":{name}:"), m.start(0), m.end(0)
 
 
 class UnicodeEmojiProcessor(InlineProcessor):
     """Emoji typed as Unicode characters.  A run of adjacent emoji is one
     match, turned into one piece of HTML: a message of nothing but emoji
-    would otherwise cost one element (and placeholder) per character."""
+    would otherwise cost one element (and placeholder) per character.
+    Its pattern, made from the emoji table, is compiled at the first text
+    that passes the trigger."""
 
     TRIGGER = re.compile("[\u2000-\U0010ffff]")
 
     def __init__(self, md: Any):
-        super().__init__(emoji_data.UNICODE_EMOJI_RUN_RE, md)
+        super().__init__("(?!)", md)  # stands in until getCompiledRegExp
+        self.compiled_re = None
+
+    def getCompiledRegExp(self):
+        if self.compiled_re is None:
+            self.compiled_re = _emoji_run_re()
+        return self.compiled_re
 
     def handleMatch(self, m, data):
+        emoji_data = _emoji_table()
         parts = []
         end = m.start(0)
         for part in emoji_data.UNICODE_EMOJI_SINGLE_RE.finditer(data, m.start(0), m.end(0)):
@@ -795,9 +835,15 @@ class UnicodeEmojiProcessor(InlineProcessor):
         return self.md.htmlStash.store(html_text), m.start(0), end
 
 
+@functools.lru_cache(maxsize=1)
+def _emoji_run_re() -> re.Pattern[str]:
+    """A run of adjacent emoji, as one match (compiled once per process, as InlineProcessor would)."""
+    return re.compile(_emoji_table().UNICODE_EMOJI_RUN_RE, re.DOTALL | re.UNICODE)
+
+
 @functools.lru_cache(maxsize=4096)
 def _emoji_span_html(code: str) -> str:
-    name = emoji_data.CODE_TO_NAME[code]
+    name = _emoji_table().CODE_TO_NAME[code]
     return _leaf_html(unicode_emoji_span(code, name, f":{name}:"))
 
 
