@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 
 import contextvars
+import heapq
 import os
 import threading
 import time
@@ -91,6 +92,32 @@ class Runtime:
         self.forget_sessions(user_id)
         self.credentials.discard_where(lambda entry: entry[1].id == user_id)
         self.credentials_marker.touch()
+
+    def close_unused_connections(self, keep: int) -> int:
+        """Close the pooled connections that no request took since the previous call, beyond
+        the `keep` the pool hands out first; how many were closed. A burst of concurrent requests
+        leaves a connection per worker in the pool (about half a MiB each on SQLite); called
+        every few seconds (server/asgi.py), this gives them back once the burst is over.
+
+        peewee's pool keeps idle connections in a heap of (created, return counter, connection)
+        and hands out the oldest first; the counter grows with every return, so an entry whose
+        counter is at most the previous call's has not been out since."""
+        db = self.database
+        with db._pool_lock:
+            mark, db.unused_mark = getattr(db, "unused_mark", -1), db._heap_counter
+            excess = len(db._connections) - keep
+            if excess <= 0:
+                return 0
+            # The newest connections are handed out last, so they are the ones to go.
+            unused = sorted((entry for entry in db._connections if entry[1] <= mark), reverse=True)[:excess]
+            if not unused:
+                return 0
+            going = {id(entry[2]) for entry in unused}
+            db._connections = [entry for entry in db._connections if id(entry[2]) not in going]
+            heapq.heapify(db._connections)
+        for _created, _counter, connection in unused:
+            db._close_raw(connection)
+        return len(unused)
 
     def close(self) -> None:
         """Close this thread's connection and release what the backend holds (SQLite's keeper

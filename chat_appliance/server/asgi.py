@@ -66,11 +66,18 @@ GC_INTERVAL_SECONDS = 10
 # --- memory ---------------------------------------------------------------------------------
 # glibc gives each thread that allocates its own malloc arena (up to 8 per core), and memory freed
 # in one stays mapped: 16 concurrent senders grew the server by 20 MiB; with two arenas, by 10.
-# (Trimming the heap afterwards, malloc_trim, gave nothing more back.) Since workers run the app
+# (Trimming the heap afterwards, malloc_trim, gave nothing more back by itself; it does once the
+# connections that held the memory are closed: POOL_SWEEP_SECONDS.) Since workers run the app
 # in turns (lib/admission.py) they rarely allocate at the same moment, and one arena saved about
 # 1 MiB more than two at the same speed.
 MALLOC_ARENAS = 1
 _M_ARENA_MAX = -8
+# Every this many seconds, pooled database connections that no request took since the last
+# sweep are closed, all but POOL_KEEP (Runtime.close_unused_connections), and the C heap is
+# trimmed if any were: after 16 concurrent senders the pool held 19 SQLite connections, and
+# closing those past 4 and trimming gave back 3 MiB (issue 32).
+POOL_SWEEP_SECONDS = 2
+POOL_KEEP = 4
 
 
 def _libc():
@@ -88,6 +95,15 @@ def limit_malloc_arenas() -> None:
     """Cap glibc's malloc arenas (no effect on other C libraries). Call before threads start."""
     if _LIBC is not None:
         _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
+
+
+def release_unused_memory(runtime: Any) -> int:
+    """Close the pool's unused connections (see POOL_SWEEP_SECONDS) and hand the memory they
+    held back to the operating system (glibc's malloc_trim; elsewhere nothing more)."""
+    closed = runtime.close_unused_connections(POOL_KEEP)
+    if closed and _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
+        _LIBC.malloc_trim(0)
+    return closed
 
 
 class ChatApplianceASGI:
@@ -246,11 +262,13 @@ class Server(uvicorn.Server):
     answers the waiting polls first; the signal that stopped it is not re-raised (the caller
     exits cleanly after saving the queues)."""
 
-    def __init__(self, config, queues, on_started=None):
+    def __init__(self, config, queues, on_started=None, runtime=None):
         super().__init__(config)
         self.queues = queues
         self.on_started = on_started
         self.last_gc = queues.clock.monotonic()
+        self.runtime = runtime
+        self.last_sweep = self.last_gc
 
     async def startup(self, sockets: Any = None) -> None:
         self.queues.attach_loop(asyncio.get_running_loop())
@@ -263,6 +281,9 @@ class Server(uvicorn.Server):
         if now - self.last_gc >= GC_INTERVAL_SECONDS:
             self.last_gc = now
             self.queues.collect_garbage(force=True)
+        if self.runtime is not None and now - self.last_sweep >= POOL_SWEEP_SECONDS:
+            self.last_sweep = now
+            release_unused_memory(self.runtime)
         return await super().on_tick(counter)
 
     async def shutdown(self, sockets: Any = None) -> None:
@@ -297,7 +318,7 @@ def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any =
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
         proxy_headers=False)
     queues = flask_app.extensions[EXTENSION].queues
-    server = Server(config, queues, on_started=on_started)
+    server = Server(config, queues, on_started=on_started, runtime=flask_app.extensions[EXTENSION].runtime)
     # Thousands of waiting polls are thousands of live objects (tasks, futures, connections).
     # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
     # freezing what start-up made and collecting the young generation less often keeps those

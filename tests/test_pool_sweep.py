@@ -1,0 +1,57 @@
+"""After a burst of concurrent requests the database pool holds a connection per worker that
+took part; `serve` closes those no request took for a sweep, all but a few (issue 32: memory
+after load)."""
+
+import threading
+
+from chat_appliance.server.asgi import POOL_KEEP, release_unused_memory
+from chat_appliance.web.context import EXTENSION
+
+from .helpers import ok
+
+
+def burst(db, size):
+    """`size` threads holding a pooled connection at the same moment, then giving it back."""
+    together = threading.Barrier(size)
+
+    def hold():
+        with db.connection_context():
+            db.execute_sql("SELECT 1").fetchall()
+            together.wait(timeout=30)
+
+    threads = [threading.Thread(target=hold) for _ in range(size)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def test_connections_unused_for_a_sweep_are_closed_beyond_the_few_kept(app, org):
+    runtime = app.extensions[EXTENSION].runtime
+    db = runtime.database
+    burst(db, POOL_KEEP + 6)
+    pooled = len(db._connections)
+    assert pooled >= POOL_KEEP + 6
+    # The first sweep only marks: any connection could have been taken just before it.
+    assert release_unused_memory(runtime) == 0
+    # One used meanwhile stays, as do the others up to POOL_KEEP.
+    with db.connection_context():
+        db.execute_sql("SELECT 1").fetchall()
+    assert release_unused_memory(runtime) == pooled - POOL_KEEP
+    assert len(db._connections) == POOL_KEEP
+    # Nothing more to close; requests go on with the connections kept, and new ones as needed.
+    assert release_unused_memory(runtime) == 0
+    ok(org.client(org.hamlet).get("/users/me"))
+    burst(db, POOL_KEEP + 2)
+    ok(org.client(org.hamlet).get("/users/me"))
+
+
+def test_a_steady_load_keeps_its_connections(app, org):
+    runtime = app.extensions[EXTENSION].runtime
+    db = runtime.database
+    burst(db, POOL_KEEP + 3)
+    release_unused_memory(runtime)
+    pooled = len(db._connections)
+    burst(db, POOL_KEEP + 3)  # every connection taken again before the next sweep
+    assert release_unused_memory(runtime) == 0
+    assert len(db._connections) == pooled
