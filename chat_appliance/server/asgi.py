@@ -325,9 +325,14 @@ def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any =
     # walks short. Memory stays bounded: reference counting frees almost everything here.
     # Only the young generations are collected first: a full collection of the 60,000 objects
     # start-up leaves found nothing to free and took 33 ms, a tenth of the start (issue 32).
-    gc.collect(1)
+    # `serve` starts with the collector off (cli/serve.py), as start-up makes no cyclic garbage
+    # worth a walk: then even the young generations hold all of start-up, and are frozen as
+    # they are.
+    if gc.isenabled():
+        gc.collect(1)
     gc.freeze()
     gc.set_threshold(GC_THRESHOLD, 50, 100)
+    gc.enable()
     try:
         server.run()
     finally:
