@@ -6,6 +6,8 @@ under `serve`'s own server, uvicorn and the same loop-to-thread bridge), `serve`
 instance, and `serve` again on the instance just made (a restart on existing data). For each it
 prints the time from launch until GET /api/v1/server_settings answers, the resident memory then
 (idle) and after 100 requests, and the ratios to the baseline.
+With --instance, it also restarts on a copy of that instance (bench_messages.py's, say, with its
+history), so that what grows with the data shows.
 Targets: start on existing data within 1.2x the baseline and idle RSS at most 45 MiB (issue 32).
 The package is compiled to bytecode first, as `pip install` does.
 """
@@ -13,6 +15,7 @@ The package is compiled to bytecode first, as `pip install` does.
 import argparse
 import compileall
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -63,6 +66,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=100, help="requests before reading memory (default 100)")
     parser.add_argument("--rounds", type=int, default=3, help="repetitions; the median is reported (default 3)")
+    parser.add_argument("--instance", help="also restart on a copy of this existing instance folder, e.g. "
+                                           "bench_messages.py's (/tmp/chat-appliance-bench/instance-5000)")
     args = parser.parse_args()
 
     # An installed server starts from bytecode (pip compiles it on install; this checkout may run
@@ -72,7 +77,12 @@ def main():
     compileall.compile_dir(os.path.dirname(chat_appliance.__file__), quiet=1)
 
     results = {"baseline": [], "chat-appliance": [], "chat-appliance restart": []}
+    if args.instance:
+        results["restart, --instance"] = []
     with tempfile.TemporaryDirectory() as tmp:
+        if args.instance:
+            given = os.path.join(tmp, "given")
+            shutil.copytree(args.instance, given, ignore=shutil.ignore_patterns("serve.lock"))
         for round_number in range(args.rounds):
             port = free_port()
             results["baseline"].append(measure([sys.executable, BASELINE_APP, str(port)], port, args.requests))
@@ -85,6 +95,11 @@ def main():
             port = free_port()
             command[command.index("--port") + 1] = str(port)
             results["chat-appliance restart"].append(measure(command, port, args.requests))
+            if args.instance:
+                port = free_port()
+                command[command.index("--port") + 1] = str(port)
+                command[command.index("--instance") + 1] = given
+                results["restart, --instance"].append(measure(command, port, args.requests))
 
     def median(values):
         values = sorted(values)
