@@ -86,8 +86,8 @@ def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     # Python's cyclic garbage collector is off while the server starts: start-up imports and
     # builds tens of thousands of long-lived objects and makes no cyclic garbage, yet the
-    # collector walked them 118 times, about 28 ms of a 300 ms start (issue 32). The server
-    # turns it back on when it starts serving (server/asgi.run), with start-up's objects frozen.
+    # collector ran about 100 times, 13-16 ms of a 230-260 ms start (issue 32). The server turns
+    # it back on when it starts serving (server/asgi.run), with start-up's objects frozen.
     gc.disable()
     try:
         return _serve(args)
