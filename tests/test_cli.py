@@ -76,3 +76,23 @@ def test_every_command_has_help(command):
     """Does every command document itself with --help?"""
     result = run(command, "--help")
     assert result.returncode == 0 and "--instance" in result.stdout
+
+
+def test_a_command_is_parsed_by_its_own_parser_alone_as_by_the_whole_one():
+    """main() builds only the parser of the command asked for (issue 32: start-up): the same
+    arguments come out as from the parser of every command, and a name that is no command still
+    gets the whole parser's error, listing them all."""
+    from chat_appliance.cli.main import build_parser
+
+    whole = build_parser()
+    for words in (["serve", "--instance", "x", "--port", "1234", "--quiet"], ["list-users", "--instance", "y"],
+                  ["init", "--instance", "z", *INIT_ARGS]):
+        assert vars(build_parser(only=words[0]).parse_args(words)) == vars(whole.parse_args(words))
+    alone = build_parser(only="serve")
+    assert list(alone._subparsers._group_actions[0].choices) == ["serve"]
+    assert build_parser(only="no-such-command")._subparsers._group_actions[0].choices.keys() == \
+        whole._subparsers._group_actions[0].choices.keys()
+    result = run("no-such-command")
+    assert result.returncode == 2
+    assert "invalid choice: 'no-such-command'" in result.stderr and "'serve'" in result.stderr
+    assert "'list-users'" in result.stderr
