@@ -2,8 +2,12 @@
 took part; `serve` closes those no request took for a sweep, all but a few (issue 32: memory
 after load)."""
 
+import asyncio
 import threading
 
+import uvicorn
+
+from chat_appliance.server import asgi
 from chat_appliance.server.asgi import POOL_KEEP, release_unused_memory
 from chat_appliance.web.context import EXTENSION
 
@@ -55,3 +59,16 @@ def test_a_steady_load_keeps_its_connections(app, org):
     burst(db, POOL_KEEP + 3)  # every connection taken again before the next sweep
     assert release_unused_memory(runtime) == 0
     assert len(db._connections) == pooled
+
+
+def test_a_failing_sweep_is_logged_and_the_server_loop_goes_on(app, monkeypatch, caplog):
+    state = app.extensions[EXTENSION]
+    server = asgi.Server(uvicorn.Config(app), state.queues, runtime=state.runtime)
+    server.last_sweep -= asgi.POOL_SWEEP_SECONDS
+
+    def broken(keep):
+        raise RuntimeError("the pool broke")
+
+    monkeypatch.setattr(state.runtime, "close_unused_connections", broken)
+    assert asyncio.run(server.on_tick(1)) is False  # not told to exit
+    assert "closing unused database connections failed" in caplog.text

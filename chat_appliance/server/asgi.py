@@ -283,7 +283,10 @@ class Server(uvicorn.Server):
             self.queues.collect_garbage(force=True)
         if self.runtime is not None and now - self.last_sweep >= POOL_SWEEP_SECONDS:
             self.last_sweep = now
-            release_unused_memory(self.runtime)
+            try:
+                release_unused_memory(self.runtime)
+            except Exception:  # housekeeping: a failure must not stop the server's loop
+                log.exception("closing unused database connections failed")
         return await super().on_tick(counter)
 
     async def shutdown(self, sockets: Any = None) -> None:
