@@ -45,7 +45,8 @@ def module_name(path):
 
 
 def imports_of(path):
-    """[(imported module, line, is function-local)] of one source file, relative imports resolved."""
+    """[(imported module, line, is function-local)] of one source file, relative imports resolved;
+    imports for the type checker only (under `if TYPE_CHECKING:`) left out."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     tree = ast.parse(path.read_text())
