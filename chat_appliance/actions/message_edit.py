@@ -22,11 +22,11 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import access_stream_by_id, can_read_stream_history
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
-from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME, flags_to_names, message_audience_ids
+from chat_appliance.lib.messages import flags_to_names, message_audience_ids
 from chat_appliance.lib.serializers import user_topic_event
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
-from chat_appliance.models.messages import TOPIC_INHERIT, TOPIC_UNMUTED
+from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_INHERIT, TOPIC_UNMUTED
 from chat_appliance.lib.rendering import render_message, render_topic_links
 from chat_appliance.actions.alert_words import users_with_alert_word_in
 from chat_appliance.actions.channels import subscriber_ids

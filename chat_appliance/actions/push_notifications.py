@@ -38,7 +38,6 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_service
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.push_service import (
     PushMessage,
     PushService,
@@ -60,7 +59,7 @@ from chat_appliance.models import (
     UserTopic,
     database,
 )
-from chat_appliance.models.messages import TOPIC_FOLLOWED
+from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_FOLLOWED
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from chat_appliance.lib.drafts import user_drafts
 from chat_appliance.lib.linkifiers import realm_linkifiers
 from chat_appliance.lib.message_permissions import realm_message_settings_state
 from chat_appliance.lib.rendering import default_code_block_language
-from chat_appliance.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.playgrounds import realm_playgrounds
@@ -70,7 +69,7 @@ from chat_appliance.models import (
     UserMessage,
     UserProfile,
 )
-from chat_appliance.models.messages import TOPIC_MUTED
+from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_MUTED
 from chat_appliance.models.scheduled import REMINDER
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ import json
 from peewee import fn
 
 from chat_appliance.db import runtime
-# Re-exported: the views and actions that shape topics read it here.
 from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile)
