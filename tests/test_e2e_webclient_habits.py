@@ -441,6 +441,42 @@ def test_muted_topic_and_channel_leave_the_counts(pages, site):
     assert not site.api("GET", "users/me/subscriptions", auth=site.carol[1])["subscriptions"][1]["is_muted"]
 
 
+def test_topic_buttons_reach_the_server_in_the_order_clicked(pages, site):
+    """Unmute topic, then Follow topic at once: while the first request is still unanswered, does
+    the second wait for it, so that the topic ends followed (sent together, the unmute could land
+    last and undo the follow)?"""
+    carol = quiet_page(pages, site, CAROL)
+    post(site, site.bob[1], "design", "order", "first")
+    carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/order")
+    carol.get_by_role("button", name="Mute topic").click()
+    expect(carol.get_by_role("button", name="Unmute topic")).to_be_visible()
+    held = []
+
+    def hold_the_first(route):
+        if held:
+            route.continue_()
+        else:
+            held.append(route)  # the unmute, not yet sent on to the server
+
+    carol.route("**/json/user_topics", hold_the_first)
+    carol.get_by_role("button", name="Unmute topic").click()
+    carol.get_by_role("button", name="Follow topic").click()
+    carol.wait_for_timeout(300)
+    assert len(held) == 1  # the follow waits for the unmute's answer
+    held[0].continue_()
+    expect(carol.get_by_role("button", name="Unfollow topic")).to_be_visible()
+    carol.unroute("**/json/user_topics")
+
+    def order_policy():
+        policies = site.api("GET", "user_topics", auth=site.carol[1])["user_topics"]
+        return [p["visibility_policy"] for p in policies if p["topic_name"] == "order"]
+
+    deadline = time.monotonic() + 10
+    while order_policy() != [3] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert order_policy() == [3]
+
+
 def test_recent_conversations_with_filters(pages, site):
     """Does Recent conversations list each conversation (channel, topic, participants, time,
     unread count), newest first, with the Unread, Direct messages and text filters working, and

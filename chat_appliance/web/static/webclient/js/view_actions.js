@@ -5,12 +5,20 @@ import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { clear, h, toast } from "./util.js";
 
-const call = (fn) => async () => {
-  try {
-    await fn();
-  } catch (error) {
-    toast(error.message, "error");
-  }
+// The buttons' requests reach the server in the order they were clicked: each waits for the one
+// before. Sent at once, two quick clicks (Unmute topic, then Follow topic) raced, and when the
+// first landed last it undid the second.
+let previous = Promise.resolve();
+
+const call = (fn) => () => {
+  previous = previous.then(async () => {
+    try {
+      await fn();
+    } catch (error) {
+      toast(error.message, "error");
+    }
+  });
+  return previous;
 };
 
 export const markAllAsRead = call(() => api.post("mark_all_as_read"));
