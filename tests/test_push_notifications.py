@@ -139,6 +139,21 @@ def test_not_configured(org, path, params):
     assert tokens() == []
 
 
+def test_not_configured_wakes_no_worker(app, org):
+    """Without registration, do messages and read flags leave the push worker unstarted (each
+    send used to wake it, only for it to find push was off), and does registering while the
+    server runs start it at the next message?"""
+    othello, hamlet = org.client(org.othello), org.client(org.hamlet)
+    message_id = ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="hi"))["id"]
+    ok(othello.post("messages", type="stream", to="Denmark", topic="t", content="hi"))
+    ok(hamlet.post("messages/flags", messages=json.dumps([message_id]), op="add", flag="read"))
+    assert notifier(app)._thread is None
+    app.config.update(PUSH_NOTIFICATION_BOUNCER_URL="http://127.0.0.1:9", ZULIP_ORG_ID=str(uuid.uuid4()),
+                      ZULIP_ORG_KEY="k" * 64, PUSH_NOTIFICATION_TIMEOUT_SECONDS=0.5)
+    ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="again"))
+    assert notifier(app)._thread is not None
+
+
 def test_device_registration_forwarded(org, push_configured):
     """Are FCM and APNs tokens forwarded to push/register as Zulip sends them (token_kind 2 or 1,
     user_id, user_uuid, realm_uuid, ios_app_id for APNs), kept here, and removed at both ends?"""

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import write_transaction
-from chat_appliance.lib import push_service
+from chat_appliance.lib import push_credentials, push_service
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group
 from chat_appliance.lib.push_service import (
@@ -286,8 +286,12 @@ class PushNotifier:
 
     def __call__(self, event: Mapping[str, Any], user_ids: list[int]) -> None:
         """Bus listener: note the event for the worker; no per-recipient work here (a channel's
-        members are many, and most have no device)."""
+        members are many, and most have no device). Nothing at all while push is not configured
+        (the usual case): waking the worker for each message, only for it to find that out, cost
+        every send a thread hand-over."""
         kind = event.get("type")
+        if kind not in ("message", "update_message_flags") or push_credentials.configured(self.config) is None:
+            return
         if kind == "message":
             self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
         elif kind == "update_message_flags" and event.get("flag") == "read" and event.get("op") == "add":
