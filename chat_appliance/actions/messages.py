@@ -53,6 +53,7 @@ WILDCARD_MENTION_THRESHOLD = 15
 
 # automatically_follow_topics_policy / automatically_unmute_topics_in_muted_streams_policy values.
 AUTO_ON_PARTICIPATION, AUTO_ON_SEND, AUTO_ON_INITIATION, AUTO_NEVER = 1, 2, 3, 4
+AUTOMATIC_POLICIES = (AUTO_ON_PARTICIPATION, AUTO_ON_SEND, AUTO_ON_INITIATION)
 
 # Clients whose messages are typed by a person, so they start read for their sender
 # (Zulip's heuristic when read_by_sender is omitted); integrations using a user's key do not.
@@ -232,25 +233,28 @@ def recipient_flags(rendered: RenderResult, recipient_ids: set[int], *, sender_i
     return flags
 
 
-def topic_visibility(user: UserProfile, stream: Stream, topic_key: str) -> int:
-    """The user's visibility policy for a topic (TOPIC_INHERIT when none is set)."""
-    rows = query_rows('SELECT "visibility_policy" FROM "user_topic" WHERE "user_profile_id" = {p}'
-                      ' AND "stream_id" = {p} AND "topic_key" = {p}', user.id, stream.id, topic_key)
-    return rows[0][0] if rows else TOPIC_INHERIT
+def automatic_policy_after_send(sender: UserProfile, stream: Stream, topic_key: str) -> int | None:
+    """The policy the sender's automatic follow/unmute settings give the topic, if it changes.
 
-
-def automatic_policy_after_send(sender: UserProfile, stream: Stream, topic: str, topic_key: str,
-                                topic_is_new: bool) -> int | None:
-    """The policy the sender's automatic follow/unmute settings give the topic, if it changes."""
-    current = topic_visibility(sender, stream, topic_key)
+    What it depends on (whether the topic is new, the sender's policy for it, whether the
+    channel is muted for them) is read in one statement: each statement a send makes lets other
+    threads take the interpreter."""
     follow = user_setting(sender, "automatically_follow_topics_policy")
+    unmute = user_setting(sender, "automatically_unmute_topics_in_muted_streams_policy")
+    if follow not in AUTOMATIC_POLICIES and unmute not in AUTOMATIC_POLICIES:
+        return None
+    ((topic_exists, current, muted),) = query_rows(
+        'SELECT (SELECT 1 FROM "message" WHERE "recipient_id" = {p} AND "topic_key" = {p} LIMIT 1),'
+        ' (SELECT "visibility_policy" FROM "user_topic" WHERE "user_profile_id" = {p} AND "stream_id" = {p}'
+        ' AND "topic_key" = {p} LIMIT 1),'
+        ' (SELECT "is_muted" FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p} LIMIT 1)',
+        stream.recipient_id, topic_key, sender.id, stream.id, topic_key, sender.id, stream.id)
+    topic_is_new = not topic_exists
+    current = TOPIC_INHERIT if current is None else current
     if current != TOPIC_FOLLOWED and (follow in (AUTO_ON_PARTICIPATION, AUTO_ON_SEND)
                                       or (follow == AUTO_ON_INITIATION and topic_is_new)):
         return TOPIC_FOLLOWED
-    unmute = user_setting(sender, "automatically_unmute_topics_in_muted_streams_policy")
-    muted = query_rows('SELECT "is_muted" FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}',
-                       sender.id, stream.id)
-    if (muted and muted[0][0] and current in (TOPIC_INHERIT, TOPIC_MUTED)
+    if (muted and current in (TOPIC_INHERIT, TOPIC_MUTED)
             and (unmute in (AUTO_ON_PARTICIPATION, AUTO_ON_SEND)
                  or (unmute == AUTO_ON_INITIATION and topic_is_new))):
         return TOPIC_UNMUTED
@@ -310,9 +314,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
         check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
         if sender.id in recipient_ids:
-            topic_is_new = not query_rows('SELECT 1 FROM "message" WHERE "recipient_id" = {p} AND "topic_key" = {p}'
-                                          ' LIMIT 1', stream.recipient_id, topic_key)
-            automatic_policy = automatic_policy_after_send(sender, stream, topic, topic_key, topic_is_new)
+            automatic_policy = automatic_policy_after_send(sender, stream, topic_key)
     # The sender always keeps a copy of what they sent, even in a channel they are not in.
     recipient_ids.add(sender.id)
     flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
