@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import functools
 import hashlib
 from datetime import datetime, timezone
 
@@ -27,8 +28,10 @@ def isoformat(timestamp: int) -> str:
     return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat()
 
 
+@functools.lru_cache(maxsize=4096)
 def gravatar_url(email: str, avatar_version: int) -> str:
-    """The third-party avatar URL Zulip computes for users without an uploaded avatar."""
+    """The third-party avatar URL Zulip computes for users without an uploaded avatar. Kept per
+    (email, version): every message event and fetched message asks for its sender's."""
     digest = hashlib.md5(email.strip().lower().encode()).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={avatar_version}"
 
