@@ -30,8 +30,14 @@ log = logging.getLogger(__name__)
 # After a commit, wait this long for more commits before checkpointing: a burst of sends shares
 # one checkpoint.
 DELAY_SECONDS = 0.05
-# Past this many pages in the log, finish the checkpoint between two write transactions.
-RESTART_AFTER_PAGES = 4000
+# Past this many pages in the log, finish the checkpoint between two write transactions. Each
+# such finish holds the writers off for 3-4 ms, and the write after it starts the log afresh,
+# which syncs the log's new header inside that write's COMMIT. At 4,000 pages (16 MiB) a single
+# client sending to a 50-subscriber channel (about 135 pages a send) paid that every 30 sends;
+# at 16,000 (64 MiB, reached only under sustained writes: a checkpoint that catches up during
+# any pause lets the next write start the log afresh anyway) every 120, and a send took 4-9%
+# less time in process (BENCHMARKS.md, "Ninth round").
+RESTART_AFTER_PAGES = 16000
 
 
 class Checkpointer:
