@@ -139,7 +139,7 @@ def test_not_configured(org, path, params):
     assert tokens() == []
 
 
-def test_not_configured_wakes_no_worker(app, org):
+def test_not_configured_wakes_no_worker(app, org, push_service):
     """Without registration, do messages and read flags leave the push worker unstarted (each
     send used to wake it, only for it to find push was off), and does registering while the
     server runs start it at the next message?"""
@@ -148,8 +148,8 @@ def test_not_configured_wakes_no_worker(app, org):
     ok(othello.post("messages", type="stream", to="Denmark", topic="t", content="hi"))
     ok(hamlet.post("messages/flags", messages=json.dumps([message_id]), op="add", flag="read"))
     assert notifier(app)._thread is None
-    app.config.update(PUSH_NOTIFICATION_BOUNCER_URL="http://127.0.0.1:9", ZULIP_ORG_ID=str(uuid.uuid4()),
-                      ZULIP_ORG_KEY="k" * 64, PUSH_NOTIFICATION_TIMEOUT_SECONDS=0.5)
+    org_id, key = push_service.register_server()
+    app.config.update(ZULIP_SERVICES_URL=push_service.url, ZULIP_ORG_ID=org_id, ZULIP_ORG_KEY=key)
     ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="again"))
     assert notifier(app)._thread is not None
 
