@@ -46,6 +46,33 @@ def send(page, text):
     expect(box).to_have_value("")
 
 
+def test_a_message_arriving_while_a_view_loads_is_shown(pages, site):
+    """A view's messages are fetched when it opens. If a message of that view arrives (its event)
+    while the fetch is still under way, and the fetch's answer was made before the message
+    existed, is the message shown once the view has loaded, not lost until a reload?"""
+    alice = pages(ALICE)
+    expect(channel_link(alice, "design")).to_be_visible()
+    held = []
+
+    def hold_the_fetch(route):
+        if route.request.method != "GET":
+            route.continue_()
+            return
+        held.append((route, route.fetch()))  # the server's answer, from before the message
+
+    alice.route("**/json/messages?**", hold_the_fetch)
+    channel_link(alice, "design").click()
+    alice.wait_for_function("() => document.querySelector('.loading') !== null")
+    with alice.expect_response(lambda r: "/json/events" in r.url and r.request.method == "GET"):
+        site.api("POST", "messages", auth=site.bob[1], type="stream", to="design", topic="mid-load",
+                 content="Sent while the view was loading")
+    assert len(held) == 1
+    route, response = held[0]
+    route.fulfill(response=response)
+    alice.unroute("**/json/messages?**")
+    expect(alice.get_by_role("article").filter(has_text="Sent while the view was loading")).to_have_count(1)
+
+
 def test_two_people_chat_without_reload(pages, site):
     """Do two people sign in, see one link per subscribed channel in the Channels navigation, and
     does a message one sends in a channel appear for the other without a reload?"""

@@ -24,6 +24,9 @@ let foundOldest = false;
 let foundNewest = false;
 let loadingOlder = false;
 let generation = 0;
+// Messages of the view that arrived (their events) while its opening fetch was under way: that
+// fetch's answer may have been made before they existed. Null when no opening fetch is pending.
+let arrivedWhileOpening = null;
 let selectedId = null;
 let feedEl;
 let listEl;
@@ -80,18 +83,33 @@ export async function openView(newView, prefetched = null) {
   foundOldest = foundNewest = false;
   clear(listEl, h("div.loading", "Loading messages\u2026"));
   const near = nearId(view);
+  const arrived = (arrivedWhileOpening = []);
   let data;
   try {
     data = await (prefetched || api.get("messages", openingParams(view)));
   } catch (error) {
-    if (mine === generation) clear(listEl, h("div.empty", `Could not load messages: ${error.message}`));
+    if (mine === generation) {
+      arrivedWhileOpening = null;
+      clear(listEl, h("div.empty", `Could not load messages: ${error.message}`));
+    }
     return;
   }
   if (mine !== generation) return;
+  arrivedWhileOpening = null;
   foundOldest = data.found_oldest;
   foundNewest = data.found_newest;
   messages = data.messages;
   for (const message of messages) byId.set(message.id, message);
+  if (foundNewest) {
+    // The answer reaches the newest message: what arrived meanwhile and is not in it is newer.
+    for (const message of arrived) {
+      if (!byId.has(message.id)) {
+        messages.push(message);
+        byId.set(message.id, message);
+      }
+    }
+    messages.sort((a, b) => a.id - b.id);
+  }
   lo = 0;
   hi = messages.length;
   renderAll();
@@ -480,6 +498,7 @@ export async function catchUp(maxMessageId) {
 export function closeView() {
   view = { kind: "inbox", ops: [] };
   generation += 1;
+  arrivedWhileOpening = null;
   messages = [];
   byId.clear();
   lo = hi = 0;
@@ -563,6 +582,10 @@ export function dropEcho(localId) {
 
 export function addMessage(message, localId = null) {
   if (localId !== null) dropEcho(localId);
+  if (arrivedWhileOpening !== null && matches(view, message)) {
+    arrivedWhileOpening.push(message);
+    return false;
+  }
   if (!foundNewest || !matches(view, message) || byId.has(message.id)) return false;
   const mineSent = message.sender_id === model.myId;
   const atEnd = hi === messages.length;
