@@ -309,6 +309,44 @@ def test_a_2000_message_channel_scrolls_back_light_and_fast(pages, site):
     assert alice.evaluate('document.getElementsByTagName("*").length') < 20_000
 
 
+def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
+    """A channel opened at its first unread message holds only part of what follows; scrolling
+    down fetches the rest. If a message arrives (its event) while that fetch is under way, and
+    the fetch's answer was made before the message existed, is the message shown after it?"""
+    site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "backlog"}])
+    site.api("POST", "users/me/subscriptions", auth=site.bob[1], subscriptions=[{"name": "backlog"}])
+    seed(site, site.bob[1], "backlog", 90)  # unread for Alice: she opens at the first of them
+    alice = pages(ALICE)
+    held = []
+
+    def hold_the_newer(route):
+        url = route.request.url
+        if route.request.method == "GET" and "num_before=0" in url and "include_anchor=false" in url:
+            held.append((route, route.fetch()))  # the server's answer, from before the message
+        else:
+            route.continue_()
+
+    alice.route("**/json/messages?**", hold_the_newer)
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('backlog')}-backlog")
+    expect(alice.get_by_role("article").first).to_be_visible()
+    alice.evaluate("""() => {
+        const feed = document.querySelector(".feed");
+        feed.scrollTop = feed.scrollHeight;
+        feed.dispatchEvent(new Event("scroll"));
+    }""")
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        alice.wait_for_timeout(50)
+    assert len(held) == 1
+    with alice.expect_response(lambda r: "/json/events" in r.url and r.request.method == "GET"):
+        site.api("POST", "messages", auth=site.bob[1], type="stream", to="backlog", topic="late",
+                 content="Arrived while newer messages loaded")
+    route, response = held[0]
+    route.fulfill(response=response)
+    alice.unroute("**/json/messages?**")
+    expect(alice.get_by_role("article").filter(has_text="Arrived while newer messages loaded")).to_have_count(1)
+
+
 def unread_total(page):
     link = views(page).get_by_role("link", name=re.compile("^Inbox"))
     match = re.search(r"(\d+)", link.inner_text())

@@ -24,9 +24,10 @@ let foundOldest = false;
 let foundNewest = false;
 let loadingOlder = false;
 let generation = 0;
-// Messages of the view that arrived (their events) while its opening fetch was under way: that
-// fetch's answer may have been made before they existed. Null when no opening fetch is pending.
-let arrivedWhileOpening = null;
+// Messages of the view that arrived (their events) while a fetch that may reach its newest
+// message was under way (opening it, or loading newer messages): the fetch's answer may have
+// been made before they existed. Null when no such fetch is pending.
+let arrivedWhileFetching = null;
 let selectedId = null;
 let feedEl;
 let listEl;
@@ -83,33 +84,24 @@ export async function openView(newView, prefetched = null) {
   foundOldest = foundNewest = false;
   clear(listEl, h("div.loading", "Loading messages\u2026"));
   const near = nearId(view);
-  const arrived = (arrivedWhileOpening = []);
+  const arrived = (arrivedWhileFetching = []);
   let data;
   try {
     data = await (prefetched || api.get("messages", openingParams(view)));
   } catch (error) {
     if (mine === generation) {
-      arrivedWhileOpening = null;
+      arrivedWhileFetching = null;
       clear(listEl, h("div.empty", `Could not load messages: ${error.message}`));
     }
     return;
   }
   if (mine !== generation) return;
-  arrivedWhileOpening = null;
+  arrivedWhileFetching = null;
   foundOldest = data.found_oldest;
   foundNewest = data.found_newest;
   messages = data.messages;
   for (const message of messages) byId.set(message.id, message);
-  if (foundNewest) {
-    // The answer reaches the newest message: what arrived meanwhile and is not in it is newer.
-    for (const message of arrived) {
-      if (!byId.has(message.id)) {
-        messages.push(message);
-        byId.set(message.id, message);
-      }
-    }
-    messages.sort((a, b) => a.id - b.id);
-  }
+  if (foundNewest) messages = withArrived(messages, arrived);
   lo = 0;
   hi = messages.length;
   renderAll();
@@ -118,6 +110,15 @@ export async function openView(newView, prefetched = null) {
   else if (firstUnread) scrollToMessage(firstUnread.id, "start");
   else feedEl.scrollTop = feedEl.scrollHeight;
   select(near && byId.has(near) ? near : firstUnread ? firstUnread.id : messages.length ? messages[messages.length - 1].id : null, false);
+}
+
+// `list` (fetched, reaching the view's newest message) with the messages that arrived while it
+// was fetched and are not in it: they are newer. In id order; each noted in byId.
+function withArrived(list, arrived) {
+  const added = arrived.filter((message) => !byId.has(message.id));
+  if (!added.length) return list;
+  for (const message of added) byId.set(message.id, message);
+  return [...list, ...added].sort((a, b) => a.id - b.id);
 }
 
 // Redraw the window messages[lo..hi) (only when its contents changed wholesale: a move, a deletion).
@@ -450,15 +451,18 @@ async function loadNewer() {
   if (foundNewest) return;
   loadingOlder = true;
   const mine = generation;
+  const arrived = (arrivedWhileFetching = []);
   try {
     const data = await api.get("messages", {
       anchor: String(messages[messages.length - 1].id), num_before: 0, num_after: fetched++ ? FETCH : PAGE, include_anchor: false,
       narrow: apiNarrow(view), apply_markdown: true, client_gravatar: true,
     });
     if (mine !== generation) return;
+    arrivedWhileFetching = null;
     foundNewest = data.found_newest;
-    const newer = data.messages.filter((m) => !byId.has(m.id));
+    let newer = data.messages.filter((m) => !byId.has(m.id));
     for (const m of newer) byId.set(m.id, m);
+    if (foundNewest) newer = withArrived(newer, arrived);
     if (newer.length) {
       messages = [...messages, ...newer];
       keepPosition(() => {
@@ -467,6 +471,7 @@ async function loadNewer() {
       });
     }
   } catch (error) {
+    if (mine === generation) arrivedWhileFetching = null;
     toast(`Could not load newer messages: ${error.message}`, "error");
   } finally {
     loadingOlder = false;
@@ -498,7 +503,7 @@ export async function catchUp(maxMessageId) {
 export function closeView() {
   view = { kind: "inbox", ops: [] };
   generation += 1;
-  arrivedWhileOpening = null;
+  arrivedWhileFetching = null;
   messages = [];
   byId.clear();
   lo = hi = 0;
@@ -582,8 +587,8 @@ export function dropEcho(localId) {
 
 export function addMessage(message, localId = null) {
   if (localId !== null) dropEcho(localId);
-  if (arrivedWhileOpening !== null && matches(view, message)) {
-    arrivedWhileOpening.push(message);
+  if (arrivedWhileFetching !== null && matches(view, message)) {
+    arrivedWhileFetching.push(message);
     return false;
   }
   if (!foundNewest || !matches(view, message) || byId.has(message.id)) return false;
