@@ -126,6 +126,34 @@ def pages(browser, site):
         assert dialogs == [], dialogs
 
 
+def until_delivered(page, text, action, timeout=10):
+    """Run `action`, then wait until the page's event poll has brought an event whose text holds
+    `text`: other events (the page's own read flags, say) may answer a poll first."""
+    import time
+
+    polls = []
+
+    def note(response):
+        if "/json/events" in response.url and response.request.method == "GET":
+            polls.append(response)
+
+    page.on("response", note)
+    try:
+        action()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for response in polls:
+                try:
+                    if text in response.text():
+                        return
+                except Exception:  # a poll cut short carries no body
+                    continue
+            page.wait_for_timeout(50)
+        raise AssertionError(f"no event with {text!r} reached the page within {timeout} s")
+    finally:
+        page.remove_listener("response", note)
+
+
 def shot(page, name):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))

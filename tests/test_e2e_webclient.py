@@ -14,7 +14,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in  # noqa: E402,F401 (fixtures)
+from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, until_delivered  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
@@ -63,9 +63,9 @@ def test_a_message_arriving_while_a_view_loads_is_shown(pages, site):
     alice.route("**/json/messages?**", hold_the_fetch)
     channel_link(alice, "design").click()
     alice.wait_for_function("() => document.querySelector('.loading') !== null")
-    with alice.expect_response(lambda r: "/json/events" in r.url and r.request.method == "GET"):
-        site.api("POST", "messages", auth=site.bob[1], type="stream", to="design", topic="mid-load",
-                 content="Sent while the view was loading")
+    until_delivered(alice, "Sent while the view was loading", lambda: site.api(
+        "POST", "messages", auth=site.bob[1], type="stream", to="design", topic="mid-load",
+        content="Sent while the view was loading"))
     assert len(held) == 1
     route, response = held[0]
     route.fulfill(response=response)

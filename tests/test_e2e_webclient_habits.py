@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PHONE, Site, browser, pages, shot  # noqa: E402,F401 (fixtures)
+from .browser import PHONE, Site, browser, pages, shot, until_delivered  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -338,9 +338,9 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
     while not held and time.monotonic() < deadline:
         alice.wait_for_timeout(50)
     assert len(held) == 1
-    with alice.expect_response(lambda r: "/json/events" in r.url and r.request.method == "GET"):
-        site.api("POST", "messages", auth=site.bob[1], type="stream", to="backlog", topic="late",
-                 content="Arrived while newer messages loaded")
+    until_delivered(alice, "Arrived while newer messages loaded", lambda: site.api(
+        "POST", "messages", auth=site.bob[1], type="stream", to="backlog", topic="late",
+        content="Arrived while newer messages loaded"))
     route, response = held[0]
     route.fulfill(response=response)
     alice.unroute("**/json/messages?**")
