@@ -52,21 +52,26 @@ def test_a_message_arriving_while_a_view_loads_is_shown(pages, site):
     existed, is the message shown once the view has loaded, not lost until a reload?"""
     alice = pages(ALICE)
     expect(channel_link(alice, "design")).to_be_visible()
-    held = []
+    held, taken = [], []
 
     def hold_the_fetch(route):
-        if route.request.method != "GET":
+        if route.request.method != "GET" or taken:  # only the view's opening fetch
             route.continue_()
             return
+        taken.append(route)
         held.append((route, route.fetch()))  # the server's answer, from before the message
 
     alice.route("**/json/messages?**", hold_the_fetch)
     channel_link(alice, "design").click()
-    alice.wait_for_function("() => document.querySelector('.loading') !== null")
+    # Until the held answer has come from the server: Playwright runs the handler while this
+    # thread waits on the page.
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        alice.wait_for_timeout(50)
+    assert len(held) == 1
     until_delivered(alice, "Sent while the view was loading", lambda: site.api(
         "POST", "messages", auth=site.bob[1], type="stream", to="design", topic="mid-load",
         content="Sent while the view was loading"))
-    assert len(held) == 1
     route, response = held[0]
     route.fulfill(response=response)
     alice.unroute("**/json/messages?**")
