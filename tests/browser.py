@@ -154,6 +154,37 @@ def until_delivered(page, text, action, timeout=10):
         page.remove_listener("response", note)
 
 
+def arrives_while_fetching(page, pattern, wanted, start, text, post, timeout=10):
+    """Hold the answer to the first request to `pattern` for which `wanted(request)` holds, once
+    `start()` has made the page send it and the server has answered (so the answer predates what
+    follows); then `post()` a message holding `text`, wait until its event reaches the page, and
+    only then let the held answer through. Other requests to `pattern` pass."""
+    import time
+
+    held, taken = [], []
+
+    def hold(route):
+        if taken or not wanted(route.request):
+            route.continue_()
+            return
+        taken.append(route)
+        held.append((route, route.fetch()))
+
+    page.route(pattern, hold)
+    try:
+        start()
+        # Playwright runs the handler only while this thread waits on the page.
+        deadline = time.monotonic() + timeout
+        while not held and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert len(held) == 1, "the page sent no request to hold"
+        until_delivered(page, text, post, timeout)
+        route, response = held[0]
+        route.fulfill(response=response)
+    finally:
+        page.unroute(pattern)
+
+
 def shot(page, name):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))

@@ -14,7 +14,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, until_delivered  # noqa: E402,F401 (fixtures)
+from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, arrives_while_fetching  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
@@ -52,30 +52,13 @@ def test_a_message_arriving_while_a_view_loads_is_shown(pages, site):
     existed, is the message shown once the view has loaded, not lost until a reload?"""
     alice = pages(ALICE)
     expect(channel_link(alice, "design")).to_be_visible()
-    held, taken = [], []
-
-    def hold_the_fetch(route):
-        if route.request.method != "GET" or taken:  # only the view's opening fetch
-            route.continue_()
-            return
-        taken.append(route)
-        held.append((route, route.fetch()))  # the server's answer, from before the message
-
-    alice.route("**/json/messages?**", hold_the_fetch)
-    channel_link(alice, "design").click()
-    # Until the held answer has come from the server: Playwright runs the handler while this
-    # thread waits on the page.
-    deadline = time.monotonic() + 10
-    while not held and time.monotonic() < deadline:
-        alice.wait_for_timeout(50)
-    assert len(held) == 1
-    until_delivered(alice, "Sent while the view was loading", lambda: site.api(
-        "POST", "messages", auth=site.bob[1], type="stream", to="design", topic="mid-load",
-        content="Sent while the view was loading"))
-    route, response = held[0]
-    route.fulfill(response=response)
-    alice.unroute("**/json/messages?**")
-    expect(alice.get_by_role("article").filter(has_text="Sent while the view was loading")).to_have_count(1)
+    text = "Sent while the view was loading"
+    arrives_while_fetching(
+        alice, "**/json/messages?**", lambda request: request.method == "GET",
+        start=lambda: channel_link(alice, "design").click(), text=text,
+        post=lambda: site.api("POST", "messages", auth=site.bob[1], type="stream", to="design",
+                              topic="mid-load", content=text))
+    expect(alice.get_by_role("article").filter(has_text=text)).to_have_count(1)
 
 
 def test_two_people_chat_without_reload(pages, site):

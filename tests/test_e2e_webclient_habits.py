@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PHONE, Site, browser, pages, shot, until_delivered  # noqa: E402,F401 (fixtures)
+from .browser import PHONE, Site, browser, pages, shot, arrives_while_fetching  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -317,34 +317,20 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
     site.api("POST", "users/me/subscriptions", auth=site.bob[1], subscriptions=[{"name": "backlog"}])
     seed(site, site.bob[1], "backlog", 90)  # unread for Alice: she opens at the first of them
     alice = pages(ALICE)
-    held = []
-
-    def hold_the_newer(route):
-        url = route.request.url
-        if route.request.method == "GET" and "num_before=0" in url and "include_anchor=false" in url:
-            held.append((route, route.fetch()))  # the server's answer, from before the message
-        else:
-            route.continue_()
-
-    alice.route("**/json/messages?**", hold_the_newer)
     alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('backlog')}-backlog")
     expect(alice.get_by_role("article").first).to_be_visible()
-    alice.evaluate("""() => {
-        const feed = document.querySelector(".feed");
-        feed.scrollTop = feed.scrollHeight;
-        feed.dispatchEvent(new Event("scroll"));
-    }""")
-    deadline = time.monotonic() + 10
-    while not held and time.monotonic() < deadline:
-        alice.wait_for_timeout(50)
-    assert len(held) == 1
-    until_delivered(alice, "Arrived while newer messages loaded", lambda: site.api(
-        "POST", "messages", auth=site.bob[1], type="stream", to="backlog", topic="late",
-        content="Arrived while newer messages loaded"))
-    route, response = held[0]
-    route.fulfill(response=response)
-    alice.unroute("**/json/messages?**")
-    expect(alice.get_by_role("article").filter(has_text="Arrived while newer messages loaded")).to_have_count(1)
+    text = "Arrived while newer messages loaded"
+    arrives_while_fetching(
+        alice, "**/json/messages?**",
+        lambda request: request.method == "GET" and "num_before=0" in request.url and "include_anchor=false" in request.url,
+        start=lambda: alice.evaluate("""() => {
+            const feed = document.querySelector(".feed");
+            feed.scrollTop = feed.scrollHeight;
+            feed.dispatchEvent(new Event("scroll"));
+        }"""), text=text,
+        post=lambda: site.api("POST", "messages", auth=site.bob[1], type="stream", to="backlog",
+                              topic="late", content=text))
+    expect(alice.get_by_role("article").filter(has_text=text)).to_have_count(1)
 
 
 def unread_total(page):
