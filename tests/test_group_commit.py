@@ -261,3 +261,115 @@ def test_the_write_ahead_log_starts_afresh_under_steady_writes(app, table):
     # The log file never shrinks: its size is the most the log ever held.
     most_pages = log_pages()
     assert most_pages < written // 2, (most_pages, written)
+
+
+# --- held answers: deferrable writes of a worker that allows them ------------------------------
+
+class DeferringWorker(threading.Thread):
+    """A thread that runs `requests` (callables) as the WSGI bridge runs requests under turns:
+    each allowed to leave a deferrable write uncommitted. Records, per request, its debt; the
+    test settles them."""
+
+    def __init__(self, *requests):
+        super().__init__(daemon=True)
+        self.requests, self.debts, self.error = requests, [], None
+
+    def run(self):
+        from chat_appliance.db.admission import turns
+
+        try:
+            with database.connection_context():
+                for request in self.requests:
+                    turns.allow_deferred_commits(True)
+                    try:
+                        request()
+                        self.debts.append(turns.debt())
+                    finally:
+                        turns.allow_deferred_commits(False)
+        except Exception as error:  # noqa: BLE001 - recorded for the test to check
+            self.error = error
+
+
+def deferred_insert(label, log, sql=None):
+    """A request that writes `label` in a deferrable transaction, with an on_commit inside the
+    transaction and one after it (as check_send_message publishes its event)."""
+
+    def request():
+        with write_transaction(deferrable=True):
+            database.execute_sql("INSERT INTO scratch (writer) VALUES (?)", (label,))
+            if sql:
+                database.execute_sql(sql)
+            on_commit(lambda: log.append(f"{label} inside"))
+        on_commit(lambda: log.append(f"{label} after"))
+    return request
+
+
+def hold(debt, log, label):
+    debt.hold(lambda: log.append(f"{label} answered"), lambda: log.append(f"{label} failed"))
+
+
+def test_deferred_writes_share_a_commit_and_their_answers_wait_for_it(table):
+    """Do two requests whose deferrable writes a worker runs one after the other end without
+    committing, join one transaction, and hold their answers and their events until one
+    settle commits both, events first, in order?"""
+    committed, group = table
+    log = []
+    worker = DeferringWorker(deferred_insert("a", log), deferred_insert("b", log))
+    worker.start()
+    worker.join(10)
+    assert worker.error is None
+    first, second = worker.debts
+    assert first is not None and second is not None and first.batch is second.batch
+    hold(first, log, "a"), hold(second, log, "b")
+    assert committed() == [] and log == []  # nothing durable yet, so nothing said
+    second.settle()
+    assert committed() == ["a", "b"]
+    assert log == ["a inside", "a after", "b inside", "b after", "a answered", "b answered"]
+    first.settle()  # already committed: nothing more happens
+    assert committed() == ["a", "b"] and len(log) == 6
+
+
+def test_a_held_answer_becomes_an_error_when_its_commit_fails(table):
+    """When the COMMIT of deferred writes fails (a deferred foreign key broken), do the held
+    answers get their failure, with nothing committed and no event, and does the next write
+    work?"""
+    committed, _group = table
+    log = []
+    worker = DeferringWorker(deferred_insert("a", log),
+                             deferred_insert("b", log, sql="INSERT INTO deferred_child (parent) VALUES (999999)"))
+    worker.start()
+    worker.join(10)
+    first, second = worker.debts
+    hold(first, log, "a"), hold(second, log, "b")
+    second.settle()
+    assert committed() == [] and log == ["a failed", "b failed"]
+    hold(first, log, "late")  # held after the end: told at once
+    assert log[-1] == "late failed"
+    after = Writer("after", log=log)
+    after.release.set()
+    after.start()
+    after.join(10)
+    assert after.returned and committed() == ["after"]
+
+
+def test_a_writer_that_cannot_defer_commits_what_was_deferred(table):
+    """Does an ordinary write transaction that finds deferred writes open continue their
+    transaction and commit it with its own, releasing their held answers; and does a
+    deferrable write outside a deferring worker commit at once?"""
+    committed, _group = table
+    log = []
+    worker = DeferringWorker(deferred_insert("deferred", log))
+    worker.start()
+    worker.join(10)
+    (debt,) = worker.debts
+    hold(debt, log, "deferred")
+    plain = Writer("plain", log=log)
+    plain.release.set()
+    plain.start()
+    plain.join(10)
+    assert plain.returned and committed() == ["deferred", "plain"]
+    assert log == ["deferred inside", "deferred after", "plain", "deferred answered"]
+    with database.connection_context():
+        deferred_insert("not deferring", log)()
+    assert committed() == ["deferred", "not deferring", "plain"]
+

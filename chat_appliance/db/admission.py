@@ -24,6 +24,10 @@ a thread per request and then waiting for the turn cost more than a trivial requ
 holder stops and gives the turn up when another thread waits for it (`waiters`), so that a late
 request's own worker is never passed over.
 
+A worker waiting for the writer lock keeps its turn for up to the patience: the lock's holder
+is nearly always a COMMIT that ends within a millisecond or two, and another worker given the
+turn meanwhile would soon wait for the same lock, handing the turn on again.
+
 Only on SQLite (backends: WORKERS_TAKE_TURNS), whose queries run in this process. On PostgreSQL
 every query waits on the network, and a turn held through those waits would hold everyone up.
 """
@@ -79,6 +83,12 @@ class Turns:
         self._holder = (threading.get_ident(), time.monotonic())
         self._local.held = True
 
+    def held_since(self) -> float | None:
+        """When the holder took the turn, or began its current request (renew): time.monotonic();
+        None when nobody holds it."""
+        holder = self._holder
+        return holder[1] if holder is not None else None
+
     def give_back(self) -> None:
         """End this thread's turn (nothing if it runs without one)."""
         if self.holding():
@@ -95,6 +105,26 @@ class Turns:
         """Callables this thread's waits (waiting_on_others) call after giving the turn up and
         after taking it again; None to stop (the WSGI bridge: server/wsgi_bridge.py)."""
         self._local.hooks = (on_wait, on_resume) if on_wait is not None else None
+
+    # --- answers that wait for a group commit (backends/group_commit.py, server/wsgi_bridge.py) ---
+
+    def allow_deferred_commits(self, allowed: bool) -> None:
+        """Whether this thread's current request may leave its deferrable write uncommitted, its
+        answer held until the commit (set by the WSGI bridge around each request it runs)."""
+        self._local.defer = allowed
+        self._local.debt = None
+
+    def deferring(self) -> bool:
+        """Whether a deferrable write of this thread's request may be left for a later commit."""
+        return getattr(self._local, "defer", False)
+
+    def owe(self, debt: Any) -> None:
+        """Note the commit this thread's request now waits for (a group commit's batch)."""
+        self._local.debt = debt
+
+    def debt(self) -> Any:
+        """The commit this thread's request waits for, or None."""
+        return getattr(self._local, "debt", None)
 
     def waiting_on_others(self) -> Any:
         """A context manager: give the turn up for a wait on another thread, then take it again."""

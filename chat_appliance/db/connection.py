@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from peewee import IntegerField, Model
 
 from chat_appliance.db import backends
+from chat_appliance.db.admission import turns
 
 from chat_appliance.db import runtime
 from chat_appliance import migrations
@@ -51,7 +52,7 @@ _transaction_local = threading.local()
 
 
 @contextmanager
-def write_transaction() -> Iterator[None]:
+def write_transaction(deferrable: bool = False) -> Iterator[None]:
     """A transaction that will write: atomic, and on SQLite taking the write lock up front.
 
     Nested, it is a savepoint. Callbacks given to `on_commit` inside it run after the outermost
@@ -74,7 +75,8 @@ def write_transaction() -> Iterator[None]:
             _transaction_local.pending = saved
 
     try:
-        with backend().write_transaction(database, after_commit=run_pending if outermost else None):
+        with backend().write_transaction(database, after_commit=run_pending if outermost else None,
+                                         deferrable=deferrable):
             yield
     except BaseException:
         del pending[mark:]
@@ -88,10 +90,14 @@ def on_commit(callback: Callable[..., Any]) -> None:
     """Run `callback` once the current write_transaction commits (never, if it rolls back), or
     at once outside a transaction: how events go out only after the change they announce."""
     pending = getattr(_transaction_local, "pending", None)
-    if pending is None:
-        callback()
-    else:
+    if pending is not None:
         pending.append(callback)
+        return
+    debt = turns.debt()
+    if debt is not None:  # after a write whose COMMIT is deferred: after that COMMIT
+        debt.add_callback(callback)
+    else:
+        callback()
 
 
 # bulk_insert's largest statement: rows, and bound values (SQLite allows 32,766; PostgreSQL 65,535).

@@ -15,6 +15,18 @@ commits for all of them. Every writer returns only after the COMMIT that holds i
 nothing is acknowledged before it is durable, and a transaction that fails rolls back to its
 own savepoint without touching the others. If COMMIT itself fails, every writer of the batch
 raises. The callbacks of each writer (its events) run after the COMMIT, in commit order.
+
+Held answers. Under `serve`, the workers run the app one at a time (db/admission.py), so the
+writers that queued for the lock were each a thread: sixteen concurrent senders cost about 20
+thread switches per send, and the switches ate what the shared COMMIT saved (16 senders ran
+barely faster than one). A send (POST /messages) therefore opens its transaction as
+`deferrable`: when its worker allows it (turns.deferring, set by the WSGI bridge around each
+request), the transaction ends without waiting for its COMMIT. The batch stays open, the lock
+is released, and the request's answer is held (_Debt.hold) until the batch is committed; its
+after-commit callbacks, and any `on_commit` of the same request after the transaction, wait
+with it. The worker goes on to the next request, whose write joins the same SQLite
+transaction, and commits (_Debt.settle) once it has nothing more to run. Nothing is answered
+before it is durable, as before; if the COMMIT fails, the held answers become errors.
 """
 
 from __future__ import annotations
@@ -46,13 +58,51 @@ COMMIT_WAIT_SECONDS = 60
 class _Batch:
     """One SQLite transaction shared by several writers."""
 
-    __slots__ = ("callbacks", "done", "error", "size")
+    __slots__ = ("callbacks", "done", "error", "size", "held", "ended")
 
     def __init__(self):
         self.callbacks = []
         self.done = threading.Event()
         self.error = None
         self.size = 0
+        # Answers waiting for this COMMIT: (if committed, if not) pairs of callables.
+        self.held = []
+        # Set (under the group's guard) once the batch is committed and announced, or has failed.
+        self.ended = False
+
+
+class _Debt:
+    """A deferred write's batch, as its request sees it: its answer waits for the batch's COMMIT."""
+
+    __slots__ = ("group", "batch")
+
+    def __init__(self, group, batch):
+        self.group = group
+        self.batch = batch
+
+    def hold(self, committed: Callable[[], Any], failed: Callable[[], Any]) -> None:
+        """Call `committed` once the batch is committed and its callbacks have run, or `failed`
+        if it could not be committed; at once if that is already known."""
+        batch = self.batch
+        with self.group.guard:
+            if not batch.ended:
+                batch.held.append((committed, failed))
+                return
+        (failed if batch.error is not None else committed)()
+
+    def add_callback(self, callback: Callable[[], Any]) -> None:
+        """Run `callback` after the batch's COMMIT (never if it fails), after those before it."""
+        batch = self.batch
+        with self.group.guard:
+            if not batch.ended:
+                batch.callbacks.append(callback)
+                return
+        if batch.error is None:
+            callback()
+
+    def settle(self) -> None:
+        """Commit the batch now, unless another writer already did (or is doing it)."""
+        self.group._settle(self.batch)
 
 
 class _InBatch:
@@ -94,8 +144,11 @@ class GroupCommit:
             return True
 
     @contextmanager
-    def transaction(self, after_commit: Callable[..., Any] | None = None) -> Iterator[None]:
-        """A write transaction; `after_commit` runs once it is committed. Nested, a savepoint."""
+    def transaction(self, after_commit: Callable[..., Any] | None = None,
+                    deferrable: bool = False) -> Iterator[None]:
+        """A write transaction; `after_commit` runs once it is committed. Nested, a savepoint.
+        `deferrable`: when the thread's request allows it (turns.deferring), the transaction
+        ends without waiting for its COMMIT, and the request's answer waits instead (_Debt)."""
         if getattr(self.local, "depth", 0):
             self.local.depth += 1
             try:
@@ -135,6 +188,12 @@ class GroupCommit:
                 self._hand_on(batch)
         batch.callbacks.append(after_commit)
         batch.size += 1
+        if deferrable and batch.size < MAX_BATCH and turns.deferring():
+            # Left open: the next writer continues it, and whoever finds nobody behind it (or
+            # the bridge, when its worker's run of requests ends) commits it.
+            turns.owe(_Debt(self, batch))
+            self.lock.release()
+            return
         self._hand_on(batch)
         if not batch.done.is_set():
             with turns.waiting_on_others():
@@ -150,9 +209,7 @@ class GroupCommit:
         """Take the writer lock; the batch to write in (a new SQLite transaction if none is open)."""
         with self.guard:
             self.waiting += 1
-        if not self.lock.acquire(blocking=False):
-            with turns.waiting_on_others():
-                self.lock.acquire()
+        self._take_lock()
         with self.guard:
             self.waiting -= 1
         try:
@@ -166,6 +223,16 @@ class GroupCommit:
         except BaseException:
             self.lock.release()
             raise
+
+    def _take_lock(self):
+        """Take the writer lock. Its holder is most often a COMMIT that ends within a millisecond
+        or two: the turn is kept for that long, since any other worker it went to would soon wait
+        for this lock too, each handing the turn on again. Past the turns' patience it is given
+        up, so that a slow holder, or one that waits for the turn itself, holds nobody up."""
+        if self.lock.acquire(blocking=False) or self.lock.acquire(timeout=turns.patience):
+            return
+        with turns.waiting_on_others():
+            self.lock.acquire()
 
     def _undo_savepoint(self, batch):
         """Roll a failed writer back to its savepoint. Some errors (a full disk, say) make SQLite
@@ -187,9 +254,36 @@ class GroupCommit:
                 self.connection.execute("ROLLBACK")
             except sqlite3.Error:
                 log.exception("rollback failed")
-        batch.error = error
+        batch.error = error if error is not None else sqlite3.OperationalError("the transaction was rolled back")
         self.batch = None
+        with self.guard:
+            batch.ended = True
+            held, batch.held = batch.held, []
         batch.done.set()
+        for _committed, failed in held:
+            failed()
+
+    def _settle(self, batch):
+        """Commit an open batch that deferred writers left (see _Debt), unless it has ended."""
+        if batch.ended:
+            return
+        with self.guard:
+            self.waiting += 1
+        self._take_lock()
+        with self.guard:
+            self.waiting -= 1
+        committed = False
+        mine = self.batch is batch
+        try:
+            if mine:
+                committed = self._commit(batch)
+        finally:
+            self.lock.release()
+        if committed:
+            self._announce(batch)
+        elif not mine and not batch.done.is_set():
+            with turns.waiting_on_others():
+                batch.done.wait(COMMIT_WAIT_SECONDS)
 
     def _hand_on(self, batch):
         """After a writer: commit now if nobody waits (or the batch is full), else leave the
@@ -222,10 +316,18 @@ class GroupCommit:
             self.committed()
         return True
 
-    @staticmethod
-    def _announce(batch):
-        """Run the committed writers' callbacks in commit order, then let the writers return."""
-        for callback in batch.callbacks:
+    def _announce(self, batch):
+        """Run the committed writers' callbacks in commit order, then let the writers return and
+        the held answers go."""
+        done = 0
+        while True:
+            with self.guard:
+                if done == len(batch.callbacks):
+                    batch.ended = True
+                    held, batch.held = batch.held, []
+                    break
+                callback = batch.callbacks[done]
+            done += 1
             if callback is None:
                 continue
             try:
@@ -233,3 +335,5 @@ class GroupCommit:
             except Exception:  # a committed change stays committed; its announcement is best effort
                 log.exception("a callback after commit failed")
         batch.done.set()
+        for committed, _failed in held:
+            committed()

@@ -134,7 +134,8 @@ def close_database(db: Any) -> None:
 
 
 @contextmanager
-def write_transaction(db: Any, after_commit: Callable[..., Any] | None = None) -> Iterator[Any]:
+def write_transaction(db: Any, after_commit: Callable[..., Any] | None = None,
+                      deferrable: bool = False) -> Iterator[Any]:
     """A transaction that writes; `after_commit` runs once it has committed. SQLite has one writer at a time (BEGIN IMMEDIATE), and the
     actions rely on it: check-then-insert for unique names, "largest order + 1", the send path's
     reads of subscriptions before its inserts. PostgreSQL allows many writers, so the outermost

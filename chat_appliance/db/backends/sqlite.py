@@ -152,12 +152,13 @@ def clone_database(source_url: str, target_url: str) -> None:
 
 
 @contextmanager
-def write_transaction(db: RuntimeDatabase, after_commit: Callable[..., Any] | None = None) -> Iterator[None]:
+def write_transaction(db: RuntimeDatabase, after_commit: Callable[..., Any] | None = None,
+                      deferrable: bool = False) -> Iterator[None]:
     """A write transaction under the process's writer lock, on the shared write connection:
     writers take turns in order, never deadlock upgrading from read to write, and those queued
     together commit together. `after_commit` runs once the changes are committed. Nested, a
     savepoint."""
-    with db.group_commit.transaction(after_commit):
+    with db.group_commit.transaction(after_commit, deferrable):
         yield
 
 
