@@ -373,3 +373,58 @@ def test_a_writer_that_cannot_defer_commits_what_was_deferred(table):
         deferred_insert("not deferring", log)()
     assert committed() == ["deferred", "not deferring", "plain"]
 
+
+def test_the_bridge_answers_deferred_writes_after_their_commit(table):
+    """Through the WSGI bridge as `serve` runs it (workers taking turns): do twelve requests
+    sent at once, each a deferrable write, all get their answer, each only once its row is
+    committed, with fewer COMMITs than requests?"""
+    import asyncio
+
+    from chat_appliance.db.admission import turns
+    from chat_appliance.server.wsgi_bridge import WSGIBridge
+
+    committed, group = table
+    commits = []
+    original = group._commit
+
+    def counting_commit(batch):
+        commits.append(batch.size)
+        return original(batch)
+
+    group._commit = counting_commit
+
+    def app(environ, start_response):
+        label = environ["PATH_INFO"].strip("/")
+        with database.connection_context():
+            deferred_insert(label, [])()
+            until = time.perf_counter() + 0.002  # the rest of a request's Python, in its turn
+            while time.perf_counter() < until:
+                pass
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [label.encode()]
+
+    bridge = WSGIBridge(app, 16, lambda: None, turns=turns, body_timeout=None)
+    answered = {}
+
+    async def request(label):
+        async def send(message):
+            if message["type"] == "http.response.start":
+                answered[label] = label in committed()
+
+        async def receive():
+            raise AssertionError("no body to read")
+
+        await bridge({"type": "http", "method": "GET", "path": f"/{label}", "query_string": b"", "headers": [],
+                      "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "http_version": "1.1"}, receive, send)
+
+    async def burst():
+        await asyncio.gather(*(request(f"r{i:02}") for i in range(12)))
+
+    try:
+        asyncio.run(asyncio.wait_for(burst(), 20))
+    finally:
+        group._commit = original
+        bridge.executor.shutdown()
+    assert answered == {f"r{i:02}": True for i in range(12)}
+    assert committed() == [f"r{i:02}" for i in range(12)]
+    assert sum(commits) == 12 and len(commits) < 12, commits

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import asyncio
+import functools
 import io
 import json
 import logging
@@ -38,6 +39,11 @@ log = logging.getLogger("chat_appliance")
 # A response is sent in one piece up to this size; past it, piece by piece as the app yields.
 STREAM_AFTER = 1024 * 1024
 INTERNAL_ERROR = b'{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}\n'
+# The answer of a request whose deferred write could not be committed (a full disk, say).
+COMMIT_FAILED = (500, [(b"content-type", b"application/json")], [INTERNAL_ERROR])
+# With workers taking turns, an answer held for its COMMIT (see _work) waits at most about this
+# long for the writes of the requests after it to join that COMMIT.
+HOLD_SECONDS = 0.020
 # A body must progress by this many bytes a second, on average over each period of the read
 # timeout (REQUEST_READ_TIMEOUT_SECONDS): slow links upload, a trickle does not hold on.
 MIN_BODY_BYTES_PER_SECOND = 1024
@@ -65,6 +71,7 @@ class WSGIBridge:
         self._backlog: deque[Any] = deque()  # (future, environ, loop, send, close, queued at)
         self._runners = 0  # workers in their turn that will take the backlog when done
         self._watch: Any = None  # the loop's timer that hands late backlog to other workers
+        self._settling_since: Any = None  # when a runner began the COMMIT its held answers wait for
         # A callable: the largest body the app accepts now (None: no limit).
         self.max_body = max_body
 
@@ -129,18 +136,28 @@ class WSGIBridge:
     def _work(self, job: Any) -> None:
         """In a worker (counted in _runners by whoever submitted it): take the turn, answer `job`,
         then the backlog's requests while there are any and nobody else waits for the turn, then
-        give the turn up."""
+        give the turn up.
+
+        A message send leaves its write uncommitted and its answer held (group_commit.py, "Held
+        answers"); the worker goes on to the next request, whose write joins the same SQLite
+        transaction. When the backlog is empty, or the oldest held answer has waited for the
+        turns' patience, the worker commits, and the held answers go out."""
         turns = self.turns
         turns.take()
         turns.set_wait_hooks(self._hand_over_backlog, self._resume)
+        owed = None  # the open transaction that answers held in this turn wait for
+        owed_since = 0.0
         try:
             while job is not None:
-                future, environ, loop, send, close, _queued = job
-                if future.set_running_or_notify_cancel():
-                    try:
-                        future.set_result(self.run_app(environ, loop, send, close))
-                    except BaseException as error:  # handed to the request's coroutine
-                        future.set_exception(error)
+                debt = self._answer(job)
+                if debt is not None:
+                    if owed is None:
+                        owed_since = time.monotonic()
+                    owed = debt
+                if owed is not None and (not (self._backlog and not turns.waiters)
+                                         or time.monotonic() - owed_since >= HOLD_SECONDS):
+                    self._settle(owed)
+                    owed = None
                 with self._lock:
                     # A worker waiting for the turn (a late request, or one that came while no
                     # worker ran) goes next: the holder stops here and leaves it the backlog.
@@ -152,6 +169,44 @@ class WSGIBridge:
         finally:
             turns.set_wait_hooks(None)
             turns.give_back()
+            if owed is not None:  # the turn ended early (another worker waits for it)
+                owed.settle()
+
+    def _answer(self, job: Any) -> Any:
+        """Run the app for one request and hand its answer to the request's coroutine, at once or
+        once the write it left uncommitted is committed; returns that write's debt, or None."""
+        future, environ, loop, send, close, _queued = job
+        if not future.set_running_or_notify_cancel():
+            return None
+        turns = self.turns
+        turns.allow_deferred_commits(True)
+        try:
+            try:
+                answer = self.run_app(environ, loop, send, close)
+            finally:
+                debt = turns.debt()
+                turns.allow_deferred_commits(False)
+        except BaseException as error:  # handed to the request's coroutine
+            future.set_exception(error)
+            return debt
+        if debt is None:
+            future.set_result(answer)
+        else:
+            debt.hold(functools.partial(future.set_result, answer), functools.partial(future.set_result, COMMIT_FAILED))
+        return debt
+
+    def _settle(self, debt: Any) -> None:
+        """Commit, in this worker's turn, what the held answers wait for. Requests that arrive
+        meanwhile wait in the backlog for this worker, as they would behind any request: a worker
+        of their own would only wait for the writer lock behind this COMMIT, and then for the
+        turn, each handing the backlog on to yet another."""
+        self.turns.set_wait_hooks(None)
+        self._settling_since = time.monotonic()
+        try:
+            debt.settle()
+        finally:
+            self._settling_since = None
+            self.turns.set_wait_hooks(self._hand_over_backlog, self._resume)
 
     def _hand_over_backlog(self) -> None:
         """A worker in its turn waits on another thread: another takes the backlog meanwhile."""
@@ -172,12 +227,18 @@ class WSGIBridge:
         if oldest is None:
             return
         now = time.monotonic()
-        if now - oldest >= patience:
+        # Only when the holder is slow: one that answers request after request, each quickly, is
+        # making its way through the backlog, and another worker would only take turns with it.
+        since = self.turns.held_since()
+        if since is None:
+            since = self._settling_since
+        busy_until = since + patience if since is not None else now
+        if now - oldest >= patience and now >= busy_until:
             self._start_runner()
             oldest = self._oldest_queued()
             if oldest is None:
                 return
-        self._watch = loop.call_later(max(oldest + patience - now, 0.001), self._hand_over_late, loop)
+        self._watch = loop.call_later(max(oldest + patience - now, busy_until - now, 0.001), self._hand_over_late, loop)
 
     def _oldest_queued(self) -> Any:
         """When the backlog's oldest request joined it (time.monotonic()), or None if it is empty."""
