@@ -1,6 +1,11 @@
 """POST /messages: addressing forms, topics, limits, permissions, mentions, policies."""
 
+import pytest
+
+from . import pg
 from .helpers import err, ok
+
+HELD_ANSWERS_ARE_SQLITES = pytest.mark.skipif(pg.ENABLED, reason="held answers are SQLite's group commit")
 
 
 def send_stream(client, stream="Denmark", topic="greetings", content="hello", **extra):
@@ -204,3 +209,80 @@ def test_html_is_escaped(org):
     client = org.client(org.hamlet)
     content = fetch(client, ok(send_stream(client, content="<script>alert(1)</script>"))["id"])["content"]
     assert "<script>" not in content and "&lt;script&gt;" in content
+
+
+@HELD_ANSWERS_ARE_SQLITES
+def test_sends_committed_together_keep_the_first_message_id_of_a_new_channel(org):
+    """Two sends to a new channel that a worker runs one after the other, the first left
+    uncommitted (its answer held, as under `serve`): the second reads the channel before the
+    first is committed. Is first_message_id still the first message's id?"""
+    import threading
+
+    from chat_appliance.actions.messages import check_send_message
+    from chat_appliance.db.admission import turns
+    from chat_appliance.models import Stream, UserProfile, database
+
+    ok(org.client(org.hamlet).post("users/me/subscriptions", subscriptions='[{"name": "fresh"}]'))
+    ids, debts = [], []
+
+    def worker():
+        with database.connection_context():
+            hamlet = UserProfile.get_by_id(org.hamlet.id)
+            for content in ("first", "second"):
+                turns.allow_deferred_commits(True)
+                try:
+                    ids.append(check_send_message(hamlet, message_type="stream", to="fresh", topic="t",
+                                                  content=content, client_name="test", limits=None,
+                                                  defer_commit=True)[0])
+                    debts.append(turns.debt())
+                finally:
+                    turns.allow_deferred_commits(False)
+            debts[-1].settle()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert len(ids) == 2 and debts[0].batch is debts[1].batch  # committed together
+    with database.connection_context():
+        assert Stream.get(Stream.name == "fresh").first_message_id == ids[0]
+
+
+@HELD_ANSWERS_ARE_SQLITES
+def test_a_held_direct_message_event_lists_its_recipients(org):
+    """Under `serve` a send's COMMIT can be left for later. A first direct message creates its
+    conversation, which the message event reads back to list the recipients: is that send
+    committed at once, and a later one in the same conversation held, both events listing
+    both users?"""
+    import threading
+
+    from chat_appliance.actions.messages import check_send_message
+    from chat_appliance.db.admission import turns
+    from chat_appliance.events import bus
+    from chat_appliance.models import UserProfile, database
+
+    events, debts = [], []
+    listener = bus.add_listener(lambda event, user_ids: events.append(event) if event["type"] == "message" else None)
+
+    def worker():
+        with database.connection_context():
+            hamlet = UserProfile.get_by_id(org.hamlet.id)
+            for content in ("first", "second"):
+                turns.allow_deferred_commits(True)
+                try:
+                    check_send_message(hamlet, message_type="private", to=[org.othello.id], topic=None,
+                                       content=content, client_name="test", limits=None, defer_commit=True)
+                    debts.append(turns.debt())
+                finally:
+                    turns.allow_deferred_commits(False)
+            if debts[-1] is not None:
+                debts[-1].settle()
+
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join(10)
+    finally:
+        bus.remove_listener(listener)
+    assert debts[0] is None and debts[1] is not None
+    assert [sorted(r["id"] for r in e["message"]["display_recipient"]) for e in events] == \
+        [sorted([org.hamlet.id, org.othello.id])] * 2

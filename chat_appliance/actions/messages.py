@@ -162,6 +162,12 @@ def resolve_direct_recipients(sender: UserProfile, to: list[Any]) -> list[UserPr
     return list(users.values())
 
 
+def find_dm_group(users: list[UserProfile]) -> DirectMessageGroup | None:
+    """The direct-message conversation of exactly these users (sender included), if it exists."""
+    key = ",".join(str(uid) for uid in sorted(u.id for u in users))
+    return DirectMessageGroup.get_or_none(DirectMessageGroup.member_key == key)
+
+
 def get_or_create_dm_group(users: list[UserProfile]) -> DirectMessageGroup:
     """The direct-message conversation of exactly these users (sender included)."""
     key = ",".join(str(uid) for uid in sorted(u.id for u in users))
@@ -273,7 +279,7 @@ def link_facts(rendered: RenderResult) -> tuple[bool, bool, bool]:
 def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic: str | None, content: str,
                        client_name: str, limits: Limits | None, queue_id: str | None = None,
                        local_id: str | None = None, read_by_sender: bool | None = None,
-                       date_sent: Any = None) -> tuple[int, int | None]:
+                       date_sent: Any = None, defer_commit: bool = False) -> tuple[int, int | None]:
     """Validate, store and announce a message. Returns (message id, automatic policy or None).
 
     `limits` (config.Limits) bounds what users send; None for the server's own messages."""
@@ -320,8 +326,16 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
     flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
                             is_direct=is_direct, topic_participants=participants)
     apply_personal_flags(flags, sender.id, content)
-    with write_transaction():
-        recipient_id = get_or_create_dm_group(users).recipient_id if is_direct else stream.recipient_id
+    dm_group = find_dm_group(users) if is_direct else None
+    # Its COMMIT may be left for later (group_commit.py, "Held answers") only if nothing read
+    # after the transaction, on another connection, needs what it writes: the message event
+    # lists a direct message's recipients from its conversation, which a first message creates.
+    deferrable = defer_commit and (not is_direct or dm_group is not None)
+    with write_transaction(deferrable=deferrable):
+        if is_direct:
+            recipient_id = (dm_group or get_or_create_dm_group(users)).recipient_id
+        else:
+            recipient_id = stream.recipient_id
         message = insert_row(
             Message, realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
             topic_key=topic_key, content=content, rendered_content=rendered.html, date_sent=timestamp,
@@ -333,8 +347,10 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
         claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:
-            stream.first_message_id = message.id
-            stream.save(only=[stream.__class__.first_message_id])
+            # Conditional: `stream` was read before the transaction, and a send committed with
+            # this one (group_commit.py) may have set it since.
+            type(stream).update(first_message_id=message.id).where(
+                (type(stream).id == stream.id) & type(stream).first_message_id.is_null()).execute()
         if automatic_policy is not None:
             set_topic_visibility(sender, stream, topic, automatic_policy)
         widget = widget_content(content)

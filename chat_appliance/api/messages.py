@@ -40,7 +40,7 @@ def send_message(user, type, to, content, topic, queue_id, local_id, read_by_sen
         client_name = "website"
     message_id, policy = check_send_message(
         user, message_type=type, to=to, topic=topic, content=content, client_name=client_name, limits=limits(),
-        queue_id=queue_id, local_id=local_id, read_by_sender=read_by_sender)
+        queue_id=queue_id, local_id=local_id, read_by_sender=read_by_sender, defer_commit=True)
     result = {"id": message_id}
     if policy is not None:
         result["automatic_new_visibility_policy"] = policy
