@@ -349,8 +349,9 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         if stream is not None and stream.first_message_id is None:
             # Conditional: `stream` was read before the transaction, and a send committed with
             # this one (group_commit.py) may have set it since.
-            type(stream).update(first_message_id=message.id).where(
-                (type(stream).id == stream.id) & type(stream).first_message_id.is_null()).execute()
+            if type(stream).update(first_message_id=message.id).where(
+                    (type(stream).id == stream.id) & type(stream).first_message_id.is_null()).execute():
+                stream.first_message_id = message.id
         if automatic_policy is not None:
             set_topic_visibility(sender, stream, topic, automatic_policy)
         widget = widget_content(content)
