@@ -486,3 +486,37 @@ def test_the_loop_and_the_flask_view_give_the_same_rate_limit_headers(org):
     assert flask[0] == 401 and flask[1]["x-ratelimit-remaining"] == "0"
     native, flask = both({"Authorization": f"Basic {wrong.decode()}"})
     assert native[0] == flask[0] == 429 and native[1]["retry-after"] and flask[1]["retry-after"]
+
+
+def test_a_message_no_queue_can_take_does_not_wake_the_loop():
+    """A message to users none of whom holds a queue is not handed to the loop at all; one
+    with a recipient's queue is, and once an all_public_streams queue exists, so is every
+    message (it takes public channels' messages of other users), until that queue is gone."""
+    manager, loop = QueueManager(), LoopThread()
+    manager.attach_loop(loop.loop)
+    handed = []
+    original = loop.loop.call_soon_threadsafe
+
+    def counting(callback, *args, **kwargs):
+        if args and isinstance(args[0], dict):  # a delivery (not the test's own drain)
+            handed.append(args[0]["message"]["id"])
+        return original(callback, *args, **kwargs)
+
+    loop.loop.call_soon_threadsafe = counting
+    try:
+        mine = manager.register(user_id=3, realm_id=1, event_types=["message"])
+        manager(message_event(1, [1, 2]), [1, 2])  # nobody connected
+        manager(message_event(2, [2, 3]), [2, 3])  # user 3 is
+        loop.drain()
+        assert handed == [2] and [e["message"]["id"] for e in mine.events] == [2]
+        everything = manager.register(user_id=9, realm_id=1, event_types=["message"], all_public_streams=True)
+        manager(message_event(3, [1, 2]), [1, 2])
+        loop.drain()
+        assert handed == [2, 3] and [e["message"]["id"] for e in everything.events] == [3]
+        manager.delete(everything.id)
+        manager(message_event(4, [1, 2]), [1, 2])
+        loop.drain()
+        assert handed == [2, 3]
+    finally:
+        manager.detach_loop()
+        loop.stop()

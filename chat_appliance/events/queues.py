@@ -307,6 +307,7 @@ class QueueManager:
         self.lock = threading.RLock()
         self.queues = {}
         self.by_user = {}
+        self.all_public_streams_queues = 0  # how many of them take every public channel's messages
         self.last_gc = self.clock.monotonic()
         self.loop = None
         self.closing = False
@@ -373,6 +374,7 @@ class QueueManager:
         with self.lock:
             self.queues[queue.id] = queue
             self.by_user.setdefault(queue.user_id, set()).add(queue.id)
+            self.all_public_streams_queues += bool(queue.all_public_streams)
 
     def access(self, queue_id: str, user_id: int) -> EventQueue:
         """The queue, if it exists and belongs to this user; else BAD_EVENT_QUEUE_ID."""
@@ -388,6 +390,7 @@ class QueueManager:
         with self.lock:
             queue = self.queues.pop(queue_id, None)
             if queue is not None:
+                self.all_public_streams_queues -= bool(queue.all_public_streams)
                 ids = self.by_user.get(queue.user_id, set())
                 ids.discard(queue_id)
                 if not ids:
@@ -503,11 +506,23 @@ class QueueManager:
     def __call__(self, event, user_ids):
         """The bus listener: deliver an event to the queues of these users, on serve's loop
         when one is attached (in publishing order), else in this thread."""
+        if event.get("type") == "message" and not self.message_may_reach_a_queue(user_ids):
+            return  # a message to a channel none of whose members is connected wakes nothing
         loop = self.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.deliver, event, user_ids)
         else:
             self.deliver(event, user_ids)
+
+    def message_may_reach_a_queue(self, user_ids: list[int]) -> bool:
+        """Whether a message event could go to any queue: one of its recipients', or an
+        all_public_streams queue. Read without the lock, in the publishing thread: a queue
+        registered meanwhile fetches its initial state after this event's commit, so it misses
+        nothing."""
+        if self.all_public_streams_queues:
+            return True
+        by_user = self.by_user
+        return any(uid in by_user for uid in user_ids)
 
     def deliver(self, event: JSONDict, user_ids: list[int]) -> None:
         """The fan-out of one event; a failure for one queue costs only that queue the event."""
