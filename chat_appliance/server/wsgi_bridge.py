@@ -43,7 +43,7 @@ INTERNAL_ERROR = b'{"result":"error","msg":"Internal server error","code":"INTER
 COMMIT_FAILED = (500, [(b"content-type", b"application/json")], [INTERNAL_ERROR])
 # With workers taking turns, an answer held for its COMMIT (see _work) waits at most about this
 # long for the writes of the requests after it to join that COMMIT.
-HOLD_SECONDS = 0.020
+HOLD_SECONDS = 0.050
 # A body must progress by this many bytes a second, on average over each period of the read
 # timeout (REQUEST_READ_TIMEOUT_SECONDS): slow links upload, a trickle does not hold on.
 MIN_BODY_BYTES_PER_SECOND = 1024
