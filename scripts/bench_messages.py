@@ -406,6 +406,15 @@ def main():
                              "with history (e.g. --compare 100000)")
     args = parser.parse_args()
 
+    # As bench_footprint.py: the server runs from bytecode, as pip installs it. A module changed
+    # since its last compile would otherwise be compiled on the first request that imports it,
+    # and wrk, which corrects for coordinated omission, turns that one slow answer into dozens
+    # of slow samples at one client (BENCHMARKS.md, "Tenth round").
+    import compileall
+
+    import chat_appliance
+    compileall.compile_dir(os.path.dirname(chat_appliance.__file__), quiet=1)
+
     sizes = [args.compare, args.messages] if args.compare else [args.messages]
     instances = []
     for size in sizes:
