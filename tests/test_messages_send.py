@@ -211,37 +211,47 @@ def test_html_is_escaped(org):
     assert "<script>" not in content and "&lt;script&gt;" in content
 
 
+def sends_in_a_deferring_worker(sender_id, contents, **message):
+    """Send `contents` one after another in a thread that allows deferred COMMITs, as a worker of
+    `serve` runs requests, then settle the last COMMIT left open; returns (ids, debts)."""
+    import threading
+
+    from chat_appliance.actions.messages import check_send_message
+    from chat_appliance.db.admission import turns
+    from chat_appliance.models import UserProfile, database
+
+    ids, debts = [], []
+
+    def worker():
+        with database.connection_context():
+            sender = UserProfile.get_by_id(sender_id)
+            for content in contents:
+                turns.allow_deferred_commits(True)
+                try:
+                    ids.append(check_send_message(sender, content=content, client_name="test", limits=None,
+                                                  defer_commit=True, **message)[0])
+                    debts.append(turns.debt())
+                finally:
+                    turns.allow_deferred_commits(False)
+            if debts[-1] is not None:
+                debts[-1].settle()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    return ids, debts
+
+
 @HELD_ANSWERS_ARE_SQLITES
 def test_sends_committed_together_keep_the_first_message_id_of_a_new_channel(org):
     """Two sends to a new channel that a worker runs one after the other, the first left
     uncommitted (its answer held, as under `serve`): the second reads the channel before the
     first is committed. Is first_message_id still the first message's id?"""
-    import threading
-
-    from chat_appliance.actions.messages import check_send_message
-    from chat_appliance.db.admission import turns
-    from chat_appliance.models import Stream, UserProfile, database
+    from chat_appliance.models import Stream, database
 
     ok(org.client(org.hamlet).post("users/me/subscriptions", subscriptions='[{"name": "fresh"}]'))
-    ids, debts = [], []
-
-    def worker():
-        with database.connection_context():
-            hamlet = UserProfile.get_by_id(org.hamlet.id)
-            for content in ("first", "second"):
-                turns.allow_deferred_commits(True)
-                try:
-                    ids.append(check_send_message(hamlet, message_type="stream", to="fresh", topic="t",
-                                                  content=content, client_name="test", limits=None,
-                                                  defer_commit=True)[0])
-                    debts.append(turns.debt())
-                finally:
-                    turns.allow_deferred_commits(False)
-            debts[-1].settle()
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join(10)
+    ids, debts = sends_in_a_deferring_worker(org.hamlet.id, ("first", "second"), message_type="stream",
+                                             to="fresh", topic="t")
     assert len(ids) == 2 and debts[0].batch is debts[1].batch  # committed together
     with database.connection_context():
         assert Stream.get(Stream.name == "fresh").first_message_id == ids[0]
@@ -253,34 +263,13 @@ def test_a_held_direct_message_event_lists_its_recipients(org):
     conversation, which the message event reads back to list the recipients: is that send
     committed at once, and a later one in the same conversation held, both events listing
     both users?"""
-    import threading
-
-    from chat_appliance.actions.messages import check_send_message
-    from chat_appliance.db.admission import turns
     from chat_appliance.events import bus
-    from chat_appliance.models import UserProfile, database
 
-    events, debts = [], []
+    events = []
     listener = bus.add_listener(lambda event, user_ids: events.append(event) if event["type"] == "message" else None)
-
-    def worker():
-        with database.connection_context():
-            hamlet = UserProfile.get_by_id(org.hamlet.id)
-            for content in ("first", "second"):
-                turns.allow_deferred_commits(True)
-                try:
-                    check_send_message(hamlet, message_type="private", to=[org.othello.id], topic=None,
-                                       content=content, client_name="test", limits=None, defer_commit=True)
-                    debts.append(turns.debt())
-                finally:
-                    turns.allow_deferred_commits(False)
-            if debts[-1] is not None:
-                debts[-1].settle()
-
     try:
-        thread = threading.Thread(target=worker)
-        thread.start()
-        thread.join(10)
+        _ids, debts = sends_in_a_deferring_worker(org.hamlet.id, ("first", "second"), message_type="private",
+                                                  to=[org.othello.id], topic=None)
     finally:
         bus.remove_listener(listener)
     assert debts[0] is None and debts[1] is not None
