@@ -140,8 +140,9 @@ class WSGIBridge:
 
         A message send leaves its write uncommitted and its answer held (group_commit.py, "Held
         answers"); the worker goes on to the next request, whose write joins the same SQLite
-        transaction. When the backlog is empty, or the oldest held answer has waited for the
-        turns' patience, the worker commits, and the held answers go out."""
+        transaction. When the backlog is empty, when another worker waits for the turn, or when
+        the oldest held answer has waited HOLD_SECONDS, the worker commits, and the held answers
+        go out."""
         turns = self.turns
         turns.take()
         turns.set_wait_hooks(self._hand_over_backlog, self._resume)
