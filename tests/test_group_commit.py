@@ -428,3 +428,23 @@ def test_the_bridge_answers_deferred_writes_after_their_commit(table):
     assert answered == {f"r{i:02}": True for i in range(12)}
     assert committed() == [f"r{i:02}" for i in range(12)]
     assert sum(commits) == 12 and len(commits) < 12, commits
+
+
+def test_the_checkpointer_commits_deferred_writes_it_finds_open(table):
+    """Under a steady stream of held sends there is rarely a moment with no transaction open,
+    and the checkpointer's last step needs one. Does between_writes commit deferred writes it
+    finds open, run its step with no transaction open, and then let the held answers go?"""
+    committed, group = table
+    log = []
+    worker = DeferringWorker(deferred_insert("held", log))
+    worker.start()
+    worker.join(10)
+    (debt,) = worker.debts
+    hold(debt, log, "held")
+
+    def step():
+        log.append(f"step, in a transaction: {group.connection.in_transaction}, committed: {committed()}")
+
+    assert group.between_writes(step) is True
+    assert log == ["step, in a transaction: False, committed: ['held']", "held inside", "held after",
+                   "held answered"]

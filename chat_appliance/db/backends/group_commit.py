@@ -121,7 +121,7 @@ class GroupCommit:
         # Called after every successful COMMIT, if set (the WAL checkpointer's `wrote`).
         self.committed = None
         self.lock = threading.Lock()
-        self.guard = threading.Lock()  # protects `waiting`
+        self.guard = threading.Lock()  # protects `waiting`, and a batch's held answers and callbacks
         self.waiting = 0
         self.connection: Any = None
         self.batch: Any = None
@@ -135,13 +135,25 @@ class GroupCommit:
 
     def between_writes(self, fn: Callable[..., Any]) -> bool:
         """fn() with the writer lock held and no write transaction open (the WAL checkpointer's
-        last step, so that no write lands in the log while it finishes). False, without calling
-        fn, if a batch is being handed from one writer to the next."""
-        with self.lock:
+        last step, so that no write lands in the log while it finishes). A transaction left open
+        (deferred writes, or a batch being handed from one writer to the next) is committed
+        first, as its next writer would: under a steady stream of held sends there is rarely a
+        moment without one, and the log grew to the automatic checkpoint's 200 MB. False,
+        without calling fn, if that COMMIT fails."""
+        committed = None
+        self.lock.acquire()
+        try:
             if self.batch is not None:
-                return False
+                batch = self.batch
+                if not self._commit(batch):
+                    return False
+                committed = batch
             fn()
-            return True
+        finally:
+            self.lock.release()
+            if committed is not None:  # its callbacks and held answers, outside the lock
+                self._announce(committed)
+        return True
 
     @contextmanager
     def transaction(self, after_commit: Callable[..., Any] | None = None,
