@@ -308,6 +308,17 @@ def hold(debt, log, label):
     debt.hold(lambda: log.append(f"{label} answered"), lambda: log.append(f"{label} failed"))
 
 
+def held_write(label, log):
+    """One deferrable write by a deferring worker, left open, its answer held (logged as
+    answered or failed); returns its debt."""
+    worker = DeferringWorker(deferred_insert(label, log))
+    worker.start()
+    worker.join(10)
+    (debt,) = worker.debts
+    hold(debt, log, label)
+    return debt
+
+
 def test_deferred_writes_share_a_commit_and_their_answers_wait_for_it(table):
     """Do two requests whose deferrable writes a worker runs one after the other end without
     committing, join one transaction, and hold their answers and their events until one
@@ -358,11 +369,7 @@ def test_a_writer_that_cannot_defer_commits_what_was_deferred(table):
     deferrable write outside a deferring worker commit at once?"""
     committed, _group = table
     log = []
-    worker = DeferringWorker(deferred_insert("deferred", log))
-    worker.start()
-    worker.join(10)
-    (debt,) = worker.debts
-    hold(debt, log, "deferred")
+    held_write("deferred", log)
     plain = Writer("plain", log=log)
     plain.release.set()
     plain.start()
@@ -436,11 +443,7 @@ def test_the_checkpointer_commits_deferred_writes_it_finds_open(table):
     finds open, run its step with no transaction open, and then let the held answers go?"""
     committed, group = table
     log = []
-    worker = DeferringWorker(deferred_insert("held", log))
-    worker.start()
-    worker.join(10)
-    (debt,) = worker.debts
-    hold(debt, log, "held")
+    held_write("held", log)
 
     def step():
         log.append(f"step, in a transaction: {group.connection.in_transaction}, committed: {committed()}")
