@@ -219,11 +219,7 @@ class GroupCommit:
 
     def _acquire(self):
         """Take the writer lock; the batch to write in (a new SQLite transaction if none is open)."""
-        with self.guard:
-            self.waiting += 1
         self._take_lock()
-        with self.guard:
-            self.waiting -= 1
         try:
             if self.connection is None:
                 # A connection of its own, outside the pool, with the same pragmas and functions.
@@ -237,14 +233,21 @@ class GroupCommit:
             raise
 
     def _take_lock(self):
-        """Take the writer lock. Its holder is most often a COMMIT that ends within a millisecond
-        or two: the turn is kept for that long, since any other worker it went to would soon wait
-        for this lock too, each handing the turn on again. Past the turns' patience it is given
-        up, so that a slow holder, or one that waits for the turn itself, holds nobody up."""
-        if self.lock.acquire(blocking=False) or self.lock.acquire(timeout=turns.patience):
-            return
-        with turns.waiting_on_others():
-            self.lock.acquire()
+        """Take the writer lock, counted in `waiting` meanwhile (a writer that ends its
+        transaction leaves it open for those). Its holder is most often a COMMIT that ends within
+        a millisecond or two: the turn is kept for that long, since any other worker it went to
+        would soon wait for this lock too, each handing the turn on again. Past the turns'
+        patience it is given up, so that a slow holder, or one that waits for the turn itself,
+        holds nobody up."""
+        with self.guard:
+            self.waiting += 1
+        try:
+            if not (self.lock.acquire(blocking=False) or self.lock.acquire(timeout=turns.patience)):
+                with turns.waiting_on_others():
+                    self.lock.acquire()
+        finally:
+            with self.guard:
+                self.waiting -= 1
 
     def _undo_savepoint(self, batch):
         """Roll a failed writer back to its savepoint. Some errors (a full disk, say) make SQLite
@@ -279,11 +282,7 @@ class GroupCommit:
         """Commit an open batch that deferred writers left (see _Debt), unless it has ended."""
         if batch.ended:
             return
-        with self.guard:
-            self.waiting += 1
         self._take_lock()
-        with self.guard:
-            self.waiting -= 1
         committed = False
         mine = self.batch is batch
         try:
