@@ -80,9 +80,25 @@ class Watched:
         page.on("dialog", on_dialog)
 
 
+# Run in every page before its own scripts: keep the body of each answered event poll, in order,
+# for until_delivered. A copy of the response is read, so the page's own reading is untouched.
+POLL_RECORDER = """(() => {
+    const fetchFirst = window.fetch;
+    window.__eventPolls = [];
+    window.fetch = async (...args) => {
+        const response = await fetchFirst(...args);
+        if (String(args[0]).includes("/json/events")) {
+            response.clone().text().then((body) => window.__eventPolls.push(body), () => {});
+        }
+        return response;
+    };
+})();"""
+
+
 def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="light"):
     """A fresh browser context signed in as `email`, showing the app; returns a Watched page."""
     context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+    context.add_init_script(POLL_RECORDER)
     watched = Watched(context.new_page())
     page = watched.page
     page.goto(site.url + "/")
@@ -128,30 +144,21 @@ def pages(browser, site):
 
 def until_delivered(page, text, action, timeout=10):
     """Run `action`, then wait until the page's event poll has brought an event whose text holds
-    `text`: other events (the page's own read flags, say) may answer a poll first."""
+    `text`: other events (the page's own read flags, say) may answer a poll first. The page keeps
+    each poll's body as it reads it (POLL_RECORDER): asking the browser for a finished
+    response's body afterwards fails now and then, and a skipped body was a missed event."""
     import time
 
-    polls = []
-
-    def note(response):
-        if "/json/events" in response.url and response.request.method == "GET":
-            polls.append(response)
-
-    page.on("response", note)
-    try:
-        action()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for response in polls:
-                try:
-                    if text in response.text():
-                        return
-                except Exception:  # a poll cut short carries no body
-                    continue
-            page.wait_for_timeout(50)
-        raise AssertionError(f"no event with {text!r} reached the page within {timeout} s")
-    finally:
-        page.remove_listener("response", note)
+    seen = page.evaluate("() => window.__eventPolls.length")
+    action()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.evaluate("([from, text]) => window.__eventPolls.slice(from).some((body) => body.includes(text))",
+                         [seen, text]):
+            return
+        page.wait_for_timeout(50)
+    polls = page.evaluate("(from) => window.__eventPolls.slice(from).map((body) => body.slice(0, 200))", seen)
+    raise AssertionError(f"no event with {text!r} reached the page within {timeout} s; polls answered since: {polls}")
 
 
 def arrives_while_fetching(page, pattern, wanted, start, text, post, timeout=10):
