@@ -5,6 +5,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import requests
@@ -35,6 +36,14 @@ class ServeProcess:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.output = []
         self._wait_ready()
+        # Keep reading what it prints: a pipe nobody reads fills up (64 KiB), and the server's
+        # next log line would then block it mid-request.
+        self._reader = threading.Thread(target=self._read_rest, daemon=True)
+        self._reader.start()
+
+    def _read_rest(self):
+        for line in self.process.stdout:
+            self.output.append(line)
 
     def _wait_ready(self, timeout=30):
         deadline = time.monotonic() + timeout
@@ -66,6 +75,5 @@ class ServeProcess:
         finally:
             if self.process.poll() is None:
                 self.process.kill()
-        rest = self.process.stdout.read()
-        self.output.append(rest)
+        self._reader.join(timeout=5)
         return self.process.returncode

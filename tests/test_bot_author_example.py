@@ -43,3 +43,18 @@ def test_fixture_reports_refusals(chat_server, bad_type):
     """Does create_bot say clearly when the server refuses the bot?"""
     with pytest.raises(RuntimeError, match="could not create bot"):
         chat_server.create_bot("Odd", bot_type=bad_type)
+
+
+def test_a_chatty_server_keeps_answering(chat_server):
+    """The fixture reads the server's output through a pipe. Once more has been printed than a
+    pipe holds (64 KiB here: each password reset it cannot mail logs a warning with the long
+    address), does the server still answer, with those warnings kept in `log`?"""
+    import requests
+
+    address = "x" * 20_000 + "@example.com"
+    for _ in range(8):
+        response = requests.post(f"{chat_server.url}/accounts/password/reset", data={"email": address},
+                                 headers={"X-Requested-With": "XMLHttpRequest"}, timeout=10)
+        assert response.status_code == 200, response.text
+    assert chat_server.owner.get_profile()["result"] == "success"
+    assert sum(address in line for line in chat_server.log) == 8

@@ -14,6 +14,7 @@ chat-appliance zulip pytest`:
 Nothing here runs until a test asks for the fixture.
 """
 
+import collections
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -68,6 +70,10 @@ class ChatServer:
              "--port", str(port), "--quiet"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         output = self._read_until_serving()
+        # Keep reading what it prints (its last lines stay in `log`): a pipe nobody reads fills
+        # up, and the server's next warning would then block it mid-request.
+        self.log = collections.deque(maxlen=1000)
+        threading.Thread(target=self._read_rest, args=(self._process.stdout, self.log), daemon=True).start()
         self.owner_email = re.search(r"email:\s+(\S+)", output).group(1)
         self.owner_password = re.search(r"password:\s+(\S+)", output).group(1)
         self.owner_api_key = re.search(r"API key:\s+(\S+)", output).group(1)
@@ -84,6 +90,14 @@ class ChatServer:
             if line.startswith("Serving on"):
                 return "".join(lines)
         raise RuntimeError("chat-appliance serve did not start:\n" + "".join(lines))
+
+    @staticmethod
+    def _read_rest(stream, log):
+        try:
+            for line in stream:
+                log.append(line)
+        except (OSError, ValueError):  # closed by stop()
+            pass
 
     def _wait_until_answering(self):
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
