@@ -51,9 +51,8 @@ def main():
 
     # server/asgi.py's settings, copied rather than imported: importing it would load the app.
     import ctypes
-    import ctypes.util
 
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+    libc = ctypes.CDLL(None)
     if hasattr(libc, "mallopt"):
         libc.mallopt(-8, 1)  # M_ARENA_MAX, one arena, as serve sets it
     bridge = WSGIBridge(app, 64, lambda: None)

@@ -3,8 +3,11 @@ took part; `serve` closes those no request took for a sweep, all but a few (issu
 after load)."""
 
 import asyncio
+import platform
+import sys
 import threading
 
+import pytest
 import uvicorn
 
 from chat_appliance.server import asgi
@@ -72,3 +75,12 @@ def test_a_failing_sweep_is_logged_and_the_server_loop_goes_on(app, monkeypatch,
     monkeypatch.setattr(state.runtime, "close_unused_connections", broken)
     assert asyncio.run(server.on_tick(1)) is False  # not told to exit
     assert "closing unused database connections failed" in caplog.text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="mallopt and malloc_trim are glibc's")
+def test_the_c_library_is_found_without_looking_it_up_by_name():
+    """The arena cap and the heap trim above call glibc through the symbols the interpreter has
+    loaded (no `ldconfig` run at start-up): are both there?"""
+    assert asgi._LIBC is not None
+    assert hasattr(asgi._LIBC, "mallopt") and hasattr(asgi._LIBC, "malloc_trim")

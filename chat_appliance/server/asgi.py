@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Iterator
 import asyncio
 import contextlib
 import ctypes
-import ctypes.util
 import gc
 import logging
 import signal
@@ -81,9 +80,12 @@ POOL_KEEP = 4
 
 
 def _libc():
+    # The symbols the interpreter already has loaded, the C library's among them. Looking the
+    # library up by name (ctypes.util.find_library) runs `ldconfig -p` in a subprocess: 5 ms of
+    # every start.
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-    except (OSError, TypeError):  # no C library to load by name (Windows)
+        libc = ctypes.CDLL(None)
+    except (OSError, TypeError):  # no such handle (Windows)
         return None
     return libc if hasattr(libc, "mallopt") else None
 
