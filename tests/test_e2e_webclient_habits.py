@@ -323,6 +323,9 @@ def feed_state(page, text):
             feed: box(feed), articles: articles.length, first: articles[0]?.dataset.id, last: articles.at(-1)?.dataset.id,
             matching: articles.filter((a) => a.textContent.includes(text))
                 .map((a) => ({ id: a.dataset.id, local: a.dataset.local, box: box(a), className: a.className })),
+            compose: [...document.querySelectorAll("textarea, input")].filter((el) => el.value)
+                .map((el) => `${el.getAttribute("aria-label") || el.name}: ${el.value.slice(0, 40)}`),
+            hash: location.hash,
         });
     }""", text)
 
