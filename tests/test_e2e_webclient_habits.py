@@ -330,6 +330,40 @@ def feed_state(page, text):
     }""", text)
 
 
+def test_the_end_stays_in_view_while_what_is_above_it_grows(pages, site):
+    """At the end of a channel after sending, does your message stay in view when a message above
+    it grows afterwards (a preview drawn late; in a long channel, a block first drawn after the
+    jump to the end), and once you scroll away from the end, does such growth leave the view be?"""
+    site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "tall"}])
+    seed(site, site.alice[1], "tall", 40)
+    alice = pages(ALICE)
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('tall')}-tall")
+    expect(alice.get_by_role("article").filter(has_text="Long message 39").first).to_be_visible()
+    alice.get_by_role("textbox", name="Topic").fill("part 1")
+    box = alice.get_by_role("textbox", name="Message")
+    box.fill("the last word")
+    box.press("Enter")
+    mine = alice.locator("[role=article][data-id]").filter(has_text="the last word")
+    expect(mine).to_be_in_viewport()
+    grow = """() => {
+        const articles = [...document.querySelectorAll("[role=article][data-id]")];
+        const above = articles[articles.length - 2];
+        above.querySelector(".content").append(Object.assign(document.createElement("div"), { style: "height: 1500px" }));
+    }"""
+    alice.evaluate(grow)
+    expect(mine).to_be_in_viewport()
+    alice.evaluate("""() => {
+        const feed = document.querySelector(".feed");
+        feed.scrollTop = feed.scrollHeight - feed.clientHeight - 1200;
+    }""")
+    alice.wait_for_timeout(300)  # the scroll event: away from the end
+    before = alice.evaluate('document.querySelector(".feed").scrollTop')
+    alice.evaluate(grow)
+    alice.wait_for_timeout(300)
+    assert alice.evaluate('document.querySelector(".feed").scrollTop') == before
+    expect(mine).not_to_be_in_viewport()
+
+
 def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
     """A channel opened at its first unread message holds only part of what follows; scrolling
     down fetches the rest. If a message arrives (its event) while that fetch is under way, and

@@ -29,6 +29,13 @@ let generation = 0;
 // been made before they existed. Null when no such fetch is pending.
 let arrivedWhileFetching = null;
 let selectedId = null;
+// At the end of the view and meant to stay there: scrolled to the end for a message that just
+// came in (yours, or any while you were at the end). A windowed page lays each block out at a
+// placeholder height until it is first drawn (content-visibility: auto, app.css), so a block
+// drawn just after a jump to the end grows, and the end it showed moves out of view. While
+// stuck, every change of the list's size (a ResizeObserver, after layout) scrolls to the end
+// again; scrolling away from the end unsticks.
+let stuckToEnd = false;
 let feedEl;
 let listEl;
 let observer;
@@ -51,6 +58,9 @@ export function mountFeed(element, callbacks) {
   listEl.addEventListener("pointerover", wantActions);
   listEl.addEventListener("focusin", wantActions);
   feedEl.addEventListener("scroll", onScroll, { passive: true });
+  new ResizeObserver(() => {
+    if (stuckToEnd) feedEl.scrollTop = feedEl.scrollHeight;
+  }).observe(listEl);
   observer = new IntersectionObserver(onVisible, { root: feedEl, threshold: 0.5 });
   readTimer = setInterval(flushRead, 700);
   window.addEventListener("focus", () => {
@@ -75,6 +85,7 @@ export function openingParams(forView) {
 export async function openView(newView, prefetched = null) {
   view = newView;
   readingPaused = false;
+  stuckToEnd = false;
   fetched = 0;
   listEl.classList.remove("windowed");
   const mine = ++generation;
@@ -394,7 +405,13 @@ function rerender(id) {
 
 // --- paging ------------------------------------------------------------------------------
 
+function scrollToEnd() {
+  feedEl.scrollTop = feedEl.scrollHeight;
+  stuckToEnd = hi === messages.length && foundNewest;
+}
+
 function onScroll() {
+  if (stuckToEnd && feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight >= 80) stuckToEnd = false;
   if (feedEl.scrollTop < 400) loadOlder();
   if (feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 400) loadNewer();
 }
@@ -502,6 +519,7 @@ export async function catchUp(maxMessageId) {
 // Another view (Inbox, Recent conversations, Drafts) takes the list's place: no live messages here.
 export function closeView() {
   view = { kind: "inbox", ops: [] };
+  stuckToEnd = false;
   generation += 1;
   arrivedWhileFetching = null;
   messages = [];
@@ -573,7 +591,7 @@ export function localEcho(localId, fake) {
     listEl.append(h("div.recipient-block.local-echo-block", { dataset: { key: conversationKey(fake) } }, renderHeader(fake), el));
   }
   echoes.set(localId, el);
-  feedEl.scrollTop = feedEl.scrollHeight;
+  scrollToEnd();
 }
 
 export function dropEcho(localId) {
@@ -607,7 +625,7 @@ export function addMessage(message, localId = null) {
     hi = messages.length;
     renderAll();
   }
-  if (stick || (mineSent && !atEnd)) feedEl.scrollTop = feedEl.scrollHeight;
+  if (stick || (mineSent && !atEnd)) scrollToEnd();
   if (message.sender_id === model.myId) select(message.id, false);
   return true;
 }
