@@ -142,21 +142,31 @@ def pages(browser, site):
         assert dialogs == [], dialogs
 
 
+def on_page_until(page, check, timeout=10):
+    """Wait on `page` until `check()` holds or `timeout` seconds pass; returns its last result.
+    Waiting on the page, not sleeping: Playwright runs route handlers and event listeners only
+    while this thread waits on it."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result or time.monotonic() >= deadline:
+            return result
+        page.wait_for_timeout(50)
+
+
 def until_delivered(page, text, action, timeout=10):
     """Run `action`, then wait until the page's event poll has brought an event whose text holds
     `text`: other events (the page's own read flags, say) may answer a poll first. The page keeps
     each poll's body as it reads it (POLL_RECORDER): asking the browser for a finished
     response's body afterwards fails now and then, and a skipped body was a missed event."""
-    import time
-
     seen = page.evaluate("() => window.__eventPolls.length")
     action()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if page.evaluate("([from, text]) => window.__eventPolls.slice(from).some((body) => body.includes(text))",
-                         [seen, text]):
-            return
-        page.wait_for_timeout(50)
+    if on_page_until(page, lambda: page.evaluate(
+            "([from, text]) => window.__eventPolls.slice(from).some((body) => body.includes(text))", [seen, text]),
+            timeout):
+        return
     polls = page.evaluate("(from) => window.__eventPolls.slice(from).map((body) => body.slice(0, 200))", seen)
     raise AssertionError(f"no event with {text!r} reached the page within {timeout} s; polls answered since: {polls}")
 
@@ -166,8 +176,6 @@ def arrives_while_fetching(page, pattern, wanted, start, text, post, timeout=10)
     `start()` has made the page send it and the server has answered (so the answer predates what
     follows); then `post()` a message holding `text`, wait until its event reaches the page, and
     only then let the held answer through. Other requests to `pattern` pass."""
-    import time
-
     held, taken = [], []
 
     def hold(route):
@@ -180,10 +188,7 @@ def arrives_while_fetching(page, pattern, wanted, start, text, post, timeout=10)
     page.route(pattern, hold)
     try:
         start()
-        # Playwright runs the handler only while this thread waits on the page.
-        deadline = time.monotonic() + timeout
-        while not held and time.monotonic() < deadline:
-            page.wait_for_timeout(50)
+        on_page_until(page, lambda: held, timeout)
         assert len(held) == 1, "the page sent no request to hold"
         until_delivered(page, text, post, timeout)
         route, response = held[0]

@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PHONE, Site, browser, pages, shot, arrives_while_fetching  # noqa: E402,F401 (fixtures)
+from .browser import PHONE, Site, browser, pages, shot, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -413,9 +413,7 @@ def test_leaving_the_box_while_a_send_is_answered_keeps_the_focus_away(pages, si
     expect(alice.locator("[role=article][data-id]").filter(has_text="answered late")).to_be_visible()
     # The server sends the event before the answer, so the handler's fetch may still be reading
     # it: wait for it (the page itself never sees the answer until it is fulfilled below).
-    deadline = time.monotonic() + 10
-    while not held and time.monotonic() < deadline:
-        alice.wait_for_timeout(50)  # Playwright runs the handler only while this thread waits on the page
+    on_page_until(alice, lambda: held)
     assert len(held) == 1
     alice.keyboard.press("Escape")
     expect(box).not_to_be_focused()
