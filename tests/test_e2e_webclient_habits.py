@@ -352,6 +352,17 @@ def test_the_end_stays_in_view_while_what_is_above_it_grows(pages, site):
     }"""
     alice.evaluate(grow)
     expect(mine).to_be_in_viewport()
+    # Growth that lands between the view's scroll back to the end and that scroll's event (which
+    # a busy page delivers a frame later) must not count as scrolling away.
+    alice.evaluate("""async () => {
+        const list = document.querySelector(".message-list");
+        list.append(Object.assign(document.createElement("div"), { style: "height: 30px" }));
+        await new Promise((resolve) => new ResizeObserver((_, seen) => {
+            seen.disconnect();
+            setTimeout(() => { (%s)(); resolve(); });
+        }).observe(list));
+    }""" % grow)
+    expect(mine).to_be_in_viewport()
     alice.evaluate("""() => {
         const feed = document.querySelector(".feed");
         feed.scrollTop = feed.scrollHeight - feed.clientHeight - 1200;

@@ -34,8 +34,10 @@ let selectedId = null;
 // placeholder height until it is first drawn (content-visibility: auto, app.css), so a block
 // drawn just after a jump to the end grows, and the end it showed moves out of view. While
 // stuck, every change of the list's size (a ResizeObserver, after layout) scrolls to the end
-// again; scrolling away from the end unsticks.
+// again; scrolling up, away from the end, unsticks. Only a scroll up counts: growth above the
+// end leaves scrollTop where it was, and its scroll event may come before the observer's call.
 let stuckToEnd = false;
+let lastScrollTop = 0;
 let feedEl;
 let listEl;
 let observer;
@@ -59,7 +61,7 @@ export function mountFeed(element, callbacks) {
   listEl.addEventListener("focusin", wantActions);
   feedEl.addEventListener("scroll", onScroll, { passive: true });
   new ResizeObserver(() => {
-    if (stuckToEnd) feedEl.scrollTop = feedEl.scrollHeight;
+    if (stuckToEnd) jumpToEnd();
   }).observe(listEl);
   observer = new IntersectionObserver(onVisible, { root: feedEl, threshold: 0.5 });
   readTimer = setInterval(flushRead, 700);
@@ -405,13 +407,21 @@ function rerender(id) {
 
 // --- paging ------------------------------------------------------------------------------
 
-function scrollToEnd() {
+// Where we scroll, we note where we left the view: several scrolls in one frame make one event.
+function jumpToEnd() {
   feedEl.scrollTop = feedEl.scrollHeight;
+  lastScrollTop = feedEl.scrollTop;
+}
+
+function scrollToEnd() {
+  jumpToEnd();
   stuckToEnd = hi === messages.length && foundNewest;
 }
 
 function onScroll() {
-  if (stuckToEnd && feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight >= 80) stuckToEnd = false;
+  const up = feedEl.scrollTop < lastScrollTop;
+  lastScrollTop = feedEl.scrollTop;
+  if (stuckToEnd && up && feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight >= 80) stuckToEnd = false;
   if (feedEl.scrollTop < 400) loadOlder();
   if (feedEl.scrollHeight - feedEl.scrollTop - feedEl.clientHeight < 400) loadNewer();
 }
