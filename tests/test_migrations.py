@@ -227,3 +227,25 @@ def test_an_up_to_date_database_opens_without_the_writer_lock(tmp_path, monkeypa
         holder.execute("ROLLBACK")
         holder.close()
         opened.close()
+
+
+def test_a_new_sqlite_database_has_small_pages_and_an_old_one_keeps_its_own(tmp_path):
+    """Is a new database file made with 1 KiB pages (a send's COMMIT copies one page of each
+    per-user index per recipient into the WAL), while a file made with SQLite's default 4 KiB
+    keeps them and opens as before?"""
+    if pg.ENABLED:
+        pytest.skip("SQLite's page size")
+    new_path, old_path = tmp_path / "new.sqlite3", tmp_path / "old.sqlite3"
+    old = sqlite3.connect(old_path)
+    old.execute("PRAGMA journal_mode=wal")
+    old.execute("CREATE TABLE scratch (x INTEGER)")
+    old.close()
+    for path, size in ((new_path, sqlite_backend.PAGE_SIZE), (old_path, 4096)):
+        opened = init_database(f"sqlite:///{path}")
+        try:
+            if path == new_path:
+                migrate()
+            assert sqlite3.connect(path).execute("PRAGMA page_size").fetchone()[0] == size
+        finally:
+            opened.close()
+    assert sqlite_backend.PAGE_SIZE == 1024
