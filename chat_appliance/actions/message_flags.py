@@ -9,7 +9,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import direct_recipients
-from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage
+from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage, unread_conditions
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -128,8 +128,7 @@ def do_mark_read(user: Any, *, stream: Any = None, topic: str | None = None) -> 
         condition = Message.stream == stream.id
     if topic is not None:
         condition &= Message.topic_key == topic.casefold()
-    unread = [row.message_id for row in
+    unread = [row.message_id for part in unread_conditions() for row in
               UserMessage.select(UserMessage.message).join(Message, on=(UserMessage.message == Message.id))
-              .where((UserMessage.user_profile == user) & (UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0)
-                     & condition)]
+              .where((UserMessage.user_profile == user) & part & condition)]
     return do_update_message_flags(user, "add", "read", unread)

@@ -24,6 +24,7 @@ from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_content
 from chat_appliance.models import (
     FLAG_BITS,
+    new_row_flags,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
     DirectMessageGroupMember,
@@ -343,7 +344,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             has_image=has_image, has_attachment=has_attachment,
         )
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
-                    [(uid, message.id, bits) for uid, bits in flags.items()])
+                    [(uid, message.id, new_row_flags(bits)) for uid, bits in flags.items()])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
         claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:

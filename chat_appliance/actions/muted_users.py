@@ -11,7 +11,7 @@ from peewee import IntegrityError
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.models import FLAG_BITS, Message, MutedUser, UserMessage, now
+from chat_appliance.models import Message, MutedUser, UserMessage, now, unread_conditions
 from chat_appliance.models.base import query_rows
 from chat_appliance.actions.message_flags import do_update_message_flags
 from chat_appliance.lib.muted_users import muted_users_list
@@ -43,9 +43,9 @@ def do_mute_user(user: UserProfile, target: UserProfile) -> None:
     except IntegrityError:
         raise JsonableError("User already muted") from None
     publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])
-    unread = [row.message_id for row in UserMessage.select(UserMessage.message).join(Message)
-              .where((UserMessage.user_profile == user) & (Message.sender == target)
-                     & (UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0))]
+    unread = [row.message_id for part in unread_conditions() for row in
+              UserMessage.select(UserMessage.message).join(Message)
+              .where((UserMessage.user_profile == user) & (Message.sender == target) & part)]
     if unread:
         do_update_message_flags(user, "add", "read", unread)
 

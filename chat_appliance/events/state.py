@@ -56,6 +56,7 @@ from chat_appliance.lib.user_status import realm_user_statuses
 from chat_appliance.lib.user_topics import user_topic_rows
 from chat_appliance.models import (
     FLAG_BITS,
+    unread_conditions,
     DirectMessageGroup,
     DirectMessageGroupMember,
     GroupGroupMembership,
@@ -285,14 +286,16 @@ def dm_members_by_recipient(recipient_ids: set[int]) -> dict[int, list[int]]:
 def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
     """unread_msgs: the requester's unread messages, grouped as Zulip groups them; it must agree
     with the `read` flags GET /messages serves (zulip-terminal shows negative counts otherwise)."""
-    read, mention_bits = FLAG_BITS["read"], (
-        FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
-        | FLAG_BITS["group_mentioned"])
-    rows = list(UserMessage.select(UserMessage.flags, Message.id, Message.stream, Message.topic, Message.sender,
-                                   Message.recipient)
-                .join(Message)
-                .where((UserMessage.user_profile == user) & (UserMessage.flags.bin_and(read) == 0))
-                .order_by(Message.id))
+    mention_bits = (FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"]
+                    | FLAG_BITS["topic_wildcard_mentioned"] | FLAG_BITS["group_mentioned"])
+    rows = []
+    for unread in unread_conditions():
+        rows.extend(UserMessage.select(UserMessage.flags, Message.id, Message.stream, Message.topic, Message.sender,
+                                       Message.recipient)
+                    .join(Message)
+                    .where((UserMessage.user_profile == user) & unread)
+                    .order_by(Message.id))
+    rows.sort(key=lambda row: row.message.id)
     dm_recipients = {r.message.recipient_id for r in rows if r.message.stream_id is None}
     members = dm_members_by_recipient(dm_recipients)
     pms, streams, huddles, mentions = {}, {}, {}, []  # type: dict[Any, Any], dict[Any, Any], dict[Any, Any], list[int]

@@ -28,6 +28,7 @@ from chat_appliance.models import (
     UserTopic,
     database,
     in_ids,
+    unread_conditions,
 )
 from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
 from chat_appliance.lib.access import (
@@ -113,7 +114,11 @@ class Narrow:
         self.terms = terms
         self.search_terms = []
         self.shared_history = False
-        self.conditions = [self._condition(op, operand, negated) for op, operand, negated in terms]
+        # "is:unread" is no condition of its own: RangeQuery queries each of unread_conditions()
+        # (the unread index, and new messages' rows not yet in it) with the other conditions.
+        self.unread = any(op == "is" and operand == "unread" and not negated for op, operand, negated in terms)
+        self.conditions = [self._condition(op, operand, negated) for op, operand, negated in terms
+                           if not (op == "is" and operand == "unread" and not negated)]
 
     # --- operand resolution ---
 
@@ -207,7 +212,7 @@ class Narrow:
             return Message.stream.is_null(True)
         if operand == "starred":
             return self._flag_set("starred")
-        if operand == "unread":
+        if operand == "unread":  # only negated here (Narrow.unread): "not unread" is "read"
             return UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0
         if operand == "mentioned":
             bits = sum(FLAG_BITS[n] for n in ("mentioned", "stream_wildcard_mentioned",
@@ -310,14 +315,29 @@ class RangeQuery:
                          .where(UserMessage.user_profile == user.id))
         for condition in narrow.conditions:
             self.base = self.base.where(condition)
+        # The queries whose rows together match the narrow: one, or one per unread condition.
+        self.parts = self._unread_parts([self.base]) if narrow.unread else [self.base]
 
-    def rows(self, condition: peewee.Expression, descending: bool, limit: int) -> list[tuple[int, int | None]]:
-        query = self.base.where(condition).order_by(self.id_column.desc() if descending else self.id_column.asc())
-        # The rows straight from the cursor: peewee's row wrappers cost more than the query.
-        return database.execute_sql(*query.limit(limit).sql()).fetchall()
+    def _unread_parts(self, parts):
+        return [part.where(unread) for part in parts for unread in unread_conditions(self.id_column)]
+
+    def rows(self, condition: peewee.Expression | None, descending: bool, limit: int,
+             unread: bool = False) -> list[tuple[int, int | None]]:
+        """The first `limit` matching rows in id order (`unread`: of the unread ones only)."""
+        parts = self._unread_parts(self.parts) if unread and not self.narrow.unread else self.parts
+        order = self.id_column.desc() if descending else self.id_column.asc()
+        found = []
+        for part in parts:
+            query = (part if condition is None else part.where(condition)).order_by(order).limit(limit)
+            # The rows straight from the cursor: peewee's row wrappers cost more than the query.
+            found += database.execute_sql(*query.sql()).fetchall()
+        if len(parts) > 1:
+            found.sort(key=lambda row: row[0], reverse=descending)
+            del found[limit:]
+        return found
 
     def first_unread_id(self) -> Any:
-        rows = self.rows(UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0, False, 1)
+        rows = self.rows(None, False, 1, unread=True)
         return rows[0][0] if rows else None
 
     def first_on_or_after(self, timestamp: int) -> Any:
@@ -325,8 +345,11 @@ class RangeQuery:
         return rows[0][0] if rows else None
 
     def with_ids(self, message_ids: list[int]) -> list[tuple[int, int]]:
-        return [(row[0], row[1]) for row in
-                self.base.where(in_ids(self.id_column, message_ids)).order_by(self.id_column).tuples()]
+        rows = [(row[0], row[1]) for part in self.parts for row in
+                part.where(in_ids(self.id_column, message_ids)).order_by(self.id_column).tuples()]
+        if len(self.parts) > 1:
+            rows.sort()
+        return rows
 
     def fetch(self, anchor: int, num_before: int, num_after: int,
               include_anchor: bool) -> tuple[list[tuple[Any, ...]], tuple[bool, bool, bool]]:

@@ -12,7 +12,10 @@ from chat_appliance.models.channels import (
     Subscription,
 )
 from chat_appliance.models.invites import Invitation
-from chat_appliance.models.messages import FLAG_BITS, BotStorageData, Message, Reaction, SubMessage, UserMessage, UserTopic
+from chat_appliance.models.messages import (
+    FLAG_BITS, BotStorageData, Message, Reaction, SubMessage, UnreadIndexHorizon, UserMessage, UserTopic, new_row_flags,
+    unread_conditions,
+)
 from chat_appliance.models.org import (
     ChannelFolder,
     ClientDevice,
@@ -48,6 +51,7 @@ __all__ = [
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
     "FLAG_BITS", "BotStorageData", "Message", "Reaction", "SubMessage", "UserMessage", "UserTopic",
+    "UnreadIndexHorizon", "new_row_flags", "unread_conditions",
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",

@@ -1,8 +1,10 @@
 """Messages, the per-user message rows that carry personal flags, reactions and topics."""
 
-from peewee import BooleanField, CharField, CompositeKey, IntegerField, TextField
+from typing import Any
 
-from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now
+from peewee import SQL, BigIntegerField, BooleanField, CharField, CompositeKey, IntegerField, TextField
+
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, database, now
 from chat_appliance.models.channels import Recipient, Stream
 from chat_appliance.models.realm import Realm
 from chat_appliance.models.users import UserProfile
@@ -67,6 +69,59 @@ class UserMessage(BaseModel):
     class Meta:
         primary_key = CompositeKey("user_profile", "message")
         indexes = ((("message",), False),)
+
+
+# Internal, never shown and not a flag of the API: an unread row that a send wrote and that has
+# not entered the unread index yet. The partial index user_message_unread holds the rows whose
+# `flags & (read | PENDING_UNREAD_INDEX)` is 0. A send to a channel adds one row per recipient,
+# and every recipient's rows sit in another leaf of that index, so a send that put its rows there
+# at once rewrote one leaf per recipient, each copied whole into SQLite's WAL at COMMIT. With
+# the bit set they stay out of it. On SQLite, a group COMMIT at most every quarter second
+# (db/backends/sqlite.py, UnreadIndexer) first clears the bit on the rows of every message above
+# unread_index_horizon and raises the horizon to the newest message, so each recipient's leaf
+# is written once for all the messages since, not once per message (BENCHMARKS.md, thirteenth
+# round). No row of a message at or below the horizon carries the bit, so a user's unread rows
+# are the union of the index's and of those above the horizon that carry it, which the (user,
+# message) primary key finds in a short range. On PostgreSQL, which has no group COMMIT to do
+# this, no row carries the bit (its database's `defers_unread_index` is unset).
+PENDING_UNREAD_INDEX = 1 << 11
+_READ_OR_PENDING = FLAG_BITS["read"] | PENDING_UNREAD_INDEX
+
+
+def defers_unread_index() -> bool:
+    """Whether the current database writes new unread rows with PENDING_UNREAD_INDEX."""
+    return getattr(database.obj, "defers_unread_index", False)
+
+
+def unread_conditions(message_id_column: Any = None) -> list[Any]:
+    """Conditions on UserMessage (joined to Message where `message_id_column` is Message.id) whose
+    union is "unread", each of which an index serves: the unread index, and on a database that
+    defers it, a range of the primary key above the horizon. Query each and join the results:
+    SQLite's planner serves an OR of the two with neither."""
+    indexed = UserMessage.flags.bin_and(_READ_OR_PENDING) == 0
+    if not defers_unread_index():
+        return [indexed]
+    column = UserMessage.message if message_id_column is None else message_id_column
+    pending = ((UserMessage.flags.bin_and(_READ_OR_PENDING) == PENDING_UNREAD_INDEX)
+               & (column > SQL("(SELECT message_id FROM unread_index_horizon)")))
+    return [indexed, pending]
+
+
+def new_row_flags(bits: int) -> int:
+    """The flags a send stores for a recipient's new row: unread rows wait for the unread index
+    where the database defers it."""
+    if bits & FLAG_BITS["read"] or not defers_unread_index():
+        return bits
+    return bits | PENDING_UNREAD_INDEX
+
+
+class UnreadIndexHorizon(BaseModel):
+    """One row (id 1): no row of a message at or below `message_id` carries PENDING_UNREAD_INDEX."""
+
+    message_id = BigIntegerField()
+
+    class Meta:
+        table_name = "unread_index_horizon"
 
 
 class Reaction(BaseModel):

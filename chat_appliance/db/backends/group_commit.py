@@ -120,6 +120,10 @@ class GroupCommit:
         self.db = db
         # Called after every successful COMMIT, if set (the WAL checkpointer's `wrote`).
         self.committed = None
+        # Called with the write connection right before each COMMIT, if set: more writes in the
+        # batch's transaction (sqlite.py, UnreadIndexer). An error it raises is logged, and the
+        # batch is committed without what its failed statement would have written.
+        self.before_commit = None
         self.lock = threading.Lock()
         self.guard = threading.Lock()  # protects `waiting`, and a batch's held answers and callbacks
         self.waiting = 0
@@ -316,6 +320,11 @@ class GroupCommit:
     def _commit(self, batch):
         """COMMIT the batch; False (its writers told) if that fails."""
         self.batch = None
+        if self.before_commit is not None:
+            try:
+                self.before_commit(self.connection)
+            except sqlite3.Error:  # SQLite undid the failed statement; the batch's own writes stand
+                log.exception("a write before a group COMMIT failed")
         try:
             with turns.waiting_on_others():
                 self.connection.execute("COMMIT")

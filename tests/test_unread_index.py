@@ -1,0 +1,161 @@
+"""New messages' unread rows on SQLite: written outside the unread index, with an internal bit,
+and put into it in batches by a later group COMMIT (models/messages.py,
+PENDING_UNREAD_INDEX). Every way of asking for unread messages must see them in both states:
+/register's unread_msgs, the is:unread narrow, the first_unread anchor, mark as read (all, a
+channel, a topic), muting a sender. The bit never shows as a flag."""
+
+import sqlite3
+import time
+
+import pytest
+
+from chat_appliance.db.backends.sqlite import index_pending_unread
+from chat_appliance.models import database
+from chat_appliance.models.messages import PENDING_UNREAD_INDEX
+
+from . import pg
+from .helpers import ok, register
+
+pytestmark = pytest.mark.skipif(pg.ENABLED, reason="PostgreSQL puts unread rows in the index at once")
+
+
+@pytest.fixture
+def held(app):
+    """Group COMMITs do not index pending rows while the test runs; `held.index()` does, as the
+    next COMMIT after INDEX_UNREAD_EVERY_SECONDS would. `held.rows()`: (user, message, flags)."""
+    indexer = database.obj.group_commit.before_commit
+    path = database.obj.database
+
+    def query(sql):
+        connection = sqlite3.connect(path, timeout=10)
+        try:
+            return connection.execute(sql).fetchall()
+        finally:
+            connection.close()
+
+    class Held:
+        @staticmethod
+        def index():
+            connection = sqlite3.connect(path, timeout=10, isolation_level=None)
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                changed = index_pending_unread(connection)
+                connection.execute("COMMIT")
+                return changed
+            finally:
+                connection.close()
+
+        @staticmethod
+        def rows():
+            return query("SELECT user_profile_id, message_id, flags FROM user_message")
+
+        @staticmethod
+        def horizon():
+            return query("SELECT message_id FROM unread_index_horizon")[0][0]
+
+    saved, indexer.every = indexer.every, 3600
+    indexer.last = time.monotonic()
+    yield Held
+    indexer.every = saved
+
+
+def send(org, to, topic, content="hello", sender=None):
+    client = org.client(sender or org.hamlet)
+    return ok(client.post("messages", type="stream", to=to, topic=topic, content=content))["id"]
+
+
+def unread_ids(org, user, narrow=()):
+    body = ok(org.client(user).get("messages", anchor="newest", num_before=1000, num_after=0,
+                                   narrow=[["is", "unread"], *narrow]))
+    return [m["id"] for m in body["messages"]]
+
+
+def registered_unread(org, user):
+    state = register(org.client(user))
+    unread = state["unread_msgs"]
+    return unread["count"], sorted(i for s in unread["streams"] for i in s["unread_message_ids"])
+
+
+def test_a_sends_rows_wait_outside_the_index_and_count_as_unread(org, held):
+    """Are a send's unread rows written with the pending bit (the sender's own read row without),
+    do they count as unread everywhere meanwhile, and after the pass, the same, with no row at or
+    below the raised horizon still pending?"""
+    ok(org.client(org.othello).post("mark_all_as_read"))  # the example organization's
+    older = [send(org, "Denmark", "old") for _ in range(3)]
+    assert held.index() > 0
+    newer = [send(org, "Denmark", "new") for _ in range(3)]
+    rows = {(uid, mid): flags for uid, mid, flags in held.rows()}
+    for mid in newer:
+        assert rows[(org.othello.id, mid)] & PENDING_UNREAD_INDEX
+    assert not [flags for flags in rows.values() if flags & 1 and flags & PENDING_UNREAD_INDEX]  # read: not pending
+    assert all(not rows[(org.othello.id, mid)] & PENDING_UNREAD_INDEX for mid in older)
+    for state in ("pending", "indexed"):
+        expected = older + newer
+        assert unread_ids(org, org.othello) == expected, state
+        assert unread_ids(org, org.othello, [["topic", "new"]]) == newer, state
+        assert registered_unread(org, org.othello) == (6, expected), state
+        body = ok(org.client(org.othello).get("messages", anchor="first_unread", num_before=0, num_after=2,
+                                                narrow=[["topic", "new"]]))
+        assert body["anchor"] == newer[0], state
+        # Some of each part: the newest two unread, then the oldest two.
+        body = ok(org.client(org.othello).get("messages", anchor="newest", num_before=2, num_after=0,
+                                                narrow=[["is", "unread"]]))
+        assert [m["id"] for m in body["messages"]] == newer[-2:] and not body["found_oldest"], state
+        body = ok(org.client(org.othello).get("messages", anchor="oldest", num_before=0, num_after=4,
+                                                narrow=[["is", "unread"]]))
+        assert [m["id"] for m in body["messages"]] == expected[:4], state
+        body = ok(org.client(org.othello).get("messages", message_ids=str(older[:1] + newer[:1]).replace(" ", ""),
+                                                narrow=[["is", "unread"]]))
+        assert sorted(m["id"] for m in body["messages"]) == [older[0], newer[0]], state
+        for message in body["messages"]:
+            assert message["flags"] == [], state  # the bit is no flag of the API
+        if state == "pending":
+            assert held.index() > 0
+    assert held.horizon() >= newer[-1]
+    assert not [row for row in held.rows() if row[2] & PENDING_UNREAD_INDEX]
+
+
+def test_marking_read_reaches_rows_in_either_state(org, held):
+    """Do mark_all_as_read, mark_stream_as_read, mark_topic_as_read and muting a sender mark
+    pending rows read as well as indexed ones, and marking unread again bring both back?"""
+    othello = org.client(org.othello)
+    denmark = ok(othello.get("get_stream_id", stream="Denmark"))["stream_id"]
+    ok(othello.post("mark_all_as_read"))  # the example organization's
+    a_indexed = send(org, "Denmark", "a")
+    held.index()
+    a_pending = send(org, "Denmark", "a")
+    ok(othello.post("mark_topic_as_read", stream_id=denmark, topic_name="a"))
+    assert unread_ids(org, org.othello) == []
+    b_indexed = send(org, "Denmark", "b")
+    held.index()
+    b_pending = send(org, "Denmark", "b")
+    ok(othello.post("mark_stream_as_read", stream_id=denmark))
+    assert unread_ids(org, org.othello) == []
+    ok(othello.post("messages/flags", messages=[a_indexed, a_pending, b_indexed, b_pending], op="remove",
+                     flag="read"))
+    assert unread_ids(org, org.othello) == [a_indexed, a_pending, b_indexed, b_pending]
+    ok(othello.post("mark_all_as_read"))
+    assert unread_ids(org, org.othello) == [] and registered_unread(org, org.othello) == (0, [])
+    from_hamlet = send(org, "Denmark", "c")
+    held.index()
+    from_hamlet_pending = send(org, "Denmark", "c")
+    assert unread_ids(org, org.othello) == [from_hamlet, from_hamlet_pending]
+    ok(othello.post(f"users/me/muted_users/{org.hamlet.id}"))
+    assert unread_ids(org, org.othello) == []
+
+
+def test_the_unread_narrow_uses_the_unread_index(app):
+    """Does SQLite's planner serve a user's unread rows from the partial index (the condition the
+    queries write must be the index's own, or the planner scans the user's whole history)?"""
+    from chat_appliance.models import UserMessage, unread_conditions
+
+    with database.connection_context():
+        indexed, pending = unread_conditions()
+        query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & indexed)
+        sql, params = query.order_by(UserMessage.message.desc()).limit(10).sql()
+        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
+        assert "user_message_unread" in plan
+        query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & pending)
+        sql, params = query.sql()
+        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
+        assert "message_id>?" in plan.replace(" ", "")  # a range of the (user, message) key
