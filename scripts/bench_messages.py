@@ -165,7 +165,7 @@ def fetch_setup(instance):
                   (user.id, channel.recipient_id, "thread 1")),
         # The unread index's own condition (read and PENDING_UNREAD_INDEX clear), which the
         # planner needs in order to use it; the history here is bulk-inserted, so no row waits
-        # outside the index (the server also queries those above the horizon, and pays for it).
+        # outside the index (the server also looks up those of listed messages, and pays for it).
         "is:unread": (f"SELECT {columns} FROM user_message um JOIN message m ON m.id = um.message_id WHERE"
                       " um.user_profile_id = ? AND (um.flags & 2049) = 0 ORDER BY um.message_id DESC LIMIT 100",
                       (user.id,)),

@@ -102,7 +102,8 @@ def test_migrate_database_moves_everything(generated, monkeypatch):
     (newest,) = source.execute("SELECT max(id) FROM message").fetchone()
     source.execute("UPDATE user_message SET flags = flags | ? WHERE message_id > ? AND (flags & 1) = 0",
                    (PENDING_UNREAD_INDEX, newest - 20))
-    source.execute("UPDATE unread_index_horizon SET message_id = ?", (newest - 20,))
+    source.execute("INSERT OR IGNORE INTO pending_unread_message (message_id) SELECT DISTINCT message_id"
+                   " FROM user_message WHERE (flags & ?) != 0", (PENDING_UNREAD_INDEX,))
     source.commit()
     assert source.execute("SELECT count(*) FROM user_message WHERE (flags & ?) != 0",
                           (PENDING_UNREAD_INDEX,)).fetchone()[0] > 0

@@ -24,6 +24,7 @@ from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_content
 from chat_appliance.models import (
     FLAG_BITS,
+    PENDING_UNREAD_INDEX,
     new_row_flags,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
@@ -343,8 +344,10 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,
         )
-        bulk_insert("user_message", ("user_profile_id", "message_id", "flags"),
-                    [(uid, message.id, new_row_flags(bits)) for uid, bits in flags.items()])
+        rows = [(uid, message.id, new_row_flags(bits)) for uid, bits in flags.items()]
+        bulk_insert("user_message", ("user_profile_id", "message_id", "flags"), rows)
+        if any(bits & PENDING_UNREAD_INDEX for _uid, _mid, bits in rows):
+            bulk_insert("pending_unread_message", ("message_id",), [(message.id,)])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
         claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:

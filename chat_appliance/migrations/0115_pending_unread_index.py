@@ -1,7 +1,7 @@
 """Migration 115: a send's unread rows can wait to enter the unread index (models/messages.py,
 PENDING_UNREAD_INDEX). The partial index now leaves out rows carrying that bit, and the table
-unread_index_horizon holds the newest message id below which no row carries it. Rows written
-before this migration carry no such bit, so the index keeps the same rows.
+pending_unread_message lists the messages whose rows may carry it. Rows written before this
+migration carry no such bit, so the index keeps the same rows.
 """
 
 from peewee import BigIntegerField
@@ -21,12 +21,10 @@ def apply(database, backend):
     )
     frozen = Frozen(database)
 
-    class FrozenUnreadIndexHorizon(frozen.Model):
-        message_id = BigIntegerField()
+    class FrozenPendingUnreadMessage(frozen.Model):
+        message_id = BigIntegerField(primary_key=True)
 
         class Meta:
-            table_name = "unread_index_horizon"
+            table_name = "pending_unread_message"
 
-    frozen.create(FrozenUnreadIndexHorizon)
-    newest = database.execute_sql("SELECT max(id) FROM message").fetchone()[0] or 0
-    database.execute_sql(f"INSERT INTO unread_index_horizon (id, message_id) VALUES (1, {int(newest)})")
+    frozen.create(FrozenPendingUnreadMessage)

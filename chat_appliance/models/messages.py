@@ -76,14 +76,14 @@ class UserMessage(BaseModel):
 # `flags & (read | PENDING_UNREAD_INDEX)` is 0. A send to a channel adds one row per recipient,
 # and every recipient's rows sit in another leaf of that index, so a send that put its rows there
 # at once rewrote one leaf per recipient, each copied whole into SQLite's WAL at COMMIT. With
-# the bit set they stay out of it. On SQLite, a group COMMIT at most every quarter second
-# (db/backends/sqlite.py, UnreadIndexer) first clears the bit on the rows of every message above
-# unread_index_horizon and raises the horizon to the newest message, so each recipient's leaf
-# is written once for all the messages since, not once per message (BENCHMARKS.md, thirteenth
-# round). No row of a message at or below the horizon carries the bit, so a user's unread rows
-# are the union of the index's and of those above the horizon that carry it, which the (user,
-# message) primary key finds in a short range. On PostgreSQL, which has no group COMMIT to do
-# this, no row carries the bit (its database's `defers_unread_index` is unset).
+# the bit set they stay out of it, and the send lists its message in pending_unread_message. On
+# SQLite, a group COMMIT at most every tenth of a second (db/backends/sqlite.py, UnreadIndexer)
+# first clears the bit on the rows of every listed message and empties the list, so each
+# recipient's leaf is written once for all the messages since, not once per message
+# (BENCHMARKS.md, thirteenth round). Only rows of listed messages carry the bit, so a user's
+# unread rows are the union of the index's and of those of listed messages that carry it, which
+# the (user, message) primary key finds one by one. On PostgreSQL, which has no group COMMIT to
+# do this, no row carries the bit (its database's `defers_unread_index` is unset).
 PENDING_UNREAD_INDEX = 1 << 11
 _READ_OR_PENDING = FLAG_BITS["read"] | PENDING_UNREAD_INDEX
 
@@ -96,14 +96,14 @@ def defers_unread_index() -> bool:
 def unread_conditions(message_id_column: Any = None) -> list[Any]:
     """Conditions on UserMessage (joined to Message where `message_id_column` is Message.id) whose
     union is "unread", each of which an index serves: the unread index, and on a database that
-    defers it, a range of the primary key above the horizon. Query each and join the results:
+    defers it, the primary key's rows of the listed messages. Query each and join the results:
     SQLite's planner serves an OR of the two with neither."""
     indexed = UserMessage.flags.bin_and(_READ_OR_PENDING) == 0
     if not defers_unread_index():
         return [indexed]
     column = UserMessage.message if message_id_column is None else message_id_column
     pending = ((UserMessage.flags.bin_and(_READ_OR_PENDING) == PENDING_UNREAD_INDEX)
-               & (column > SQL("(SELECT message_id FROM unread_index_horizon)")))
+               & column.in_(SQL("(SELECT message_id FROM pending_unread_message)")))
     return [indexed, pending]
 
 
@@ -115,13 +115,13 @@ def new_row_flags(bits: int) -> int:
     return bits | PENDING_UNREAD_INDEX
 
 
-class UnreadIndexHorizon(BaseModel):
-    """One row (id 1): no row of a message at or below `message_id` carries PENDING_UNREAD_INDEX."""
+class PendingUnreadMessage(BaseModel):
+    """A message whose recipients' rows may carry PENDING_UNREAD_INDEX (written by its send)."""
 
-    message_id = BigIntegerField()
+    message_id = BigIntegerField(primary_key=True)
 
     class Meta:
-        table_name = "unread_index_horizon"
+        table_name = "pending_unread_message"
 
 
 class Reaction(BaseModel):

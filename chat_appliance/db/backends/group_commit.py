@@ -322,7 +322,8 @@ class GroupCommit:
         self.batch = None
         if self.before_commit is not None:
             try:
-                self.before_commit(self.connection)
+                with turns.waiting_on_others():  # as the COMMIT: SQLite's work, without the GIL
+                    self.before_commit(self.connection)
             except sqlite3.Error:  # SQLite undid the failed statement; the batch's own writes stand
                 log.exception("a write before a group COMMIT failed")
         try:
