@@ -25,7 +25,6 @@ from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_
 from chat_appliance.models import (
     FLAG_BITS,
     PENDING_UNREAD_INDEX,
-    new_row_flags,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
     DirectMessageGroupMember,
@@ -34,6 +33,7 @@ from chat_appliance.models import (
     Recipient,
     Stream,
     UserGroup,
+    new_row_flags,
     now,
 )
 from chat_appliance.models.base import insert_row, query_rows, raw_select

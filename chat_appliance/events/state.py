@@ -56,7 +56,6 @@ from chat_appliance.lib.user_status import realm_user_statuses
 from chat_appliance.lib.user_topics import user_topic_rows
 from chat_appliance.models import (
     FLAG_BITS,
-    unread_conditions,
     DirectMessageGroup,
     DirectMessageGroupMember,
     GroupGroupMembership,
@@ -69,6 +68,7 @@ from chat_appliance.models import (
     UserGroupMembership,
     UserMessage,
     UserProfile,
+    unread_conditions,
 )
 from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_MUTED
 from chat_appliance.models.scheduled import REMINDER

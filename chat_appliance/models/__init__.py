@@ -13,8 +13,17 @@ from chat_appliance.models.channels import (
 )
 from chat_appliance.models.invites import Invitation
 from chat_appliance.models.messages import (
-    FLAG_BITS, PENDING_UNREAD_INDEX, BotStorageData, Message, PendingUnreadMessage, Reaction, SubMessage, UserMessage, UserTopic,
-    new_row_flags, unread_conditions,
+    FLAG_BITS,
+    PENDING_UNREAD_INDEX,
+    BotStorageData,
+    Message,
+    PendingUnreadMessage,
+    Reaction,
+    SubMessage,
+    UserMessage,
+    UserTopic,
+    new_row_flags,
+    unread_conditions,
 )
 from chat_appliance.models.org import (
     ChannelFolder,
@@ -50,8 +59,8 @@ __all__ = [
     "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
-    "FLAG_BITS", "PENDING_UNREAD_INDEX", "BotStorageData", "Message", "Reaction", "SubMessage", "UserMessage", "UserTopic",
-    "PendingUnreadMessage", "new_row_flags", "unread_conditions",
+    "FLAG_BITS", "PENDING_UNREAD_INDEX", "BotStorageData", "Message", "PendingUnreadMessage", "Reaction",
+    "SubMessage", "UserMessage", "UserTopic", "new_row_flags", "unread_conditions",
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
