@@ -167,3 +167,18 @@ def test_the_unread_narrow_uses_the_unread_index(app):
             "EXPLAIN QUERY PLAN UPDATE user_message SET flags = flags & ? WHERE message_id IN"
             " (SELECT message_id FROM pending_unread_message) AND (flags & ?) != 0", (-2049, 2048)))
         assert "(message_id=?)" in plan and "pending_unread_message" in plan, plan
+
+
+def test_a_group_commit_indexes_what_waits(org, held):
+    """Does the COMMIT of a write, once INDEX_UNREAD_EVERY_SECONDS have passed, put every pending
+    row into the index in its own transaction (the send's own rows included) and empty the list,
+    while the COMMITs before it leave them waiting?"""
+    indexer = database.obj.group_commit.before_commit
+    waiting = send(org, "Denmark", "wait")
+    assert waiting in held.listed()
+    assert [row for row in held.rows() if row[1] == waiting and row[2] & PENDING_UNREAD_INDEX]
+    indexer.every = 0  # the next COMMIT runs the pass
+    later = send(org, "Denmark", "wait")
+    assert held.listed() == []
+    assert not [row for row in held.rows() if row[2] & PENDING_UNREAD_INDEX]
+    assert unread_ids(org, org.othello, [["topic", "wait"]]) == [waiting, later]
