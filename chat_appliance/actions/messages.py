@@ -24,7 +24,6 @@ from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_content
 from chat_appliance.models import (
     FLAG_BITS,
-    PENDING_UNREAD_INDEX,
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     DirectMessageGroup,
     DirectMessageGroupMember,
@@ -33,7 +32,7 @@ from chat_appliance.models import (
     Recipient,
     Stream,
     UserGroup,
-    new_row_flags,
+    new_user_message_rows,
     now,
 )
 from chat_appliance.models.base import insert_row, query_rows, raw_select
@@ -344,9 +343,9 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,
         )
-        rows = [(uid, message.id, new_row_flags(bits)) for uid, bits in flags.items()]
+        rows, pending = new_user_message_rows(message.id, flags)
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"), rows)
-        if any(bits & PENDING_UNREAD_INDEX for _uid, _mid, bits in rows):
+        if pending:
             bulk_insert("pending_unread_message", ("message_id",), [(message.id,)])
         backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
         claim_attachments(sender, message.id, content)

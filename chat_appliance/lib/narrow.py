@@ -116,9 +116,9 @@ class Narrow:
         self.shared_history = False
         # "is:unread" is no condition of its own: RangeQuery queries each of unread_conditions()
         # (the unread index, and new messages' rows not yet in it) with the other conditions.
-        self.unread = any(op == "is" and operand == "unread" and not negated for op, operand, negated in terms)
-        self.conditions = [self._condition(op, operand, negated) for op, operand, negated in terms
-                           if not (op == "is" and operand == "unread" and not negated)]
+        unread = ("is", "unread", False)
+        self.unread = unread in terms
+        self.conditions = [self._condition(*term) for term in terms if term != unread]
 
     # --- operand resolution ---
 

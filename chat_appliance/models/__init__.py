@@ -22,7 +22,7 @@ from chat_appliance.models.messages import (
     SubMessage,
     UserMessage,
     UserTopic,
-    new_row_flags,
+    new_user_message_rows,
     unread_conditions,
 )
 from chat_appliance.models.org import (
@@ -60,7 +60,7 @@ __all__ = [
     "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
     "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
     "FLAG_BITS", "PENDING_UNREAD_INDEX", "BotStorageData", "Message", "PendingUnreadMessage", "Reaction",
-    "SubMessage", "UserMessage", "UserTopic", "new_row_flags", "unread_conditions",
+    "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows", "unread_conditions",
     "EDIT_HISTORY_POLICIES", "Realm",
     "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
     "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",

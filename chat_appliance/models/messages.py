@@ -107,12 +107,13 @@ def unread_conditions(message_id_column: Any = None) -> list[Any]:
     return [indexed, pending]
 
 
-def new_row_flags(bits: int) -> int:
-    """The flags a send stores for a recipient's new row: unread rows wait for the unread index
-    where the database defers it."""
-    if bits & FLAG_BITS["read"] or not defers_unread_index():
-        return bits
-    return bits | PENDING_UNREAD_INDEX
+def new_user_message_rows(message_id: int, flags_by_user: dict[int, int]) -> tuple[list[tuple[int, int, int]], bool]:
+    """The (user, message, flags) rows a send inserts, and whether any of them waits for the
+    unread index: the unread ones do where the database defers it (asked once per send)."""
+    pending = PENDING_UNREAD_INDEX if defers_unread_index() else 0
+    read = FLAG_BITS["read"]
+    rows = [(uid, message_id, bits if bits & read else bits | pending) for uid, bits in flags_by_user.items()]
+    return rows, bool(pending) and any(not bits & read for bits in flags_by_user.values())
 
 
 class PendingUnreadMessage(BaseModel):
