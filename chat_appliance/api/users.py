@@ -23,6 +23,8 @@ from chat_appliance.actions.users import (
 from chat_appliance.lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
 from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
 from chat_appliance.lib.messages import max_message_id
+from chat_appliance.lib.profile_data import profile_data_for
+from chat_appliance.lib.snapshots import read_through
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import ParamError, check_bool, check_dict, check_int, list_of, one_of, string_max
 from chat_appliance.lib.serializers import own_user_dict, user_dict
@@ -34,8 +36,11 @@ bp = Blueprint("users", __name__)
 @bp.get("/users/me")
 @endpoint()
 def get_own_user(user):
-    """The requester's own profile, flat."""
-    return own_user_dict(user, max_message_id=max_message_id(user))
+    """The requester's own profile, flat. Its newest message id and profile data are read at
+    the data version the account was (lib/snapshots.py)."""
+    newest, profile_data = read_through("own_user", user.id, getattr(user, "read_at", None),
+                                        lambda: (max_message_id(user), None if user.is_bot else profile_data_for(user)))
+    return own_user_dict(user, max_message_id=newest, profile_data=profile_data)
 
 
 @bp.get("/users")

@@ -36,6 +36,10 @@ RENDER_CONTEXT_CACHE_SIZE = 64
 MESSAGE_CACHE_SIZE = 2000
 # Compiled alert-word expressions, one per user who has words.
 ALERT_WORD_CACHE_SIZE = 10_000
+# Rows kept while the database is unchanged (see Runtime.data_version): per account, its row and
+# what GET /users/me adds to it. Entries are small tuples.
+SNAPSHOT_CACHE_SIZE = 10_000
+SNAPSHOT_SECONDS = 600
 
 _current: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("chat_appliance_runtime", default=None)
 _latest: dict[str, Runtime | None] = {"runtime": None}
@@ -66,6 +70,12 @@ class Runtime:
         self.inline_image_preview = bool(inline_image_preview)
         # events/shards.py: this process's ShardLink when it is one shard of several (None: alone).
         self.shard: Any = None
+        # A number that moves with every commit to the database by anyone, or None where the
+        # engine cannot tell cheaply (PostgreSQL, SQLite in memory): backends/sqlite.DataVersion.
+        self.data_version: Callable[[], int | None] = getattr(database, "data_version_reader", None) or _no_version
+        # web/auth.py, lib/snapshots.py: (kind, id) -> (data_version read before the rows, what
+        # was read). Valid only while data_version() still answers that number.
+        self.snapshots = ExpiringCache(SNAPSHOT_CACHE_SIZE)
 
     def share_caches(self, stale_checks: Callable[[], Callable[[], bool]]) -> None:
         """Make the caches safe beside other processes on one database (shards): the caches of
@@ -74,7 +84,7 @@ class Runtime:
         process changed what they may hold; the caches of credentials and sessions keep nothing
         (a key regenerated or a session ended on another shard must count at once, and the
         checks would cost what they save)."""
-        for cache in (self.credentials, self.login_ids, self.sessions):
+        for cache in (self.credentials, self.login_ids, self.sessions, self.snapshots):
             cache.clear()
             cache.max_entries = 0
         for generation_cache in (self.render_contexts, self.messages, self.alert_word_matchers):
@@ -125,6 +135,10 @@ class Runtime:
         self.backend.close_database(self.database)
         if _latest["runtime"] is self:
             _latest["runtime"] = None
+
+
+def _no_version() -> None:
+    return None
 
 
 def install(runtime: Runtime) -> None:

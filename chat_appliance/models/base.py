@@ -149,6 +149,13 @@ def raw_select(model, condition, *params, ids=None):
     `{p}` for each parameter and `{ids}` for an optional list of ids. The SQL is built once per
     shape: on the hot paths (a send, a fetch) peewee's query building costs more than the
     lookups themselves."""
+    build = _ROW_BUILDERS.get(model) or _row_builder(model)
+    return [build(row) for row in raw_select_rows(model, condition, *params, ids=ids)]
+
+
+def raw_select_rows(model, condition, *params, ids=None):
+    """raw_select's rows as the driver's tuples, for a caller that keeps them (lib/snapshots.py)
+    and makes instances of them with `instance_from_row`."""
     param = model._meta.database.param
     key = (model, condition, param, None if ids is None else len(ids))
     sql = _RAW_SELECT_SQL.get(key)
@@ -157,8 +164,12 @@ def raw_select(model, condition, *params, ids=None):
         id_list = "" if ids is None else "(" + ",".join([param] * len(ids)) + ")"
         sql = _RAW_SELECT_SQL[key] = (f'SELECT {columns} FROM "{model._meta.table_name}" WHERE '
                                       + condition.format(p=param, ids=id_list))
-    build = _ROW_BUILDERS.get(model) or _row_builder(model)
-    return [build(row) for row in database.execute_sql(sql, (*params, *(ids or ()))).fetchall()]
+    return database.execute_sql(sql, (*params, *(ids or ()))).fetchall()
+
+
+def instance_from_row(model, row):
+    """A new instance of `model` from a row of raw_select_rows."""
+    return (_ROW_BUILDERS.get(model) or _row_builder(model))(row)
 
 
 # Model -> function making an instance from a row of all its columns, in sorted_fields order.

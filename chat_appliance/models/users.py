@@ -2,7 +2,7 @@
 
 from peewee import BooleanField, CharField, IntegerField, TextField, fn
 
-from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, now, raw_select
+from chat_appliance.models.base import BaseModel, ForeignKeyField, JSONField, instance_from_row, now, raw_select_rows
 from chat_appliance.models.realm import Realm
 
 ROLE_OWNER = 100
@@ -64,9 +64,14 @@ class UserProfile(BaseModel):
         return self.role == ROLE_GUEST
 
     @classmethod
-    def fetch_by_id(cls, user_id):
-        """The account with this id, or None, through SQL built once (every request does one)."""
-        return next(iter(raw_select(cls, '"id" = {p}', user_id)), None)
+    def fetch_row_by_id(cls, user_id):
+        """The row of the account with this id, as a tuple, or None, through SQL built once: a
+        Basic request authenticates by it (web/auth.py keeps it); `from_row` makes the account."""
+        return next(iter(raw_select_rows(cls, '"id" = {p}', user_id)), None)
+
+    @classmethod
+    def from_row(cls, row):
+        return instance_from_row(cls, row)
 
     @classmethod
     def get_by_login_email(cls, email):

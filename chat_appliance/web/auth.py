@@ -13,6 +13,7 @@ from chat_appliance.web import sessions
 from chat_appliance.web.context import password_method
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from chat_appliance.lib.passwords import api_key_matches
+from chat_appliance.lib.snapshots import read_through, snapshot_version
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
@@ -60,12 +61,25 @@ def user_for_login_email(email):
     login_ids = runtime.current().login_ids
     user_id = login_ids.get(lowered)
     if user_id is not None:
-        user = UserProfile.fetch_by_id(user_id)
+        user = account_by_id(user_id)
         if user is not None and lowered in (user.email.lower(), user.delivery_email.lower()):
             return user
     user = UserProfile.get_by_login_email(email)
     if user is not None:
         login_ids.put(lowered, user.id, LOGIN_ID_SECONDS)
+    return user
+
+
+def account_by_id(user_id):
+    """The account with this id, or None: kept between requests while the database is unchanged
+    (lib/snapshots.py). The account carries the data version it was read at (`read_at`; None
+    where no version can be read), for the reads of a view that writes nothing."""
+    version = snapshot_version()
+    row = read_through("account", user_id, version, lambda: UserProfile.fetch_row_by_id(user_id))
+    if row is None:
+        return None
+    user = UserProfile.from_row(row)
+    user.read_at = version
     return user
 
 

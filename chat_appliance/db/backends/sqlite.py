@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import sqlite3
+import threading
 import time
 from contextlib import contextmanager
 from urllib.parse import urlparse
@@ -104,6 +105,7 @@ def open_database(database_url: str, **_pool_options: int) -> BoundedSqliteDatab
     db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
                                check_same_thread=False)
     db.keeper = _keep_open(path)
+    db.data_version_reader = DataVersion(db.keeper)
     db.group_commit = GroupCommit(db)
     if path != ":memory:":
         db.checkpointer = Checkpointer(path, between_writes=db.group_commit.between_writes)
@@ -172,8 +174,36 @@ def close_database(db: BoundedSqliteDatabase) -> None:
         db.checkpointer.close()
     keeper = getattr(db, "keeper", None)
     if keeper is not None:
+        db.data_version_reader.close()
         keeper.close()
         db.keeper = None
+
+
+class DataVersion:
+    """A number that moves whenever a transaction is committed to the database, by any
+    connection of any process: SQLite's PRAGMA data_version, read on the keeper connection,
+    which never writes. Caches of rows (web/auth.py, lib/snapshots.py) keep what they read with
+    the number read before it, and trust it while the number has not moved. One statement on an
+    idle connection, where reading the rows would cost a statement each and a connection from
+    the pool; None in memory (no keeper), where nothing is cached."""
+
+    def __init__(self, keeper):
+        self.keeper = keeper
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int | None:
+        keeper = self.keeper
+        if keeper is None:
+            return None
+        with self._lock:
+            try:
+                return keeper.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error:  # closed with the app: read the rows instead
+                return None
+
+    def close(self) -> None:
+        with self._lock:
+            self.keeper = None
 
 
 def _keep_open(path):
