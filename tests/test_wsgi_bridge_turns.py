@@ -117,3 +117,37 @@ def test_a_request_waiting_on_another_thread_leaves_the_backlog_to_others():
     assert (status, body, set_body) == (200, b"waited True", b"set")
     assert seconds < 1, seconds
     bridge.executor.shutdown()
+
+
+def test_an_answer_kept_for_a_batch_goes_out_while_a_slow_request_runs():
+    """While requests queue, a worker keeps the answers it finishes to send them together. When
+    the request after a quick one is slow, does the quick one's answer still go out within a few
+    milliseconds (the loop's timer sends it), not when the slow one is done? And do all three
+    get their own answers?"""
+    turns = Turns(patience=5.0)  # long: the worker takes the whole backlog itself
+
+    def app(environ, start_response):
+        path = environ["PATH_INFO"]
+        seconds = {"/first": 0.05, "/slow": 0.6}.get(path, 0)
+        until = time.perf_counter() + seconds  # busy: holds the turn, as the app's Python does
+        while time.perf_counter() < until:
+            pass
+        return answer(start_response, path)
+
+    bridge = make_bridge(app, turns)
+
+    async def three():
+        first = asyncio.ensure_future(get(bridge, "/first"))
+        await asyncio.sleep(0.01)  # /first runs; the next two queue behind it, in this order
+        quick = asyncio.ensure_future(get(bridge, "/quick"))
+        await asyncio.sleep(0)
+        slow = asyncio.ensure_future(get(bridge, "/slow"))
+        return await first, await quick, await slow
+
+    started = time.monotonic()
+    first, quick, slow = asyncio.run(three())
+    assert [(r[0], r[1]) for r in (first, quick, slow)] == [(200, b"/first"), (200, b"/quick"), (200, b"/slow")]
+    assert slow[2] >= 0.55, slow
+    assert quick[2] < 0.3, f"the quick answer waited {quick[2]:.3f} s, behind the slow request"
+    assert time.monotonic() - started < 2
+    bridge.executor.shutdown()

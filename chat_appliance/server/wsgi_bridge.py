@@ -44,6 +44,9 @@ COMMIT_FAILED = (500, [(b"content-type", b"application/json")], [INTERNAL_ERROR]
 # With workers taking turns, an answer held for its COMMIT (see _work) waits at most about this
 # long for the writes of the requests after it to join that COMMIT.
 HOLD_SECONDS = 0.050
+# While requests queue for the worker in its turn, an answer it finished may wait this long to
+# go out with the next ones (see _work, "Answers in batches").
+ANSWER_BATCH_SECONDS = 0.002
 # A body must progress by this many bytes a second, on average over each period of the read
 # timeout (REQUEST_READ_TIMEOUT_SECONDS): slow links upload, a trickle does not hold on.
 MIN_BODY_BYTES_PER_SECOND = 1024
@@ -71,6 +74,8 @@ class WSGIBridge:
         self._backlog: deque[Any] = deque()  # (future, environ, loop, send, close, queued at)
         self._runners = 0  # workers in their turn that will take the backlog when done
         self._watch: Any = None  # the loop's timer that hands late backlog to other workers
+        self._held: list[Any] = []  # answers ready to go out together (callables), under _lock
+        self._flush: Any = None  # the loop's timer that sends them, armed while requests queue
         self._settling_since: Any = None  # when a runner began the COMMIT its held answers wait for
         # A callable: the largest body the app accepts now (None: no limit).
         self.max_body = max_body
@@ -120,9 +125,45 @@ class WSGIBridge:
                 self._runners += 1
         if not queued:
             self.executor.submit(self._work, job)
-        elif self._watch is None:
+            return future
+        if self._watch is None:
             self._watch = loop.call_later(self.turns.patience, self._hand_over_late, loop)
+        if self._flush is None:
+            self._flush = loop.call_later(ANSWER_BATCH_SECONDS, self._flush_held)
         return future
+
+    # --- answers in batches ---------------------------------------------------------------------
+    # Each answer a worker hands over wakes the loop's thread, which then wants the interpreter's
+    # lock. A worker that goes on with the backlog releases that lock at its next database
+    # statement (the driver runs SQL without it), the loop takes it, and the worker waits to get
+    # it back: two thread switches per statement, and for GET /users/me nine per request. So while
+    # requests queue and the loop has a timer armed (_flush, armed by dispatch), a worker keeps the
+    # answers it finishes, and the loop's timer or the worker, when its run ends or it must wait,
+    # sends them together: each at most ANSWER_BATCH_SECONDS (plus the lock's switch interval)
+    # later, and only when others queue behind it anyway.
+
+    def _hold_or_send(self, deliver: Any) -> None:
+        """In a worker: keep an answer for the next batch if requests queue and the loop's timer
+        is armed, else send it (and any kept) now."""
+        with self._lock:
+            if self._flush is not None and self._backlog and not self.turns.waiters:
+                self._held.append(deliver)
+                return
+        self._send_held()
+        deliver()
+
+    def _send_held(self) -> None:
+        """Send the answers kept so far (any thread)."""
+        with self._lock:
+            held, self._held = self._held, []
+        for deliver in held:
+            deliver()
+
+    def _flush_held(self) -> None:
+        """On the loop: the timer that dispatch armed; send what the workers kept."""
+        with self._lock:
+            self._flush = None
+        self._send_held()
 
     def _start_runner(self) -> None:
         """Hand the backlog's oldest request to a worker of its own, which takes the rest after."""
@@ -157,6 +198,7 @@ class WSGIBridge:
                     owed = debt
                 if owed is not None and (not (self._backlog and not turns.waiters)
                                          or time.monotonic() - owed_since >= HOLD_SECONDS):
+                    self._send_held()
                     self._settle(owed)
                     owed = None
                 with self._lock:
@@ -168,6 +210,7 @@ class WSGIBridge:
                 if job is not None:
                     turns.renew()
         finally:
+            self._send_held()
             turns.set_wait_hooks(None)
             turns.give_back()
             if owed is not None:  # the turn ended early (another worker waits for it)
@@ -191,7 +234,7 @@ class WSGIBridge:
             future.set_exception(error)
             return debt
         if debt is None:
-            future.set_result(answer)
+            self._hold_or_send(functools.partial(future.set_result, answer))
         else:
             debt.hold(functools.partial(future.set_result, answer), functools.partial(future.set_result, COMMIT_FAILED))
         return debt
@@ -210,7 +253,9 @@ class WSGIBridge:
             self.turns.set_wait_hooks(self._hand_over_backlog, self._resume)
 
     def _hand_over_backlog(self) -> None:
-        """A worker in its turn waits on another thread: another takes the backlog meanwhile."""
+        """A worker in its turn waits on another thread: another takes the backlog meanwhile, and
+        the answers kept go out."""
+        self._send_held()
         with self._lock:
             self._runners -= 1
         self._start_runner()
