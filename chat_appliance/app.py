@@ -283,16 +283,18 @@ def add_routes(app):
     app.view_functions = LazyViews(app.view_functions, owners)
 
 
-def create_app(config=None, *, dev_mode=False):
+def create_app(config=None, *, dev_mode=False, opened=None):
     """A Flask app for one instance. `config` overrides the documented defaults (config.py).
     `dev_mode` (only `chat-appliance dev` sets it; no configuration key can) turns on
-    POST /dev_fetch_api_key."""
+    POST /dev_fetch_api_key. `opened`: the Runtime of this configuration's database, already
+    opened and migrated by the caller (`serve`, through open_instance), which the app then uses
+    instead of opening the database a second time."""
     # The web client's files live beside the pages that serve them (web/static), at /static.
     app = routing_app(static_folder="web/static")
     app.json = FastJSONProvider(app)
     app.json.sort_keys = False
     app.json.compact = True
-    open_app(app, config, dev_mode=dev_mode)
+    open_app(app, config, dev_mode=dev_mode, opened=opened)
     bind_runtime(app)
     add_routes(app)
     register_error_handlers(app)
@@ -301,10 +303,10 @@ def create_app(config=None, *, dev_mode=False):
     return app
 
 
-def open_app(app, config=None, *, dev_mode=False):
+def open_app(app, config=None, *, dev_mode=False, opened=None):
     """Configure `app` for an instance and open its state (database, queues, listeners). A closed
     app may be opened again on another instance (the tests do, instead of building the URL map
-    again for every test)."""
+    again for every test). `opened`: as create_app takes it."""
     app.config.update(DEFAULTS)
     app.config.update(config or {})
     app.config["DEV_MODE"] = bool(dev_mode)
@@ -315,11 +317,14 @@ def open_app(app, config=None, *, dev_mode=False):
         largest_upload = (app.config["MAX_FILE_UPLOAD_SIZE_MIB"] + 1) * 1024 * 1024
         app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], largest_upload)
     check_shard_id(app.config)
-    opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
-                           pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"],
-                           inline_image_preview=app.config["INLINE_IMAGE_PREVIEW"])
+    migrated = opened is not None
+    if opened is None:
+        opened = init_database(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"],
+                               pool_timeout=app.config["DATABASE_POOL_TIMEOUT_SECONDS"],
+                               inline_image_preview=app.config["INLINE_IMAGE_PREVIEW"])
     state = app.extensions[EXTENSION] = AppState(app.config, opened)
-    migrate()
+    if not migrated:
+        migrate()
     set_credentials_marker(state.runtime, os.path.join(app.config["INSTANCE_PATH"], CREDENTIALS_MARKER))
     bus.add_listener(invalidate_on_event, state.runtime)
     bus.add_listener(invalidate_messages_on_event, state.runtime)

@@ -43,12 +43,13 @@ def cmd_init(args):
 
 def ensure_organization(config, realm_url):
     """On an instance with no organization, create one from defaults and print its owner's
-    credentials once, so that `chat-appliance serve` alone gives a working server."""
+    credentials once, so that `chat-appliance serve` alone gives a working server. True when it
+    created one."""
     from chat_appliance.models import database
 
     with database.connection_context():
         if current_realm() is not None:
-            return
+            return False
         password = secrets.token_urlsafe(12)
         owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url)
         print("Created a new organization. Sign in with these credentials (shown once):")
@@ -56,6 +57,7 @@ def ensure_organization(config, realm_url):
         print(f"  password: {password}")
         print(f"  API key:  {owner.api_key}")
         sys.stdout.flush()
+        return True
 
 
 def configure_logging(verbose=True):
@@ -112,9 +114,16 @@ def _serve(args):
         raise CommandError(str(error)) from None
     _instance, config = open_instance(args, overrides=overrides)
     realm_url = args.realm_url or f"http://{args.host}:{args.port}"
-    ensure_organization(config, realm_url)
-    current_runtime().close()  # the app opens its own
-    return run_server(create_app(config), args, instance)
+    opened = current_runtime()
+    if ensure_organization(config, realm_url):
+        # Its caches were filled while the organization was made, with no listener yet to empty
+        # them on the changes that followed: the app opens the database afresh.
+        opened.close()
+        opened = None
+    # On an existing organization the app serves from the database open_instance opened and
+    # migrated: opening it a second time (and closing the first) cost a restart a tenth of its
+    # time (BENCHMARKS.md, fourteenth round).
+    return run_server(create_app(config, opened=opened), args, instance)
 
 
 def run_server(app, args, instance):

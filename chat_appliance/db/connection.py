@@ -181,8 +181,8 @@ def migrate(progress: bool = False) -> list[int]:
     with database.connection_context():
         if not database.table_exists(SchemaMigration._meta.table_name):
             # A new database. The migration transaction checks every foreign key before it
-            # commits, which on an instance with data took 45 ms per start, and a start opens
-            # the database twice: so only when there is something to create.
+            # commits, which on an instance with data took 45 ms per start: so only when there
+            # is something to create.
             with backend().migration_transaction(database):  # under the writer lock: two may start at once
                 database.create_tables([SchemaMigration], safe=True)
         done = applied_versions()
