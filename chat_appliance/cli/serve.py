@@ -121,8 +121,8 @@ def _serve(args):
         opened.close()
         opened = None
     # On an existing organization the app serves from the database open_instance opened and
-    # migrated: opening it a second time (and closing the first) cost a restart a tenth of its
-    # time (BENCHMARKS.md, fourteenth round).
+    # migrated, instead of closing it and doing that work again (about 5 ms of a restart;
+    # BENCHMARKS.md, fourteenth round).
     return run_server(create_app(config, opened=opened), args, instance)
 
 

@@ -71,6 +71,7 @@ class UserProfile(BaseModel):
 
     @classmethod
     def from_row(cls, row):
+        """A new account instance of a fetch_row_by_id row (each caller gets its own)."""
         return instance_from_row(cls, row)
 
     @classmethod
