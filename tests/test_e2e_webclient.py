@@ -641,7 +641,10 @@ def test_tex_typeset_and_uploaded_photo_thumbnail(pages, site):
     expect(formula).to_be_visible()
     font = formula.locator(".mord.mathnormal").first.evaluate("el => getComputedStyle(el).fontFamily")
     assert "KaTeX_Math" in font
-    assert bob.evaluate("document.fonts.check('16px KaTeX_Math')")
+    # The page fetches the font when text first needs it: wait until the fonts being fetched are
+    # in, then ask for a KaTeX_Math face that loaded (one that failed, or none at all, fails).
+    assert bob.evaluate("""document.fonts.ready.then(() => [...document.fonts].some(
+        face => face.family.replace(/["']/g, '') === 'KaTeX_Math' && face.status === 'loaded'))""")
     thumb = message.locator(".message_inline_image img")
     expect(thumb).to_have_attribute("src", re.compile(r"^/user_uploads/thumbnail/.+/840x560\.webp$"))
     expect(thumb).to_have_attribute("data-original-dimensions", "1680x1120")
