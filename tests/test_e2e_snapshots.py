@@ -6,7 +6,6 @@ answers it and whatever the bridge kept for a batch."""
 import threading
 import time
 
-import pytest
 import requests
 
 from .serve_process import ServeProcess
@@ -14,16 +13,11 @@ from .serve_process import ServeProcess
 WRITES, READERS = 40, 4
 
 
-@pytest.fixture
-def server(tmp_path):
-    proc = ServeProcess(tmp_path / "instance", "--threads", "16")
-    yield proc
-    proc.stop()
-
-
-def test_no_read_misses_an_acknowledged_write(server):
+def test_no_read_misses_an_acknowledged_write(tmp_path, request):
     """Does every GET /users/me give a name and a max_message_id at least as new as the last
     rename and send acknowledged before that GET began?"""
+    server = ServeProcess(tmp_path / "instance", "--threads", "16")
+    request.addfinalizer(server.stop)
     auth = (server.email, server.api_key)
     api = server.url + "/api/v1"
     made = requests.post(api + "/users/me/subscriptions", auth=auth, timeout=30,
