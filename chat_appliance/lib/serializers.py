@@ -78,16 +78,16 @@ def user_dict(target: UserProfile, requester: UserProfile, *, client_gravatar: b
     return data
 
 
-def own_user_dict(user: UserProfile, *, max_message_id: int, profile_data: JSONDict | None = None) -> JSONDict:
+def own_user_dict(user: UserProfile, *, max_message_id: int, profile_data: JSONDict | None) -> JSONDict:
     """The flat profile of GET /users/me: no bot_type/bot_owner_id, adds max_message_id, and
-    profile_data only for a human (chat-api.md; read here unless given)."""
+    profile_data only for a human (chat-api.md; the caller reads it, None for a bot)."""
     data = user_dict(user, user, client_gravatar=False)
     data.pop("bot_type", None)
     data.pop("bot_owner_id", None)
     data["delivery_email"] = user.delivery_email
     data["max_message_id"] = max_message_id
     if not user.is_bot:
-        data["profile_data"] = profile_data_for(user) if profile_data is None else profile_data
+        data["profile_data"] = profile_data
     return data
 
 
