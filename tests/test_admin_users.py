@@ -11,7 +11,7 @@ from chat_appliance.models import (
     UserProfile,
     database,
 )
-from chat_appliance.models.users import EMAIL_VISIBLE_ADMINS
+from chat_appliance.models import EMAIL_VISIBLE_ADMINS
 
 from .helpers import active_ids, err, ok
 

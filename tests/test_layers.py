@@ -24,6 +24,8 @@ LAZY_TARGETS = (
     "chat_appliance.ops.transfer.exporter",  # for an export only
     # The scheduler's delivery (and with it the whole send path): when a message falls due.
     "chat_appliance.actions.scheduled_messages",
+    # The schedule's reader, whose model loads all the models: at the scheduler's first pass.
+    "chat_appliance.lib.scheduled_messages",
     # A shard's machinery (app.join_shards): only when the server runs as one of several.
     "chat_appliance.events.shards",
     "chat_appliance.web.shared_rate_limit",
@@ -93,6 +95,24 @@ def test_no_function_local_imports_of_the_package():
              for source, imports in GRAPH.items() if not within(source, LOCAL_IMPORTS_ALLOWED)
              for target, line, local in imports if local and within(target, (PACKAGE,))
              and target not in LAZY_TARGETS]
+    assert found == []
+
+
+# The model modules code outside chat_appliance/models may import directly; the others load
+# together through the package (models/__init__.py), so that every backref exists when any
+# model is in use.
+DIRECT_MODEL_MODULES = ("chat_appliance.models.base", "chat_appliance.models.realm", "chat_appliance.models.limits",
+                        "chat_appliance.models.shards")
+
+
+def test_model_modules_are_reached_through_the_package():
+    """Does code outside the models import only the base, the organization, the limits and the
+    shards' tables from their own modules, and every other model through chat_appliance.models?"""
+    found = [f"{source}:{line} imports {target}" for source, imports in GRAPH.items()
+             if not within(source, ("chat_appliance.models",))
+             for target, line, _local in imports
+             if within(target, ("chat_appliance.models",)) and target != "chat_appliance.models"
+             and target not in DIRECT_MODEL_MODULES]
     assert found == []
 
 

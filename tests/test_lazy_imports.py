@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = ("chat_appliance.migrations.0", "chat_appliance.markdown.engine", "chat_appliance.markdown.emoji",
@@ -61,3 +63,26 @@ def test_opening_an_up_to_date_instance_loads_none_of_the_heavy_modules(tmp_path
     assert open_instance(instance) == ["loaded: ", "after a render: True", "plain message: ",
                                        "code block: pygments", "timestamp: dateutil pygments",
                                        "emoji: dateutil pygments zulip_emoji_mapping"]
+
+
+@pytest.mark.parametrize("first", ["from chat_appliance.models import Draft",
+                                   "from chat_appliance.models import TOPIC_MUTED",
+                                   "from chat_appliance import models; models.Stream",
+                                   "import chat_appliance.lib.access"])
+def test_any_model_brings_every_backref(first):
+    """However the first model is reached, every model module loads with it, so that the
+    backrefs they add to the organization and the accounts exist."""
+    code = textwrap.dedent(f"""
+        {first}
+        from chat_appliance.models.realm import Realm
+        from chat_appliance.models import MODEL_MODULES
+        import sys
+        missing = [name for name in MODEL_MODULES if f"chat_appliance.models.{{name}}" not in sys.modules]
+        from chat_appliance import models
+        print(missing, hasattr(Realm, "emoji"), hasattr(Realm, "streams"), hasattr(models.UserProfile, "services"),
+              hasattr(models.Message, "reactions"))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True", "True", "True", "True"]

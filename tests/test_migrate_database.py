@@ -16,8 +16,7 @@ import pytest
 from chat_appliance.app import create_app
 from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, close_connection
-from chat_appliance.models import database
-from chat_appliance.models.messages import PENDING_UNREAD_INDEX
+from chat_appliance.models import PENDING_UNREAD_INDEX, database
 
 from . import pg
 from .helpers import ApiClient

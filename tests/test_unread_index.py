@@ -10,8 +10,7 @@ import time
 import pytest
 
 from chat_appliance.db.backends.sqlite import index_pending_unread
-from chat_appliance.models import database
-from chat_appliance.models.messages import PENDING_UNREAD_INDEX
+from chat_appliance.models import PENDING_UNREAD_INDEX, database
 
 from . import pg
 from .helpers import ok, register

@@ -10,8 +10,8 @@ from importlib import util as import_util
 
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.safe_fetch import UnsafeURLError, resolve
-from chat_appliance.models import INTERFACE_GENERIC, INTERFACE_SLACK, ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile
-from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
+from chat_appliance.models import (BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK, INTERFACE_GENERIC, INTERFACE_SLACK,
+                                   ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile)
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

@@ -28,8 +28,7 @@ from chat_appliance.lib.onboarding_settings import user_has_realm_permission
 from chat_appliance.lib.serializers import stream_dict
 from chat_appliance.lib.subscriptions import default_streams_event
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
-from chat_appliance.models import FLAG_BITS, Realm, Stream, UserMessage
-from chat_appliance.models.channel_email import ChannelEmailAddress
+from chat_appliance.models import FLAG_BITS, ChannelEmailAddress, Realm, Stream, UserMessage
 from chat_appliance.actions.channels import (
     create_stream_row,
     create_subscription_rows,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import invites_changed_audience
-from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, Invitation
+from chat_appliance.models import INVITE_ACTIVE, INVITE_REVOKED, Invitation
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile

@@ -44,7 +44,7 @@ from chat_appliance.models import (
     UserProfile,
     now,
 )
-from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
+from chat_appliance.models import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
 from chat_appliance.actions.channels import create_subscription_rows, default_streams, notify_subscribed
 from chat_appliance.actions.invite_status import notify_invites_changed
 from chat_appliance.actions.messages import internal_send_direct_message

@@ -25,8 +25,8 @@ from chat_appliance.lib.message_permissions import check_channel_move, check_con
 from chat_appliance.lib.messages import flags_to_names, message_audience_ids
 from chat_appliance.lib.serializers import user_topic_event
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
-from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage, UserProfile, UserTopic, now
-from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_INHERIT, TOPIC_UNMUTED
+from chat_appliance.models import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, TOPIC_INHERIT, TOPIC_UNMUTED, Message,
+                                   Subscription, UserMessage, UserProfile, UserTopic, now)
 from chat_appliance.lib.rendering import render_message, render_topic_links
 from chat_appliance.actions.alert_words import users_with_alert_word_in
 from chat_appliance.actions.channels import subscriber_ids

@@ -36,8 +36,7 @@ from chat_appliance.models import (
     now,
 )
 from chat_appliance.models.base import insert_row, query_rows, raw_select
-from chat_appliance.models.messages import SubMessage
-from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED
+from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, SubMessage
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags

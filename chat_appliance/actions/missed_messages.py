@@ -32,8 +32,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, build_message
 from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, UserProfile, UserTopic, database
-from chat_appliance.models.messages import TOPIC_FOLLOWED
+from chat_appliance.models import (FLAG_BITS, TOPIC_FOLLOWED, Message, Realm, UserMessage, UserProfile, UserTopic,
+                                   database)
 
 log = logging.getLogger(__name__)
 

@@ -59,7 +59,7 @@ from chat_appliance.models import (
     UserTopic,
     database,
 )
-from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_FOLLOWED
+from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_FOLLOWED
 
 log = logging.getLogger(__name__)
 

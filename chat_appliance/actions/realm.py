@@ -10,8 +10,7 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
 from chat_appliance.lib.message_permissions import realm_message_settings_state
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
-from chat_appliance.models import ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
-from chat_appliance.models.users import BOT_GENERIC
+from chat_appliance.models import BOT_GENERIC, ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
 from chat_appliance.actions.channels import create_stream_row, create_subscription_rows
 from chat_appliance.actions.users import check_email, check_full_name, create_user_row
 from chat_appliance.actions.welcome import send_welcome_message

@@ -20,8 +20,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
-from chat_appliance.models import UserProfile, now
-from chat_appliance.models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
+from chat_appliance.models import REMINDER, SEND_LATER, ScheduledMessage, UserProfile, now
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.actions.messages import (
     access_stream_for_send,

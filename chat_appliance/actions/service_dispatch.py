@@ -26,8 +26,8 @@ from chat_appliance.lib import safe_fetch
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
-from chat_appliance.models import INTERFACE_SLACK, BotService, Message, UserProfile, database
-from chat_appliance.models.users import BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK
+from chat_appliance.models import (BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK, INTERFACE_SLACK, BotService, Message,
+                                   UserProfile, database)
 from chat_appliance.actions.bot_storage import do_remove_storage, do_update_storage, stored_items
 from chat_appliance.actions.messages import check_send_message
 from chat_appliance.actions.reactions import check_emoji, do_add_reaction

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
-from chat_appliance.models import Realm
-from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.models import EMAIL_VISIBLE_EVERYONE, Realm
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY, realm_user_settings_defaults
 
 if TYPE_CHECKING:

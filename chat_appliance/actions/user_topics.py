@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.serializers import user_topic_event
-from chat_appliance.models import UserTopic, now
-from chat_appliance.models.messages import TOPIC_INHERIT
+from chat_appliance.models import TOPIC_INHERIT, UserTopic, now
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile

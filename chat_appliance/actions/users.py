@@ -18,8 +18,8 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import set_role_group_membership
 from chat_appliance.lib.passwords import generate_api_key, hash_password, password_too_weak
 from chat_appliance.lib.serializers import bot_dict, service_dicts, user_dict
-from chat_appliance.models import ROLE_MEMBER, ROLES, Message, Realm, Stream, UserPermission, UserProfile
-from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, ROLES, ROLE_MEMBER, Message, Realm, Stream, UserPermission,
+                                   UserProfile)
 from chat_appliance.actions.bot_services import bot_administrator_ids, create_bot_service
 from chat_appliance.actions.channels import create_subscription_rows, default_streams
 from chat_appliance.actions.drafts import delete_all_drafts

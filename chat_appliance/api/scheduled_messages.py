@@ -14,8 +14,7 @@ from chat_appliance.lib.scheduled_messages import reminder_dict, scheduled_messa
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_bool, int_range, json_or_string, one_of
 from chat_appliance.web.context import limits
-from chat_appliance.models import MAX_DATABASE_INT
-from chat_appliance.models.scheduled import REMINDER
+from chat_appliance.models import MAX_DATABASE_INT, REMINDER
 from chat_appliance.api.messages import access_message
 
 bp = Blueprint("scheduled_messages", __name__)

@@ -3,7 +3,7 @@
 from flask import Blueprint, current_app, request
 
 from chat_appliance import __version__
-from chat_appliance.lib.access import instance_realm
+from chat_appliance.models.realm import instance_realm
 from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.lib.realm_icon import realm_icon_url_path
 from chat_appliance.web.auth import authenticate_by_password

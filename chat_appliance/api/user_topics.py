@@ -11,7 +11,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_int, one_of
 from chat_appliance.lib.serializers import user_topic_dict
-from chat_appliance.models.messages import TOPIC_INHERIT, TOPIC_MUTED
+from chat_appliance.models import TOPIC_INHERIT, TOPIC_MUTED
 from chat_appliance.web.context import limits
 
 bp = Blueprint("user_topics", __name__)

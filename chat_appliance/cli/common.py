@@ -37,7 +37,7 @@ def open_instance(args, *, must_exist=True, overrides=None):
 
 def current_realm():
     """The instance's organization, or None before init."""
-    from chat_appliance.lib.access import instance_realm
+    from chat_appliance.models.realm import instance_realm
 
     return instance_realm()
 

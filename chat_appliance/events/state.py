@@ -70,8 +70,7 @@ from chat_appliance.models import (
     UserProfile,
     unread_conditions,
 )
-from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_MUTED
-from chat_appliance.models.scheduled import REMINDER
+from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_MUTED
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

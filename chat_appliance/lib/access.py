@@ -10,15 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from chat_appliance.models import Message, Realm, Stream, Subscription, UserGroup, UserMessage, UserProfile
+from chat_appliance.models import (EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
+                                   EMAIL_VISIBLE_MODERATORS, ROLE_OWNER, Message, Stream, Subscription, UserGroup,
+                                   UserMessage, UserProfile)
 from chat_appliance.models.base import query_rows, raw_select
-from chat_appliance.models.users import (
-    EMAIL_VISIBLE_ADMINS,
-    EMAIL_VISIBLE_EVERYONE,
-    EMAIL_VISIBLE_MEMBERS,
-    EMAIL_VISIBLE_MODERATORS,
-    ROLE_OWNER,
-)
 from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
 from chat_appliance.lib.validators import is_id_string
 
@@ -183,11 +178,6 @@ def only_owner(target: UserProfile) -> bool:
         & ~UserProfile.is_bot
     )
     return owners.count() == 1 and owners.first().id == target.id
-
-
-def instance_realm() -> Any:
-    """The organization this server hosts (one per instance), or None before it is created."""
-    return Realm.select().order_by(Realm.id).first()
 
 
 def group_in_realm(realm_id: int, group_id: int) -> UserGroup | None:

@@ -10,7 +10,7 @@ import json
 from peewee import fn
 
 from chat_appliance.db import runtime
-from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
                       UserProfile)
 from chat_appliance.models.base import query_rows, raw_select

@@ -30,7 +30,7 @@ from chat_appliance.models import (
     in_ids,
     unread_conditions,
 )
-from chat_appliance.models.messages import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
+from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
 from chat_appliance.lib.access import (
     can_access_stream_metadata,
     can_read_stream_history,

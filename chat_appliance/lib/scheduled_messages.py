@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chat_appliance.models.scheduled import SEND_LATER, ScheduledMessage
+from chat_appliance.models import SEND_LATER, ScheduledMessage
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

@@ -11,7 +11,7 @@ import functools
 import hashlib
 from datetime import datetime, timezone
 
-from chat_appliance.models.users import BOT_OUTGOING_WEBHOOK
+from chat_appliance.models import BOT_OUTGOING_WEBHOOK
 from chat_appliance.lib.access import can_see_real_email
 from chat_appliance.lib.groups import creator_group_value, system_group
 from chat_appliance.lib.profile_data import profile_data_for

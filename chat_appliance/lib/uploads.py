@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from itsdangerous import URLSafeTimedSerializer
 
-from chat_appliance.models import AttachmentMessage, Message
+from chat_appliance import models  # its message models load on first use (models/__init__.py)
 
 if TYPE_CHECKING:
     from chat_appliance.models import Attachment
@@ -30,7 +30,8 @@ class UploadStore:
 
 def messages_linking(attachment: Attachment) -> peewee.ModelSelect:
     """Messages that share the file, oldest first."""
-    return (Message.select()
-            .join(AttachmentMessage, on=(AttachmentMessage.message_id == Message.id))
-            .where(AttachmentMessage.attachment_id == attachment.id)
-            .order_by(Message.id))
+    message, link = models.Message, models.AttachmentMessage
+    return (message.select()
+            .join(link, on=(link.message_id == message.id))
+            .where(link.attachment_id == attachment.id)
+            .order_by(message.id))

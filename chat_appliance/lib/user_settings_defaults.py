@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
-from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

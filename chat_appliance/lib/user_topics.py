@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chat_appliance.models import Stream, UserTopic
-from chat_appliance.models.messages import TOPIC_INHERIT
+from chat_appliance.models import TOPIC_INHERIT, Stream, UserTopic
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile

@@ -1,76 +1,95 @@
-"""Peewee models, split by domain. Import them from here."""
+"""Peewee models, split by domain. Import them from here, not from their modules.
+
+The base and the organization (Realm) load with the package. The other model modules load
+together, on the first use of any of their names here (models/everything.py): a restarted server
+answers its first request, GET /server_settings, without them (issue 32), and whenever one model
+is in use all are, so that every backref they add exists. Outside this package, only the base,
+the organization's module, the limits and the shards' tables are imported directly
+(tests/test_layers.py)."""
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from chat_appliance.models.base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
-from chat_appliance.models.bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
-from chat_appliance.models.channels import (
-    RECIPIENT_DIRECT_MESSAGE_GROUP,
-    RECIPIENT_STREAM,
-    DirectMessageGroup,
-    DirectMessageGroupMember,
-    Recipient,
-    Stream,
-    Subscription,
-)
-from chat_appliance.models.invites import Invitation
-from chat_appliance.models.messages import (
-    FLAG_BITS,
-    PENDING_UNREAD_INDEX,
-    BotStorageData,
-    Message,
-    PendingUnreadMessage,
-    Reaction,
-    SubMessage,
-    UserMessage,
-    UserTopic,
-    new_user_message_rows,
-    unread_conditions,
-)
-from chat_appliance.models.org import (
-    ChannelFolder,
-    ClientDevice,
-    CustomProfileField,
-    CustomProfileFieldValue,
-    Linkifier,
-    NavigationView,
-    PushDevice,
-    UserPermission,
-)
-from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground
-from chat_appliance.models.people import AlertWord, MutedUser, PushDeviceToken, UserStatus
-from chat_appliance.models.personal import DRAFT_TYPES, Draft, SavedSnippet
-from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm
-from chat_appliance.models.presence import UserPresence
-from chat_appliance.models.uploads import Attachment, AttachmentMessage
-from chat_appliance.models.users import (
-    ROLE_ADMINISTRATOR,
-    ROLE_GUEST,
-    ROLE_MEMBER,
-    ROLE_MODERATOR,
-    ROLE_OWNER,
-    ROLES,
-    GroupGroupMembership,
-    UserGroup,
-    UserGroupMembership,
-    UserProfile,
-)
-from chat_appliance.models.web import WebSession
+from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm, instance_realm
+
+if TYPE_CHECKING:  # for mypy: what __getattr__ returns
+    from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR, ROLE_OWNER,
+                                             ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_OUTGOING_WEBHOOK,
+                                             EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
+                                             EMAIL_VISIBLE_MODERATORS, GroupGroupMembership, UserGroup,
+                                             UserGroupMembership, UserProfile)
+    from chat_appliance.models.channels import (RECIPIENT_DIRECT_MESSAGE_GROUP, RECIPIENT_STREAM, DirectMessageGroup,
+                                                DirectMessageGroupMember, Recipient, Stream, Subscription)
+    from chat_appliance.models.messages import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, PENDING_UNREAD_INDEX,
+                                                TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED,
+                                                BotStorageData, Message, PendingUnreadMessage, Reaction, SubMessage,
+                                                UserMessage, UserTopic, new_user_message_rows, unread_conditions)
+    from chat_appliance.models.org import (ChannelFolder, ClientDevice, CustomProfileField, CustomProfileFieldValue,
+                                           Linkifier, NavigationView, PushDevice, UserPermission)
+    from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground
+    from chat_appliance.models.people import AlertWord, MutedUser, PushDeviceToken, UserStatus
+    from chat_appliance.models.personal import DRAFT_TYPES, Draft, SavedSnippet
+    from chat_appliance.models.presence import UserPresence
+    from chat_appliance.models.uploads import Attachment, AttachmentMessage
+    from chat_appliance.models.web import WebSession
+    from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_USED, Invitation
+    from chat_appliance.models.bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
+    from chat_appliance.models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
+    from chat_appliance.models.channel_email import ChannelEmailAddress
+
+# The names loaded on first use, by the module that defines them, each module after those it
+# imports (the order in which models/everything.py loads them).
+_LAZY = {
+    "users": ("ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
+              "BOT_EMBEDDED", "BOT_GENERIC", "BOT_OUTGOING_WEBHOOK", "EMAIL_VISIBLE_ADMINS", "EMAIL_VISIBLE_EVERYONE",
+              "EMAIL_VISIBLE_MEMBERS", "EMAIL_VISIBLE_MODERATORS", "GroupGroupMembership", "UserGroup",
+              "UserGroupMembership", "UserProfile"),
+    "channels": ("RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup", "DirectMessageGroupMember",
+                 "Recipient", "Stream", "Subscription"),
+    "messages": ("EMPTY_TOPIC_DISPLAY_NAME", "FLAG_BITS", "PENDING_UNREAD_INDEX", "TOPIC_FOLLOWED", "TOPIC_INHERIT",
+                 "TOPIC_MUTED", "TOPIC_UNMUTED", "BotStorageData", "Message", "PendingUnreadMessage", "Reaction",
+                 "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows", "unread_conditions"),
+    "org": ("ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier",
+            "NavigationView", "PushDevice", "UserPermission"),
+    "customization": ("RealmEmoji", "RealmExport", "RealmPlayground"),
+    "people": ("AlertWord", "MutedUser", "PushDeviceToken", "UserStatus"),
+    "personal": ("DRAFT_TYPES", "Draft", "SavedSnippet"),
+    "presence": ("UserPresence",),
+    "uploads": ("Attachment", "AttachmentMessage"),
+    "web": ("WebSession",),
+    "invites": ("INVITE_ACTIVE", "INVITE_REVOKED", "INVITE_USED", "Invitation"),
+    "bots": ("INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService"),
+    "scheduled": ("REMINDER", "SEND_LATER", "ScheduledMessage"),
+    "channel_email": ("ChannelEmailAddress",),
+}
+_HOMES = {name: module for module, names in _LAZY.items() for name in names}
+MODEL_MODULES = tuple(_LAZY)
+
+
+def __getattr__(name):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # Importing `everything` while another thread imports it waits until it is complete.
+    import_module(f"{__name__}.everything")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
 
 __all__ = [
-    "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now",
-    "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
-    "DirectMessageGroupMember", "Recipient", "Stream", "Subscription",
-    "FLAG_BITS", "PENDING_UNREAD_INDEX", "BotStorageData", "Message", "PendingUnreadMessage", "Reaction",
-    "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows", "unread_conditions",
-    "EDIT_HISTORY_POLICIES", "Realm",
-    "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
-    "GroupGroupMembership", "UserGroup", "UserGroupMembership", "UserProfile",
-    "ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier", "NavigationView",
-    "PushDevice", "UserPermission",
-    "DRAFT_TYPES", "Draft", "SavedSnippet",
-    "Attachment", "AttachmentMessage",
-    "UserPresence",
-    "WebSession",
-    "Invitation",
-    "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord", "MutedUser", "PushDeviceToken", "UserStatus",
-    "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService",
-]
+    "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now", "EDIT_HISTORY_POLICIES", "Realm",
+    "instance_realm", "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
+    "BOT_EMBEDDED", "BOT_GENERIC", "BOT_OUTGOING_WEBHOOK", "EMAIL_VISIBLE_ADMINS", "EMAIL_VISIBLE_EVERYONE",
+    "EMAIL_VISIBLE_MEMBERS", "EMAIL_VISIBLE_MODERATORS", "GroupGroupMembership", "UserGroup", "UserGroupMembership",
+    "UserProfile", "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
+    "DirectMessageGroupMember", "Recipient", "Stream", "Subscription", "EMPTY_TOPIC_DISPLAY_NAME", "FLAG_BITS",
+    "PENDING_UNREAD_INDEX", "TOPIC_FOLLOWED", "TOPIC_INHERIT", "TOPIC_MUTED", "TOPIC_UNMUTED", "BotStorageData",
+    "Message", "PendingUnreadMessage", "Reaction", "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows",
+    "unread_conditions", "ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier",
+    "NavigationView", "PushDevice", "UserPermission", "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord",
+    "MutedUser", "PushDeviceToken", "UserStatus", "DRAFT_TYPES", "Draft", "SavedSnippet", "UserPresence", "Attachment",
+    "AttachmentMessage", "WebSession", "INVITE_ACTIVE", "INVITE_REVOKED", "INVITE_USED", "Invitation",
+    "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService", "REMINDER", "SEND_LATER", "ScheduledMessage",
+    "ChannelEmailAddress"]

@@ -28,3 +28,8 @@ class Realm(BaseModel):
     def edit_history_policy_name(self):
         """The API name of the edit-history visibility policy."""
         return {v: k for k, v in EDIT_HISTORY_POLICIES.items()}[self.message_edit_history_visibility_policy]
+
+
+def instance_realm() -> "Realm | None":
+    """The organization this server hosts (one per instance), or None before it is created."""
+    return Realm.select().order_by(Realm.id).first()

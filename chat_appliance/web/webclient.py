@@ -21,7 +21,7 @@ from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
 from chat_appliance.actions.email_change import do_confirm_email_change
 from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
-from chat_appliance.lib.access import instance_realm
+from chat_appliance.models.realm import instance_realm
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
 from chat_appliance.lib.errors import JsonableError

@@ -68,7 +68,7 @@ from chat_appliance.models import (
     UserTopic,
     database,
 )
-from chat_appliance.models.users import EMAIL_VISIBLE_EVERYONE
+from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
