@@ -65,6 +65,44 @@ def test_opening_an_up_to_date_instance_loads_none_of_the_heavy_modules(tmp_path
                                        "emoji: dateutil pygments zulip_emoji_mapping"]
 
 
+FIRST_REQUESTS = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from chat_appliance.app import create_app
+    from chat_appliance.config import load_config
+    from chat_appliance.models import MODEL_MODULES
+
+    def loaded():
+        return " ".join(name for name in MODEL_MODULES if f"chat_appliance.models.{name}" in sys.modules)
+
+    app = create_app(load_config(Path(sys.argv[1]), {"LOG_REQUESTS": False, "RATE_LIMITING": False}))
+    client = app.test_client()
+    print("opened:", loaded())
+    print("server_settings:", client.get("/api/v1/server_settings").json["realm_name"], loaded())
+    answer = client.post("/api/v1/fetch_api_key", data={"username": "owner@example.com", "password": "pw-1234567"})
+    key = answer.json["api_key"]
+    me = client.get("/api/v1/users/me", auth=("owner@example.com", key)).json
+    print("users/me:", me["email"], loaded() == " ".join(MODEL_MODULES))
+""")
+
+
+def test_a_restarted_server_answers_server_settings_before_loading_the_models(tmp_path):
+    """The first request of a client, GET /server_settings, needs only the organization: the
+    other model modules load with the first request that uses one of them, all at once."""
+    instance = tmp_path / "instance"
+    env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
+    env["PYTHONPATH"] = str(ROOT)
+    made = subprocess.run([sys.executable, "-m", "chat_appliance", "init", "--instance", str(instance),
+                           "--org-name", "Lazy", "--owner-email", "owner@example.com", "--owner-name", "Owner",
+                           "--owner-password", "pw-1234567"], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert made.returncode == 0, made.stderr
+    done = subprocess.run([sys.executable, "-c", FIRST_REQUESTS, str(instance)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["opened: ", "server_settings: Lazy ", "users/me: owner@example.com True"]
+
+
 @pytest.mark.parametrize("first", ["from chat_appliance.models import Draft",
                                    "from chat_appliance.models import TOPIC_MUTED",
                                    "from chat_appliance import models; models.Stream",

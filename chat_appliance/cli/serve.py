@@ -16,6 +16,9 @@ DEFAULT_PORT = 9991
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
 # event loop and hold no thread). Change with --threads.
 DEFAULT_THREADS = 64
+# The scheduler's first look at the schedule waits this long after start (or until the schedule
+# changes): it loads the models, which a restarted server's first requests may not need yet.
+SCHEDULER_FIRST_PASS_SECONDS = 1.0
 
 
 def cmd_init(args):
@@ -162,7 +165,7 @@ def run_server(app, args, instance):
 
         backend_module, url = app.extensions[EXTENSION].runtime.backend, app.config["DATABASE_URL"]
         leadership = Leadership(lambda: backend_module.autocommit_connection(url))
-    scheduler = Scheduler(app, leadership=leadership).start()
+    scheduler = Scheduler(app, leadership=leadership, first_pass_after=SCHEDULER_FIRST_PASS_SECONDS).start()
     if link is not None:
         link.remote_listeners.append(scheduler)
     try:

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from chat_appliance.db.admission import turns
 from chat_appliance.events.clock import SystemClock
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.models.messages import EMPTY_TOPIC_DISPLAY_NAME
+from chat_appliance import models  # the message models load on first use (models/__init__.py)
 
 if TYPE_CHECKING:
     import pathlib
@@ -576,7 +576,7 @@ class QueueManager:
         if not queue.client_capabilities.get("empty_topic_name", False):
             for key in ("topic", "subject", "orig_subject"):
                 if event.get(key) == "":
-                    event[key] = EMPTY_TOPIC_DISPLAY_NAME
+                    event[key] = models.EMPTY_TOPIC_DISPLAY_NAME
         if event["type"] == "update_message":
             # Published with every recipient's flags; each queue gets its user's.
             event["flags"] = event.pop("user_flags", {}).get(queue.user_id, [])

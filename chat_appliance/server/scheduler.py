@@ -1,6 +1,6 @@
 """The scheduler: a background thread of the server process that sends scheduled messages and
 reminders when they are due, including those that fell due while the server was down (it
-delivers everything overdue as soon as it starts).
+delivers everything overdue as soon as it starts, or, in `serve`, a second later).
 
 It sleeps until the next message is due (at most `max_wait` seconds, so that a clock change or a
 row written by another process is noticed), and wakes early when a scheduled_messages or reminders
@@ -14,7 +14,6 @@ import threading
 import time
 
 from chat_appliance.events import bus
-from chat_appliance.lib.scheduled_messages import next_due_timestamp
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
@@ -26,8 +25,9 @@ FOLLOWER_WAIT_SECONDS = 3.0
 
 
 class Scheduler:
-    def __init__(self, app, *, clock=time.time, max_wait=60.0, leadership=None):
+    def __init__(self, app, *, clock=time.time, max_wait=60.0, leadership=None, first_pass_after=0.0):
         self.app = app
+        self.first_pass_after = first_pass_after
         # With shards, only the shard holding the leadership (events/shards.py) delivers: a
         # message is sent once, whichever shards run. Others ask again every few seconds, so that
         # a dead leader's work moves to another shard.
@@ -42,6 +42,9 @@ class Scheduler:
 
     def run_once(self) -> int | None:
         """Deliver what is due now; returns when the next message is due (None: nothing pending)."""
+        # The schedule's model loads the models (models/__init__.py): here, not at start-up.
+        from chat_appliance.lib.scheduled_messages import next_due_timestamp
+
         at = int(self.clock())
         with self.app.app_context(), database.connection_context():
             next_due = next_due_timestamp()
@@ -60,6 +63,10 @@ class Scheduler:
         return min(self.max_wait, max(0.0, next_due - self.clock()))
 
     def _loop(self):
+        # serve's first pass waits a moment (or for a change to the schedule): a restarted server
+        # answers its first requests before this thread loads the models (issue 32).
+        if self.first_pass_after:
+            self._wake.wait(self.first_pass_after)
         while not self._stopping.is_set():
             # Cleared before the schedule is read, never between the wait and the read: a wake-up
             # that lands after this line either is seen by the read below (its row was committed

@@ -7,7 +7,7 @@ from flask import g, request
 from werkzeug.datastructures import Authorization
 
 from chat_appliance.db import runtime
-from chat_appliance.models import UserProfile
+from chat_appliance import models  # the account models load on first use (models/__init__.py)
 from chat_appliance.lib import passwords
 from chat_appliance.web import sessions
 from chat_appliance.web.context import password_method
@@ -64,7 +64,7 @@ def user_for_login_email(email):
         user = account_by_id(user_id)
         if user is not None and lowered in (user.email.lower(), user.delivery_email.lower()):
             return user
-    user = UserProfile.get_by_login_email(email)
+    user = models.UserProfile.get_by_login_email(email)
     if user is not None:
         login_ids.put(lowered, user.id, LOGIN_ID_SECONDS)
     return user
@@ -75,10 +75,10 @@ def account_by_id(user_id):
     (lib/snapshots.py). The account carries the data version it was read at (`read_at`; None
     where no version can be read), for the reads of a view that writes nothing."""
     version = snapshot_version()
-    row = read_through("account", user_id, version, lambda: UserProfile.fetch_row_by_id(user_id))
+    row = read_through("account", user_id, version, lambda: models.UserProfile.fetch_row_by_id(user_id))
     if row is None:
         return None
-    user = UserProfile.from_row(row)
+    user = models.UserProfile.from_row(row)
     user.read_at = version
     return user
 
@@ -226,7 +226,7 @@ def authenticate_by_password(email, password):
     up, even the right password is refused until the window ends. An unknown email costs the same
     hashing work as a known one, and a deactivated account gives the same answer whether or not
     the password was right, so neither timing nor the error tells an attacker anything."""
-    user = UserProfile.get_by_login_email(email) if email else None
+    user = models.UserProfile.get_by_login_email(email) if email else None
     check_login_allowed(email, user)
     if user is None or user.is_bot or not user.password:
         passwords.check_password_against_dummy(password, password_method())

@@ -14,11 +14,11 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from http.cookies import CookieError, SimpleCookie
 
 from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
-from chat_appliance.models import UserProfile, WebSession, now
+from chat_appliance import models  # the session models load on first use (models/__init__.py)
+from chat_appliance.models import now
 from chat_appliance.lib.errors import JsonableError, UnauthorizedError, UserDeactivatedError
 
 SESSION_COOKIE = "chat_appliance_session"
@@ -47,9 +47,9 @@ def create_session(user, lifetime_seconds):
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     with write_transaction():
         # Expired sessions of this user go when a new one starts: the table stays small.
-        WebSession.delete().where((WebSession.user == user.id) & (WebSession.expires <= now())).execute()
-        WebSession.create(token_hash=token_hash(token), user=user.id, csrf_token=csrf,
-                          expires=now() + lifetime_seconds)
+        session = models.WebSession
+        session.delete().where((session.user == user.id) & (session.expires <= now())).execute()
+        session.create(token_hash=token_hash(token), user=user.id, csrf_token=csrf, expires=now() + lifetime_seconds)
     return token, csrf
 
 
@@ -57,15 +57,16 @@ def delete_session(token):
     """Log out: the session row goes, and with it the cached entry."""
     digest = token_hash(token)
     with write_transaction():
-        WebSession.delete().where(WebSession.token_hash == digest).execute()
+        models.WebSession.delete().where(models.WebSession.token_hash == digest).execute()
     runtime.current().sessions.pop(digest)
 
 
 def delete_other_sessions(user_id, keep_token=None):
     """Every session of a user but `keep_token`'s (after a password change)."""
-    query = WebSession.delete().where(WebSession.user == user_id)
+    session = models.WebSession
+    query = session.delete().where(session.user == user_id)
     if keep_token:
-        query = query.where(WebSession.token_hash != token_hash(keep_token))
+        query = query.where(session.token_hash != token_hash(keep_token))
     with write_transaction():
         query.execute()
     forget_user_sessions(user_id)
@@ -75,8 +76,9 @@ def find_session(token):
     """The unexpired session of this cookie value, with its user, or None."""
     if not token:
         return None
-    return (WebSession.select(WebSession, UserProfile).join(UserProfile)
-            .where((WebSession.token_hash == token_hash(token)) & (WebSession.expires > now())).first())
+    session, user = models.WebSession, models.UserProfile
+    return (session.select(session, user).join(user)
+            .where((session.token_hash == token_hash(token)) & (session.expires > now())).first())
 
 
 def check_csrf(method, expected, offered):
@@ -137,6 +139,10 @@ def authenticate_session_cached(token, method, csrf_offered):
 
 def cookie_value(cookie_header, name):
     """One cookie's value from a Cookie header, or None."""
+    # Imported here: only the event loop's /json/events reads cookies this way (Flask parses them
+    # otherwise), and a restart's first answer need not wait for the module (issue 32).
+    from http.cookies import CookieError, SimpleCookie
+
     jar = SimpleCookie()
     try:
         jar.load(cookie_header or "")

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 from playhouse.pool import PooledSqliteDatabase
 
 from chat_appliance.models.base import MAX_DATABASE_INT
-from chat_appliance.models.messages import PENDING_UNREAD_INDEX
+from chat_appliance import models  # the message models load on first use (models/__init__.py)
 from chat_appliance.db.backends.checkpointer import Checkpointer
 from chat_appliance.db.backends.group_commit import GroupCommit
 from chat_appliance.db.backends.text import html_to_text, words
@@ -159,7 +159,7 @@ def index_pending_unread(connection: sqlite3.Connection) -> int:
         return 0
     changed = connection.execute(
         "UPDATE user_message SET flags = flags & ? WHERE message_id IN (SELECT message_id FROM pending_unread_message)"
-        " AND (flags & ?) != 0", (~PENDING_UNREAD_INDEX, PENDING_UNREAD_INDEX)).rowcount
+        " AND (flags & ?) != 0", (~models.PENDING_UNREAD_INDEX, models.PENDING_UNREAD_INDEX)).rowcount
     connection.execute("DELETE FROM pending_unread_message")
     return changed
 
