@@ -597,6 +597,8 @@ class QueueManager:
                 targets += [q for q in self.queues.values()
                             if q.all_public_streams and q.realm_id == event.get("realm_id")
                             and q.user_id not in recipients]
+        if not targets:  # nobody of a channel's members has a queue open: no work per member
+            return
         flags_by_user = {int(k): v for k, v in (event.get("flags") or {}).items()}
         # One shaped event per distinct (content form, gravatar, flags, local id): a fan-out to
         # N queues builds a handful of dicts, not N. Queues share them; nothing mutates them.

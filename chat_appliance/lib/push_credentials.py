@@ -35,22 +35,24 @@ _read_cache: dict[str, tuple[Any, Any]] = {}
 
 def read_credentials(instance_path: str | os.PathLike[str]) -> dict[str, str] | None:
     """The credentials `register-push-service` stored, or None. Read again only when the file
-    changes (a stat per call: the server asks at every message)."""
-    path = Path(instance_path) / CREDENTIALS_FILE
+    changes (a stat per call: the server asks at every message, so the path is a plain string,
+    not a Path, whose construction cost a send more than the stat itself)."""
+    path = os.path.join(os.fspath(instance_path), CREDENTIALS_FILE)
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return None
     key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-    cached = _read_cache.get(str(path))
+    cached = _read_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
     try:
-        stored = json.loads(path.read_text())
+        with open(path, encoding="utf-8") as stored_file:
+            stored = json.load(stored_file)
     except (OSError, ValueError):
         return None
     credentials = _valid_credentials(stored)
-    _read_cache[str(path)] = (key, credentials)
+    _read_cache[path] = (key, credentials)
     return credentials
 
 
