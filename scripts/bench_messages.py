@@ -26,7 +26,6 @@ import argparse
 import base64
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from benchlib import free_ports
 
 WORDS = ("apple banana cherry delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu deploy release bug fix review "
@@ -314,12 +315,6 @@ def run_wrk(url, *, method, body, email, key, connections, seconds, workdir):
     return rate, percentile("50"), percentile("99")
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_for(url, proc):
     import requests
 
@@ -346,18 +341,17 @@ def bench_send(instance, workdir, seconds):
 
     with database.connection_context():
         user = UserProfile.get(UserProfile.email == "member2@bench.example")
-    port = free_port()
+    # Three servers start side by side: their ports are picked together, distinct.
+    port, base_port, bare_port = free_ports(3)
     env = dict(os.environ, CHAT_APPLIANCE_RATE_LIMITING="false")
     serve = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
                               "--port", str(port), "--quiet"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     baseline_script = Path(workdir) / "baseline_insert.py"
     baseline_script.write_text(BASELINE_APP)
-    base_port = free_port()
     baseline_db = Path(workdir) / "baseline.sqlite3"
     baseline = subprocess.Popen([sys.executable, str(baseline_script), str(base_port), str(baseline_db)],
                                 stderr=subprocess.DEVNULL)
-    bare_port = free_port()
     bare = subprocess.Popen([sys.executable, str(Path(__file__).with_name("bare_flask.py")), str(bare_port)],
                             stderr=subprocess.DEVNULL)
     results = {}

@@ -15,6 +15,22 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def free_ports(count):
+    """`count` distinct free ports, for servers started side by side: free_port() called again
+    before the first server has bound its port can give that same port back, and then two servers
+    race for it and the loser's requests go to the winner."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def admin(url, sql):
     """Run `sql` on the maintenance database of the PostgreSQL server of `url` (CREATE/DROP DATABASE)."""
     import psycopg2
