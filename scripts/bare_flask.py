@@ -14,7 +14,8 @@ application adds: authentication, rate limits, the admission turn, the view and 
 With --floor, it is instead the start-up floor of this server's design (bench_footprint.py):
 the bare app plus what any server built on Flask and peewee over SQLite does before its first
 answer, and nothing of ours. It imports peewee (without database drivers, as `serve` does),
-opens the file with peewee's pool and one connection kept open (`serve`'s pragmas), adds the
+opens the file with peewee's pool and one connection kept open (with the pragmas that set up
+`serve`'s connections: WAL, foreign keys, synchronous, cache and busy timeout), adds the
 same URL rules as `serve` (api/routes.py, with the builders werkzeug would compile left out, as
 `serve` leaves them), and server_settings reads the organization's row.
 

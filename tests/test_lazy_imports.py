@@ -124,3 +124,26 @@ def test_any_model_brings_every_backref(first):
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "True", "True", "True", "True"]
+
+
+def test_the_lazy_names_are_the_names_the_type_checker_is_shown():
+    """models/__init__.py names each lazily loaded model twice: in _LAZY, which loads it, and
+    under TYPE_CHECKING, which is all mypy sees of it. A name in one list only would be a model
+    that mypy calls missing, or one it types that the package never returns."""
+    import ast
+
+    from chat_appliance import models
+
+    source = (ROOT / "chat_appliance" / "models" / "__init__.py").read_text()
+    shown = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                module = statement.module.removeprefix("chat_appliance.models.")
+                shown[module] = sorted(alias.name for alias in statement.names)
+    assert shown == {module: sorted(names) for module, names in models._LAZY.items()}
+    assert sorted(models.__all__) == sorted(set(models.__all__))
+    assert set(models.__all__) == set(models._CORE) | set(models._HOMES)
+    for name in models._CORE:
+        assert name in vars(models), name

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from chat_appliance.models.base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
 from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm, instance_realm
 
-if TYPE_CHECKING:  # for mypy: what __getattr__ returns
+if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY: tests/test_lazy_imports.py)
     from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR, ROLE_OWNER,
                                              ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_OUTGOING_WEBHOOK,
                                              EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
@@ -78,18 +78,7 @@ def __getattr__(name):
     return value
 
 
-__all__ = [
-    "MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now", "EDIT_HISTORY_POLICIES", "Realm",
-    "instance_realm", "ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
-    "BOT_EMBEDDED", "BOT_GENERIC", "BOT_OUTGOING_WEBHOOK", "EMAIL_VISIBLE_ADMINS", "EMAIL_VISIBLE_EVERYONE",
-    "EMAIL_VISIBLE_MEMBERS", "EMAIL_VISIBLE_MODERATORS", "GroupGroupMembership", "UserGroup", "UserGroupMembership",
-    "UserProfile", "RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup",
-    "DirectMessageGroupMember", "Recipient", "Stream", "Subscription", "EMPTY_TOPIC_DISPLAY_NAME", "FLAG_BITS",
-    "PENDING_UNREAD_INDEX", "TOPIC_FOLLOWED", "TOPIC_INHERIT", "TOPIC_MUTED", "TOPIC_UNMUTED", "BotStorageData",
-    "Message", "PendingUnreadMessage", "Reaction", "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows",
-    "unread_conditions", "ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier",
-    "NavigationView", "PushDevice", "UserPermission", "RealmEmoji", "RealmExport", "RealmPlayground", "AlertWord",
-    "MutedUser", "PushDeviceToken", "UserStatus", "DRAFT_TYPES", "Draft", "SavedSnippet", "UserPresence", "Attachment",
-    "AttachmentMessage", "WebSession", "INVITE_ACTIVE", "INVITE_REVOKED", "INVITE_USED", "Invitation",
-    "INTERFACE_GENERIC", "INTERFACE_SLACK", "BotService", "REMINDER", "SEND_LATER", "ScheduledMessage",
-    "ChannelEmailAddress"]
+# What the package loads with itself, and then every name loaded on first use.
+_CORE = ("MAX_DATABASE_INT", "BaseModel", "JSONField", "database", "in_ids", "now", "EDIT_HISTORY_POLICIES", "Realm",
+         "instance_realm")
+__all__ = [*_CORE, *_HOMES]
