@@ -19,7 +19,6 @@ import argparse
 import compileall
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,17 +27,13 @@ import time
 import psutil
 import requests
 
+from benchlib import free_port
+
 BASELINE_APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bare_flask.py")
 # Idle memory is read this long after the first answer: `serve` defers work past its first answer
 # (the scheduler's first pass, which loads the models, comes a second later), and idle means
 # after it.
 SETTLE_SECONDS = 2.0
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def measure(command, port, requests_count):

@@ -10,9 +10,7 @@ from urllib.parse import urlencode, urlparse
 
 
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def free_ports(count):
