@@ -37,6 +37,7 @@ from .schema_description import all_tables, describe
 # {table: {name: (columns, unique, condition)}}, conditions as schema_description.predicate gives them.
 SQL_ONLY_INDEXES = {
     "user_message": {
+        "user_message_by_user": (("user_profile_id", "message_id"), False, "flags&2048=0"),
         "user_message_unread": (("user_profile_id", "message_id"), False, "flags&2049=0"),
         "user_message_starred": (("user_profile_id", "message_id"), False, "flags&2!=0"),
         "user_message_mentioned": (("user_profile_id", "message_id"), False, "flags&120!=0"),

@@ -160,8 +160,8 @@ def test_the_unread_narrow_uses_the_unread_index(app):
         query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & pending)
         sql, params = query.order_by(UserMessage.message.desc()).limit(10).sql()
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
-        assert "(user_profile_id=? AND message_id=?)" in plan and "pending_unread_message" in plan, plan
-        # The pass: the listed messages' rows through the index on message_id.
+        assert "(message_id=? AND user_profile_id=?)" in plan and "pending_unread_message" in plan, plan
+        # The pass: the listed messages' rows through the (message, user) key.
         plan = " ".join(row[-1] for row in database.execute_sql(
             "EXPLAIN QUERY PLAN UPDATE user_message SET flags = flags & ? WHERE message_id IN"
             " (SELECT message_id FROM pending_unread_message) AND (flags & ?) != 0", (-2049, 2048)))
@@ -181,3 +181,48 @@ def test_a_group_commit_indexes_what_waits(org, held):
     assert held.listed() == []
     assert not [row for row in held.rows() if row[2] & PENDING_UNREAD_INDEX]
     assert unread_ids(org, org.othello, [["topic", "wait"]]) == [waiting, later]
+
+
+def test_a_users_rows_are_found_by_the_per_user_index(app):
+    """Does the planner serve a user's rows (every flag) from user_message_by_user, and those of
+    listed messages by the (message, user) key, rather than scanning the whole table (the key
+    starts with the message, so a query naming the user alone can use no index)?"""
+    from chat_appliance.models import UserMessage, received_conditions
+
+    with database.connection_context():
+        indexed, pending = received_conditions()
+        for condition, expected in ((indexed, "user_message_by_user (user_profile_id=?)"),
+                                    (pending, "(message_id=? AND user_profile_id=?)")):
+            query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & condition)
+            sql, params = query.order_by(UserMessage.message.desc()).limit(10).sql()
+            plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
+            assert expected in plan and "SCAN" not in plan, plan
+
+
+def test_a_users_own_rows_are_found_in_either_state(org, held):
+    """Are a user's rows of new messages, channel and direct, found while they wait outside the
+    per-user indexes and after they enter them: in the user's whole history, a direct-message
+    narrow, /register's max_message_id and recent conversations, and /users/me?"""
+    othello = org.client(org.othello)
+    older = send(org, "Denmark", "mine")
+    held.index()
+    channel = send(org, "Denmark", "mine")
+    direct = ok(org.client(org.hamlet).post("messages", type="direct", to=f"[{org.othello.id}]",
+                                             content="psst"))["id"]
+    assert held.listed() == [channel, direct]
+    for state in ("pending", "indexed"):
+        body = ok(othello.get("messages", anchor="newest", num_before=3, num_after=0, narrow=[]))
+        assert [m["id"] for m in body["messages"]][-3:] == [older, channel, direct], state
+        body = ok(othello.get("messages", anchor="newest", num_before=5, num_after=0,
+                              narrow=[["dm", org.hamlet.email]]))
+        assert [m["id"] for m in body["messages"]][-1:] == [direct], state
+        body = ok(othello.get("messages", message_ids=f"[{older},{channel},{direct}]", narrow=[]))
+        assert sorted(m["id"] for m in body["messages"]) == [older, channel, direct], state
+        state_data = register(othello)
+        assert state_data["max_message_id"] == direct, state
+        conversations = state_data["recent_private_conversations"]
+        assert conversations[0]["max_message_id"] == direct, state
+        assert ok(othello.get("users/me"))["max_message_id"] == direct, state
+        if state == "pending":
+            assert held.index() > 0
+    assert held.listed() == []

@@ -12,7 +12,7 @@ from typing import Any
 
 import time
 
-from peewee import fn
+from peewee import SQL, fn
 
 from chat_appliance.db.connection import backend, write_transaction
 from chat_appliance.events.bus import publish
@@ -98,8 +98,9 @@ def do_delete_topic(stream: Stream, topic_key: str, *, time_budget_seconds: int,
     deadline = time.monotonic() + time_budget_seconds
     in_topic = Message.select().where((Message.recipient == stream.recipient_id) & (Message.topic_key == topic_key))
     if received_by is not None:
-        in_topic = in_topic.where(Message.id.in_(UserMessage.select(UserMessage.message).where(
-            UserMessage.user_profile == received_by)))
+        # By the (message, user) key, message by message.
+        in_topic = in_topic.where(fn.EXISTS(UserMessage.select(SQL("1")).where(
+            (UserMessage.message == Message.id) & (UserMessage.user_profile == received_by))))
     while True:
         batch = list(in_topic.order_by(Message.id.desc()).limit(DELETE_TOPIC_BATCH_SIZE))
         if not batch:

@@ -58,6 +58,7 @@ from chat_appliance.models import (
     UserProfile,
     UserTopic,
     database,
+    received_conditions,
 )
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME, TOPIC_FOLLOWED
 
@@ -437,11 +438,12 @@ class PushNotifier:
         if devices is None:  # nothing was sent to this person (or there is nowhere to send now)
             return
         with write_transaction():
-            query = UserMessage.select(UserMessage.message).where(
-                (UserMessage.user_profile == user_id) & (UserMessage.flags.bin_and(ACTIVE_PUSH) != 0))
-            if message_ids:
-                query = query.where(UserMessage.message.in_(message_ids))
-            notified = sorted(row.message_id for row in query)
+            if message_ids:  # by the key
+                parts = [UserMessage.message.in_(message_ids)]
+            else:  # by the per-user index
+                parts = received_conditions()
+            notified = sorted(row.message_id for part in parts for row in UserMessage.select(UserMessage.message).where(
+                (UserMessage.user_profile == user_id) & (UserMessage.flags.bin_and(ACTIVE_PUSH) != 0) & part))
             if notified:
                 UserMessage.update(flags=UserMessage.flags.bin_and(~ACTIVE_PUSH)).where(
                     (UserMessage.user_profile == user_id) & UserMessage.message.in_(notified)).execute()

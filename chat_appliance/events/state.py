@@ -68,6 +68,7 @@ from chat_appliance.models import (
     UserGroupMembership,
     UserMessage,
     UserProfile,
+    received_conditions,
     unread_conditions,
 )
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_MUTED
@@ -191,11 +192,12 @@ def fetch_recent_private_conversations(user: UserProfile, state: JSONDict, optio
     """recent_private_conversations: the requester's direct-message conversations, most recent
     first, each with its latest message id and the other members (none for one with oneself)."""
     latest: dict[int, int] = {}
-    for row in (UserMessage.select(Message.recipient, fn.MAX(Message.id).alias("max_id"))
-                .join(Message)
-                .where((UserMessage.user_profile == user) & Message.stream.is_null())
-                .group_by(Message.recipient).namedtuples()):
-        latest[row.recipient] = row.max_id
+    for received in received_conditions():
+        for row in (UserMessage.select(Message.recipient, fn.MAX(Message.id).alias("max_id"))
+                    .join(Message)
+                    .where((UserMessage.user_profile == user) & received & Message.stream.is_null())
+                    .group_by(Message.recipient).namedtuples()):
+            latest[row.recipient] = max(row.max_id, latest.get(row.recipient, row.max_id))
     members = dm_members_by_recipient(set(latest))
     conversations = sorted(latest.items(), key=lambda item: -item[1])[:RECENT_CONVERSATIONS_LIMIT]
     state["recent_private_conversations"] = [

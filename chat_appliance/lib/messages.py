@@ -12,7 +12,7 @@ from peewee import fn
 from chat_appliance.db import runtime
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
-                      UserProfile)
+                      UserProfile, received_conditions)
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
@@ -318,5 +318,6 @@ def stream_topics(user: UserProfile, stream: Stream) -> list[tuple[str, int]]:
 
 def max_message_id(user: UserProfile) -> int:
     """The newest message id in the user's history; -1 when there is none (Zulip)."""
-    (newest,), = query_rows('SELECT MAX("message_id") FROM "user_message" WHERE "user_profile_id" = {p}', user.id)
-    return newest if newest is not None else -1
+    found = [UserMessage.select(fn.MAX(UserMessage.message)).where((UserMessage.user_profile == user.id) & received)
+             .scalar() for received in received_conditions()]
+    return max((newest for newest in found if newest is not None), default=-1)

@@ -28,6 +28,7 @@ from chat_appliance.models import (
     UserTopic,
     database,
     in_ids,
+    received_conditions,
     unread_conditions,
 )
 from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_MUTED, TOPIC_UNMUTED
@@ -307,24 +308,32 @@ class RangeQuery:
                          .join(UserMessage, JOIN.LEFT_OUTER,
                                on=((UserMessage.message == Message.id) & (UserMessage.user_profile == user.id))))
         else:
-            # Ordering by the personal row's message id lets the (user, message) primary key
-            # serve "newest N" without scanning history.
+            # Ordering by the personal row's message id lets the per-user index serve "newest N"
+            # without scanning history.
             self.id_column = UserMessage.message
             self.base = (UserMessage.select(UserMessage.message.alias("id"), UserMessage.flags)
                          .join(Message, on=(UserMessage.message == Message.id))
                          .where(UserMessage.user_profile == user.id))
         for condition in narrow.conditions:
             self.base = self.base.where(condition)
-        # The queries whose rows together match the narrow: one, or one per unread condition.
-        self.parts = self._unread_parts([self.base]) if narrow.unread else [self.base]
+        self.parts = self._parts(narrow.unread)
 
-    def _unread_parts(self, parts):
-        return [part.where(unread) for part in parts for unread in unread_conditions(self.id_column)]
+    def _parts(self, unread: bool) -> list[Any]:
+        """The queries whose rows together match the narrow (`unread`: its unread rows): one per
+        condition of unread_conditions() or, for the user's own rows, of received_conditions(),
+        each of which an index serves. A shared history is read by message, one query."""
+        if unread:
+            conditions = unread_conditions(self.id_column)
+        elif self.narrow.shared_history:
+            return [self.base]
+        else:
+            conditions = received_conditions(self.id_column)
+        return [self.base.where(condition) for condition in conditions]
 
     def rows(self, condition: peewee.Expression | None, descending: bool, limit: int,
              unread: bool = False) -> list[tuple[int, int | None]]:
         """The first `limit` matching rows in id order (`unread`: of the unread ones only)."""
-        parts = self._unread_parts(self.parts) if unread and not self.narrow.unread else self.parts
+        parts = self._parts(True) if unread and not self.narrow.unread else self.parts
         order = self.id_column.desc() if descending else self.id_column.asc()
         found = []
         for part in parts:

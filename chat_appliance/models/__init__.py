@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY
     from chat_appliance.models.messages import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, PENDING_UNREAD_INDEX,
                                                 TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED,
                                                 BotStorageData, Message, PendingUnreadMessage, Reaction, SubMessage,
-                                                UserMessage, UserTopic, new_user_message_rows, unread_conditions)
+                                                UserMessage, UserTopic, new_user_message_rows, received_conditions,
+                                                unread_conditions)
     from chat_appliance.models.org import (ChannelFolder, ClientDevice, CustomProfileField, CustomProfileFieldValue,
                                            Linkifier, NavigationView, PushDevice, UserPermission)
     from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground
@@ -49,7 +50,8 @@ _LAZY = {
                  "Recipient", "Stream", "Subscription"),
     "messages": ("EMPTY_TOPIC_DISPLAY_NAME", "FLAG_BITS", "PENDING_UNREAD_INDEX", "TOPIC_FOLLOWED", "TOPIC_INHERIT",
                  "TOPIC_MUTED", "TOPIC_UNMUTED", "BotStorageData", "Message", "PendingUnreadMessage", "Reaction",
-                 "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows", "unread_conditions"),
+                 "SubMessage", "UserMessage", "UserTopic", "new_user_message_rows", "received_conditions",
+                 "unread_conditions"),
     "org": ("ChannelFolder", "ClientDevice", "CustomProfileField", "CustomProfileFieldValue", "Linkifier",
             "NavigationView", "PushDevice", "UserPermission"),
     "customization": ("RealmEmoji", "RealmExport", "RealmPlayground"),

@@ -59,31 +59,38 @@ class Message(BaseModel):
 
 
 class UserMessage(BaseModel):
-    """One row per user who received (or was given history of) a message."""
+    """One row per user who received (or was given history of) a message.
 
-    # No index of its own: the primary key starts with it.
+    Keyed by (message, user), so that a send's rows are neighbours (migration 116). A user's rows
+    are found through the partial index user_message_by_user, which leaves out the rows still
+    waiting for the per-user indexes (PENDING_UNREAD_INDEX below): received_conditions() gives
+    the conditions that find them all."""
+
+    # No index of its own: user_message_by_user (made by SQL: partial) starts with it.
     user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE", index=False)
-    message = ForeignKeyField(Message, on_delete="CASCADE")
+    # No index of its own either: the primary key starts with it.
+    message = ForeignKeyField(Message, on_delete="CASCADE", index=False)
     flags = IntegerField(default=0)
 
     class Meta:
-        primary_key = CompositeKey("user_profile", "message")
-        indexes = ((("message",), False),)
+        primary_key = CompositeKey("message", "user_profile")
 
 
-# Internal, never shown and not a flag of the API: an unread row that a send wrote and that has
-# not entered the unread index yet. The partial index user_message_unread holds the rows whose
-# `flags & (read | PENDING_UNREAD_INDEX)` is 0. A send to a channel adds one row per recipient,
-# and every recipient's rows sit in another leaf of that index, so a send that put its rows there
-# at once rewrote one leaf per recipient, each copied whole into SQLite's WAL at COMMIT. With
-# the bit set they stay out of it, and the send lists its message in pending_unread_message. On
-# SQLite, a group COMMIT at most every tenth of a second (db/backends/sqlite.py, UnreadIndexer)
-# first clears the bit on the rows of every listed message and empties the list, so each
-# recipient's leaf is written once for all the messages since, not once per message
-# (BENCHMARKS.md, thirteenth round). Only rows of listed messages carry the bit, so a user's
-# unread rows are the union of the index's and of those of listed messages that carry it, which
-# the (user, message) primary key finds one by one. On PostgreSQL, which has no group COMMIT to
-# do this, no row carries the bit (its database's `defers_unread_index` is unset).
+# Internal, never shown and not a flag of the API: a row that a send wrote and that has not
+# entered the per-user indexes yet. The partial index user_message_by_user holds the rows without
+# this bit, and user_message_unread those without it and without `read`. A send to a channel adds
+# one row per recipient, and every recipient's rows sit in another leaf of each per-user index, so
+# a send that put its rows there at once rewrote two leaves per recipient, each copied whole into
+# SQLite's WAL at COMMIT. With the bit set they stay out of both, in the one or two leaves of the
+# (message, user) key that the send writes anyway, and the send lists its message in
+# pending_unread_message. On SQLite, a group COMMIT at most every tenth of a second
+# (db/backends/sqlite.py, UnreadIndexer) first clears the bit on the rows of every listed message
+# and empties the list, so each recipient's leaves are written once for all the messages since,
+# not once per message (BENCHMARKS.md, thirteenth and seventeenth rounds). Only rows of listed
+# messages carry the bit, so a user's rows are the union of the index's and of those of listed
+# messages that carry it, which the key finds by message. On PostgreSQL, which has no group
+# COMMIT to do this, no row carries the bit (its database's `defers_unread_index` is unset).
+# The sender's own row, read from the start, never carries it.
 PENDING_UNREAD_INDEX = 1 << 11
 _READ_OR_PENDING = FLAG_BITS["read"] | PENDING_UNREAD_INDEX
 
@@ -93,18 +100,30 @@ def defers_unread_index() -> bool:
     return getattr(database.obj, "defers_unread_index", False)
 
 
-def unread_conditions(message_id_column: Any = None) -> list[Any]:
-    """Conditions on UserMessage (joined to Message where `message_id_column` is Message.id) whose
-    union is "unread", each of which an index serves: the unread index, and on a database that
-    defers it, the primary key's rows of the listed messages. Query each and join the results:
-    SQLite's planner serves an OR of the two with neither."""
-    indexed = UserMessage.flags.bin_and(_READ_OR_PENDING) == 0
+def _split_by_pending(indexed_bits: int, pending_value: int, message_id_column: Any) -> list[Any]:
+    indexed = UserMessage.flags.bin_and(indexed_bits) == 0
     if not defers_unread_index():
         return [indexed]
     column = UserMessage.message if message_id_column is None else message_id_column
-    pending = ((UserMessage.flags.bin_and(_READ_OR_PENDING) == PENDING_UNREAD_INDEX)
+    pending = ((UserMessage.flags.bin_and(indexed_bits) == pending_value)
                & column.in_(SQL("(SELECT message_id FROM pending_unread_message)")))
     return [indexed, pending]
+
+
+def received_conditions(message_id_column: Any = None) -> list[Any]:
+    """Conditions on UserMessage (joined to Message where `message_id_column` is Message.id) whose
+    union is every row, each of which an index serves for one user's rows: the per-user index
+    (user_message_by_user), and on a database that defers it, the key's rows of the listed
+    messages. A query for a user's rows that names neither uses no index of the user: query each
+    and join the results."""
+    return _split_by_pending(PENDING_UNREAD_INDEX, PENDING_UNREAD_INDEX, message_id_column)
+
+
+def unread_conditions(message_id_column: Any = None) -> list[Any]:
+    """As received_conditions(), for the unread rows: the unread index, and on a database that
+    defers it, the key's unread rows of the listed messages. SQLite's planner serves an OR of the
+    two with neither."""
+    return _split_by_pending(_READ_OR_PENDING, PENDING_UNREAD_INDEX, message_id_column)
 
 
 def new_user_message_rows(message_id: int, flags_by_user: dict[int, int]) -> tuple[list[tuple[int, int, int]], bool]:

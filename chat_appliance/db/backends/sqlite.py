@@ -119,21 +119,22 @@ def open_database(database_url: str, **_pool_options: int) -> BoundedSqliteDatab
     return db
 
 
-# How long new messages' unread rows may wait outside the unread index (where readers find them
-# by the list of their messages, pending_unread_message). The COMMIT that ends the wait carries
-# all that waited: for one client sending to a 53-member channel, some fifty sends' rows, about
-# 2,500, in a few milliseconds. Each recipient's leaf of the index is then written once per fifty
-# sends instead of once per send; waiting longer would save little more, and make the COMMIT
-# that ends the wait, and the answers held for it, longer.
+# How long new messages' unread rows may wait outside the per-user indexes, the unread index
+# and user_message_by_user (where readers find them by the list of their messages,
+# pending_unread_message). The COMMIT that ends the wait carries all that waited: for one client
+# sending to a 53-member channel, some fifty sends' rows, about 2,500, in a few milliseconds.
+# Each recipient's leaves of those indexes are then written once per fifty sends instead of once
+# per send; waiting longer would save little more, and make the COMMIT that ends the wait, and
+# the answers held for it, longer.
 INDEX_UNREAD_EVERY_SECONDS = 0.1
 
 
 class UnreadIndexer:
     """Run before a group COMMIT, in its transaction: at most every INDEX_UNREAD_EVERY_SECONDS,
-    put the unread rows that sends wrote since the last time into the unread index. A send's
-    COMMIT then writes no leaf of the unread index, where it wrote one per recipient, and the
-    COMMIT that does writes each recipient's leaf once for all the messages since the last. In
-    the writer's transaction, so the rows it moves and the list it empties change together."""
+    put the unread rows that sends wrote since the last time into the per-user indexes. A send's
+    COMMIT then writes no leaf of those, where it wrote two per recipient, and the COMMIT that
+    does writes each recipient's leaves once for all the messages since the last. In the
+    writer's transaction, so the rows it moves and the list it empties change together."""
 
     def __init__(self, every: float = INDEX_UNREAD_EVERY_SECONDS):
         self.every = every
