@@ -282,9 +282,11 @@ def source_columns(conn: Any, table: str) -> list[Any]:
 
 
 def read_rows(conn: Any, table: str, columns: Any, batch: Any) -> Iterator[Any]:
-    """A table's rows in insertion order, `batch` at a time."""
+    """A table's rows in insertion order (a WITHOUT ROWID table's in key order), `batch` at a time."""
     quoted = ", ".join(f'"{column}"' for column in columns)
-    cursor = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY rowid')
+    (create_sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+    without_rowid = create_sql.upper().replace(" ", "").endswith(")WITHOUTROWID")
+    cursor = conn.execute(f'SELECT {quoted} FROM "{table}"' + ("" if without_rowid else " ORDER BY rowid"))
     while True:
         rows = cursor.fetchmany(batch)
         if not rows:
