@@ -11,7 +11,7 @@ import pytest
 
 from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
-from chat_appliance.lib.snapshots import snapshot_version
+from chat_appliance.lib.snapshots import snapshot_versions
 from chat_appliance.models import database
 
 from . import pg
@@ -110,18 +110,22 @@ def test_a_deactivated_account_or_old_key_is_refused_at_once(org):
     err(hamlet.get("users/me"), 401, "INVALID_API_KEY")
 
 
+def data_version():
+    return snapshot_versions()[0]
+
+
 @sqlite_only
 def test_the_data_version_moves_with_every_commit_and_not_inside_one(org):
     """Does the data version move after a commit on the app's write connection, and after one on
     a connection of another program; and inside a write transaction is there none to read at
     (reads there see writes not yet committed)?"""
     with database.connection_context():
-        first = snapshot_version()
-        assert first is not None and snapshot_version() == first
+        first = data_version()
+        assert first is not None and data_version() == first
         with write_transaction():
             database.execute_sql("UPDATE user_profile SET timezone = 'UTC' WHERE id = ?", (org.hamlet.id,))
-            assert snapshot_version() is None
-        second = snapshot_version()
+            assert snapshot_versions() == (None, None)
+        second = data_version()
         assert second != first
         other = sqlite3.connect(database_path())
         try:
@@ -129,12 +133,12 @@ def test_the_data_version_moves_with_every_commit_and_not_inside_one(org):
             other.commit()
         finally:
             other.close()
-        assert snapshot_version() not in (first, second)
+        assert data_version() not in (first, second)
 
 
 @pytest.mark.skipif(not pg.ENABLED, reason="SQLite reads a data version")
 def test_postgresql_keeps_nothing(org):
     """On PostgreSQL, is nothing kept (every request reads the database)?"""
     ok(org.client(org.hamlet).get("users/me"))
-    assert runtime.current().data_version() is None
+    assert runtime.current().versions() == (None, None)
     assert len(runtime.current().snapshots) == 0

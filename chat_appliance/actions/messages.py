@@ -12,8 +12,10 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import (
     can_access_stream_metadata,
     find_users_by_emails,
+    get_realm,
     get_stream_by_name,
     is_subscribed,
+    stream_in_realm,
     users_in_realm,
 )
 from chat_appliance.lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
@@ -35,9 +37,10 @@ from chat_appliance.models import (
     new_user_message_rows,
     now,
 )
-from chat_appliance.models.base import insert_row, query_rows, raw_select
+from chat_appliance.models.base import insert_row, query_rows
 from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, SubMessage
 from chat_appliance.lib.rendering import render_message
+from chat_appliance.lib.snapshots import read_through
 from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags
 from chat_appliance.actions.user_topics import set_topic_visibility
@@ -99,8 +102,9 @@ def check_content(content: str, max_length: int | None) -> str:
 # --- recipients --------------------------------------------------------------------------------
 
 
-def access_stream_for_send(sender: UserProfile, to: Any) -> Stream:
-    """The channel a message is addressed to, if the sender may post there."""
+def access_stream_for_send(sender: UserProfile, to: Any, at: int | None = None) -> Stream:
+    """The channel a message is addressed to, if the sender may post there. `at`: the
+    configuration generation to keep the reads with (lib/snapshots.py); None reads them."""
     if isinstance(to, list):
         if len(to) != 1:
             raise JsonableError("Invalid recipient: a channel message goes to exactly one channel")
@@ -108,10 +112,10 @@ def access_stream_for_send(sender: UserProfile, to: Any) -> Stream:
     if isinstance(to, bool) or not isinstance(to, (int, str)):
         raise JsonableError("Invalid channel")
     if isinstance(to, int):
-        stream = next(iter(raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', to, sender.realm_id)), None)
+        stream = stream_in_realm(sender.realm_id, to, at)
         missing: JsonableError = StreamIdDoesNotExistError(to)
     else:
-        stream = get_stream_by_name(sender.realm_id, to)
+        stream = get_stream_by_name(sender.realm_id, to, at)
         missing = StreamDoesNotExistError(to.strip())
     # A channel the sender may not know of gives the same error as a missing one. System bots
     # (the Notification Bot's reports and move notes) post in any channel, private ones included.
@@ -119,12 +123,12 @@ def access_stream_for_send(sender: UserProfile, to: Any) -> Stream:
         raise missing
     if sender.is_system_bot:
         return stream
-    subscribed = is_subscribed(sender, stream)
+    subscribed = is_subscribed(sender, stream, at)
     if not can_access_stream_metadata(sender, stream, subscribed=subscribed):
         raise missing
     if (stream.invite_only or sender.is_guest) and not subscribed:
         raise JsonableError(f"Not authorized to send to channel '{stream.name}'")
-    if not is_user_in_group(sender, stream.settings["can_send_message_group"]):
+    if not is_user_in_group(sender, stream.settings["can_send_message_group"], at):
         raise JsonableError("You do not have permission to post in this channel.")
     return stream
 
@@ -193,11 +197,11 @@ def topic_participant_ids(stream: Stream, topic_key: str) -> set[int]:
 
 
 def check_wildcard_permission(sender: UserProfile, rendered: RenderResult, stream: Stream, topic_key: str,
-                              subscriber_count: int) -> None:
+                              subscriber_count: int, at: int | None = None) -> None:
     """Channel and topic wildcards in big conversations need can_mention_many_users_group."""
     if sender.is_system_bot:
         return
-    allowed = lambda: is_user_in_group(sender, sender.realm.can_mention_many_users_group_id)  # noqa: E731
+    allowed = lambda: is_user_in_group(sender, sender.realm.can_mention_many_users_group_id, at)  # noqa: E731
     if rendered.stream_wildcard and subscriber_count > WILDCARD_MENTION_THRESHOLD and not allowed():
         raise JsonableError("You do not have permission to use channel wildcard mentions in this channel.",
                             code="STREAM_WILDCARD_MENTION_NOT_ALLOWED")
@@ -270,6 +274,14 @@ def automatic_policy_after_send(sender: UserProfile, stream: Stream, topic_key: 
 # --- sending -----------------------------------------------------------------------------------
 
 
+def subscriber_ids(stream_id: int, at: int | None = None) -> frozenset[int]:
+    """The channel's active subscribers who are active users. `at`: as access_stream_for_send
+    takes it."""
+    return read_through("subscribers", stream_id, at, lambda: frozenset(user_id for (user_id,) in query_rows(
+        'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
+        ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream_id)))
+
+
 def link_facts(rendered: RenderResult) -> tuple[bool, bool, bool]:
     """(has_link, has_image, has_attachment) for has: narrows."""
     has_attachment = any("/user_uploads/" in link for link in rendered.links)
@@ -284,6 +296,13 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
 
     `limits` (config.Limits) bounds what users send; None for the server's own messages."""
 
+    # What the send reads of its configuration (the organization, the channel, the sender's
+    # subscription and permission groups, the subscribers, their mutes) is kept with the
+    # configuration generation read before the sender's account (web/auth.py): a sender read
+    # otherwise carries none, and reads it all.
+    at = getattr(sender, "config_at", None)
+    if at is not None:
+        sender.realm = get_realm(sender.realm_id, at)
     content = check_content(content, limits and limits.max_message_length)  # type: ignore[arg-type]  # a Limits is truthy
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client_name) or sender.is_bot
@@ -293,7 +312,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         users = resolve_direct_recipients(sender, to)
         topic = ""
     else:
-        stream = access_stream_for_send(sender, to)
+        stream = access_stream_for_send(sender, to, at)
         if topic is None:
             raise JsonableError("Missing topic")
         topic = normalize_topic(topic, limits and limits.max_topic_length)  # type: ignore[arg-type]  # a Limits is truthy
@@ -314,18 +333,16 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         recipient_ids = {u.id for u in users if u.is_active}
         participants = set()
     else:
-        recipient_ids = {user_id for (user_id,) in query_rows(
-            'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
-            ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream.id)}
+        recipient_ids = set(subscriber_ids(stream.id, at))
         participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
-        check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids))
+        check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids), at)
         if sender.id in recipient_ids:
             automatic_policy = automatic_policy_after_send(sender, stream, topic_key)
     # The sender always keeps a copy of what they sent, even in a channel they are not in.
     recipient_ids.add(sender.id)
     flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
                             is_direct=is_direct, topic_participants=participants)
-    apply_personal_flags(flags, sender.id, content)
+    apply_personal_flags(flags, sender.id, content, at)
     dm_group = find_dm_group(users) if is_direct else None
     # Its COMMIT may be left for later (group_commit.py, "Held answers") only if nothing read
     # after the transaction, on another connection, needs what it writes: the message event

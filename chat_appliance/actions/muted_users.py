@@ -15,18 +15,21 @@ from chat_appliance.models import Message, MutedUser, UserMessage, now, unread_c
 from chat_appliance.models.base import query_rows
 from chat_appliance.actions.message_flags import do_update_message_flags
 from chat_appliance.lib.muted_users import muted_users_list
+from chat_appliance.lib.snapshots import read_through
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
 
 
-def muter_ids(sender_id: int, user_ids: list[int]) -> set[Any]:
-    """Which of these users muted the sender."""
+def muter_ids(sender_id: int, user_ids: list[int], at: int | None = None) -> set[Any]:
+    """Which of these users muted the sender. `at`: the configuration generation to keep the
+    sender's muters with (lib/snapshots.py); None reads them."""
     if not user_ids:
         return set()
     # Every send asks: the sender's muters by the muted_user index, then those among the recipients.
-    muters = query_rows('SELECT "user_profile_id" FROM "muted_user" WHERE "muted_user_id" = {p}', sender_id)
-    return {user_id for (user_id,) in muters} & set(user_ids)
+    muters = read_through("muters", sender_id, at, lambda: frozenset(user_id for (user_id,) in query_rows(
+        'SELECT "user_profile_id" FROM "muted_user" WHERE "muted_user_id" = {p}', sender_id)))
+    return set(user_ids).intersection(muters)
 
 
 def check_mute_target(user: UserProfile, target: UserProfile) -> None:

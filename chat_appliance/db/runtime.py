@@ -36,8 +36,9 @@ RENDER_CONTEXT_CACHE_SIZE = 64
 MESSAGE_CACHE_SIZE = 2000
 # Compiled alert-word expressions, one per user who has words.
 ALERT_WORD_CACHE_SIZE = 10_000
-# Rows kept while the database is unchanged (see Runtime.data_version): per account, its row and
-# what GET /users/me adds to it. Entries are small tuples.
+# Rows kept while the database, or its configuration, is unchanged (see Runtime.versions): per
+# account, its row and what GET /users/me adds to it; what a send reads of its channel, groups and
+# mutes. Entries are small tuples and frozensets.
 SNAPSHOT_CACHE_SIZE = 10_000
 SNAPSHOT_SECONDS = 600
 
@@ -70,11 +71,13 @@ class Runtime:
         self.inline_image_preview = bool(inline_image_preview)
         # events/shards.py: this process's ShardLink when it is one shard of several (None: alone).
         self.shard: Any = None
-        # A number that moves with every commit to the database by anyone, or None where the
-        # engine cannot tell cheaply (PostgreSQL, SQLite in memory): backends/sqlite.DataVersion.
-        self.data_version: Callable[[], int | None] = getattr(database, "data_version_reader", None) or _no_version
-        # web/auth.py, lib/snapshots.py: (kind, id) -> (data_version read before the rows, what
-        # was read). Valid only while data_version() still answers that number.
+        # (A number that moves with every commit to the database by anyone, one that moves with
+        # every change to the configuration a send reads), each None where the engine cannot
+        # tell cheaply (PostgreSQL, SQLite in memory): backends/sqlite.Versions.
+        self.versions: Callable[[], tuple[int | None, int | None]] = (getattr(database, "versions_reader", None)
+                                                                       or _no_versions)
+        # web/auth.py, lib/snapshots.py: (kind, id) -> (the version read before the rows, what was
+        # read). Valid only while versions() still answers that number.
         self.snapshots = ExpiringCache(SNAPSHOT_CACHE_SIZE)
 
     def share_caches(self, stale_checks: Callable[[], Callable[[], bool]]) -> None:
@@ -137,8 +140,8 @@ class Runtime:
             _latest["runtime"] = None
 
 
-def _no_version() -> None:
-    return None
+def _no_versions() -> tuple[None, None]:
+    return None, None
 
 
 def install(runtime: Runtime) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from chat_appliance.models import (EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
-                                   EMAIL_VISIBLE_MODERATORS, ROLE_OWNER, Message, Stream, Subscription, UserGroup,
-                                   UserMessage, UserProfile)
-from chat_appliance.models.base import query_rows, raw_select
+                                   EMAIL_VISIBLE_MODERATORS, ROLE_OWNER, Message, Realm, Stream, Subscription,
+                                   UserGroup, UserMessage, UserProfile)
+from chat_appliance.models.base import instance_from_row, query_rows, raw_select, raw_select_rows
 from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from chat_appliance.lib.snapshots import read_through
 from chat_appliance.lib.validators import is_id_string
 
 
@@ -86,10 +87,14 @@ def access_user_by_email(requester: UserProfile, email: str) -> UserProfile:
     return target
 
 
-def is_subscribed(user: UserProfile, stream: Stream) -> bool:
-    """Whether the user has an active subscription to the channel."""
-    return bool(query_rows('SELECT 1 FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p}'
-                           ' AND "active" LIMIT 1', getattr(user, "id", user), getattr(stream, "id", stream)))
+def is_subscribed(user: UserProfile, stream: Stream, at: int | None = None) -> bool:
+    """Whether the user has an active subscription to the channel. `at`, here and below: the
+    configuration generation to keep the read with (lib/snapshots.py), for a caller that read it
+    before anything it read or wrote; None reads."""
+    user_id, stream_id = getattr(user, "id", user), getattr(stream, "id", stream)
+    return read_through("subscribed", (user_id, stream_id), at, lambda: bool(query_rows(
+        'SELECT 1 FROM "subscription" WHERE "user_profile_id" = {p} AND "stream_id" = {p} AND "active" LIMIT 1',
+        user_id, stream_id)))
 
 
 def can_access_stream_metadata(user: UserProfile, stream: Stream, subscribed: bool | None = None) -> bool:
@@ -138,10 +143,19 @@ def access_stream_for_topic_deletion(user: Any, stream_id: int | None) -> Any:
     return stream, received_by
 
 
-def get_stream_by_name(realm_id: int, name: str) -> Stream | None:
-    """A channel by name, without regard to case; None if there is none."""
-    rows = raw_select(Stream, '"realm_id" = {p} AND "name_key" = {p}', realm_id, name.strip().lower())
-    return rows[0] if rows else None
+def get_stream_by_name(realm_id: int, name: str, at: int | None = None) -> Stream | None:
+    """A channel by name, without regard to case; None if there is none. A new instance per call
+    (a send sets its first_message_id), made from the row kept `at`."""
+    name_key = name.strip().lower()
+    rows = read_through("stream_by_name", (realm_id, name_key), at, lambda: tuple(
+        raw_select_rows(Stream, '"realm_id" = {p} AND "name_key" = {p}', realm_id, name_key)))
+    return instance_from_row(Stream, rows[0]) if rows else None
+
+
+def get_realm(realm_id: int, at: int | None = None) -> Realm:
+    """The organization's row, as a new instance made from the row kept `at`."""
+    (row,) = read_through("realm", realm_id, at, lambda: tuple(raw_select_rows(Realm, '"id" = {p}', realm_id)))
+    return instance_from_row(Realm, row)
 
 
 def access_stream_by_name(user: UserProfile, name: str) -> Stream:
@@ -185,11 +199,13 @@ def group_in_realm(realm_id: int, group_id: int) -> UserGroup | None:
     return UserGroup.get_or_none((UserGroup.id == group_id) & (UserGroup.realm == realm_id))
 
 
-def stream_in_realm(realm_id: int, stream_id: int | None) -> Stream | None:
+def stream_in_realm(realm_id: int, stream_id: int | None, at: int | None = None) -> Stream | None:
     """The organization's channel with this id, or None (SQL built once: a channel narrow's
-    lookup through peewee's query builder was a third of a fetch)."""
-    rows = raw_select(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, realm_id)
-    return rows[0] if rows else None
+    lookup through peewee's query builder was a third of a fetch). A new instance per call, made
+    from the row kept `at` (as get_stream_by_name)."""
+    rows = read_through("stream_by_id", (realm_id, stream_id), at, lambda: tuple(
+        raw_select_rows(Stream, '"id" = {p} AND "realm_id" = {p}', stream_id, realm_id)))
+    return instance_from_row(Stream, rows[0]) if rows else None
 
 
 def user_in_realm(realm_id: int, user_id: int) -> UserProfile | None:

@@ -15,6 +15,7 @@ from chat_appliance.models import (
     UserGroupMembership,
     UserProfile,
 )
+from chat_appliance.lib.snapshots import read_through
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -74,12 +75,18 @@ def group_ids_of_user(user: Any) -> Any:
     return supergroup_closure(direct)
 
 
-def is_user_in_group(user: UserProfile, group_id: int | None) -> bool:
+def is_user_in_group(user: UserProfile, group_id: int | None, at: int | None = None) -> bool:
     """Whether the user belongs to the group, recursively. Deactivated users belong to none.
+    `at`: the configuration generation to keep the answer with (lib/snapshots.py), for a caller
+    that read it before anything it read or wrote; None asks the database.
 
-    One recursive query (standard SQL, SQLite and PostgreSQL alike): it runs on every send."""
+    One recursive query (standard SQL, SQLite and PostgreSQL alike): every send asks."""
     if not user.is_active or group_id is None:
         return False
+    return read_through("in_group", (user.id, group_id), at, lambda: _member_of(user.id, group_id))
+
+
+def _member_of(user_id: int, group_id: int) -> bool:
     database = UserGroup._meta.database
     p = database.param  # the driver's placeholder: ? on SQLite, %s on PostgreSQL
     cursor = database.execute_sql(
@@ -87,7 +94,7 @@ def is_user_in_group(user: UserProfile, group_id: int | None) -> bool:
         " FROM group_group_membership g JOIN sub ON g.supergroup_id = sub.id)"
         f" SELECT 1 FROM user_group_membership WHERE user_profile_id = {p}"
         " AND user_group_id IN (SELECT id FROM sub) LIMIT 1",
-        (group_id, user.id),
+        (group_id, user_id),
     )
     return cursor.fetchone() is not None
 

@@ -1,17 +1,25 @@
-"""Reads kept while the database is unchanged.
+"""Reads kept while the database, or its configuration, is unchanged.
 
 A trivial authenticated request (GET /users/me) read its account, its newest message id and its
 profile data: three statements, each of which the SQLite driver runs with the interpreter's
 lock released. Under concurrent load the event loop's thread takes the lock at each release, and
 the worker waits to get it back: those hand-overs, not the lookups, were most of the request's
-time (BENCHMARKS.md, fourteenth round). Here a read is kept with the number
-`Runtime.data_version` gave before it, and served again while that number has not moved: one
-statement on an idle connection per request instead, and nothing kept at all where the engine
-cannot tell (PostgreSQL; then every read goes to the database, as before).
+time (BENCHMARKS.md, fourteenth round). Here a read is kept with a number `Runtime.versions` gave
+before it, and served again while that number has not moved: one statement on an idle connection
+per request instead, and nothing kept at all where the engine cannot tell (PostgreSQL; then every
+read goes to the database, as before).
 
-The number moves with every transaction committed by any connection of any process, so a kept
-read is exactly what reading again would return. Nothing is kept or served while the thread's own
-connection has a transaction open: reads there see its writes before they are committed.
+Two numbers, read together (backends/sqlite.Versions):
+- the data version moves with every transaction committed by any connection of any process.
+  Reads that depend on messages (GET /users/me's newest message id) are kept with it.
+- the configuration generation moves with every transaction that changes a row of the tables
+  migration 117 puts triggers on (accounts, the organization, channels, subscriptions, groups,
+  mutes), by any connection of any process. Every send moves the data version, so a send's reads
+  of its account, channel, subscription, permission groups and mutes are kept with this one
+  instead: a send writes none of those tables (a channel's first message aside).
+Either way a kept read is exactly what reading again would return. Nothing is kept or served while
+the thread's own connection has a transaction open: reads there see its writes before they are
+committed. Each kind is always kept with the same one of the two numbers.
 """
 
 from __future__ import annotations
@@ -23,19 +31,21 @@ from chat_appliance.db.runtime import SNAPSHOT_SECONDS
 from chat_appliance.models import database
 
 
-def snapshot_version() -> int | None:
-    """The database's data version now, to read rows at; None when kept reads must not be used
-    (a transaction is open on this thread, or the engine cannot tell)."""
+def snapshot_versions() -> tuple[int | None, int | None]:
+    """(data version, configuration generation) now, to read rows at; None for each that kept
+    reads must not use (a transaction is open on this thread, or the engine cannot tell)."""
     if database.in_transaction():
-        return None
-    return runtime.current().data_version()
+        return None, None
+    return runtime.current().versions()
 
 
 def read_through(kind: str, key: Hashable, version: int | None, read: Callable[[], Any]) -> Any:
-    """What `read()` returns, kept under (kind, key) and served again while the database's data
-    version is still `version`. `version` must come from snapshot_version() before the caller
-    read or wrote anything it depends on; None reads every time."""
-    if version is None:
+    """What `read()` returns, kept under (kind, key) and served again while the number `version`
+    came from has not moved. `version` must come from snapshot_versions() before the caller read or
+    wrote anything it depends on; None reads every time, as does a transaction open on this thread
+    (it may have written since). What is kept is shared by every request: keep rows, tuples and
+    frozensets, and make objects of them per request."""
+    if version is None or database.in_transaction():
         return read()
     snapshots = runtime.current().snapshots
     entry = snapshots.get((kind, key))

@@ -1,7 +1,8 @@
-"""What several `serve --shard-id` processes share beyond the organization's data
+"""What several processes share beyond the organization's data. For `serve --shard-id` processes
 (docs/scaling.md): events too large for a notification, rate-limit counts, and which shards hold
-queues of whom. Written and read with SQL by events/shards.py and web/shared_rate_limit.py; a
-single process leaves these tables empty."""
+queues of whom, written and read with SQL by events/shards.py and web/shared_rate_limit.py; a
+single process leaves these tables empty. On SQLite, for every process on the file (a server, an
+admin command): the counter of configuration changes that triggers raise (ConfigGeneration)."""
 
 from peewee import BigIntegerField, CharField, DoubleField, IntegerField, TextField
 
@@ -68,3 +69,15 @@ class ShardCacheGeneration(BaseModel):
 
     class Meta:
         table_name = "shard_cache_generation"
+
+
+class ConfigGeneration(BaseModel):
+    """One row (id 1), on SQLite: a counter that triggers raise with every change to a row of the
+    tables a send's kept reads depend on (migration 117 lists them). backends/sqlite.Versions reads
+    it, and lib/snapshots.py trusts a kept read while it has not moved. Empty on PostgreSQL, which
+    keeps no reads."""
+
+    value = BigIntegerField()
+
+    class Meta:
+        table_name = "config_generation"

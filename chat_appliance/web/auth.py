@@ -13,7 +13,7 @@ from chat_appliance.web import sessions
 from chat_appliance.web.context import password_method
 from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
 from chat_appliance.lib.passwords import api_key_matches
-from chat_appliance.lib.snapshots import read_through, snapshot_version
+from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE
 
@@ -71,15 +71,18 @@ def user_for_login_email(email):
 
 
 def account_by_id(user_id):
-    """The account with this id, or None: kept between requests while the database is unchanged
-    (lib/snapshots.py). The account carries the data version it was read at (`read_at`; None
-    where no version can be read), for the reads of a view that writes nothing."""
-    version = snapshot_version()
-    row = read_through("account", user_id, version, lambda: models.UserProfile.fetch_row_by_id(user_id))
+    """The account with this id, or None: kept between requests while the configuration is
+    unchanged (lib/snapshots.py; every change to an account row counts). The account carries the
+    numbers read before it (None where none can be read): the data version (`read_at`), for the
+    reads of a view that writes nothing, and the configuration generation (`config_at`), for the
+    reads a send makes before it writes (actions/messages.py)."""
+    data_version, generation = snapshot_versions()
+    row = read_through("account", user_id, generation, lambda: models.UserProfile.fetch_row_by_id(user_id))
     if row is None:
         return None
     user = models.UserProfile.from_row(row)
-    user.read_at = version
+    user.read_at = data_version
+    user.config_at = generation
     return user
 
 

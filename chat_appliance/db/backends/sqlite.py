@@ -105,7 +105,7 @@ def open_database(database_url: str, **_pool_options: int) -> BoundedSqliteDatab
     db = BoundedSqliteDatabase(path, pragmas=PRAGMAS, timeout=10, max_connections=None, stale_timeout=300,
                                check_same_thread=False)
     db.keeper = _keep_open(path)
-    db.data_version_reader = DataVersion(db.keeper)
+    db.versions_reader = Versions(db.keeper)
     db.group_commit = GroupCommit(db)
     if path != ":memory:":
         db.checkpointer = Checkpointer(path, between_writes=db.group_commit.between_writes)
@@ -175,32 +175,50 @@ def close_database(db: BoundedSqliteDatabase) -> None:
         db.checkpointer.close()
     keeper = getattr(db, "keeper", None)
     if keeper is not None:
-        db.data_version_reader.close()
+        db.versions_reader.close()
         keeper.close()
         db.keeper = None
 
 
-class DataVersion:
-    """A number that moves whenever a transaction is committed to the database, by any
-    connection of any process: SQLite's PRAGMA data_version, read on the keeper connection,
-    which never writes. Caches of rows (web/auth.py, lib/snapshots.py) keep what they read with
-    the number read before it, and trust it while the number has not moved. One statement on an
-    idle connection, where reading the rows would cost a statement each and a connection from
-    the pool; None in memory (no keeper), where nothing is cached."""
+class Versions:
+    """Two numbers, read together on the keeper connection, which never writes: (data version,
+    configuration generation), or (None, None) in memory (no keeper), where nothing is kept.
+
+    The data version, SQLite's PRAGMA data_version, moves whenever a transaction is committed to
+    the database, by any connection of any process. The configuration generation, the counter of
+    config_generation (migration 117), moves whenever a transaction changes a row of the tables a
+    send's configuration reads depend on (accounts, channels, subscriptions, groups, mutes), by
+    any connection of any process, as triggers raise it; None on a database that lacks it. Caches
+    of rows (web/auth.py, lib/snapshots.py) keep what they read with the number read before it,
+    and trust it while the number has not moved. One statement on an idle connection, where
+    reading the rows would cost a statement each and a connection from the pool; both numbers in
+    that one statement cost about 5 microseconds more than the data version alone."""
+
+    BOTH = "SELECT data_version, (SELECT value FROM config_generation WHERE id = 1) FROM pragma_data_version"
 
     def __init__(self, keeper):
         self.keeper = keeper
         self._lock = threading.Lock()
 
-    def __call__(self) -> int | None:
+    def __call__(self) -> tuple[int | None, int | None]:
         keeper = self.keeper
         if keeper is None:
-            return None
+            return None, None
         with self._lock:
             try:
-                return keeper.execute("PRAGMA data_version").fetchone()[0]
+                return self._read(keeper)
             except sqlite3.Error:  # closed with the app: read the rows instead
-                return None
+                return None, None
+
+    def _read(self, keeper: sqlite3.Connection) -> tuple[int, int | None]:
+        try:
+            # fetchall: the statement runs to its end, so the keeper keeps no read transaction open.
+            ((data_version, generation),) = keeper.execute(self.BOTH).fetchall()
+        except sqlite3.OperationalError as error:
+            if "config_generation" not in str(error):
+                raise
+            return keeper.execute("PRAGMA data_version").fetchone()[0], None  # a database before migration 117
+        return data_version, generation
 
     def close(self) -> None:
         with self._lock:
