@@ -232,3 +232,21 @@ def new_database(tmp_path):
         database.close_all()
     for name in made:
         pg.drop(name)
+
+
+@pytest.fixture
+def statements(monkeypatch):
+    """(sql, params) of every statement run through the app's database (pooled and write
+    connections), in order; clear() it to count from a point."""
+    from chat_appliance.models import database
+
+    counted = []
+    cls = type(database.obj)
+    original = cls.execute_sql
+
+    def execute_sql(self, sql, params=None, *args, **kwargs):
+        counted.append((sql, tuple(params or ())))
+        return original(self, sql, params, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "execute_sql", execute_sql)
+    return counted

@@ -171,21 +171,6 @@ def test_a_new_channel_gets_its_first_message_id(org):
 # --- what is kept, and the triggers that say when it is stale -------------------------------------
 
 
-@pytest.fixture
-def statements(monkeypatch):
-    """(sql, params) of every statement run through the app's database (pooled and write connections)."""
-    counted = []
-    cls = type(database.obj)
-    original = cls.execute_sql
-
-    def execute_sql(self, sql, params=None, *args, **kwargs):
-        counted.append((sql, tuple(params or ())))
-        return original(self, sql, params, *args, **kwargs)
-
-    monkeypatch.setattr(cls, "execute_sql", execute_sql)
-    return counted
-
-
 def generation():
     return sqlite3.connect(database.obj.database).execute("SELECT value FROM config_generation").fetchone()[0]
 

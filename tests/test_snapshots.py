@@ -24,21 +24,6 @@ def database_path():
     return database.obj.database
 
 
-@pytest.fixture
-def statements(monkeypatch):
-    """Counts the statements run through the app's database (pooled and write connections)."""
-    counted = []
-    cls = type(database.obj)
-    original = cls.execute_sql
-
-    def execute_sql(self, sql, params=None, *args, **kwargs):
-        counted.append(sql)
-        return original(self, sql, params, *args, **kwargs)
-
-    monkeypatch.setattr(cls, "execute_sql", execute_sql)
-    return counted
-
-
 def me(client):
     """GET /users/me twice, so that the account and its additions are kept (the first finds the
     account by email, the second by the id the first noted); the second answer."""
