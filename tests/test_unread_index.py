@@ -144,13 +144,14 @@ def test_marking_read_reaches_rows_in_either_state(org, held):
     assert unread_ids(org, org.othello) == []
 
 
-def test_the_unread_narrow_uses_the_unread_index(app):
+def test_the_unread_narrow_uses_the_unread_index(org, held):
     """Does SQLite's planner serve a user's unread rows from the partial index (the condition the
     queries write must be the index's own, or the planner scans the user's whole history)?"""
     from chat_appliance.models import UserMessage, unread_conditions
 
+    send(org, "Denmark", "listed")  # with no message listed, there is no query of listed rows
     with database.connection_context():
-        indexed, pending = unread_conditions()
+        pending, indexed = unread_conditions()
         query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & indexed)
         sql, params = query.order_by(UserMessage.message.desc()).limit(10).sql()
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
@@ -183,14 +184,15 @@ def test_a_group_commit_indexes_what_waits(org, held):
     assert unread_ids(org, org.othello, [["topic", "wait"]]) == [waiting, later]
 
 
-def test_a_users_rows_are_found_by_the_per_user_index(app):
+def test_a_users_rows_are_found_by_the_per_user_index(org, held):
     """Does the planner serve a user's rows (every flag) from user_message_by_user, and those of
     listed messages by the (message, user) key, rather than scanning the whole table (the key
     starts with the message, so a query naming the user alone can use no index)?"""
     from chat_appliance.models import UserMessage, received_conditions
 
+    send(org, "Denmark", "listed")
     with database.connection_context():
-        indexed, pending = received_conditions()
+        pending, indexed = received_conditions()
         for condition, expected in ((indexed, "user_message_by_user (user_profile_id=?)"),
                                     (pending, "(message_id=? AND user_profile_id=?)")):
             query = UserMessage.select(UserMessage.message).where((UserMessage.user_profile == 1) & condition)
@@ -226,3 +228,56 @@ def test_a_users_own_rows_are_found_in_either_state(org, held):
         if state == "pending":
             assert held.index() > 0
     assert held.listed() == []
+
+
+def test_nothing_listed_means_one_query(org, held):
+    """With no message listed, is a user's history one query (the per-user index alone), and with
+    one listed, the listed rows' query first?"""
+    from chat_appliance.models import UserMessage, received_conditions, unread_conditions
+
+    held.index()
+    with database.connection_context():
+        assert len(received_conditions()) == 1 and len(unread_conditions()) == 1
+    send(org, "Denmark", "listed")
+    with database.connection_context():
+        for conditions in (received_conditions(), unread_conditions()):
+            sql = [UserMessage.select().where(condition).sql()[0] for condition in conditions]
+            assert len(sql) == 2 and "pending_unread_message" in sql[0] and "pending_unread_message" not in sql[1]
+
+
+def test_a_pass_between_the_two_queries_loses_no_row(org, held, monkeypatch):
+    """If the unread pass moves listed messages' rows into the indexes between a narrow's two
+    queries (each reads its own snapshot), is every message found, once, in the user's history
+    and among the unread?"""
+    sent = [send(org, "Denmark", "race") for _ in range(3)]
+    cls = type(database.obj)
+    original = cls.execute_sql
+    calls = []
+
+    def execute_sql(self, sql, params=None, *args, **kwargs):
+        result = original(self, sql, params, *args, **kwargs)
+        if '"user_message"' in sql and sql.startswith("SELECT") and not calls:  # the first part's query
+            calls.append(sql)
+            rows = result.fetchall()
+            held.index()  # the pass commits on another connection, between the two queries
+            return _Rows(rows)
+        return result
+
+    monkeypatch.setattr(cls, "execute_sql", execute_sql)
+    body = ok(org.client(org.othello).get("messages", anchor="newest", num_before=3, num_after=0,
+                                          narrow=[["topic", "race"]]))
+    assert calls and held.listed() == []
+    assert [m["id"] for m in body["messages"]] == sent
+    calls.clear()
+    held_ids = [send(org, "Denmark", "race2") for _ in range(2)]
+    body = ok(org.client(org.othello).get("messages", anchor="newest", num_before=5, num_after=0,
+                                          narrow=[["is", "unread"], ["topic", "race2"]]))
+    assert calls and [m["id"] for m in body["messages"]] == held_ids
+
+
+class _Rows:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def fetchall(self):
+        return self.rows

@@ -128,7 +128,7 @@ def do_mark_read(user: Any, *, stream: Any = None, topic: str | None = None) -> 
         condition = Message.stream == stream.id
     if topic is not None:
         condition &= Message.topic_key == topic.casefold()
-    unread = [row.message_id for part in unread_conditions() for row in
-              UserMessage.select(UserMessage.message).join(Message, on=(UserMessage.message == Message.id))
-              .where((UserMessage.user_profile == user) & part & condition)]
+    unread = sorted({row.message_id for part in unread_conditions() for row in
+                     UserMessage.select(UserMessage.message).join(Message, on=(UserMessage.message == Message.id))
+                     .where((UserMessage.user_profile == user) & part & condition)})
     return do_update_message_flags(user, "add", "read", unread)

@@ -46,9 +46,9 @@ def do_mute_user(user: UserProfile, target: UserProfile) -> None:
     except IntegrityError:
         raise JsonableError("User already muted") from None
     publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])
-    unread = [row.message_id for part in unread_conditions() for row in
-              UserMessage.select(UserMessage.message).join(Message)
-              .where((UserMessage.user_profile == user) & (Message.sender == target) & part)]
+    unread = sorted({row.message_id for part in unread_conditions() for row in
+                     UserMessage.select(UserMessage.message).join(Message)
+                     .where((UserMessage.user_profile == user) & (Message.sender == target) & part)})
     if unread:
         do_update_message_flags(user, "add", "read", unread)
 

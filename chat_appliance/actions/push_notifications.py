@@ -442,8 +442,8 @@ class PushNotifier:
                 parts = [UserMessage.message.in_(message_ids)]
             else:  # by the per-user index
                 parts = received_conditions()
-            notified = sorted(row.message_id for part in parts for row in UserMessage.select(UserMessage.message).where(
-                (UserMessage.user_profile == user_id) & (UserMessage.flags.bin_and(ACTIVE_PUSH) != 0) & part))
+            notified = sorted({row.message_id for part in parts for row in UserMessage.select(UserMessage.message).where(
+                (UserMessage.user_profile == user_id) & (UserMessage.flags.bin_and(ACTIVE_PUSH) != 0) & part)})
             if notified:
                 UserMessage.update(flags=UserMessage.flags.bin_and(~ACTIVE_PUSH)).where(
                     (UserMessage.user_profile == user_id) & UserMessage.message.in_(notified)).execute()

@@ -296,7 +296,7 @@ def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
                     .join(Message)
                     .where((UserMessage.user_profile == user) & unread)
                     .order_by(Message.id))
-    rows.sort(key=lambda row: row.message.id)
+    rows = sorted({row.message.id: row for row in rows}.values(), key=lambda row: row.message.id)
     dm_recipients = {r.message.recipient_id for r in rows if r.message.stream_id is None}
     members = dm_members_by_recipient(dm_recipients)
     pms, streams, huddles, mentions = {}, {}, {}, []  # type: dict[Any, Any], dict[Any, Any], dict[Any, Any], list[int]

@@ -341,7 +341,7 @@ class RangeQuery:
             # The rows straight from the cursor: peewee's row wrappers cost more than the query.
             found += database.execute_sql(*query.sql()).fetchall()
         if len(parts) > 1:
-            found.sort(key=lambda row: row[0], reverse=descending)
+            found = sorted({row[0]: row for row in found}.values(), key=lambda row: row[0], reverse=descending)
             del found[limit:]
         return found
 
@@ -357,7 +357,7 @@ class RangeQuery:
         rows = [(row[0], row[1]) for part in self.parts for row in
                 part.where(in_ids(self.id_column, message_ids)).order_by(self.id_column).tuples()]
         if len(self.parts) > 1:
-            rows.sort()
+            rows = sorted(dict(rows).items())
         return rows
 
     def fetch(self, anchor: int, num_before: int, num_after: int,
