@@ -90,7 +90,7 @@ class UserMessage(BaseModel):
 # messages carry the bit, so a user's rows are the union of the index's and of those of listed
 # messages that carry it, which the key finds by message. On PostgreSQL, which has no group
 # COMMIT to do this, no row carries the bit (its database's `defers_unread_index` is unset).
-# The sender's own row, read from the start, never carries it.
+# A row that is read from the start (the sender's own, or a muter's) never carries it.
 PENDING_UNREAD_INDEX = 1 << 11
 _READ_OR_PENDING = FLAG_BITS["read"] | PENDING_UNREAD_INDEX
 
@@ -137,7 +137,7 @@ def unread_conditions(message_id_column: Any = None) -> list[Any]:
 
 def new_user_message_rows(message_id: int, flags_by_user: dict[int, int]) -> tuple[list[tuple[int, int, int]], bool]:
     """The (user, message, flags) rows a send inserts, and whether any of them waits for the
-    unread index: the unread ones do where the database defers it (asked once per send)."""
+    per-user indexes: the unread ones do where the database defers them (asked once per send)."""
     pending = PENDING_UNREAD_INDEX if defers_unread_index() else 0
     read = FLAG_BITS["read"]
     rows = [(uid, message_id, bits if bits & read else bits | pending) for uid, bits in flags_by_user.items()]
