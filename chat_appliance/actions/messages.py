@@ -40,7 +40,7 @@ from chat_appliance.models import (
 from chat_appliance.models.base import insert_row, query_rows
 from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, SubMessage
 from chat_appliance.lib.rendering import render_message
-from chat_appliance.lib.snapshots import read_through
+from chat_appliance.lib.subscriptions import subscriber_ids
 from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags
 from chat_appliance.actions.user_topics import set_topic_visibility
@@ -274,14 +274,6 @@ def automatic_policy_after_send(sender: UserProfile, stream: Stream, topic_key: 
 # --- sending -----------------------------------------------------------------------------------
 
 
-def subscriber_ids(stream_id: int, at: int | None = None) -> frozenset[int]:
-    """The channel's active subscribers who are active users. `at`: as access_stream_for_send
-    takes it."""
-    return read_through("subscribers", stream_id, at, lambda: frozenset(user_id for (user_id,) in query_rows(
-        'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
-        ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream_id)))
-
-
 def link_facts(rendered: RenderResult) -> tuple[bool, bool, bool]:
     """(has_link, has_image, has_attachment) for has: narrows."""
     has_attachment = any("/user_uploads/" in link for link in rendered.links)
@@ -333,7 +325,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         recipient_ids = {u.id for u in users if u.is_active}
         participants = set()
     else:
-        recipient_ids = set(subscriber_ids(stream.id, at))
+        recipient_ids = subscriber_ids(stream.id, at)
         participants = topic_participant_ids(stream, topic_key) if rendered.topic_wildcard else set()
         check_wildcard_permission(sender, rendered, stream, topic_key, len(recipient_ids), at)
         if sender.id in recipient_ids:

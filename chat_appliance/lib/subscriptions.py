@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from peewee import fn
 
 from chat_appliance.models import Stream, Subscription, UserProfile
+from chat_appliance.models.base import query_rows
+from chat_appliance.lib.snapshots import read_through
 from chat_appliance.lib.serializers import subscription_dict
 
 if TYPE_CHECKING:
@@ -14,14 +16,14 @@ if TYPE_CHECKING:
     from chat_appliance.models import Realm
 
 
-def subscriber_ids(stream: Stream) -> set[int]:
-    """Ids of the channel's active subscribers who are active users."""
-    rows = (
-        Subscription.select(Subscription.user_profile)
-        .join(UserProfile)
-        .where((Subscription.stream == stream) & Subscription.active & UserProfile.is_active)
-    )
-    return {row.user_profile_id for row in rows}
+def subscriber_ids(stream: Stream | int, at: int | None = None) -> set[int]:
+    """Ids of the channel's active subscribers who are active users. `at`: the configuration
+    generation to keep the read with (lib/snapshots.py), for a send that read it before anything
+    it read or wrote; None reads. Every send asks, so the SQL is written out, not built."""
+    stream_id = getattr(stream, "id", stream)
+    return set(read_through("subscribers", stream_id, at, lambda: frozenset(user_id for (user_id,) in query_rows(
+        'SELECT s."user_profile_id" FROM "subscription" s JOIN "user_profile" u ON u."id" = s."user_profile_id"'
+        ' WHERE s."stream_id" = {p} AND s."active" AND u."is_active"', stream_id))))
 
 
 def subscriber_counts(stream_ids: list[int]) -> dict[int, int]:
