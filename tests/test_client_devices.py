@@ -1,6 +1,6 @@
 """POST /register_client_device and /remove_client_device, which the mobile app calls."""
 
-from .flutter_app import APP_REGISTER, problems_of
+from .flutter_app import app_client, app_register, problems_of
 from .helpers import err, get_events, ok, register
 
 
@@ -10,7 +10,7 @@ def test_register_and_remove_a_device(org):
     hamlet = org.client(org.hamlet)
     queue_id = register(hamlet, event_types=["device"])["queue_id"]
     device_id = ok(hamlet.post("register_client_device"))["device_id"]
-    state = register(hamlet, **APP_REGISTER)
+    state = app_register(app_client(org, org.hamlet))
     assert list(state["devices"]) == [str(device_id)]
     assert problems_of(state["devices"][str(device_id)], "ClientDevice", "devices") == []
     assert state["devices"][str(device_id)]["push_token_id"] is None

@@ -5,7 +5,7 @@ by scripts/flutter_keys.py (re-run it on a newer release of the app to check tha
 
 import pytest
 
-from .flutter_app import APP_REGISTER, CLASSES, KEYS, check_message, problems_of
+from .flutter_app import CLASSES, KEYS, app_client, app_register, check_message, problems_of
 from .helpers import get_events, ok, register
 
 
@@ -21,7 +21,7 @@ def test_key_list_is_the_apps():
 
 def test_checker_catches_a_missing_or_mistyped_key(org):
     """Does the checker itself report a required key removed, and one of the wrong type?"""
-    state = register(org.client(org.hamlet), **APP_REGISTER)
+    state = app_register(app_client(org, org.hamlet))
     assert problems_of(state, "InitialSnapshot", "register") == []
     broken = dict(state, realm_icon_url=None, max_topic_length="60")
     broken["realm_users"] = [dict(state["realm_users"][0], avatar_version="1")]
@@ -37,7 +37,7 @@ def test_snapshot_has_every_key_the_app_reads(org):
     ok(org.client(org.admin).post("realm/profile_fields", name="Team", hint="Which team", field_type=1))
     ok(org.client(org.hamlet).post("messages", type="private", to=[org.othello.id], content="hi"))
     for user in (org.hamlet, org.guest, org.admin):
-        state = register(org.client(user), **APP_REGISTER)
+        state = app_register(app_client(org, user))
         assert problems_of(state, "InitialSnapshot", f"register({user.email})") == []
 
 
@@ -59,17 +59,16 @@ def test_messages_over_the_apps_narrows(org, anchor):
     hamlet = org.client(org.hamlet)
     stream_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="castle", content="hello @**Othello**"))["id"]
     dm_id = ok(hamlet.post("messages", type="private", to=[org.othello.id], content="hello there"))["id"]
-    othello = org.client(org.othello)
-    ok(othello.post(f"messages/{stream_id}/reactions", emoji_name="smile"))
-    ok(othello.post("messages/flags", messages=[stream_id], op="add", flag="starred"))
+    othello = app_client(org, org.othello)
+    ok(othello.add_reaction(stream_id, "smile", "1f642", "unicode_emoji"))
+    ok(othello.update_message_flags([stream_id], "add", "starred"))
     seen = set()
     for narrow in NARROWS:
         narrow = [dict(term, operand=org.hamlet.id if term["operand"] == "OTHELLO" else term["operand"])
                   for term in narrow]
         if narrow and narrow[0]["operator"] == "dm":
             narrow[0]["operand"] = [org.hamlet.id]
-        body = ok(othello.get("messages", narrow=narrow, anchor=anchor, num_before=100, num_after=100,
-                              apply_markdown=True, client_gravatar=False, allow_empty_topic_name=True))
+        body = ok(othello.get_messages(narrow, anchor, 100, 100, client_gravatar=False, apply_markdown=True))
         assert problems_of(body, "GetMessagesResult", f"messages({narrow})") == []
         for message in body["messages"]:
             assert check_message(message, f"messages({narrow})[{message['id']}]") == []
@@ -77,9 +76,9 @@ def test_messages_over_the_apps_narrows(org, anchor):
     assert {stream_id, dm_id} <= seen
 
 
-def poll_checked(client, queue_id):
-    """Poll the queue; every event checked against the class the app decodes it with."""
-    events = get_events(client, queue_id)
+def poll_checked(app, queue_id):
+    """Poll the queue as the app does; every event checked against the class the app decodes it with."""
+    events = ok(app.get_events(queue_id, last_event_id=-1, dont_block=True))["events"]
     for event in events:
         kind = event["type"] if event["type"] in KEYS["events"] else f"{event['type']}/{event.get('op')}"
         cls = KEYS["events"].get(kind)
@@ -95,21 +94,21 @@ def poll_checked(client, queue_id):
 
 def test_events_the_app_decodes(org):
     """Do the events a day of use produces decode as the app decodes them?"""
-    othello = org.client(org.othello)
-    queue_id = register(othello, **APP_REGISTER)["queue_id"]
+    othello = app_client(org, org.othello)
+    queue_id = app_register(othello)["queue_id"]
     hamlet = org.client(org.hamlet)
     message_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="castle", content="hello"))["id"]
     dm_id = ok(hamlet.post("messages", type="private", to=[org.othello.id], content="psst"))["id"]
     ok(hamlet.patch(f"messages/{message_id}", content="hello, edited"))
     ok(hamlet.post(f"messages/{message_id}/reactions", emoji_name="smile"))
-    ok(othello.post("messages/flags", messages=[message_id, dm_id], op="add", flag="read"))
-    ok(othello.post("messages/flags", messages=[dm_id], op="remove", flag="read"))
+    ok(othello.update_message_flags([message_id, dm_id], "add", "read"))
+    ok(othello.update_message_flags([dm_id], "remove", "read"))
     ok(hamlet.post("typing", op="start", to=[org.othello.id]))
     ok(hamlet.patch("settings", full_name="Prince Hamlet"))
-    ok(othello.patch("settings", twenty_four_hour_time=True))
-    ok(othello.post("users/me/status", status_text="on a boat"))
-    ok(othello.post("user_topics", stream_id=org.denmark.id, topic="castle", visibility_policy=1))
-    ok(othello.post("users/me/subscriptions", subscriptions=[{"name": "Elsinore"}]))
+    ok(othello.update_settings(twenty_four_hour_time=True))
+    ok(othello.update_status(status_text="on a boat"))
+    ok(othello.update_user_topic(org.denmark.id, "castle", 1))
+    ok(othello.subscribe_to_channel(["Elsinore"]))
     events = poll_checked(othello, queue_id)
     kinds = {(e["type"], e.get("op")) for e in events}
     assert {("message", None), ("update_message", None), ("reaction", "add"), ("update_message_flags", "add"),

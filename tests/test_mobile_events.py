@@ -6,7 +6,7 @@ import io
 from chat_appliance.actions.users import do_set_permission
 from chat_appliance.models import database
 
-from .flutter_app import APP_REGISTER, KEYS, problems_of
+from .flutter_app import KEYS, app_client, app_register, problems_of
 from .helpers import PNG, err, get_events, ok, register
 
 LAST_SEEN = {}
@@ -30,7 +30,7 @@ def test_presence_events_follow_zulips_rules(org):
     """Is a presence event sent when a user comes online and when an idle user becomes active,
     but not for the pings of someone already known active, with the keys the app reads?"""
     hamlet = org.client(org.hamlet)
-    queue_id = register(hamlet, **APP_REGISTER)["queue_id"]
+    queue_id = app_register(app_client(org, org.hamlet))["queue_id"]
     othello = org.client(org.othello)
     ok(othello.post("users/me/presence", status="idle"))
     [online] = app_events(hamlet, queue_id, "presence")
@@ -47,7 +47,7 @@ def test_realm_user_update_for_each_change(org, app):
     """Does every change of a person the app shows (name, avatar, role, timezone, email, custom
     profile field, bot owner) reach others as realm_user update with the app's keys?"""
     watcher = org.client(org.cordelia)
-    queue_id = register(watcher, **APP_REGISTER)["queue_id"]
+    queue_id = app_register(app_client(org, org.cordelia))["queue_id"]
     hamlet = org.client(org.hamlet)
 
     def person_updates():

@@ -380,6 +380,34 @@ def test_remove_when_read(app, org, push_configured):
     assert len(notifications(push_configured, "remove")) == 1
 
 
+def test_remove_when_deleted(app, org, push_configured):
+    """When notified messages are deleted, one by one or with their topic, does a "remove" go
+    to the person they were notified to, and none to those who were not notified?"""
+    with_fcm(org, org.hamlet)
+    othello = org.client(org.othello)
+    notified = ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]), content="oops"))["id"]
+    topic = [ok(othello.post("messages", type="stream", to="Denmark", topic="gone",
+                             content=f"@**King Hamlet** {i}"))["id"] for i in range(2)]
+    settle(app)
+    assert len(notifications(push_configured)) == 3
+    admin = org.client(org.admin)
+    ok(othello.delete(f"messages/{notified}"))
+    settle(app)
+    (remove,) = notifications(push_configured, "remove")
+    assert (remove["gcm_payload"]["user_id"], remove["gcm_payload"]["zulip_message_ids"]) == (
+        org.hamlet.id, str(notified))
+    ok(admin.post(f"streams/{org.denmark.id}/delete_topic", topic_name="gone"))
+    settle(app)
+    removes = notifications(push_configured, "remove")
+    assert len(removes) == 2 and removes[1]["gcm_payload"]["zulip_message_ids"] == f"{topic[0]},{topic[1]}"
+    ok(othello.post("messages", type="stream", to="Denmark", topic="kept", content="not a mention"))
+    unnotified = ok(othello.post("messages", type="stream", to="Denmark", topic="kept", content="quiet"))["id"]
+    settle(app)
+    ok(admin.delete(f"messages/{unnotified}"))
+    settle(app)
+    assert len(notifications(push_configured, "remove")) == 2
+
+
 def test_retry_and_give_up(app, org, push_configured, caplog):
     """Is a notification the service failed (5xx) retried and delivered; after every attempt
     fails, is it logged and dropped without blocking the sender?"""

@@ -2,7 +2,7 @@
 
 import json
 
-from .flutter_app import APP_REGISTER, KEYS, check_message, problems_of
+from .flutter_app import KEYS, app_client, app_register, check_message, problems_of
 from .helpers import err, get_events, ok, register
 
 
@@ -15,7 +15,7 @@ def test_poll_message_becomes_a_widget(org):
     """Does a message starting with /poll carry its widget as the first submessage, in the
     message event and in GET /messages, in the shape the app decodes?"""
     othello = org.client(org.othello)
-    queue_id = register(othello, **APP_REGISTER)["queue_id"]
+    queue_id = app_register(app_client(org, org.othello))["queue_id"]
     hamlet = org.client(org.hamlet)
     message_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="lunch",
                                 content="/poll Where shall we eat?\nThe castle\n- The harbour"))["id"]
@@ -34,7 +34,7 @@ def test_votes_arrive_as_submessage_events(org):
     message_id = ok(hamlet.post("messages", type="stream", to="Denmark", topic="lunch",
                                 content="/poll Lunch?\nYes\nNo"))["id"]
     othello = org.client(org.othello)
-    queue_id = register(othello, **APP_REGISTER)["queue_id"]
+    queue_id = app_register(app_client(org, org.othello))["queue_id"]
     vote = json.dumps({"type": "vote", "key": "canned,0", "vote": 1})
     ok(othello.post("submessage", message_id=message_id, msg_type="widget", content=vote))
     [event] = get_events(othello, queue_id)

@@ -15,13 +15,16 @@ import time
 from peewee import SQL, fn
 
 from chat_appliance.db.connection import backend, write_transaction
-from chat_appliance.events.bus import publish
-from chat_appliance.models import AttachmentMessage, Message, Stream, UserMessage
+from chat_appliance.events.bus import publish, publish_internal
+from chat_appliance.models import FLAG_BITS, AttachmentMessage, Message, Stream, UserMessage
 from chat_appliance.actions.channels import stream_audience_ids, subscriber_ids
 
 # delete_topic deletes this many messages per transaction, so one request never holds the write
 # lock for long and a timeout leaves whole batches deleted.
 DELETE_TOPIC_BATCH_SIZE = 100
+
+# A push notification a phone still shows for the message.
+ACTIVE_PUSH = FLAG_BITS["active_mobile_push_notification"]
 
 
 def delete_message_rows(messages: list[Message]) -> tuple[dict[int, Any], dict[int, Any]]:
@@ -31,8 +34,16 @@ def delete_message_rows(messages: list[Message]) -> tuple[dict[int, Any], dict[i
     """
     ids = [m.id for m in messages]
     holders: dict[int, list[int]] = {mid: [] for mid in ids}
-    for row in UserMessage.select(UserMessage.message, UserMessage.user_profile).where(UserMessage.message.in_(ids)):
+    notified: dict[int, list[int]] = {}
+    for row in UserMessage.select(UserMessage.message, UserMessage.user_profile, UserMessage.flags).where(
+            UserMessage.message.in_(ids)):
         holders[row.message_id].append(row.user_profile_id)
+        if row.flags & ACTIVE_PUSH:
+            notified.setdefault(row.user_profile_id, []).append(row.message_id)
+    for user_id, message_ids in notified.items():
+        # The rows that say which phones show these messages go with them: the push service
+        # learns now, and takes the notifications off those phones once this commits.
+        publish_internal({"type": "remove_push_notifications", "message_ids": sorted(message_ids)}, [user_id])
     AttachmentMessage.delete().where(AttachmentMessage.message_id.in_(ids)).execute()
     Message.delete().where(Message.id.in_(ids)).execute()
     backend().unindex_messages(Message._meta.database, ids)

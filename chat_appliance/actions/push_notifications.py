@@ -15,7 +15,7 @@ Notifications, by Zulip's rules (facts, not code):
   always with enable_online_push_notifications (on by default, as on Zulip);
 - only to people with a registered device, once: the message is marked
   active_mobile_push_notification, and when it is read a "remove" notification takes it off the
-  phone. (Zulip also sends the remove when a notified message is deleted; not done here.)
+  phone, as it does when a notified message is deleted.
 
 The bus listener only notes the committed event; one worker thread reads the settings, builds
 Zulip's payloads and calls the service, retrying a failure that may pass (no answer, a 5xx) a
@@ -273,6 +273,9 @@ class PushNotifier:
     PUSH_NOTIFICATION_ATTEMPTS and _RETRY_SECONDS); `is_online(user_id)` is the missed-message
     emails' rule."""
 
+    # It hears of deleted messages that phones still show (bus.publish_internal).
+    accepts_internal = True
+
     def __init__(self, config: Mapping[str, Any], is_online: Callable[[int], bool], *, version: str = "",
                  feature_level: int = 0) -> None:
         self.config = config
@@ -291,7 +294,12 @@ class PushNotifier:
         (the usual case): waking the worker for each message, only for it to find that out, cost
         every send a thread hand-over."""
         kind = event.get("type")
-        if kind not in ("message", "update_message_flags") or push_credentials.configured(self.config) is None:
+        if kind not in ("message", "update_message_flags", "remove_push_notifications") or \
+                push_credentials.configured(self.config) is None:
+            return
+        if kind == "remove_push_notifications":  # deleted: the rows that said so are gone
+            for uid in user_ids:
+                self._add(("deleted", uid, list(event["message_ids"])))
             return
         if kind == "message":
             self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
@@ -330,6 +338,8 @@ class PushNotifier:
                 with database.connection_context():
                     if job[0] == "message":
                         self.notify_message(job[1], job[2], job[3])
+                    elif job[0] == "deleted":
+                        self.send_removal(job[1], job[2])
                     else:
                         self.notify_removal(job[1], job[2])
             except Exception:  # one job must never stop the others
@@ -447,7 +457,14 @@ class PushNotifier:
             if notified:
                 UserMessage.update(flags=UserMessage.flags.bin_and(~ACTIVE_PUSH)).where(
                     (UserMessage.user_profile == user_id) & UserMessage.message.in_(notified)).execute()
-        if not notified:
+        if notified:
+            self.send_removal(user_id, notified, devices)
+
+    def send_removal(self, user_id: int, notified: list[int], devices: dict[str, list[str]] | None = None) -> None:
+        """One "remove" for these notified messages to the person's devices."""
+        service = self.service()
+        devices = devices or self.devices_of([user_id]).get(user_id)
+        if service is None or devices is None:
             return
         user = UserProfile.get_by_id(user_id)
         recipient = recipient_of(user, Realm.get_by_id(user.realm_id), service)

@@ -42,10 +42,14 @@ MAX_IDLE_QUEUE_SECONDS = 7 * 24 * 60 * 60
 
 
 def check_idle_queue_timeout(var_name, value):
-    """Seconds a queue may stay idle: a positive integer, or "mobile"."""
-    if value == "mobile":
-        return MOBILE_IDLE_QUEUE_SECONDS
+    """Seconds a queue may stay idle: a positive integer, or "mobile", each bare or JSON-encoded.
+    The mobile app JSON-encodes every parameter, strings included, so it sends `"mobile"` with
+    the quotes; scripts send the bare word or digits."""
     text = str(value).strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    if text == "mobile":
+        return MOBILE_IDLE_QUEUE_SECONDS
     if not (text.isascii() and text.isdigit()) or not text.strip("0"):
         raise ParamError(f"Invalid {var_name}")
     if len(text) > 12:  # far beyond the maximum (and int() of thousands of digits is refused)

@@ -1,5 +1,6 @@
 """A person's own settings: PATCH /settings (name, address, password, personal settings)."""
 
+import re
 import zoneinfo
 
 from flask import Blueprint, request
@@ -8,7 +9,7 @@ from chat_appliance.actions.account import WrongPasswordError, do_change_passwor
 from chat_appliance.actions.email_change import do_start_email_change
 from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
-from chat_appliance.lib.validators import ParamError, check_bool, int_range
+from chat_appliance.lib.validators import ParamError, check_bool, check_int, int_range, one_of
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.web.context import instance_key, mailer, password_method
 from chat_appliance.web.params import Param, endpoint
@@ -27,9 +28,36 @@ def check_timezone(var_name, value):
 
 BOOLEAN_SETTINGS = {k for k, v in USER_SETTING_DEFAULTS.items() if isinstance(v, bool)}
 
+# A language tag such as "en", "pt-BR" or "zh_Hans": the server has no translations of its own,
+# so it keeps the client's choice for the clients that translate.
+LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,2}")
+
+
+def check_language(var_name, value):
+    """A well-formed language tag."""
+    if not isinstance(value, str) or not LANGUAGE_TAG.fullmatch(value):
+        raise ParamError(f"Invalid {var_name}")
+    return value
+
+
+# The personal settings with a fixed set of values, and those values (Zulip's).
+CHOICE_SETTINGS = {
+    "color_scheme": one_of(1, 2, 3, parser=check_int),
+    "emojiset": one_of("google", "google-blob", "twitter", "text"),
+    "demote_inactive_streams": one_of(1, 2, 3, parser=check_int),
+    "web_mark_read_on_scroll_policy": one_of(1, 2, 3, parser=check_int),
+    "user_list_style": one_of(1, 2, 3, parser=check_int),
+    "web_channel_default_view": one_of(1, 2, 3, 4, parser=check_int),
+    "web_home_view": one_of("recent_topics", "inbox", "all_messages"),
+    "automatically_follow_topics_policy": one_of(1, 2, 3, 4, parser=check_int),
+    "automatically_unmute_topics_in_muted_streams_policy": one_of(1, 2, 3, 4, parser=check_int),
+    "default_language": check_language,
+}
+
 
 def _settings_params():
     params = {name: Param(check_bool, default=None) for name in sorted(BOOLEAN_SETTINGS)}
+    params.update({name: Param(parser, default=None) for name, parser in CHOICE_SETTINGS.items()})
     params.update(
         full_name=Param(default=None),
         email=Param(default=None),

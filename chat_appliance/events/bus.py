@@ -60,6 +60,16 @@ def publish(event: JSONDict, user_ids: Any) -> None:
     on_commit(lambda: _deliver(targets, event, user_ids))
 
 
+def publish_internal(event: JSONDict, user_ids: Any) -> None:
+    """Tell this process's background services something clients never see (as Zulip queues
+    work for its workers): delivered after the transaction commits, only to listeners that set
+    `accepts_internal`, never to event queues or other shards."""
+    user_ids = list(user_ids)
+    targets = [listener for listener in _listeners() if getattr(listener, "accepts_internal", False)]
+    if targets:
+        on_commit(lambda: _deliver(targets, event, user_ids))
+
+
 def _deliver(targets, event, user_ids):
     """Hand a committed event to every listener."""
     for listener in targets:
