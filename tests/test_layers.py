@@ -1,6 +1,6 @@
 """What the import contracts cannot say: where function-local imports are allowed, and that views
 write no query. The floors themselves are import-linter contracts in setup.cfg, which
-tests/test_import_contracts.py checks (README.md's "Layout" describes them).
+tests/test_import_contracts.py checks (docs/architecture.md describes them).
 """
 
 import ast
