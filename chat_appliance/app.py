@@ -412,7 +412,7 @@ def close_app(app):
 class OnFirstUse:
     """A listener (or the mailer) built the first time it is called or looked at, so that its
     module, and the actions it imports, load with the first use rather than with the server
-    (issue 32). Its attributes are the built object's (read, set and deleted: tests patch
+    (start-up time and idle memory). Its attributes are the built object's (read, set and deleted: tests patch
     them); `close` of one never built does nothing."""
 
     __slots__ = ("_build", "_built", "_lock")

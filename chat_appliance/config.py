@@ -1,6 +1,6 @@
 """Configuration: documented defaults, and the only place that reads the environment.
 
-Every key below can be set, from the weakest to the strongest: here (the default), in the
+Every key of SETTINGS can be set, from the weakest to the strongest: here (the default), in the
 instance's `config.json`, in the environment as CHAT_APPLIANCE_<KEY>, and by a command-line
 option (`--instance`; `serve --quiet` sets LOG_REQUESTS). Environment values are JSON (`false`,
 `25`, `["..."]`) except for the keys in STRING_KEYS, taken as they are. The instance folder
@@ -16,130 +16,143 @@ import re
 import secrets
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import NamedTuple
 
-DEFAULTS: dict[str, object] = {
-    # Where the database and local configuration live.
-    "INSTANCE_PATH": "instance",
-    # sqlite:///absolute/path or postgresql://user@host:port/dbname; None = instance/chat.sqlite3.
-    "DATABASE_URL": None,
-    # PostgreSQL only: connections kept in the pool (at most this many open at once), and seconds a
-    # request waits for a free one before failing. A long poll holds none while it waits, so the
-    # pool needs at most one connection per worker thread (serve's --threads).
-    "DATABASE_POOL_SIZE": 20,
-    "DATABASE_POOL_TIMEOUT_SECONDS": 30,
-    # werkzeug's password hashing method; tests use a cheap one.
-    "PASSWORD_HASH_METHOD": "scrypt",
-    # Largest request body accepted (uploads included): Zulip's default upload limit is 25 MiB.
-    "MAX_CONTENT_LENGTH": 26 * 1024 * 1024,
-    "MAX_FILE_UPLOAD_SIZE_MIB": 25,
-    # Largest custom emoji image accepted by POST /realm/emoji/{name} (Zulip's default).
-    "MAX_EMOJI_FILE_SIZE_MIB": 5,
-    # Zulip's limits, reported by /register; clients read them from there.
-    "MAX_MESSAGE_LENGTH": 10000,
-    # Zulip's organization setting of that name: a link to an image on another server gets a
-    # preview below it, pointing at /thumbnail?url=...&size=... as on Zulip. False renders the
-    # link alone (for a deployment where nothing serves /thumbnail).
-    "INLINE_IMAGE_PREVIEW": True,
-    # Zulip's INLINE_URL_EMBED_PREVIEW: website previews (Open Graph title, description, image)
-    # below a message's links, fetched in the background after the send through the outgoing
-    # webhooks' private-address guard (OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES lifts it for both),
-    # 5 s and 512 KiB per page, at most 3 links per message. Off by default, as on Zulip.
-    "INLINE_URL_EMBED_PREVIEW": False,
-    # Where a Vimeo link's preview data come from when INLINE_URL_EMBED_PREVIEW is on (Vimeo's
-    # oEmbed endpoint, as Zulip asks it); the link must also pass INLINE_IMAGE_PREVIEW, as on
-    # Zulip. Changed only to point at a stand-in (the tests' local server).
-    "VIMEO_OEMBED_URL": "https://vimeo.com/api/oembed.json",
-    "MAX_TOPIC_LENGTH": 60,
-    "MAX_STREAM_NAME_LENGTH": 60,
-    "MAX_STREAM_DESCRIPTION_LENGTH": 1024,
-    "MAX_CHANNEL_FOLDER_NAME_LENGTH": 60,
-    "MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH": 1024,
-    # Long polling: a heartbeat before the clients' 90 s timeout; idle queues collected after 10 min.
-    "EVENT_HEARTBEAT_SECONDS": 55,
-    "EVENT_QUEUE_IDLE_SECONDS": 600,
-    # Mobile push notifications go through Zulip's Mobile Push Notification Service (Zulip's
-    # settings of these names; README "Push notifications"). ZULIP_SERVICES_URL is the service;
-    # PUSH_NOTIFICATION_BOUNCER_URL, when set, is used instead (Zulip's older name). Push is on
-    # once this server has an org id and key: `chat-appliance register-push-service` stores them
-    # in the instance (push_service_credentials.json, mode 600); ZULIP_ORG_ID and ZULIP_ORG_KEY
-    # set here or as CHAT_APPLIANCE_ZULIP_ORG_ID/_KEY take precedence over that file.
-    "ZULIP_SERVICES_URL": "https://push.zulipchat.com",
-    "PUSH_NOTIFICATION_BOUNCER_URL": None,
-    "ZULIP_ORG_ID": None,
-    "ZULIP_ORG_KEY": None,
-    # Seconds to wait for the service (Zulip's 30), and how many attempts a notification that
-    # failed without an answer (or with a 5xx) gets, this many seconds apart, before it is logged
-    # and dropped. Sending is off the request path either way.
-    "PUSH_NOTIFICATION_TIMEOUT_SECONDS": 30,
-    "PUSH_NOTIFICATION_ATTEMPTS": 3,
-    "PUSH_NOTIFICATION_RETRY_SECONDS": 10,
-    # POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed,
-    # then answers complete=false and the client repeats the request (Zulip's behaviour).
-    "DELETE_TOPIC_TIME_BUDGET_SECONDS": 10,
-    # Web client: how long a browser stays signed in without signing in again (Zulip: two weeks).
-    "WEB_SESSION_SECONDS": 14 * 24 * 3600,
-    # Invitations expire after this many minutes unless the inviter chooses otherwise
-    # (Zulip's INVITATION_LINK_VALIDITY_DAYS, 10 days).
-    "INVITATION_LINK_VALIDITY_MINUTES": 10 * 24 * 60,
-    # Outgoing webhook bots: a payload_url on a loopback or private address (in any spelling, IPv4
-    # inside IPv6 included) is refused unless this is true (a guard against requests into the
-    # server's own network, lib/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow
-    # them, since the bots under test run on the same machine). Redirects are never followed.
-    "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": False,
-    # Seconds to wait for an outgoing webhook's answer, and how many attempts a failing call gets
-    # (timeouts and refused connections are retried) before the bot's owner is told.
-    "OUTGOING_WEBHOOK_TIMEOUT_SECONDS": 10,
-    "OUTGOING_WEBHOOK_ATTEMPTS": 3,
-    # Log one line per request with its timing.
-    "LOG_REQUESTS": True,
-    # Rate limits as Zulip's (lib/rate_limit.py). False turns every limit off: load tests,
-    # benchmarks and the development server. Also $CHAT_APPLIANCE_RATE_LIMITING=false.
-    "RATE_LIMITING": True,
-    # Per domain, a list of [seconds, requests]; a domain given here replaces Zulip's default
-    # (api_by_user [[60, 200]], api_by_ip [[60, 100]] for unauthenticated requests,
-    # authenticate_by_username [[1800, 5]] failed logins per account).
-    "RATE_LIMITING_RULES": {},
-    # Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests
-    # from anywhere else are identified by their peer address, whatever headers they carry.
-    "TRUSTED_PROXIES": [],
-    # Slow clients (serve): a request's headers must arrive within this many seconds, and its
-    # body must progress by at least 1 KiB/s over every such period (a body that trickles in at
-    # a byte a second held a thread-less connection forever); the answer is 408 and the
-    # connection closes. Zulip's nginx uses 60 s.
-    "REQUEST_READ_TIMEOUT_SECONDS": 60,
-    # Open connections one client address may hold (serve); more are answered 429 and closed.
-    # Loopback addresses and the TRUSTED_PROXIES are exempt (every client arrives through a
-    # reverse proxy: limit there, e.g. nginx's limit_conn). 0: no limit.
-    "MAX_CONNECTIONS_PER_CLIENT": 256,
-    # Outgoing email (invitations, password resets, missed messages), with Zulip's setting names.
-    # No EMAIL_HOST: nothing is sent (POST /invites with addresses says so; `chat-appliance dev`
-    # keeps the mails and shows them at /emails). EMAIL_USE_TLS is STARTTLS on EMAIL_PORT (587);
-    # EMAIL_USE_SSL is TLS from the first byte (465). EMAIL_HOST_PASSWORD_FILE, when set, is read
-    # instead of EMAIL_HOST_PASSWORD, so that the password stays out of config.json.
-    "EMAIL_HOST": None,
-    "EMAIL_PORT": None,
-    "EMAIL_HOST_USER": None,
-    "EMAIL_HOST_PASSWORD": None,
-    "EMAIL_HOST_PASSWORD_FILE": None,
-    "EMAIL_USE_TLS": False,
-    "EMAIL_USE_SSL": False,
-    # The From address of every mail (Zulip's NOREPLY_EMAIL_ADDRESS).
-    "NOREPLY_EMAIL_ADDRESS": "noreply@localhost",
-    # Seconds to wait for the SMTP server, and how many attempts a mail gets, this many seconds
-    # apart, before the failure is logged for good. Sending is off the request path either way.
-    "EMAIL_TIMEOUT_SECONDS": 10,
-    "EMAIL_SEND_ATTEMPTS": 3,
-    "EMAIL_RETRY_SECONDS": 30,
-    # A direct message or mention reaching someone away is mailed after this many seconds, with
-    # whatever else reached them meanwhile (Zulip batches for two minutes); a message read by
-    # then is left out.
-    "MISSED_MESSAGE_EMAIL_DELAY_SECONDS": 120,
-    # Several `serve` processes on one PostgreSQL database (docs/scaling.md): this process's shard
-    # name (letters and digits, at most 16; `serve --shard-id` sets it). Queue ids start with it,
-    # events cross processes through LISTEN/NOTIFY, rate limits count in the database. None: the
-    # one process serves everything, all in memory. SQLite refuses it.
-    "SHARD_ID": None,
-}
+class Setting(NamedTuple):
+    """One configuration key: its name, its default, and what it does (docs/configuration.md is
+    generated from these by scripts/gen_docs.py)."""
+
+    name: str
+    default: object
+    doc: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("INSTANCE_PATH", "instance",
+            "Where the database and local configuration live. Set by `--instance`, else "
+            "$CHAT_APPLIANCE_INSTANCE, else ./instance; never read from config.json."),
+    Setting("DATABASE_URL", None,
+            "sqlite:///absolute/path or postgresql://user@host:port/dbname; unset: chat.sqlite3 in the "
+            "instance folder."),
+    Setting("DATABASE_POOL_SIZE", 20,
+            "PostgreSQL only: connections kept in the pool (at most this many open at once). A long poll "
+            "holds none while it waits, so the pool needs at most one connection per worker thread "
+            "(serve's --threads)."),
+    Setting("DATABASE_POOL_TIMEOUT_SECONDS", 30,
+            "PostgreSQL only: seconds a request waits for a free connection before failing."),
+    Setting("PASSWORD_HASH_METHOD", "scrypt", "werkzeug's password hashing method; tests use a cheap one."),
+    Setting("MAX_CONTENT_LENGTH", 26 * 1024 * 1024,
+            "Largest request body accepted, uploads included (bytes)."),
+    Setting("MAX_FILE_UPLOAD_SIZE_MIB", 25, "Largest uploaded file (Zulip's default upload limit, 25 MiB)."),
+    Setting("MAX_EMOJI_FILE_SIZE_MIB", 5,
+            "Largest custom emoji image accepted by POST /realm/emoji/{name} (Zulip's default)."),
+    Setting("MAX_MESSAGE_LENGTH", 10000, "Zulip's limit, reported by /register (clients read it there) and enforced."),
+    Setting("INLINE_IMAGE_PREVIEW", True,
+            "Zulip's organization setting of that name: a link to an image on another server gets a preview "
+            "below it, pointing at /thumbnail?url=...&size=... as on Zulip. False renders the link alone "
+            "(for a deployment where nothing serves /thumbnail)."),
+    Setting("INLINE_URL_EMBED_PREVIEW", False,
+            "Zulip's INLINE_URL_EMBED_PREVIEW: website previews (Open Graph title, description, image) below "
+            "a message's links, fetched in the background after the send through the outgoing webhooks' "
+            "private-address guard (OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES lifts it for both), 5 s and "
+            "512 KiB per page, at most 3 links per message. Off by default, as on Zulip."),
+    Setting("VIMEO_OEMBED_URL", "https://vimeo.com/api/oembed.json",
+            "Where a Vimeo link's preview data come from when INLINE_URL_EMBED_PREVIEW is on (Vimeo's oEmbed "
+            "endpoint, as Zulip asks it); the link must also pass INLINE_IMAGE_PREVIEW, as on Zulip. Changed "
+            "only to point at a stand-in (the tests' local server)."),
+    Setting("MAX_TOPIC_LENGTH", 60, "Zulip's limit, reported by /register and enforced."),
+    Setting("MAX_STREAM_NAME_LENGTH", 60, "Zulip's limit, reported by /register and enforced."),
+    Setting("MAX_STREAM_DESCRIPTION_LENGTH", 1024, "Zulip's limit, reported by /register and enforced."),
+    Setting("MAX_CHANNEL_FOLDER_NAME_LENGTH", 60, "Zulip's limit, reported by /register and enforced."),
+    Setting("MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH", 1024, "Zulip's limit, reported by /register and enforced."),
+    Setting("EVENT_HEARTBEAT_SECONDS", 55,
+            "Longest wait of a long poll before its heartbeat (each wait is drawn between 45 s and this, so "
+            "that polls started together do not come back together): below the clients' 90 s timeout."),
+    Setting("EVENT_QUEUE_IDLE_SECONDS", 600, "An event queue nobody polls for this long is removed (10 min)."),
+    Setting("ZULIP_SERVICES_URL", "https://push.zulipchat.com",
+            "Zulip's Mobile Push Notification Service, through which notifications reach the mobile apps "
+            "(Zulip's setting of that name). Push is on once this server has an org id and key: "
+            "`chat-appliance register-push-service` stores them in the instance "
+            "(push_service_credentials.json, mode 600)."),
+    Setting("PUSH_NOTIFICATION_BOUNCER_URL", None,
+            "Zulip's older name for the push service; when set, used instead of ZULIP_SERVICES_URL."),
+    Setting("ZULIP_ORG_ID", None,
+            "The push service's org id; takes precedence over the one stored in the instance, for "
+            "deployments that keep secrets outside it."),
+    Setting("ZULIP_ORG_KEY", None,
+            "The push service's org key; takes precedence over the one stored in the instance."),
+    Setting("PUSH_NOTIFICATION_TIMEOUT_SECONDS", 30, "Seconds to wait for the push service (Zulip's 30)."),
+    Setting("PUSH_NOTIFICATION_ATTEMPTS", 3,
+            "Attempts a notification that failed without an answer (or with a 5xx) gets before it is logged "
+            "and dropped. Sending is off the request path either way."),
+    Setting("PUSH_NOTIFICATION_RETRY_SECONDS", 10, "Seconds between those attempts."),
+    Setting("DELETE_TOPIC_TIME_BUDGET_SECONDS", 10,
+            "POST /streams/{id}/delete_topic deletes in batches until this many seconds have passed, then "
+            "answers complete=false and the client repeats the request (Zulip's behaviour)."),
+    Setting("WEB_SESSION_SECONDS", 14 * 24 * 3600,
+            "Web client: how long a browser stays signed in without signing in again (Zulip: two weeks)."),
+    Setting("INVITATION_LINK_VALIDITY_MINUTES", 10 * 24 * 60,
+            "Invitations expire after this many minutes unless the inviter chooses otherwise (Zulip's "
+            "INVITATION_LINK_VALIDITY_DAYS, 10 days)."),
+    Setting("OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False,
+            "Outgoing webhook bots: a payload_url on a loopback or private address (in any spelling, IPv4 "
+            "inside IPv6 included) is refused unless this is true (a guard against requests into the "
+            "server's own network, lib/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow "
+            "them, since the bots under test run on the same machine). Redirects are never followed."),
+    Setting("OUTGOING_WEBHOOK_TIMEOUT_SECONDS", 10, "Seconds to wait for an outgoing webhook's answer."),
+    Setting("OUTGOING_WEBHOOK_ATTEMPTS", 3,
+            "Attempts a failing outgoing webhook call gets (timeouts and refused connections are retried) "
+            "before the bot's owner is told."),
+    Setting("LOG_REQUESTS", True, "Log one line per request with its timing (`serve --quiet` turns it off)."),
+    Setting("RATE_LIMITING", True,
+            "Rate limits as Zulip's (web/rate_limit.py). False turns every limit off: load tests, "
+            "benchmarks and the development server."),
+    Setting("RATE_LIMITING_RULES", {},
+            "Per domain, a list of [seconds, requests]; a domain given here replaces Zulip's default "
+            "(api_by_user [[60, 200]], api_by_ip [[60, 100]] for unauthenticated requests, "
+            "authenticate_by_username [[1800, 5]] failed logins per account)."),
+    Setting("TRUSTED_PROXIES", [],
+            "Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests from "
+            "anywhere else are identified by their peer address, whatever headers they carry."),
+    Setting("REQUEST_READ_TIMEOUT_SECONDS", 60,
+            "Slow clients (serve): a request's headers must arrive within this many seconds, and its body "
+            "must progress by at least 1 KiB/s over every such period (a body that trickles in at a byte a "
+            "second would hold a thread-less connection forever); the answer is 408 and the connection "
+            "closes. Zulip's nginx uses 60 s."),
+    Setting("MAX_CONNECTIONS_PER_CLIENT", 256,
+            "Open connections one client address may hold (serve); more are answered 429 and closed. "
+            "Loopback addresses and the TRUSTED_PROXIES are exempt (every client arrives through a reverse "
+            "proxy: limit there, e.g. nginx's limit_conn). 0: no limit."),
+    Setting("EMAIL_HOST", None,
+            "Outgoing email (invitations, password resets, missed messages), with Zulip's setting names. "
+            "Unset: nothing is sent (POST /invites with addresses says so; `chat-appliance dev` keeps the "
+            "mails and shows them at /emails)."),
+    Setting("EMAIL_PORT", None, "The SMTP server's port."),
+    Setting("EMAIL_HOST_USER", None, "The SMTP user name."),
+    Setting("EMAIL_HOST_PASSWORD", None, "The SMTP password."),
+    Setting("EMAIL_HOST_PASSWORD_FILE", None,
+            "A file holding the SMTP password, read instead of EMAIL_HOST_PASSWORD when set, so that the "
+            "password stays out of config.json."),
+    Setting("EMAIL_USE_TLS", False, "STARTTLS on EMAIL_PORT (587)."),
+    Setting("EMAIL_USE_SSL", False, "TLS from the first byte (465)."),
+    Setting("NOREPLY_EMAIL_ADDRESS", "noreply@localhost", "The From address of every mail (Zulip's setting)."),
+    Setting("EMAIL_TIMEOUT_SECONDS", 10, "Seconds to wait for the SMTP server."),
+    Setting("EMAIL_SEND_ATTEMPTS", 3,
+            "Attempts a mail gets before the failure is logged for good. Sending is off the request path "
+            "either way."),
+    Setting("EMAIL_RETRY_SECONDS", 30, "Seconds between those attempts."),
+    Setting("MISSED_MESSAGE_EMAIL_DELAY_SECONDS", 120,
+            "A direct message or mention reaching someone away is mailed after this many seconds, with "
+            "whatever else reached them meanwhile (Zulip batches for two minutes); a message read by then "
+            "is left out."),
+    Setting("SHARD_ID", None,
+            "Several `serve` processes on one PostgreSQL database (docs/scaling.md): this process's shard "
+            "name (letters and digits, at most 16; `serve --shard-id` sets it). Queue ids start with it, "
+            "events cross processes through LISTEN/NOTIFY, rate limits count in the database. Unset: the one "
+            "process serves everything, all in memory. SQLite refuses it."),
+)
+
+DEFAULTS: dict[str, object] = {setting.name: setting.default for setting in SETTINGS}
 
 
 # Keys whose environment value is a plain string rather than JSON.

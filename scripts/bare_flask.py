@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bare-framework baseline (issue 32): Flask + HTTP Basic, no database, under `serve`'s own server.
+"""The bare-framework baseline: Flask + HTTP Basic, no database, under `serve`'s own server.
 
     python scripts/bare_flask.py PORT [EMAIL KEY] [--floor SQLITE_FILE]
 

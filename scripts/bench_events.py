@@ -16,9 +16,9 @@ time, measured in the same run, before any poll.
 The client's share: the benchmark's own CPU time (its loop and parsing of N answers) during each
 fan-out is printed beside the server's; both run on the same cores.
 
-Targets (issue 32): N=1,000 fan-out p99 <= 200 ms and a send made meanwhile answering within
+Targets: N=1,000 fan-out p99 <= 200 ms and a send made meanwhile answering within
 300 ms; N=10,000 (--sizes 1000 10000) held by one process in at most 250 MiB, with sends still
-within 300 ms. (Issue 13: N=500 p99 <= 200 ms, N=2,000 every poller gets every message.)
+within 300 ms; N=500 p99 <= 200 ms; N=2,000 every poller gets every message.
 """
 
 import argparse

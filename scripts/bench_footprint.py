@@ -11,7 +11,7 @@ the bare app plus peewee, the SQLite file opened, the same URL map and a read of
 organization, nothing of ours), to show how much of a restart's time over the baseline any
 server built this way pays. With --instance, it also restarts on a copy of that instance
 (bench_messages.py's, say, with its history), so that what grows with the data shows.
-Targets: start on existing data within 1.2x the baseline and idle RSS at most 45 MiB (issue 32).
+Targets: start on existing data within 1.2x the baseline and idle RSS at most 45 MiB.
 The package is compiled to bytecode first, as `pip install` does.
 """
 
@@ -68,8 +68,8 @@ def measure(command, port, requests_count):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=100, help="requests before reading memory (default 100)")
-    # One launch of the same program can run 1.7x slower than the next on a shared machine
-    # (BENCHMARKS.md, sixteenth round): a median of three starts is a coin toss between the two.
+    # One launch of the same program can run 1.7x slower than the next on a shared machine:
+    # a median of three starts is a coin toss between the two.
     parser.add_argument("--rounds", type=int, default=15, help="repetitions; the median is reported (default 15)")
     parser.add_argument("--instance", help="also restart on a copy of this existing instance folder, e.g. "
                                            "bench_messages.py's (/tmp/chat-appliance-bench/instance-5000)")
@@ -120,7 +120,7 @@ def main():
         start, idle, rss = (median(r[i] for r in rows) for i in range(3))
         print(f"{name:26}{start * 1000:>8.0f}ms{idle:>8.1f}MiB{rss:>10.1f}MiB{start / base_start:>12.2f}x"
               f"{idle / base_idle:>11.2f}x")
-    print("targets (issue 32): a restart on existing data answers within 1.2x the baseline's start-up; "
+    print("targets: a restart on existing data answers within 1.2x the baseline's start-up; "
           "idle RSS at most 45 MiB")
 
 

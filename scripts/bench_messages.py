@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Messaging benchmark on a large history (issue 3).
+"""Messaging benchmark on a large history.
 
 Builds (once, cached in --workdir) a database of --messages messages: 50 users, 20 channels of
 varied size (one with all 50 users), direct messages, some long threads; about 5% of each
@@ -11,13 +11,13 @@ user's messages unread. Then prints, each beside a baseline measured in the same
           connections against a default `chat-appliance serve` (rate limits off), each vs the
           pinned baseline ("limit B"): Flask + waitress + HTTP Basic + one peewee INSERT and
           COMMIT per request (WAL, synchronous=NORMAL), driven by the same wrk
-  me      GET /users/me with 1 and 16 wrk connections vs the bare-framework baseline of issue 32
+  me      GET /users/me with 1 and 16 wrk connections vs the bare-framework baseline
           (scripts/bare_flask.py: Flask + HTTP Basic, no database, under serve's own server)
   flags   POST /messages/flags/narrow over 1000 messages vs a raw SQL UPDATE of the same rows
 
-Targets (issue 32): sends at 1 client >= 0.3x limit B, at 16 clients >= 0.5x with p99 <= 100 ms;
+Targets: sends at 1 client >= 0.3x limit B, at 16 clients >= 0.5x with p99 <= 100 ms;
 GET /users/me at 16 clients >= 0.8x the bare-framework baseline; channel fetch no worse than
-before (issue 15: <= 5x raw SQL + json.dumps at 5,000 and 1,000,000 messages, no figure that
+before (<= 5x raw SQL + json.dumps at 5,000 and 1,000,000 messages, no figure that
 grows with total history: compare runs with --messages 5000 --compare 1000000); RSS after the
 load <= 60 MiB. Needs `wrk` (apt-get install wrk).
 """
@@ -406,7 +406,7 @@ def main():
     # As bench_footprint.py: the server runs from bytecode, as pip installs it. A module changed
     # since its last compile would otherwise be compiled on the first request that imports it,
     # and wrk, which corrects for coordinated omission, turns that one slow answer into dozens
-    # of slow samples at one client (BENCHMARKS.md, "Tenth round").
+    # of slow samples at one client.
     import compileall
 
     import chat_appliance

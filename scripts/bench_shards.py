@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One shard against two and three, through nginx, in the same run (issue 31, docs/scaling.md).
+"""One shard against two and three, through nginx, in the same run (docs/scaling.md).
 
     python scripts/bench_shards.py --postgres postgresql://postgres@127.0.0.1:5432/bench_shards \\
         [--seconds 8] [--clients 16] [--polls 1000]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export and import benchmark (issue 19): how an organization's move scales with its history.
+"""Export and import benchmark: how an organization's move scales with its history.
 
 Builds an organization of --users people in 5 channels and sends --messages messages through the
 server's own send path (check_send_message), about a tenth of them direct, with a reaction on every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Web client benchmark (issue 18), in Debian's Chromium through Playwright against a real serve.
+"""Web client benchmark, in Debian's Chromium through Playwright against a real serve.
 
 Prints, each beside a baseline measured in the same run:
 
@@ -10,11 +10,11 @@ Prints, each beside a baseline measured in the same run:
   size            JavaScript + CSS the page loads, bytes before compression (budget 150 KB)
   remote message  another client sends -> the message is in the page (p50 of --samples);
                   baseline: the same message reaching a Python long-poll client on /api/v1/events
-  scroll back     (issue 28) a channel of --scroll-messages messages opened at its newest, then
+  scroll back     a channel of --scroll-messages messages opened at its newest, then
                   scrolled to the top again and again until its first message is in the page;
                   the time, and the most elements the page held on the way (document.*);
                   baseline: the same GET /messages pages fetched from Python
-  own send        (issue 28) Enter in the compose box -> your message in the page, right after
+  own send        Enter in the compose box -> your message in the page, right after
                   the scroll back (the page holds the oldest messages) and then at the end
                   (p50 of --samples); baseline: POST /messages from Python
 

@@ -1,5 +1,5 @@
-"""End to end: the zulip 0.9.1 Client's methods for issue 19 part B (alert words, custom emoji),
-and the other part-B endpoints through Client.call_endpoint, against a real `serve` process."""
+"""End to end: the zulip 0.9.1 Client's methods for alert words and custom emoji,
+and the other endpoints of that group through Client.call_endpoint, against a real `serve` process."""
 
 import pytest
 import requests

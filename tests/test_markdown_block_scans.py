@@ -1,4 +1,4 @@
-"""The renderer's single-scan stand-ins for Python-Markdown's per-line block work (issue 26, M6)
+"""The renderer's single-scan stand-ins for Python-Markdown's per-line block work (M6 in docs/security.md)
 give exactly the original answers, on generated lines of quote markers, hashes, spaces and text.
 
 Each test's docstring is the question it answers."""

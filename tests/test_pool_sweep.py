@@ -1,5 +1,5 @@
 """After a burst of concurrent requests the database pool holds a connection per worker that
-took part; `serve` closes those no request took for a sweep, all but a few (issue 32: memory
+took part; `serve` closes those no request took for a sweep, all but a few (memory
 after load)."""
 
 import asyncio

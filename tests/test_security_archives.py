@@ -1,4 +1,4 @@
-"""The security review's archive findings (issue 26, part B): `import-zulip` reads only regular
+"""Archives (docs/security.md): `import-zulip` reads only regular
 files inside an export and never follows a link (M4); a .tar.gz unpacks regular files and folders
 only, within limits of size and ratio, and a damaged one says so (L5)."""
 

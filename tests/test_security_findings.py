@@ -1,4 +1,4 @@
-"""The security review's findings (issue 17), each proven fixed through HTTP. Finding 7 (500s on
+"""Known attacks (docs/security.md), each proven defended through HTTP. Finding 7 (500s on
 hostile input) is tests/test_hostile_input.py; the login answers of finding 5 are also in
 tests/test_rate_limits.py; finding 13 (message ids) belongs to the database work."""
 

@@ -1,4 +1,4 @@
-"""The second security review's request-side findings (issue 26, part A), each proven fixed
+"""The request side's defences (docs/security.md, "The request side"), each proven
 through HTTP; docs/security.md names the test for each. The general defence against slow
 requests (every operation with its largest inputs) is test_every_operation_stays_fast below."""
 

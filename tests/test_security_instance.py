@@ -1,4 +1,4 @@
-"""The security review's instance findings (issue 26, part B): the instance folder and every file
+"""The instance's protection (docs/security.md): the instance folder and every file
 the commands write are the owner's only (M5); backups say when they are damaged and cover every
 file (failure clarity); the commands that must not run beside a server refuse while one runs."""
 

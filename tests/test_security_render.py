@@ -1,4 +1,4 @@
-"""The security review's renderer finding (issue 26, M6): a message whose rendering runs past its
+"""Slow rendering (M6 in docs/security.md): a message whose rendering runs past its
 budget is stored as escaped text, with a log line. (Linearity itself is checked by
 tests/test_markdown_linear.py; scripts/bench_markdown_worst.py holds the 50 ms target.)"""
 

@@ -5,7 +5,7 @@ whitespace and the punctuation around words (its list). The raw Markdown is sear
 inside a code block or a link also matches: a simplification of Zulip, which looks only at
 rendered text outside code.
 
-Issue 26 (M2): 100,000 words added in one request held the writer for 40 s, and made every send
+Why the limits: 100,000 words added in one request held the writer for 40 s, and made every send
 to that user's channels 8 times slower (one regular expression per word, per recipient, per
 send). Now a user has at most MAX_ALERT_WORDS_PER_USER words of at most ALERT_WORD_MAX_LENGTH
 characters (Zulip's), added in one statement, and each user's words are one compiled expression

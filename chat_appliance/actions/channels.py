@@ -121,7 +121,7 @@ def create_subscription_rows(streams: list[Stream],
     pairs, already subscribed pairs)."""
     added, already = [], []
     # Each channel and user once (a request may name one twice), and one query for every pair,
-    # however many channels (issue 26, M1).
+    # however many channels (a query per pair made a long list hold a worker for seconds).
     streams = list({stream.id: stream for stream in streams}.values())
     users = list({user.id: user for user in users}.values())
     existing = {

@@ -141,7 +141,8 @@ def resolve_direct_recipients(sender: UserProfile, to: list[Any]) -> list[UserPr
         to = [to]
     if not isinstance(to, list) or not to:
         raise JsonableError("Message must have recipients")
-    # One query for the ids and one for the addresses, however many there are (issue 26, M1).
+    # One query for the ids and one for the addresses, however many there are (a query per id
+    # made a long list hold a worker for seconds).
     by_id = users_in_realm(sender.realm_id, [i for i in to if isinstance(i, int) and not isinstance(i, bool)])
     by_email = find_users_by_emails(sender, [i for i in to if isinstance(i, str)])
     users = {}

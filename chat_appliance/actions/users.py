@@ -92,7 +92,7 @@ def create_user_row(realm: Realm, email: str, full_name: str, *, password: str |
                     is_system_bot: bool = False) -> UserProfile:
     """Insert an account and its system-group membership; the caller holds the transaction.
     Every account is made here, so the rules for every account are checked here, whoever asks
-    (issue 26: sign-up by invitation skipped both): a placeholder address is nobody's real
+    (a path that checked them on its own would be the one that forgets): a placeholder address is nobody's real
     address, and a password follows the one policy."""
     check_not_placeholder(Realm.get_by_id(realm) if isinstance(realm, int) else realm, email)
     if password is not None and password_too_weak(password):

@@ -372,7 +372,7 @@ def update_subscription_properties(user, subscription_data):
     """Change personal properties (colour, muting, pinning, notifications) of the requester's
     subscriptions; all or nothing."""
     changes = []
-    # Two queries for the whole list, however long (issue 26, M1).
+    # Two queries for the whole list, however long (a query per item made a long list hold a worker for seconds).
     streams, subs = streams_and_subscriptions(user, {stream_id for stream_id, _prop, _value in subscription_data})
     for stream_id, prop, value in subscription_data:
         stream = streams.get(stream_id)

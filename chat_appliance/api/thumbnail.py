@@ -4,7 +4,7 @@ Previews of images on other servers carry Zulip's markup, whose `src` is this UR
 image proxy (Zulip's camo) configured, Zulip answers it by redirecting a signed-in user to the
 image itself, and so does this server: only http(s) URLs, only for authenticated requests, and
 only to this server's own uploads or to an image previewed in a message the requester may read,
-so that it is an open redirect for nobody (issue 26, L3)."""
+so that it is an open redirect for nobody."""
 
 from urllib.parse import urlsplit
 

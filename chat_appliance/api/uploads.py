@@ -100,7 +100,7 @@ def download_temporary(token, name):
 
 
 # Shown in the page (previews, the lightbox): raster images only. Everything else, SVG included
-# (it runs scripts), is a download (issue 26, I1).
+# (it runs scripts in the server's origin), is a download.
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
 
 

@@ -37,7 +37,7 @@ class _NotAsked:
 def build_parser(only=None):
     """The argument parser for every subcommand; with `only`, a subcommand's name, for that one
     alone: a command's run needs no other, and building all forty took 9 ms of every start
-    (issue 32). A name that is no subcommand gets the whole parser, whose error lists them."""
+    (start-up time). A name that is no subcommand gets the whole parser, whose error lists them."""
     parser = argparse.ArgumentParser(
         prog="chat-appliance",
         description="A one-process team chat server that speaks the Zulip REST API.",

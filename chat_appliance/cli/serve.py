@@ -91,7 +91,7 @@ def cmd_serve(args):
     """Serve the API until SIGINT or SIGTERM."""
     # Python's cyclic garbage collector is off while the server starts: start-up imports and
     # builds tens of thousands of long-lived objects and makes no cyclic garbage, yet the
-    # collector ran about 100 times, 13-16 ms of a 230-260 ms start (issue 32). The server turns
+    # collector ran about 100 times, 13-16 ms of a 230-260 ms start. The server turns
     # it back on when it starts serving (server/asgi.run), with start-up's objects frozen.
     gc.disable()
     try:
@@ -124,8 +124,7 @@ def _serve(args):
         opened.close()
         opened = None
     # On an existing organization the app serves from the database open_instance opened and
-    # migrated, instead of closing it and doing that work again (about 5 ms of a restart;
-    # BENCHMARKS.md, fourteenth round).
+    # migrated, instead of closing it and doing that work again (about 5 ms of a restart).
     return run_server(create_app(config, opened=opened), args, instance)
 
 

@@ -3,7 +3,7 @@
 Python runs one thread at a time anyway (the GIL), but SQLite's driver lets go of the GIL around
 every statement it steps, and with sixteen busy worker threads each of those moments handed the
 interpreter to another thread: about 210 thread switches per send, which doubled each send's CPU
-time (BENCHMARKS.md, "Second round"). With this turn, a worker that lets go of the GIL for a few
+time. With this turn, a worker that lets go of the GIL for a few
 microseconds finds nobody else waiting for it and carries on. In-process, 16 threads sending to a
 50-subscriber channel went from 488 to 700 sends/s; with two turns at once, 631.
 

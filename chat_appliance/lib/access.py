@@ -225,7 +225,7 @@ def realm_accounts(realm_id: int) -> list[UserProfile]:
                 .order_by(UserProfile.id))
 
 
-# --- many at once: one query for a whole list parameter, however long (issue 26, M1) ----------
+# --- many at once: one query for a whole list parameter, however long (not one per item) -------
 
 
 def users_in_realm(realm_id: int, user_ids: Iterable[int]) -> dict[int, UserProfile]:
@@ -291,8 +291,8 @@ def streams_and_subscriptions(user: UserProfile,
 
 
 def may_follow_image_url(user: UserProfile, url: str) -> bool:
-    """Whether /thumbnail may send `user` to `url` (issue 26, L3: it sent a signed-in browser
-    anywhere): only when an image preview of exactly this URL is in a message the user may read.
+    """Whether /thumbnail may send `user` to `url` (without this check it would send a signed-in
+    browser anywhere): only when an image preview of exactly this URL is in a message the user may read.
     Image messages are few, and the newest 50 holding the preview are looked at."""
     from urllib.parse import urlencode
 

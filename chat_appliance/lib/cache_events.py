@@ -2,7 +2,7 @@
 
 Kept apart from the caches' own modules (lib/rendering.py, lib/messages.py) so that the app can
 listen from its start without loading what fills the caches: the renderer's context and the
-message serializers load with the first request that needs them (issue 32).
+message serializers load with the first request that needs them (a shorter start-up).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A full disk, told apart from other failures (the fault-injection run of issue 26).
+"""A full disk, told apart from other failures, so that the operator is told what to fix.
 
 Every send and upload answered `500 Internal server error` while `/health` said all was well.
 Errors that mean "no space left" (the operating system's ENOSPC and EDQUOT, SQLite's "database or

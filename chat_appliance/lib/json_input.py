@@ -2,8 +2,8 @@
 one parser with a nesting limit, used wherever such JSON is read.
 
 Python's decoder recurses, and so does any code walking what it returns: a body nested a
-thousand deep parsed fine and then overflowed the stack of the integration formatting it, a 500
-(issue 26, L1). Nothing a client or a service sends legitimately nests deeper than MAX_DEPTH.
+thousand deep parsed fine and then overflowed the stack of the integration formatting it, a 500.
+Nothing a client or a service sends legitimately nests deeper than MAX_DEPTH.
 No Flask here: callers turn JsonInputError into their own errors.
 """
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 # smtplib and the email package's header classes (250 KB of bytecode) load with the first
-# message built or sent, not with the server (issue 32: start-up and idle memory).
+# message built or sent, not with the server (start-up time and idle memory).
 if TYPE_CHECKING:
     import smtplib
     from email.headerregistry import Address

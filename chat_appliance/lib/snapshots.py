@@ -4,7 +4,7 @@ A trivial authenticated request (GET /users/me) read its account, its newest mes
 profile data: three statements, each of which the SQLite driver runs with the interpreter's
 lock released. Under concurrent load the event loop's thread takes the lock at each release, and
 the worker waits to get it back: those hand-overs, not the lookups, were most of the request's
-time (BENCHMARKS.md, fourteenth round). Here a read is kept with a number `Runtime.versions` gave
+time under load. Here a read is kept with a number `Runtime.versions` gave
 before it, and served again while that number has not moved: one statement on an idle connection
 per request instead, and nothing kept at all where the engine cannot tell (PostgreSQL; then every
 read goes to the database, as before).

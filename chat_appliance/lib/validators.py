@@ -33,7 +33,7 @@ MAX_INT = MAX_DATABASE_INT
 MIN_INT = -MAX_DATABASE_INT - 1
 # JSON parameters are small documents; deeper nesting is hostile (Python's parser recurses).
 MAX_JSON_DEPTH = JSON_MAX_DEPTH
-# The longest list any parameter accepts, at any depth (issue 26, M1: one POST /typing with 50,000
+# The longest list any parameter accepts, at any depth (one POST /typing with 50,000
 # ids cost 82 s when each id was a query). Zulip sets no general limit; parameters that name
 # messages (flags, fetch by id) take MAX_MESSAGE_ID_LIST_LENGTH, Zulip's largest fetch.
 MAX_LIST_LENGTH = 1000

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """`render` and `topic_links` load the engine (Python-Markdown, Pygments, nh3, the emoji
     table) when first asked for: a server that has not rendered anything yet does not hold them
-    (issue 32: start-up and idle memory)."""
+    (they are most of start-up time and idle memory)."""
     if name in ("render", "topic_links"):
         from chat_appliance.markdown.engine import render, topic_links
 

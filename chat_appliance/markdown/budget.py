@@ -1,4 +1,4 @@
-"""A per-message budget of rendering time (security review, finding M6).
+"""A per-message budget of rendering time, against messages crafted to render slowly.
 
 The renderer's known paths are linear in the message (tests/test_markdown_linear.py and
 scripts/bench_markdown_worst.py hold the corpus), but a path nobody found yet must not let one

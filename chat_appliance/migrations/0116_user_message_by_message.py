@@ -7,7 +7,7 @@ SQLite's write-ahead log: about 70 of a send's 104 pages for a 50-member channel
 message first, a send's rows are neighbours in one or two leaves. The per-user index leaves out
 rows that carry PENDING_UNREAD_INDEX (models/messages.py), as the unread index already did, so
 a new message's rows enter both per-user indexes together, in the batch that the next unread
-pass writes (BENCHMARKS.md, seventeenth round).
+pass writes: a send's WAL frames went from 104.5 to 31.5.
 
 On SQLite the table is rebuilt WITHOUT ROWID: the key is then the table itself, where a rowid
 table kept every row twice (the rows, and the key's index of them). The (message) index goes: the

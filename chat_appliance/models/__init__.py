@@ -2,7 +2,7 @@
 
 The base and the organization (Realm) load with the package. The other model modules load
 together, on the first use of any of their names here (models/everything.py): a restarted server
-answers its first request, GET /server_settings, without them (issue 32), and whenever one model
+answers its first request, GET /server_settings, without them (a shorter restart), and whenever one model
 is in use all are, so that every backref they add exists. Outside this package, only the base,
 the organization's module, the limits and the shards' tables are imported directly
 (tests/test_layers.py)."""

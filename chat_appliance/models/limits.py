@@ -1,5 +1,5 @@
 """The longest text each stored column takes: one table, enforced on every write through the
-models (issue 26, L4: a bot's payload_url of 2 MiB, a playground's url_template of 2 MiB, profile
+models (unbounded, a bot's payload_url of 2 MiB, a playground's url_template of 2 MiB, profile
 field choices of 1 MB, each sent to every client in /register).
 
 A CharField's limit is its max_length; TEXT_LIMITS gives the others (TextField and JSONField,

@@ -86,7 +86,7 @@ class UserMessage(BaseModel):
 # pending_unread_message. On SQLite, a group COMMIT at most every tenth of a second
 # (db/backends/sqlite.py, UnreadIndexer) first clears the bit on the rows of every listed message
 # and empties the list, so each recipient's leaves are written once for all the messages since,
-# not once per message (BENCHMARKS.md, thirteenth and seventeenth rounds). Only rows of listed
+# not once per message (a send's COMMIT wrote a leaf per recipient otherwise). Only rows of listed
 # messages carry the bit, so a user's rows are the union of the index's and of those of listed
 # messages that carry it, which the key finds by message. On PostgreSQL, which has no group
 # COMMIT to do this, no row carries the bit (its database's `defers_unread_index` is unset).

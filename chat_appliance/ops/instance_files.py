@@ -1,6 +1,6 @@
 """The instance folder's protection: who may read it, and which command may change it.
 
-Permissions (security review, finding M5). The database holds API keys and password hashes, the
+Permissions: anyone else on the machine must read nothing of it. The database holds API keys and password hashes, the
 folder a secret key, uploads and backups: the folder is 0700 and every file 0600. `chat-appliance`
 sets its umask to 077 at start, so that everything it creates (SQLite's WAL and journal
 included, which SQLite creates itself) gets these modes; `tighten` corrects an instance created

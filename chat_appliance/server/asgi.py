@@ -74,7 +74,7 @@ _M_ARENA_MAX = -8
 # Every this many seconds, pooled database connections that no request took since the last
 # sweep are closed, all but POOL_KEEP (Runtime.close_unused_connections), and the C heap is
 # trimmed if any were: after 16 concurrent senders the pool held 19 SQLite connections, and
-# closing those past 4 and trimming gave back 3 MiB (issue 32).
+# closing those past 4 and trimming gave back 3 MiB of idle memory.
 POOL_SWEEP_SECONDS = 2
 POOL_KEEP = 4
 
@@ -329,7 +329,7 @@ def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any =
     # freezing what start-up made and collecting the young generation less often keeps those
     # walks short. Memory stays bounded: reference counting frees almost everything here.
     # Only the young generations are collected first: a full collection of the 60,000 objects
-    # start-up leaves found nothing to free and took 33 ms, a tenth of the start (issue 32).
+    # start-up leaves found nothing to free and took 33 ms, a tenth of the start.
     # `serve` starts with the collector off (cli/serve.py), as start-up makes no cyclic garbage
     # worth a walk: then even the young generations hold all of start-up, and are frozen as
     # they are.

@@ -1,4 +1,4 @@
-"""Slow and greedy clients (the fault-injection run of issue 26): a connection whose request
+"""Slow and greedy clients (a client that trickles in or opens connections by the thousand): a connection whose request
 headers do not arrive within REQUEST_READ_TIMEOUT_SECONDS is closed, and one client address
 holds at most MAX_CONNECTIONS_PER_CLIENT open connections (config.py). uvicorn itself times out
 only idle keep-alive connections, so a client sending its headers a byte at a time kept a
@@ -126,8 +126,8 @@ class OneWriteCycle(RequestResponseCycle):
     uvicorn writes the status line and headers as soon as the app starts the response, and the
     body when it comes: two send() calls and two TCP segments for every answer, although this
     server's app always sends both at once (wsgi_bridge, the long poll). A trivial request and
-    every poll of a fan-out paid for the second system call and the client's second wake-up
-    (issue 32). Here the head waits for the first body message and both go out in one write."""
+    every poll of a fan-out paid for the second system call and the client's second wake-up.
+    Here the head waits for the first body message and both go out in one write."""
 
     _head: list[bytes] | None = None
 

@@ -64,7 +64,7 @@ class Scheduler:
 
     def _loop(self):
         # serve's first pass waits a moment (or for a change to the schedule): a restarted server
-        # answers its first requests before this thread loads the models (issue 32).
+        # answers its first requests before this thread loads the models (a shorter restart).
         if self.first_pass_after:
             self._wake.wait(self.first_pass_after)
         while not self._stopping.is_set():

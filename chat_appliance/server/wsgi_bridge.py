@@ -2,9 +2,9 @@
 
 The loop reads the request body, builds the WSGI environ and hands both to a worker thread, which
 runs the whole app and returns the status, headers and body; the loop writes them out. A request
-thus costs one hand-over to a thread and one back. (a2wsgi, used before, crossed between loop and
-thread for every piece of the body and of the response, and a trivial request took twice as long
-as under waitress; see BENCHMARKS.md, "Speed work".)
+thus costs one hand-over to a thread and one back. (A bridge that crosses between loop and
+thread for every piece of the body and of the response, as a2wsgi does, makes a trivial request
+take twice as long as under waitress; see docs/benchmarks-history.md, "Speed work".)
 
 Large answers (file downloads, exports) are not held whole: past STREAM_AFTER bytes the worker
 sends each further piece through the loop as it comes. A body larger than the app's
@@ -367,7 +367,7 @@ async def read_request_body(scope: Any, receive: Any, limit: int,
     if declared == 0 or (declared is None and not chunked):
         # No body (most GETs): HTTP/1.1 says none follows, and uvicorn has nothing to hand over
         # but an empty message. Not waiting for it saves a timer and a task per request on the
-        # loop (issue 32); a disconnect is still seen when the answer is sent.
+        # loop; a disconnect is still seen when the answer is sent.
         return b"", 0
     pieces, size = [], 0
     period_start, period_bytes = time.monotonic(), 0

@@ -180,7 +180,7 @@ def authenticate_request_cached():
 # --- the web client's session on a request (web.sessions checks it) ------------------------------
 
 # Links inside messages that the page's browser follows with its cookie: uploads and image
-# previews (/thumbnail). Other clients send HTTP Basic there, as before.
+# previews (/thumbnail). Other clients send HTTP Basic there.
 BROWSER_DOWNLOAD_PREFIXES = ("/user_uploads/", "/thumbnail")
 
 

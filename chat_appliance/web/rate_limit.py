@@ -243,7 +243,7 @@ def password_reset_allowed(email):
 
 
 def _login_key(email, user):
-    """The account when the name given is one (issue 26, L2: keyed on the typed name, an account
+    """The account when the name given is one (keyed on the typed name, an account
     whose address is hidden had two names, and twice the guesses); else the name as typed."""
     return f"account:{user.id}" if user is not None else (email or "").strip().lower()
 

@@ -140,7 +140,7 @@ def authenticate_session_cached(token, method, csrf_offered):
 def cookie_value(cookie_header, name):
     """One cookie's value from a Cookie header, or None."""
     # Imported here: only the event loop's /json/events reads cookies this way (Flask parses them
-    # otherwise), and a restart's first answer need not wait for the module (issue 32).
+    # otherwise), and a restart's first answer need not wait for the module.
     from http.cookies import CookieError, SimpleCookie
 
     jar = SimpleCookie()

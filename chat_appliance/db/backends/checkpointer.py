@@ -36,7 +36,7 @@ DELAY_SECONDS = 0.05
 # client sending to a 50-subscriber channel (about 135 pages a send) paid that every 30 sends;
 # at 16,000 (64 MiB, reached only under sustained writes: a checkpoint that catches up during
 # any pause lets the next write start the log afresh anyway) every 120, and a send took 4-9%
-# less time in process (BENCHMARKS.md, "Ninth round").
+# less time in process.
 RESTART_AFTER_PAGES = 16000
 
 

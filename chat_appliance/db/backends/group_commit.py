@@ -2,7 +2,7 @@
 
 A send to a channel of 50 writes a row per recipient, and those rows land on about 140 pages of
 the per-user indexes; COMMIT writes every dirty page to the write-ahead log, so one send cost
-about 1 ms of COMMIT against 0.2 ms of inserts (BENCHMARKS.md, "Speed work"). Sends queued
+about 1 ms of COMMIT against 0.2 ms of inserts (docs/benchmarks-history.md, "Speed work"). Sends queued
 behind each other touch the same pages, so committing them together costs barely more than
 committing one.
 

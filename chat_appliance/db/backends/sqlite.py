@@ -59,7 +59,7 @@ PRAGMAS = {
 # would change it). A send writes one leaf of each per-user index (the primary key and the
 # unread index) for every recipient, and its COMMIT copies each whole dirty page into the WAL:
 # at 1 KiB instead of SQLite's default 4 KiB, one client's sends to a 53-member channel ran 13%
-# faster (BENCHMARKS.md, thirteenth round), while the page cache holds the same bytes.
+# faster, while the page cache holds the same bytes.
 PAGE_SIZE = 1024
 
 

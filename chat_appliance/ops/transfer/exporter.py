@@ -280,7 +280,7 @@ class Exporter:
         """Whether a person's topic setting (which names the topic) goes into this export: under
         the access model a private channel's topic names are private data, so the public export
         holds public channels' only, and the export with consent adds those of consenting people
-        (security review, finding L6)."""
+        (one private channel's topic names would otherwise leak to every reader of the export)."""
         if self.export_type == EXPORT_FULL or not stream.invite_only:
             return True
         return self.export_type == EXPORT_WITH_CONSENT and user_id in self.consenting

@@ -80,7 +80,7 @@ class ArchiveError(Exception):
 
 # An export is read from regular files only, every component of their path below the export
 # folder a real directory: a symbolic link in an export folder once copied another instance's
-# secret_key into the new instance's uploads (security review, finding M4).
+# secret_key into the new instance's uploads, where anyone could download it.
 def regular_file(folder, relative):
     """`folder / relative` if it is a regular file reached without following any link below
     `folder`; None if it does not exist; ArchiveError if a link or a special file is in the way."""
@@ -334,7 +334,7 @@ class Archive:
             self.emoji_sources[e["id"]] = source
 
 
-# Unpacking limits (security review, finding L5: a 306 KiB archive unpacked to 300 MiB). An
+# Unpacking limits (a 306 KiB archive can unpack to 300 MiB). An
 # export's JSON compresses about tenfold and its uploads hardly at all; an archive that grows more
 # than RATIO times past a floor, or beyond the total, is refused before its files fill the disk.
 MAX_UNPACKED_BYTES = 50 * 1024 ** 3

@@ -9,7 +9,7 @@ import { model } from "./model.js";
 import { parseHash, parseSearch, searchText, viewHash, viewTitle } from "./narrow.js";
 import { forgetTopics, mountSidebars, noteDm, noteTopic, renderSidebars, renderUsers, setCurrentView } from "./sidebar.js";
 import { clear, h, toast } from "./util.js";
-// Issue 28: views, view actions, status, notifications (modules of their own).
+// Views, view actions, status, notifications: modules of their own.
 import { renderViewActions } from "./view_actions.js";
 import { notificationsFor, playSound } from "./notify.js";
 

@@ -1,4 +1,4 @@
-// Settings > Notifications, the part issue 28 added: sounds and desktop notifications by kind of
+// Settings > Notifications, the part beyond the basic switches: sounds and desktop notifications by kind of
 // message, and each channel's own choice (null: the setting applies). Loaded with the settings.
 import * as api from "./api.js";
 import { model } from "./model.js";

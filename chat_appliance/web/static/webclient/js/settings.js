@@ -239,5 +239,5 @@ function notificationsPanel(root) {
     state,
     h("button.primary", { type: "button", on: { click: async () => { if ("Notification" in window) await Notification.requestPermission(); update(); } } }, "Enable desktop notifications"),
   );
-  import("./notify_settings.js").then((m) => m.notificationSettings(root)); // issue 28: sounds, per channel
+  import("./notify_settings.js").then((m) => m.notificationSettings(root)); // sounds, per channel: loaded when settings open
 }
