@@ -205,6 +205,12 @@ class AppClient:
             "stream_id": channel_id, "topic": Raw(topic), "visibility_policy": visibility_policy})
 
     # lib/api/route/account.dart
+    def fetch_api_key(self, username, password):
+        """Sent before the app has a key: no Authorization header."""
+        headers = {"User-Agent": APP_USER_AGENT, "Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
+        body = form_body(encode_parameters({"username": Raw(username), "password": Raw(password)}))
+        return self.flask_client.post("/api/v1/fetch_api_key", data=body, headers=headers)
+
     def register_client_device(self):
         return self.request("POST", "register_client_device", {})
 

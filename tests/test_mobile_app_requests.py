@@ -7,7 +7,7 @@ import hashlib
 import json
 
 from .flutter_app import APP_USER_AGENT, AppClient, app_client, app_register, encode_parameters, form_body
-from .helpers import PNG, UNDOCUMENTED_REGISTER_KEYS, ok, queue_manager, register
+from .helpers import PASSWORD, PNG, UNDOCUMENTED_REGISTER_KEYS, ok, queue_manager, register
 
 
 def test_register_bytes_are_the_apps(org):
@@ -105,6 +105,8 @@ def test_account_and_user_routes(org):
     """Do the own-user, settings, status, presence, typing, snippet, submessage, server settings
     and device routes take the app's encoding?"""
     app = app_client(org, org.othello)
+    fetched = ok(app.fetch_api_key(org.othello.email, PASSWORD))
+    assert (fetched["api_key"], fetched["user_id"]) == (org.othello.api_key, org.othello.id)
     assert ok(app.get_own_user())["user_id"] == org.othello.id
     ok(app.update_settings(twenty_four_hour_time=True, starred_message_counts=False, emojiset="text",
                            presence_enabled=False, display_emoji_reaction_users=True))
