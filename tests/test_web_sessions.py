@@ -61,11 +61,25 @@ def test_deactivated_user_cannot_sign_in_and_loses_the_session(org, flask_client
     web = SessionClient.signed_in(flask_client, "othello@zulip.example", PASSWORD)
     ok(web.get("users/me"))
     ok(org.client(org.owner).delete(f"users/{org.othello.id}"))
+    # The session is gone with the deactivation (as Zulip flushes its sessions): signed out.
     response = web.get("users/me")
-    assert response.status_code == 401 and response.get_json()["code"] == "USER_DEACTIVATED"
+    assert response.status_code == 401 and response.get_json()["code"] == "UNAUTHORIZED"
     # The same answer as a wrong password (answers do not tell accounts apart).
     response = sign_in(flask_client, "othello@zulip.example", PASSWORD)
     assert response.status_code == 401 and response.get_json()["code"] == "AUTHENTICATION_FAILED"
+
+
+def test_reactivation_does_not_revive_old_sessions(org, flask_client):
+    """Does a browser session opened before a deactivation stay ended after the account is
+    reactivated (its row deleted at deactivation), while a new sign-in works?"""
+    web = SessionClient.signed_in(flask_client, "othello@zulip.example", PASSWORD)
+    ok(web.get("users/me"))
+    owner = org.client(org.owner)
+    ok(owner.delete(f"users/{org.othello.id}"))
+    ok(owner.post(f"users/{org.othello.id}/reactivate"))
+    assert web.get("users/me").status_code == 401
+    fresh = SessionClient.signed_in(flask_client, "othello@zulip.example", PASSWORD)
+    ok(fresh.get("users/me"))
 
 
 def test_json_api_needs_the_session(org, flask_client):

@@ -19,7 +19,7 @@ from chat_appliance.lib.groups import set_role_group_membership
 from chat_appliance.lib.passwords import generate_api_key, hash_password, password_too_weak
 from chat_appliance.lib.serializers import bot_dict, service_dicts, user_dict
 from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, ROLES, ROLE_MEMBER, Message, Realm, Stream, UserPermission,
-                                   UserProfile)
+                                   UserProfile, WebSession)
 from chat_appliance.actions.bot_services import bot_administrator_ids, create_bot_service
 from chat_appliance.actions.channels import create_subscription_rows, default_streams
 from chat_appliance.actions.drafts import delete_all_drafts
@@ -337,6 +337,9 @@ def do_deactivate_user(user: UserProfile, *, acting_user: UserProfile | None = N
         deleted, holders, first_ids = apply_deactivation_actions(target, actions)
         with write_transaction():
             UserProfile.update(is_active=False).where(UserProfile.id == target.id).execute()
+            # Its browser sessions end for good: a reactivation must not revive a session
+            # someone may have left open on a shared or lost machine.
+            WebSession.delete().where(WebSession.user == target.id).execute()
             revoked_invitations = revoke_invitations_by(target)
         target.is_active = False
         if revoked_invitations:
