@@ -106,6 +106,24 @@ def test_h1_every_form_of_a_local_address_is_refused(org, url):
     assert body["msg"].startswith("Invalid payload_url")
 
 
+AMBIGUOUS_FORMS = [
+    "http://127.0.0.1\\@1.1.1.1/hook", "http://example.com\\hook", "http://user:pw@example.com/hook",
+    "http://@example.com/hook", "http://exa mple.com/hook", "http://example.com/ho\tok", "http://example.com/\nhook",
+    "http://example.com/\x7fhook",
+]
+
+
+@pytest.mark.parametrize("url", AMBIGUOUS_FORMS)
+def test_h1_urls_read_differently_by_a_browser_are_refused(org, app, url):
+    """Is a payload URL refused when a browser's parser would read another host or path than the
+    server's (a backslash, user information, whitespace or control characters), even where
+    private addresses are allowed?"""
+    app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = True
+    body = err(org.client(org.hamlet).post("bots", full_name="Hook Bot", short_name="hook", bot_type=3,
+                                           payload_url=url), 400, "BAD_REQUEST")
+    assert body["msg"].startswith("Invalid payload_url")
+
+
 def test_h1_redirects_are_not_followed(org, app, receiver, internal):
     """Does a webhook that answers with a redirect into the server's network get a report to
     the bot's owner, without the internal service being called or its answer being posted?"""

@@ -78,9 +78,21 @@ def _is_local_name(host):
     return name == "localhost" or name.endswith(".localhost")
 
 
+def check_unambiguous(url: str) -> None:
+    """Refuse a URL that a browser's (WHATWG) parser and Python's would read differently:
+    `http://127.0.0.1\\@1.1.1.1/` is 1.1.1.1 to urlsplit and loopback to a browser, which treats
+    a backslash as a slash. So no backslash, no control character or whitespace (a browser drops
+    some of them), and no user information before the host (nothing this server sends needs it)."""
+    if "\\" in url or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        raise UnsafeURLError("it holds a backslash, a space or a control character")
+    if "@" in urlsplit(url).netloc:
+        raise UnsafeURLError("it holds user information (user@) before the host")
+
+
 def resolve(url: str, *, allow_private: bool) -> tuple[str, str, int, str]:
     """(scheme, host, port, address to connect to) for a URL this server may fetch; raises
     UnsafeURLError. The address is the one checked: connect to it, never resolve again."""
+    check_unambiguous(url)
     try:
         parts = urlsplit(url)
         port = parts.port
