@@ -36,15 +36,16 @@ from typing import Any, Callable, Mapping
 from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_credentials, push_service
-from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.lib.push_service import (
-    PushMessage,
-    PushService,
+from chat_appliance.lib.errors import (
+    FailedToConnectBouncerError,
+    InvalidPushDeviceTokenError,
+    JsonableError,
+    NoActivePushDeviceError,
     PushServiceRefusedError,
     PushServiceRetryLaterError,
-    Recipient,
 )
+from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.lib.push_service import PushMessage, PushService, Recipient
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (
@@ -71,28 +72,6 @@ MAX_REMOVE_IDS = 200
 USER_AGENT = "ZulipServer/11.0 (chat-appliance)"
 # Seconds between server data uploads (server/analytics).
 SERVER_DATA_INTERVAL = 3600
-
-
-class NoActivePushDeviceError(JsonableError):
-    code = "NO_ACTIVE_PUSH_DEVICE"
-
-    def __init__(self):
-        super().__init__("No active registered push device")
-
-
-class InvalidPushDeviceTokenError(JsonableError):
-    code = "INVALID_PUSH_DEVICE_TOKEN"
-
-    def __init__(self):
-        super().__init__("Device not recognized")
-
-
-class FailedToConnectBouncerError(JsonableError):
-    code = "FAILED_TO_CONNECT_BOUNCER"
-    http_status = 502
-
-    def __init__(self):
-        super().__init__("Network error while connecting to Zulip push notification service.")
 
 
 def check_token(kind: str, token: str) -> str:
