@@ -447,7 +447,7 @@ class OnFirstUse:
 
 
 def build_mailer(config):
-    from chat_appliance.lib.send_email import Mailer
+    from chat_appliance.clients.send_email import Mailer
 
     return Mailer(config, keep=bool(config.get("DEV_MODE")))
 

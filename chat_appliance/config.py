@@ -83,7 +83,7 @@ DEFAULTS: dict[str, object] = {
     "INVITATION_LINK_VALIDITY_MINUTES": 10 * 24 * 60,
     # Outgoing webhook bots: a payload_url on a loopback or private address (in any spelling, IPv4
     # inside IPv6 included) is refused unless this is true (a guard against requests into the
-    # server's own network, lib/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow
+    # server's own network, clients/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow
     # them, since the bots under test run on the same machine). Redirects are never followed.
     "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": False,
     # Seconds to wait for an outgoing webhook's answer, and how many attempts a failing call gets

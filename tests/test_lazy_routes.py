@@ -96,8 +96,8 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
         print(views())
         listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
                      "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib",
-                     "chat_appliance.lib.push_service", "chat_appliance.events.shards",
-                     "chat_appliance.web.shared_rate_limit", "chat_appliance.lib.send_email")
+                     "chat_appliance.clients.push_service", "chat_appliance.events.shards",
+                     "chat_appliance.web.shared_rate_limit", "chat_appliance.clients.send_email")
         assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",

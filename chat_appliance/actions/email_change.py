@@ -9,7 +9,7 @@ address changes, every other pending link of the account stops working."""
 import logging
 
 from chat_appliance.lib.errors import InvalidEmailChangeLinkError, JsonableError
-from chat_appliance.lib.send_email import Mailer, standard_email
+from chat_appliance.clients.send_email import Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import check_email, check_not_placeholder, do_change_delivery_email, email_in_use

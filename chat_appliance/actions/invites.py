@@ -37,7 +37,7 @@ from chat_appliance.lib.errors import (
     OrganizationOwnerRequiredError,
 )
 from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
-from chat_appliance.lib.send_email import Mailer, standard_email
+from chat_appliance.clients.send_email import Mailer, standard_email
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,

@@ -2,7 +2,7 @@
 
 When on, a listener on committed message events takes the links of a new message by a person
 (bots' messages get none, as on Zulip), off the request path on a small worker pool, fetches each
-page through lib/safe_fetch (the private-address guard of outgoing webhooks, no redirects
+page through clients/safe_fetch (the private-address guard of outgoing webhooks, no redirects
 followed) with a time and a size limit, reads its Open Graph title, description and image, and
 appends Zulip's ``message_embed`` markup to the message's stored HTML. Everyone who has the
 message gets an ``update_message`` event with ``rendering_only: true``, as Zulip sends.
@@ -33,7 +33,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from chat_appliance import __version__
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
-from chat_appliance.lib import safe_fetch
+from chat_appliance.clients import safe_fetch
 from chat_appliance.markdown.urls import thumbnail_url
 from chat_appliance.models import Message, UserMessage, UserProfile, database
 from chat_appliance.lib.messages import flags_to_names

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, build_message
+from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, build_message
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (FLAG_BITS, TOPIC_FOLLOWED, Message, Realm, UserMessage, UserProfile, UserTopic,
                                    database)

@@ -15,7 +15,7 @@ from typing import Optional
 
 from chat_appliance.lib.errors import InvalidResetLinkError
 from chat_appliance.actions.account import do_set_password
-from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, standard_email
+from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import Realm, UserProfile
 

@@ -1,4 +1,4 @@
-"""Mobile push notifications through Zulip's Mobile Push Notification Service (lib/push_service.py).
+"""Mobile push notifications through Zulip's Mobile Push Notification Service (clients/push_service.py).
 
 Device tokens: the app registers its FCM registration id (`users/me/android_gcm_reg_id`) or APNs
 device token (`users/me/apns_device_token`); this server forwards it to the service
@@ -35,7 +35,8 @@ from typing import Any, Callable, Mapping
 
 from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import write_transaction
-from chat_appliance.lib import push_credentials, push_service
+from chat_appliance.clients import push_service
+from chat_appliance.lib import push_credentials
 from chat_appliance.lib.errors import (
     FailedToConnectBouncerError,
     InvalidPushDeviceTokenError,
@@ -45,7 +46,7 @@ from chat_appliance.lib.errors import (
     PushServiceRetryLaterError,
 )
 from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.lib.push_service import PushMessage, PushService, Recipient
+from chat_appliance.clients.push_service import PushMessage, PushService, Recipient
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (

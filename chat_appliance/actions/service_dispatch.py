@@ -22,7 +22,7 @@ from importlib import import_module
 
 from chat_appliance import __version__
 from chat_appliance.config import Limits
-from chat_appliance.lib import safe_fetch
+from chat_appliance.clients import safe_fetch
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
@@ -195,7 +195,7 @@ class ServiceDispatcher:
 
     def post(self, url: str, body: bytes, content_type: str) -> JSONDict | None:
         """One request; returns the decoded JSON answer (None for an empty body). Through
-        lib/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
+        clients/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
         point into this server's network, and the answer would be posted into the chat)."""
         try:
             response = safe_fetch.fetch(url, method="POST", data=body, timeout=self.config["OUTGOING_WEBHOOK_TIMEOUT_SECONDS"],

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlencode, urljoin
 
-from chat_appliance.lib import safe_fetch
+from chat_appliance.clients import safe_fetch
 from chat_appliance.lib.errors import PushServiceNotConfiguredError, PushServiceRefusedError, PushServiceRetryLaterError
 # Whether push is configured: lib/push_credentials.py, with the stored credentials, so that the
 # views that ask it (server_settings, register) need not load this module.
