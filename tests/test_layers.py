@@ -33,11 +33,6 @@ LAZY_TARGETS = (
     "chat_appliance.lib.narrow",
     # Outgoing mail (app.build_mailer): with the first message to send.
     "chat_appliance.clients.send_email",
-    # The app's listeners on committed events (app.OnFirstUse): with the first event.
-    "chat_appliance.actions.service_dispatch",
-    "chat_appliance.actions.link_previews",
-    "chat_appliance.actions.missed_messages",
-    "chat_appliance.actions.push_notifications",
 )
 
 

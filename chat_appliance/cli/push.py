@@ -79,7 +79,7 @@ def cmd_register_push_service(args):
 
 def upload_server_data(service):
     """Tell the service about the organizations now (a running server repeats it hourly)."""
-    from chat_appliance.actions.push_notifications import send_server_data
+    from chat_appliance.workers.push_notifications import send_server_data
     from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
     from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
     from chat_appliance.models import database
