@@ -32,7 +32,7 @@ from typing import Any, Mapping
 from urllib.parse import urlencode, urljoin
 
 from chat_appliance.clients import safe_fetch
-from chat_appliance.lib.errors import PushServiceNotConfiguredError, PushServiceRefusedError, PushServiceRetryLaterError
+from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
 # Whether push is configured: lib/push_credentials.py, with the stored credentials, so that the
 # views that ask it (server_settings, register) need not load this module.
 from chat_appliance.lib.push_credentials import configured
