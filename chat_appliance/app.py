@@ -5,6 +5,7 @@ import os
 import threading
 import time
 import traceback
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from chat_appliance.web.longpoll import LongPoll
 from chat_appliance.web.sessions import authenticate_session_headers
 from chat_appliance.lib.cache_events import invalidate_messages_on_event, invalidate_on_event
 from chat_appliance.db.runtime import activate, deactivate
+from chat_appliance.workers import WORKERS, WorkerContext
 
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
@@ -64,10 +66,9 @@ class AppState:
         self.queues = QueueManager(idle_seconds=config["EVENT_QUEUE_IDLE_SECONDS"],
                                    heartbeat_seconds=config["EVENT_HEARTBEAT_SECONDS"],
                                    shard_id=config.get("SHARD_ID"))
-        self.service_dispatcher = None
-        self.link_previewer = None
-        self.missed_messages = None
-        self.push_notifier = None
+        # The background workers (workers/), by name, each built with the first event it
+        # listens to (register_workers).
+        self.workers = {}
         # Rate-limit counts (lib/rate_limit.py): in the app's memory, gone when it closes.
         self.rate_limiter = rate_limit.RateLimiter()
         # GET/DELETE /events for both transports (web/longpoll.py); `config` is read per request.
@@ -332,9 +333,7 @@ def open_app(app, config=None, *, dev_mode=False, opened=None):
         join_shards(app)
     else:
         bus.add_listener(state.queues, state.runtime)
-    register_service_bots(app)
-    register_link_previews(app)
-    register_missed_messages(app)
+    register_workers(app)
     return app
 
 
@@ -389,7 +388,7 @@ def bind_runtime(app):
 
 
 def close_app(app):
-    """Release what the app holds: answer its waiting long polls, stop its bot workers, close
+    """Release what the app holds: answer its waiting long polls, stop its background workers, close
     its database connection and SQLite's keeper connection. The app serves nothing after."""
     state = app.extensions[EXTENSION]
     if state.runtime.shard is not None:
@@ -397,15 +396,10 @@ def close_app(app):
         state.runtime.shard = None
     state.queues.clear()
     state.rate_limiter.clear()
-    if state.missed_messages is not None:
-        state.missed_messages.close()
-    if state.push_notifier is not None:
-        state.push_notifier.close()
+    for worker in state.workers.values():
+        worker.close()
+    # After the workers: the missed-message worker hands its mail to the mailer.
     state.mailer.close()
-    if state.service_dispatcher is not None:
-        state.service_dispatcher.close()
-    if state.link_previewer is not None:
-        state.link_previewer.close()
     state.runtime.close()
 
 
@@ -447,46 +441,26 @@ class OnFirstUse:
 
 
 def build_mailer(config):
-    from chat_appliance.lib.send_email import Mailer
+    from chat_appliance.clients.send_email import Mailer
 
     return Mailer(config, keep=bool(config.get("DEV_MODE")))
 
 
-def register_service_bots(app):
-    """Outgoing webhook and embedded bots are called by a listener on the app's committed message
-    events."""
+def register_workers(app):
+    """Every background worker (workers/WORKERS) listens to the app's committed events; each is
+    built, and its module loaded, with the first event it listens to."""
     state = app.extensions[EXTENSION]
-
-    def build():
-        from chat_appliance.actions.service_dispatch import ServiceDispatcher
-
-        return ServiceDispatcher(app.config)
-
-    dispatcher = state.service_dispatcher = OnFirstUse(build)
-    app.extensions["service_dispatcher"] = dispatcher
-    bus.add_listener(dispatcher, state.runtime)
+    context = WorkerContext(config=app.config, is_online=away_rule(state), mailer=state.mailer.built,
+                            version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
+    for entry in WORKERS:
+        worker = state.workers[entry.name] = OnFirstUse(partial(entry.start, context))
+        bus.add_listener(entry.listener(worker), state.runtime)
 
 
-def register_link_previews(app):
-    """Website previews (INLINE_URL_EMBED_PREVIEW, off by default) are fetched by a listener on
-    committed message events (actions/link_previews.py)."""
-    state = app.extensions[EXTENSION]
-
-    def build():
-        from chat_appliance.actions.link_previews import LinkPreviewer
-
-        return LinkPreviewer(app.config)
-
-    previewer = state.link_previewer = OnFirstUse(build)
-    app.extensions["link_previewer"] = previewer
-    bus.add_listener(previewer, state.runtime)
-
-
-def register_missed_messages(app):
-    """Missed-message emails listen to committed message events too (actions/missed_messages.py).
-    A person is away when none of their event queues takes messages and has been polled within
+def away_rule(state):
+    """is_online(user_id) for the missed-message emails and mobile push notifications: a person
+    is away when none of their event queues takes messages and has been polled within
     EVENT_QUEUE_IDLE_SECONDS (a queue past that is as good as collected: Zulip's rule)."""
-    state = app.extensions[EXTENSION]
     queues = state.queues
 
     def is_online(user_id):
@@ -499,22 +473,7 @@ def register_missed_messages(app):
         link = state.runtime.shard
         return link is not None and link.holds_queue_elsewhere(user_id)
 
-    def build_missed():
-        from chat_appliance.actions.missed_messages import MissedMessageNotifier
-
-        return MissedMessageNotifier(app.config, state.mailer.built(), is_online)
-
-    state.missed_messages = OnFirstUse(build_missed)
-    bus.add_listener(state.missed_messages, state.runtime)
-
-    # Mobile push notifications (actions/push_notifications.py) follow the same rule for "away".
-    def build_push():
-        from chat_appliance.actions.push_notifications import PushNotifier
-
-        return PushNotifier(app.config, is_online, version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
-
-    state.push_notifier = OnFirstUse(build_push)
-    bus.add_listener(state.push_notifier, state.runtime)
+    return is_online
 
 
 def register_error_handlers(app):

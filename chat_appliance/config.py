@@ -97,7 +97,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False,
             "Outgoing webhook bots: a payload_url on a loopback or private address (in any spelling, IPv4 "
             "inside IPv6 included) is refused unless this is true (a guard against requests into the "
-            "server's own network, lib/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow "
+            "server's own network, clients/safe_fetch.py; `chat-appliance dev` and the pytest fixture allow "
             "them, since the bots under test run on the same machine). Redirects are never followed."),
     Setting("OUTGOING_WEBHOOK_TIMEOUT_SECONDS", 10, "Seconds to wait for an outgoing webhook's answer."),
     Setting("OUTGOING_WEBHOOK_ATTEMPTS", 3,

@@ -96,7 +96,7 @@ COMMON_ERROR_SCHEMAS = {
 }
 
 # Real Zulip error fields this copy of the description does not list (checked in Zulip's
-# zerver/lib/exceptions.py): PrincipalError carries the principal it refused.
+# zerver/lib/exceptions.py): UnauthorizedPrincipalError carries the principal it refused.
 UNDOCUMENTED_ERROR_FIELDS = {
     "UNAUTHORIZED_PRINCIPAL": {"principal": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
 }

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from chat_appliance.lib.send_email import Mailer, standard_email
+from chat_appliance.clients.send_email import Mailer, standard_email
 
 from .helpers import PASSWORD, run
 from .smtp_sink import SmtpSink, body, free_port
@@ -78,7 +78,7 @@ def test_mailer_retries_a_refused_connection_then_delivers(caplog):
         waits.append(seconds)
         late.controller.start()
 
-    caplog.set_level(logging.WARNING, logger="chat_appliance.lib.send_email")
+    caplog.set_level(logging.WARNING, logger="chat_appliance.clients.send_email")
     mailer = Mailer({**late.config(), "EMAIL_RETRY_SECONDS": 0.01}, sleep=start_server_while_waiting)
     try:
         started = time.monotonic()
@@ -95,7 +95,7 @@ def test_mailer_retries_a_refused_connection_then_delivers(caplog):
 
 def test_password_file_wins_over_the_inline_password(smtp, tmp_path):
     """Does EMAIL_HOST_PASSWORD_FILE's content (without its newline) win over EMAIL_HOST_PASSWORD?"""
-    from chat_appliance.lib.send_email import EmailSettings
+    from chat_appliance.clients.send_email import EmailSettings
 
     secret = tmp_path / "smtp-password"
     secret.write_text("from-the-file\n")
@@ -108,14 +108,14 @@ def test_a_refusing_server_is_retried_and_logged_without_slowing_the_request(org
     """With the SMTP port refusing connections, does the reset form still answer at once, and is
     each failed attempt logged, the last one giving up?"""
     app.config.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=free_port(), EMAIL_SEND_ATTEMPTS=3, EMAIL_RETRY_SECONDS=0.05)
-    caplog.set_level(logging.WARNING, logger="chat_appliance.lib.send_email")
+    caplog.set_level(logging.WARNING, logger="chat_appliance.clients.send_email")
     started = time.monotonic()
     response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET}, headers=XHR)
     assert response.status_code == 200 and time.monotonic() - started < 1
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not any("giving up" in r.getMessage() for r in caplog.records):
         time.sleep(0.05)
-    lines = [r.getMessage() for r in caplog.records if r.name == "chat_appliance.lib.send_email"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "chat_appliance.clients.send_email"]
     assert len(lines) == 3, lines
     assert "attempt 1 of 3; will retry" in lines[0] and "attempt 3 of 3; giving up" in lines[2]
     assert all(HAMLET in line and "ConnectionRefusedError" in line for line in lines)
@@ -130,7 +130,7 @@ def test_a_hanging_server_never_slows_a_request(org, app, caplog):
     try:
         app.config.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=silent.getsockname()[1], EMAIL_SEND_ATTEMPTS=1,
                           EMAIL_TIMEOUT_SECONDS=0.5)
-        caplog.set_level(logging.WARNING, logger="chat_appliance.lib.send_email")
+        caplog.set_level(logging.WARNING, logger="chat_appliance.clients.send_email")
         started = time.monotonic()
         response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET}, headers=XHR)
         assert response.status_code == 200 and time.monotonic() - started < 0.5

@@ -300,7 +300,7 @@ def test_a_poll_on_a_queue_collected_after_its_lookup_is_told_the_queue_is_gone(
     the poll answer BAD_EVENT_QUEUE_ID at once, in a thread and on a loop, instead of waiting on
     the deleted queue for a heartbeat's time and answering an empty list?"""
     from chat_appliance.events.clock import ManualClock
-    from chat_appliance.events.queues import BadEventQueueIdError
+    from chat_appliance.lib.errors import BadEventQueueIdError
 
     clock = ManualClock()
     manager = QueueManager(idle_seconds=10, clock=clock)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from chat_appliance.actions.invites import InvalidInvitationError, do_accept_invitation
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.actions.invites import do_accept_invitation
+from chat_appliance.lib.errors import InvalidInvitationError, JsonableError
 from chat_appliance.models import Invitation, UserProfile, database
 
 from .helpers import FAST_HASH, ApiClient, err, ok, polled, queues

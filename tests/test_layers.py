@@ -32,12 +32,7 @@ LAZY_TARGETS = (
     # A queue's narrow check (events/queues.py): with the first queue that has a narrow.
     "chat_appliance.lib.narrow",
     # Outgoing mail (app.build_mailer): with the first message to send.
-    "chat_appliance.lib.send_email",
-    # The app's listeners on committed events (app.OnFirstUse): with the first event.
-    "chat_appliance.actions.service_dispatch",
-    "chat_appliance.actions.link_previews",
-    "chat_appliance.actions.missed_messages",
-    "chat_appliance.actions.push_notifications",
+    "chat_appliance.clients.send_email",
 )
 
 

@@ -94,10 +94,10 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
             return sorted(m for m in sys.modules if m.startswith("chat_appliance.api.") and m != "chat_appliance.api.routes"
                           or m == "chat_appliance.web.webclient")
         print(views())
-        listeners = ("chat_appliance.actions.push_notifications", "chat_appliance.actions.missed_messages",
-                     "chat_appliance.actions.service_dispatch", "chat_appliance.actions.link_previews", "smtplib",
-                     "chat_appliance.lib.push_service", "chat_appliance.events.shards",
-                     "chat_appliance.web.shared_rate_limit", "chat_appliance.lib.send_email")
+        listeners = ("chat_appliance.workers.push_notifications", "chat_appliance.workers.missed_messages",
+                     "chat_appliance.workers.service_dispatch", "chat_appliance.workers.link_previews", "smtplib",
+                     "chat_appliance.clients.push_service", "chat_appliance.events.shards",
+                     "chat_appliance.web.shared_rate_limit", "chat_appliance.clients.send_email")
         assert not [name for name in listeners if name in sys.modules], [name for name in listeners if name in sys.modules]
         with database.connection_context():
             realm, user = do_create_realm("Lazy", "127.0.0.1", "http://127.0.0.1", "lazy@example.com", "Lazy",

@@ -1,4 +1,4 @@
-"""Website previews (INLINE_URL_EMBED_PREVIEW, actions/link_previews.py): fetched after the send
+"""Website previews (INLINE_URL_EMBED_PREVIEW, workers/link_previews.py): fetched after the send
 from a local HTTP server, appended as Zulip's message_embed markup, announced by a rendering-only
 update_message; off by default, and refused for private addresses unless allowed."""
 
@@ -63,6 +63,6 @@ def test_off_by_default_and_private_addresses_refused(org, app, site):
     app.config["INLINE_URL_EMBED_PREVIEW"] = True
     app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = False
     second = ok(hamlet.post("messages", type="stream", to="Denmark", topic="links", content=f"{base}/page"))["id"]
-    app.extensions["link_previewer"].close()  # wait for the background work to finish
+    app.extensions["chat_appliance"].workers["link_previews"].close()  # wait for the background work to finish
     assert hits == []
     assert "message_embed" not in content_of(hamlet, first) + content_of(hamlet, second)

@@ -109,7 +109,7 @@ def test_wildcard_mentions_follow_wildcard_mentions_notify(org, away):
 def test_without_email_configured_nothing_is_noted(org, app):
     """Without EMAIL_HOST, does a DM to someone away leave nothing pending?"""
     dm(org, org.hamlet, org.othello, "no mail server")
-    assert app.extensions["chat_appliance"].missed_messages._pending == {}
+    assert app.extensions["chat_appliance"].workers["missed_messages"]._pending == {}
 
 
 def test_a_direct_message_from_a_muted_user_is_not_mailed(org, away):

@@ -19,7 +19,7 @@ APP_ID = "org.zulip.Zulip"
 
 
 def notifier(app):
-    return app.extensions["chat_appliance"].push_notifier
+    return app.extensions["chat_appliance"].workers["push_notifications"]
 
 
 def settle(app):

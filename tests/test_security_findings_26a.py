@@ -165,7 +165,7 @@ def test_h1_the_checked_address_is_the_one_connected_to(org, app, internal, monk
 
 
 def test_h1_no_module_fetches_urls_but_safe_fetch():
-    """Do the server's modules reach the network only through lib/safe_fetch (no urllib.request,
+    """Do the server's modules reach the network only through clients/safe_fetch (no urllib.request,
     http.client or requests anywhere else), so that every future fetch gets the guard?"""
     import pathlib
 

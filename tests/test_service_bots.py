@@ -166,7 +166,7 @@ def test_unreachable_webhook_is_retried_then_reported(org, allow_private, app, m
     """Is a payload URL that refuses connections tried OUTGOING_WEBHOOK_ATTEMPTS times before
     the owner hears of it?"""
     app.config["OUTGOING_WEBHOOK_ATTEMPTS"] = 2  # not the default (3)
-    dispatcher = app.extensions["service_dispatcher"]
+    dispatcher = app.extensions["chat_appliance"].workers["service_bots"]
     dispatcher.retry_delays = (0.01,)
     tried = []
     real_post = dispatcher.post

@@ -1,4 +1,4 @@
-"""Static checks: the type hints of actions/, lib/, events/, db/ and server/, and mypy over the
+"""Static checks: the type hints of actions/, workers/, clients/, lib/, events/, db/ and server/, and mypy over the
 whole package (configured in setup.cfg [mypy]). They read the source only; no server, no database."""
 
 import ast
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "chat_appliance"
-TYPED_PACKAGES = ("actions", "lib", "events", "db", "server")
+TYPED_PACKAGES = ("actions", "workers", "clients", "lib", "events", "db", "server")
 
 
 def public_functions(tree):

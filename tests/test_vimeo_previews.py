@@ -1,4 +1,4 @@
-"""Vimeo previews (actions/link_previews.py): with INLINE_URL_EMBED_PREVIEW on, a Vimeo link's
+"""Vimeo previews (workers/link_previews.py): with INLINE_URL_EMBED_PREVIEW on, a Vimeo link's
 data come from the oEmbed endpoint (VIMEO_OEMBED_URL, here a local server standing in for
 Vimeo's), become Zulip's embed-video markup, and a bare link is retitled "Vimeo - <title>" only
 while INLINE_IMAGE_PREVIEW is on."""
@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from chat_appliance.actions import link_previews
+from chat_appliance.workers import link_previews
 
 from .helpers import content_of, get_events, local_http_server, ok, register, wait_for
 
@@ -90,7 +90,7 @@ def test_no_preview_when_off_or_not_a_video(org, app, oembed, monkeypatch):
     app.config["VIMEO_OEMBED_URL"] = base + "/oembed.json"
     first = ok(hamlet.post("messages", type="stream", to="Denmark", topic="videos",
                            content="https://vimeo.com/1084537"))["id"]
-    app.extensions["link_previewer"].close()
+    app.extensions["chat_appliance"].workers["link_previews"].close()
     assert asked == [] and "embed-video" not in content_of(hamlet, first)
     pages = []
     monkeypatch.setattr(link_previews, "fetch_open_graph", lambda url, allow_private: pages.append(url))
@@ -98,7 +98,7 @@ def test_no_preview_when_off_or_not_a_video(org, app, oembed, monkeypatch):
     second = ok(hamlet.post("messages", type="stream", to="Denmark", topic="videos",
                             content="https://player.vimeo.com/video/7 and https://example.invalid/x"))["id"]
     wait_for(lambda: len(pages) == 2)
-    app.extensions["link_previewer"].close()
+    app.extensions["chat_appliance"].workers["link_previews"].close()
     assert [path for path, _ in asked] == ["/link.json"]
     assert asked[0][1]["url"] == ["https://player.vimeo.com/video/7"]
     assert pages == ["https://player.vimeo.com/video/7", "https://example.invalid/x"]

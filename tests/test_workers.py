@@ -1,11 +1,11 @@
-"""The worker pool behind the event loop (workers.StackExecutor)."""
+"""The thread pool behind the event loop (server/thread_pool.StackExecutor)."""
 
 import threading
 import time
 
 import pytest
 
-from chat_appliance.server.workers import StackExecutor
+from chat_appliance.server.thread_pool import StackExecutor
 
 
 def test_runs_jobs_and_returns_results_and_errors():

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from chat_appliance.db.connection import write_transaction
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import JsonableError, WrongPasswordError
 from chat_appliance.lib.passwords import check_password, hash_password, password_too_weak
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
 from chat_appliance.models import UserProfile
@@ -22,10 +22,6 @@ MAX_AVATAR_FILE_SIZE_MIB = 5
 # type the uploader claimed.
 IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
                     (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
-
-
-class WrongPasswordError(JsonableError):
-    """The old password does not match: the HTTP layer counts it as a failed login."""
 
 
 def do_change_password(user: UserProfile, old_password: str | None, new_password: str, *, password_method: str) -> None:

@@ -9,7 +9,7 @@ import secrets
 from importlib import util as import_util
 
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.safe_fetch import UnsafeURLError, resolve
+from chat_appliance.clients.safe_fetch import UnsafeURLError, resolve
 from chat_appliance.models import (BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK, INTERFACE_GENERIC, INTERFACE_SLACK,
                                    ROLE_ADMINISTRATOR, ROLE_OWNER, BotService, UserProfile)
 
@@ -35,7 +35,7 @@ def available_embedded_bots() -> list[str]:
 
 def check_payload_url(url: str, *, allow_private: bool) -> str:
     """An http(s) URL with a host; unless allowed, one whose every address is public. The same
-    guard runs again at each call (lib/safe_fetch), since the name may resolve elsewhere by then."""
+    guard runs again at each call (clients/safe_fetch), since the name may resolve elsewhere by then."""
     try:
         resolve(url, allow_private=allow_private)
     except UnsafeURLError as error:

@@ -15,8 +15,8 @@ import time
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import access_stream_by_id
-from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.validators import ParamError, check_string
+from chat_appliance.lib.errors import JsonableError, ParamError
+from chat_appliance.lib.validators import check_string
 from chat_appliance.lib.serializers import draft_dict
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile

@@ -8,8 +8,8 @@ address changes, every other pending link of the account stops working."""
 
 import logging
 
-from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.send_email import Mailer, standard_email
+from chat_appliance.lib.errors import InvalidEmailChangeLinkError, JsonableError
+from chat_appliance.clients.send_email import Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.users import check_email, check_not_placeholder, do_change_delivery_email, email_in_use
@@ -19,11 +19,6 @@ log = logging.getLogger(__name__)
 PURPOSE = "email-change"
 CONFIRM_PATH = "/accounts/confirm_new_email/"
 LINK_VALIDITY_SECONDS = 24 * 3600
-
-
-class InvalidEmailChangeLinkError(JsonableError):
-    def __init__(self) -> None:
-        super().__init__("The confirmation link has expired or has already been used.")
 
 
 def _encode(email: str) -> str:

@@ -30,9 +30,14 @@ from peewee import fn
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.access import access_stream_by_id
-from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
+from chat_appliance.lib.errors import (
+    InvalidInvitationError,
+    InvitationFailedError,
+    JsonableError,
+    OrganizationOwnerRequiredError,
+)
 from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
-from chat_appliance.lib.send_email import Mailer, standard_email
+from chat_appliance.clients.send_email import Mailer, standard_email
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
@@ -58,21 +63,6 @@ if TYPE_CHECKING:
 
 KEY_LENGTH = 24
 _KEY_ALPHABET = string.ascii_lowercase + string.digits
-
-
-class InvitationError(JsonableError):
-    """Zulip's INVITATION_FAILED: some addresses could not be invited."""
-    code = "INVITATION_FAILED"
-
-    def __init__(self, msg, errors, *, sent_invitations):
-        super().__init__(msg, errors=[list(e) for e in errors], sent_invitations=sent_invitations,
-                         license_limit_reached=False, daily_limit_reached=False)
-
-
-class InvalidInvitationError(JsonableError):
-    """An invitation key that cannot be used (unknown, used, revoked or expired)."""
-    def __init__(self, msg="The invitation link has expired or been deactivated."):
-        super().__init__(msg)
 
 
 def check_invite_role(user: UserProfile, invite_as: int) -> None:
@@ -192,10 +182,10 @@ def do_invite_users(user: UserProfile, emails: list[str], *, mailer: Mailer, str
     bad = [(e, "Invalid address.", False) for e in emails if not EMAIL_RE.match(e) or len(e) > 254]
     skipped = existing_account_errors(user.realm, [e for e in emails if not any(e == b[0] for b in bad)])
     if bad:
-        raise InvitationError("Some emails did not validate, so we didn't send any invitations.",
+        raise InvitationFailedError("Some emails did not validate, so we didn't send any invitations.",
                               bad + skipped, sent_invitations=False)
     if len(skipped) == len(emails):
-        raise InvitationError("We weren't able to invite anyone.", skipped, sent_invitations=False)
+        raise InvitationFailedError("We weren't able to invite anyone.", skipped, sent_invitations=False)
     skipped_emails = {e for e, _msg, _deactivated in skipped}
     created = []
     with write_transaction():

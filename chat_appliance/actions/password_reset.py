@@ -13,9 +13,9 @@ link issued before, stops working; so does a link after an email change or a dea
 import logging
 from typing import Optional
 
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import InvalidResetLinkError
 from chat_appliance.actions.account import do_set_password
-from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, standard_email
+from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.models import Realm, UserProfile
 
@@ -25,13 +25,6 @@ log = logging.getLogger(__name__)
 RESET_LINK_VALIDITY_SECONDS = 24 * 3600
 RESET_PATH = "/accounts/password/reset/"
 PURPOSE = "password-reset"
-
-
-class InvalidResetLinkError(JsonableError):
-    """A reset token that is unknown, used, or too old."""
-
-    def __init__(self) -> None:
-        super().__init__("The password reset link has expired or has already been used.")
 
 
 def _bound(user: UserProfile) -> list:

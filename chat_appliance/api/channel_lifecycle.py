@@ -21,7 +21,7 @@ from chat_appliance.lib.access import (
     require_realm_admin,
     user_in_realm,
 )
-from chat_appliance.lib.errors import JsonableError, OrganizationAdministratorRequiredError
+from chat_appliance.lib.errors import ChannelAlreadyExistsError, JsonableError, OrganizationAdministratorRequiredError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import check_bool, check_group_id, check_int, list_of
@@ -30,15 +30,6 @@ from chat_appliance.api.channel_folders import check_folder_id
 from chat_appliance.web.context import limits
 
 bp = Blueprint("channel_lifecycle", __name__)
-
-
-class ChannelAlreadyExistsError(JsonableError):
-    """Zulip's 409 for a channel name in use."""
-    code = "CHANNEL_ALREADY_EXISTS"
-    http_status = 409
-
-    def __init__(self, name):
-        super().__init__(f"Channel '{name}' already exists")
 
 
 def check_group_settings(realm_id, settings):

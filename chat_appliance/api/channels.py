@@ -29,11 +29,10 @@ from chat_appliance.lib.access import (
     streams_by_names,
     users_in_realm,
 )
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import JsonableError, ParamError, UnauthorizedPrincipalError
 from chat_appliance.lib.onboarding_settings import can_subscribe_other_users
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import (
-    ParamError,
     check_any_json,
     check_bool,
     check_dict,
@@ -57,16 +56,6 @@ from chat_appliance.web.context import limits
 bp = Blueprint("channels", __name__)
 
 
-class PrincipalError(JsonableError):
-    """A principal the requester may not act for (or that does not exist): Zulip's 403."""
-    code = "UNAUTHORIZED_PRINCIPAL"
-    http_status = 403
-
-    def __init__(self, principal):
-        super().__init__(f"User not authorized to execute queries on behalf of '{principal}'",
-                         principal=principal)
-
-
 def check_principals(var_name, value):
     """A JSON list of emails or of user ids, repeats dropped."""
     value = check_any_json(var_name, value)
@@ -86,7 +75,7 @@ def principals_to_users(requester, principals):
     for principal in principals:
         target = by_id.get(principal) if isinstance(principal, int) else by_email[principal]
         if target is None or not target.is_active:
-            raise PrincipalError(principal)
+            raise UnauthorizedPrincipalError(principal)
         users.append(target)
     return users
 

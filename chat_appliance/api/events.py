@@ -5,19 +5,11 @@ from flask import Blueprint, current_app, jsonify, request
 from chat_appliance.db.connection import close_connection
 from chat_appliance.events.state import fetch_initial_state
 from chat_appliance.web.auth import authenticate_request_cached, is_session_request
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import JsonableError, ParamError
 from chat_appliance.lib.messages import max_message_id
 from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.web.params import Param, endpoint, request_values
-from chat_appliance.lib.validators import (
-    ParamError,
-    check_bool,
-    check_dict,
-    check_json_list,
-    check_string,
-    is_id_string,
-    list_of,
-)
+from chat_appliance.lib.validators import check_bool, check_dict, check_json_list, check_string, is_id_string, list_of
 from chat_appliance.api.channels import parse_include_subscribers
 from chat_appliance.web.context import app_state, limits, queue_manager
 from chat_appliance.web.longpoll import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, EventsBody, Poll

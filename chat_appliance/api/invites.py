@@ -3,7 +3,6 @@
 from flask import Blueprint, current_app
 
 from chat_appliance.actions.invites import (
-    InvitationError,
     access_invite_for_update,
     check_invite_groups,
     check_invite_role,
@@ -16,7 +15,7 @@ from chat_appliance.actions.invites import (
     invites_controlled_by,
     parse_invitee_emails,
 )
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import EmailInvitationsUnavailableError, InvitationFailedError, JsonableError
 from chat_appliance.lib.onboarding_settings import can_create_multiuse_invite, can_invite_users_by_email
 from chat_appliance.web.context import mailer
 from chat_appliance.web.params import Param, endpoint
@@ -53,18 +52,10 @@ INVITE_PARAMS = dict(
 )
 
 
-class EmailNotConfiguredError(JsonableError):
-    """Email invitations on a server that cannot send email."""
-
-    def __init__(self):
-        super().__init__("This server is not configured to send email, so it cannot send invitations by "
-                         "email. Create an invitation link instead.")
-
-
 def require_email():
-    """The server's mailer, if it can send; EmailNotConfiguredError otherwise."""
+    """The server's mailer, if it can send; EmailInvitationsUnavailableError otherwise."""
     if not mailer().configured:
-        raise EmailNotConfiguredError()
+        raise EmailInvitationsUnavailableError()
     return mailer()
 
 
@@ -107,7 +98,7 @@ def send_invites(user, invitee_emails, stream_ids, notify_referrer_on_join, invi
     skipped = do_invite_users(user, emails, mailer=require_email(), notify_referrer_on_join=notify_referrer_on_join,
                               **options)
     if skipped:
-        raise InvitationError("Some of those addresses are already using Zulip, so we didn't send them an "
+        raise InvitationFailedError("Some of those addresses are already using Zulip, so we didn't send them an "
                               "invitation. We did send invitations to everyone else!", skipped, sent_invitations=True)
 
 

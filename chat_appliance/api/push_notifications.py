@@ -16,9 +16,9 @@ from chat_appliance.actions.push_notifications import (
     do_send_test_notification,
     legacy_test_devices,
 )
-from chat_appliance.lib.errors import MissingArgumentError
-from chat_appliance.lib.push_service import PushServiceNotConfiguredError, service_from_config
-from chat_appliance.lib.validators import ParamError, check_int, check_string, one_of
+from chat_appliance.lib.errors import MissingArgumentError, ParamError, PushServiceNotConfiguredError
+from chat_appliance.clients.push_service import service_from_config
+from chat_appliance.lib.validators import check_int, check_string, one_of
 from chat_appliance.web.params import Param, endpoint
 
 bp = Blueprint("push_notifications", __name__)

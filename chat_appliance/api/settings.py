@@ -5,12 +5,12 @@ import zoneinfo
 
 from flask import Blueprint, request
 
-from chat_appliance.actions.account import WrongPasswordError, do_change_password
+from chat_appliance.actions.account import do_change_password
 from chat_appliance.actions.email_change import do_start_email_change
 from chat_appliance.actions.users import check_full_name, do_change_full_name, do_change_settings
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
-from chat_appliance.lib.validators import ParamError, check_bool, check_int, int_range, one_of
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.validators import check_bool, check_int, int_range, one_of
+from chat_appliance.lib.errors import JsonableError, ParamError, WrongPasswordError
 from chat_appliance.web.context import instance_key, mailer, password_method
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login

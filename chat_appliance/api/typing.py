@@ -4,10 +4,10 @@ from flask import Blueprint
 
 from chat_appliance.actions.typing import do_send_direct_typing, do_send_stream_typing
 from chat_appliance.lib.access import access_stream_by_id, access_users_by_ids
-from chat_appliance.lib.errors import JsonableError, MissingArgumentError
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError, ParamError
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import ParamError, check_int, json_or_string, list_of, one_of
+from chat_appliance.lib.validators import check_int, json_or_string, list_of, one_of
 from chat_appliance.lib.user_settings import user_setting
 
 bp = Blueprint("typing", __name__)

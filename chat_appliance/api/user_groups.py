@@ -24,10 +24,10 @@ from chat_appliance.actions.user_groups import (
     realm_groups,
 )
 from chat_appliance.lib.access import access_user_by_id
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import JsonableError, ParamError
 from chat_appliance.lib.groups import is_user_in_group, recursive_member_ids, subgroup_closure
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import ParamError, check_any_json, check_bool, check_int, list_of, string_max
+from chat_appliance.lib.validators import check_any_json, check_bool, check_int, list_of, string_max
 
 # Every /register carries every group's description, so one member's must not weigh megabytes.
 MAX_GROUP_DESCRIPTION_LENGTH = 1024

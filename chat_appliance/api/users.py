@@ -21,12 +21,17 @@ from chat_appliance.actions.users import (
     has_permission,
 )
 from chat_appliance.lib.access import access_user_by_email, access_user_by_id, only_owner, realm_accounts, require_realm_admin
-from chat_appliance.lib.errors import JsonableError, OrganizationOwnerRequiredError
+from chat_appliance.lib.errors import (
+    CannotDeactivateLastUserError,
+    JsonableError,
+    OrganizationOwnerRequiredError,
+    ParamError,
+)
 from chat_appliance.lib.messages import max_message_id
 from chat_appliance.lib.profile_data import profile_data_for
 from chat_appliance.lib.snapshots import read_through
 from chat_appliance.web.params import Param, endpoint
-from chat_appliance.lib.validators import ParamError, check_bool, check_dict, check_int, list_of, one_of, string_max
+from chat_appliance.lib.validators import check_bool, check_dict, check_int, list_of, one_of, string_max
 from chat_appliance.lib.serializers import own_user_dict, user_dict
 from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_OWNER, ROLES
 
@@ -263,16 +268,6 @@ def create_bot(user, full_name, short_name, bot_type, payload_url, interface_typ
         config_data=config_data, allow_private=current_app.config["OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"])
     bot = do_create_bot(user, full_name, short_name, bot_type, service=service)
     return {"user_id": bot.id, "api_key": bot.api_key}
-
-
-class CannotDeactivateLastUserError(JsonableError):
-    """Zulip's refusal to deactivate the organization's only owner."""
-
-    code = "CANNOT_DEACTIVATE_LAST_USER"
-
-    def __init__(self):
-        super().__init__("Cannot deactivate the only organization owner", entity="organization owner",
-                         is_last_owner=True)
 
 
 @bp.delete("/users/me")

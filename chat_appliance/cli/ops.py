@@ -69,7 +69,7 @@ def cmd_send_test_email(args):
     """Send one mail now, in the foreground, and say what the SMTP server answered."""
     import smtplib
 
-    from chat_appliance.lib.send_email import EmailSettings, smtp_send, standard_email
+    from chat_appliance.clients.send_email import EmailSettings, smtp_send, standard_email
 
     instance = instance_path_from_env(args.instance)
     config = load_config(instance)

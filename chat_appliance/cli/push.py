@@ -11,7 +11,9 @@ TERMS_URL = "https://zulip.com/policies/terms"
 def cmd_register_push_service(args):
     """POST /api/v1/remotes/server/register with this server's org id and key (made now on the
     first run), its host name and a contact address; store the credentials (mode 600)."""
-    from chat_appliance.lib import push_credentials, push_service
+    from chat_appliance.clients import push_service
+    from chat_appliance.lib import push_credentials
+    from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
     from chat_appliance.models import ROLE_OWNER, UserProfile, database
 
     instance, config = open_instance(args)
@@ -52,9 +54,9 @@ def cmd_register_push_service(args):
         answer = push_service.send_unauthenticated(url, "server/register", request,
                                                    timeout=float(config["PUSH_NOTIFICATION_TIMEOUT_SECONDS"]),
                                                    user_agent="ZulipServer/11.0 (chat-appliance)")
-    except push_service.PushServiceRefusedError as error:
+    except PushServiceRefusedError as error:
         raise CommandError(f"The service refused the registration: {error.msg}") from None
-    except push_service.PushServiceRetryLaterError as error:
+    except PushServiceRetryLaterError as error:
         raise CommandError(f"Could not reach the service at {url}: {error.detail}") from None
     if new_key is not None:
         org_key = new_key
@@ -77,15 +79,15 @@ def cmd_register_push_service(args):
 
 def upload_server_data(service):
     """Tell the service about the organizations now (a running server repeats it hourly)."""
-    from chat_appliance.actions.push_notifications import send_server_data
+    from chat_appliance.workers.push_notifications import send_server_data
     from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
-    from chat_appliance.lib import push_service
+    from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
     from chat_appliance.models import database
 
     try:
         with database.connection_context():
             answer = send_server_data(service, ZULIP_VERSION, ZULIP_FEATURE_LEVEL)
-    except (push_service.PushServiceRefusedError, push_service.PushServiceRetryLaterError) as error:
+    except (PushServiceRefusedError, PushServiceRetryLaterError) as error:
         print(f"Warning: the organization data upload (server/analytics) failed: "
               f"{getattr(error, 'detail', error.msg)}; the server retries hourly.", file=sys.stderr)
         return

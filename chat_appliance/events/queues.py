@@ -35,7 +35,7 @@ from contextlib import contextmanager
 
 from chat_appliance.db.admission import turns
 from chat_appliance.events.clock import SystemClock
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import BadEventQueueIdError
 from chat_appliance import models  # the message models load on first use (models/__init__.py)
 
 if TYPE_CHECKING:
@@ -62,16 +62,6 @@ def shard_of(queue_id: str) -> str | None:
     """The shard named at the start of a queue id ("K:..."), or None for an unsharded id."""
     head, sep, rest = queue_id.partition(":")
     return head if sep and rest.count(":") == 1 else None
-
-
-class BadEventQueueIdError(JsonableError):
-    """An unknown, expired or foreign queue. zulip-terminal 0.7.0 re-registers only when the
-    message starts with exactly "Bad event queue id:" (lower-case id)."""
-
-    code = "BAD_EVENT_QUEUE_ID"
-
-    def __init__(self, queue_id):
-        super().__init__(f"Bad event queue id: {queue_id}", queue_id=queue_id)
 
 
 # Registration options, as saved in the dump file.

@@ -144,7 +144,7 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "realm_default_code_block_language": default_code_block_language(realm),
         # The limits the server enforces (options["limits"], from the configuration).
         **options["limits"].as_register_state(),
-        # Registered with Zulip's push notification service (lib/push_service.py); no end date
+        # Registered with Zulip's push notification service (clients/push_service.py); no end date
         # is known here (the service's plan decides).
         "realm_push_notifications_enabled": bool(options.get("push_notifications_enabled")),
         "realm_push_notifications_enabled_end_timestamp": None,

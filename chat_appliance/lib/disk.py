@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
 import time
 
 DISK_FULL_MESSAGE = ("The server's disk is full: nothing was saved. An administrator must free space on the "
@@ -21,8 +20,9 @@ DISK_FULL_MESSAGE = ("The server's disk is full: nothing was saved. An administr
 REMEMBER_SECONDS = 300
 LOW_SPACE_BYTES = 16 * 1024 * 1024
 
+# One value, only ever read or replaced whole (each a single dict operation, atomic), so the
+# requests that note and read it need no lock.
 _last_seen: dict[str, float | None] = {"at": None}
-_lock = threading.Lock()
 
 
 def is_disk_full(error: BaseException | None) -> bool:
@@ -42,15 +42,13 @@ def is_disk_full(error: BaseException | None) -> bool:
 
 
 def note_disk_full() -> None:
-    with _lock:
-        _last_seen["at"] = time.monotonic()
+    _last_seen["at"] = time.monotonic()
 
 
 def disk_state(path: str | os.PathLike[str]) -> str:
     """"ok" or "full": full if a disk-full error happened in the last REMEMBER_SECONDS or the file
     system holding `path` has less than LOW_SPACE_BYTES free."""
-    with _lock:
-        at = _last_seen["at"]
+    at = _last_seen["at"]
     if at is not None and time.monotonic() - at < REMEMBER_SECONDS:
         return "full"
     try:
@@ -62,5 +60,4 @@ def disk_state(path: str | os.PathLike[str]) -> str:
 
 def reset() -> None:
     """Forget the last disk-full error (tests)."""
-    with _lock:
-        _last_seen["at"] = None
+    _last_seen["at"] = None

@@ -40,11 +40,11 @@ from chat_appliance.lib.access import (
     stream_in_realm,
     user_can_access_message,
 )
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import BadNarrowError, JsonableError, ParamError
 from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES
 # Zulip's anchor for "no such message", larger than any message id, lives with parse_anchor
 # (lib/validators.py), which clamps anchors to it.
-from chat_appliance.lib.validators import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, ParamError, check_json_list, is_id_string
+from chat_appliance.lib.validators import LARGER_THAN_MAX_MESSAGE_ID, MAX_INT, check_json_list, is_id_string
 
 if TYPE_CHECKING:
     import peewee
@@ -66,14 +66,6 @@ def canonical_operator(operator: str) -> str:
     """The current name of a narrow operator (lower case, aliases resolved)."""
     operator = operator.lower()
     return OPERATOR_ALIASES.get(operator, operator)
-
-
-class BadNarrowError(JsonableError):
-    """Zulip's BAD_NARROW."""
-    code = "BAD_NARROW"
-
-    def __init__(self, detail):
-        super().__init__(f"Invalid narrow operator: {detail}")
 
 
 def parse_narrow(var_name: str, value: Any) -> list[tuple[str, Any, bool]]:

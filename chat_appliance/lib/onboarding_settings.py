@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from chat_appliance.models import UserGroup
 from chat_appliance.lib.groups import is_user_in_group
-from chat_appliance.lib.validators import ParamError
+from chat_appliance.lib.errors import ParamError
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

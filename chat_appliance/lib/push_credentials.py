@@ -1,7 +1,7 @@
 """Whether this server may use Zulip's push notification service, and the credentials that
 `chat-appliance register-push-service` stores for it in the instance folder.
 
-Kept apart from lib/push_service.py (the protocol): GET /server_settings and POST /register say
+Kept apart from clients/push_service.py (the protocol): GET /server_settings and POST /register say
 whether push is enabled, and need none of the protocol for it.
 """
 

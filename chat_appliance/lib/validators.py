@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import re
 from datetime import datetime, timezone
 
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import ParamError
 from chat_appliance.lib.json_input import MAX_DEPTH as JSON_MAX_DEPTH
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.models.base import MAX_DATABASE_INT
@@ -39,9 +39,6 @@ MAX_JSON_DEPTH = JSON_MAX_DEPTH
 MAX_LIST_LENGTH = 1000
 MAX_MESSAGE_ID_LIST_LENGTH = 5000
 
-
-class ParamError(JsonableError):
-    """A parameter of the wrong type or shape: BAD_REQUEST with Zulip's text."""
 
 # --- parsers: each takes (var_name, value) and returns the converted value ------------
 

@@ -29,7 +29,7 @@ from collections import deque
 from concurrent.futures import Future
 
 from chat_appliance.db.admission import turns
-from chat_appliance.server.workers import StackExecutor
+from chat_appliance.server.thread_pool import StackExecutor
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict

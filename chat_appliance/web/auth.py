@@ -11,7 +11,12 @@ from chat_appliance import models  # the account models load on first use (model
 from chat_appliance.lib import passwords
 from chat_appliance.web import sessions
 from chat_appliance.web.context import password_method
-from chat_appliance.lib.errors import InvalidAPIKeyError, JsonableError, UnauthorizedError, UserDeactivatedError
+from chat_appliance.lib.errors import (
+    AuthenticationFailedError,
+    InvalidAPIKeyError,
+    UnauthorizedError,
+    UserDeactivatedError,
+)
 from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
@@ -209,16 +214,6 @@ def clear_session_cookie(response):
 
 
 # --- password sign-in ---------------------------------------------------------------------------
-
-
-class AuthenticationFailedError(JsonableError):
-    """Zulip's answer to a wrong email or password (401)."""
-
-    code = "AUTHENTICATION_FAILED"
-    http_status = 401
-
-    def __init__(self):
-        super().__init__("Your username or password is incorrect")
 
 
 def authenticate_by_password(email, password):

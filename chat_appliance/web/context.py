@@ -35,7 +35,7 @@ def password_method():
 
 
 def mailer():
-    """The app's outgoing mail (lib.send_email.Mailer, built on first use: app.AppState)."""
+    """The app's outgoing mail (clients.send_email.Mailer, built on first use: app.AppState)."""
     return app_state().mailer.built()
 
 

@@ -15,8 +15,8 @@ import functools
 from flask import request
 from werkzeug.routing import IntegerConverter, ValidationError
 
-from chat_appliance.lib.errors import JsonableError, MissingArgumentError
-from chat_appliance.lib.validators import ParamError, check_no_nul, check_string
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError, ParamError
+from chat_appliance.lib.validators import check_no_nul, check_string
 from chat_appliance.web.auth import authenticate_request, authenticate_request_cached
 from chat_appliance.web.rate_limit import check_api_request
 from chat_appliance.web.response import json_success

@@ -19,23 +19,13 @@ from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance import models  # the session models load on first use (models/__init__.py)
 from chat_appliance.models import now
-from chat_appliance.lib.errors import JsonableError, UnauthorizedError, UserDeactivatedError
+from chat_appliance.lib.errors import CsrfFailedError, UnauthorizedError, UserDeactivatedError
 
 SESSION_COOKIE = "chat_appliance_session"
 CSRF_HEADER = "X-CSRFToken"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 # How long a long poll may answer from memory before the session row is read again.
 SESSION_CACHE_SECONDS = 60
-
-
-class CsrfError(JsonableError):
-    """A state-changing /json request without the session's CSRF token (Zulip: 403 CSRF_FAILED)."""
-
-    code = "CSRF_FAILED"
-    http_status = 403
-
-    def __init__(self, reason):
-        super().__init__(f"CSRF error: {reason}")
 
 
 def token_hash(token):
@@ -87,9 +77,9 @@ def check_csrf(method, expected, offered):
     if method.upper() in SAFE_METHODS:
         return
     if not offered:
-        raise CsrfError("CSRF token missing.")
+        raise CsrfFailedError("CSRF token missing.")
     if not secrets.compare_digest(expected.encode(), offered.encode()):
-        raise CsrfError("CSRF token incorrect.")
+        raise CsrfFailedError("CSRF token incorrect.")
 
 
 def active_session(token, method, csrf_offered):

@@ -22,7 +22,7 @@ from importlib import import_module
 
 from chat_appliance import __version__
 from chat_appliance.config import Limits
-from chat_appliance.lib import safe_fetch
+from chat_appliance.clients import safe_fetch
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
@@ -31,6 +31,7 @@ from chat_appliance.models import (BOT_EMBEDDED, BOT_OUTGOING_WEBHOOK, INTERFACE
 from chat_appliance.actions.bot_storage import do_remove_storage, do_update_storage, stored_items
 from chat_appliance.actions.messages import check_send_message
 from chat_appliance.actions.reactions import check_emoji, do_add_reaction
+from chat_appliance.workers.base import WorkerContext
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -105,7 +106,8 @@ def reply_destination(message: JSONDict) -> JSONDict:
 
 
 class ServiceDispatcher:
-    """The event listener that calls service bots. One per app; `close()` stops its workers."""
+    """The worker that calls service bots (workers/base.py). One per app; `close()` stops its
+    threads."""
 
     def __init__(self, config, workers=2):
         # The app's configuration mapping, read at each call (tests and `dev` adjust it).
@@ -113,6 +115,10 @@ class ServiceDispatcher:
         self.retry_delays = RETRY_DELAYS_SECONDS
         self._workers = workers
         self._pool = None
+
+    @classmethod
+    def start(cls, context: WorkerContext) -> ServiceDispatcher:
+        return cls(context.config)
 
     @property
     def limits(self) -> Limits:
@@ -195,7 +201,7 @@ class ServiceDispatcher:
 
     def post(self, url: str, body: bytes, content_type: str) -> JSONDict | None:
         """One request; returns the decoded JSON answer (None for an empty body). Through
-        lib/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
+        clients/safe_fetch: the address is checked and pinned, and a redirect is a failure (it could
         point into this server's network, and the answer would be posted into the chat)."""
         try:
             response = safe_fetch.fetch(url, method="POST", data=body, timeout=self.config["OUTGOING_WEBHOOK_TIMEOUT_SECONDS"],

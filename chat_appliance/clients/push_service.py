@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import urlencode, urljoin
 
-from chat_appliance.lib import safe_fetch
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.clients import safe_fetch
+from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
 # Whether push is configured: lib/push_credentials.py, with the stored credentials, so that the
 # views that ask it (server_settings, register) need not load this module.
 from chat_appliance.lib.push_credentials import configured
@@ -43,34 +43,6 @@ TOKEN_KINDS = {"apns": 1, "fcm": 2}
 ORG_KEY_LENGTH = 64
 # Zulip cuts a notification's text after this many characters (and adds "…").
 MAX_CONTENT_LENGTH = 200
-
-
-class PushServiceNotConfiguredError(JsonableError):
-    """This server has not registered with the service (or push is turned off)."""
-
-    code = "PUSH_SERVICE_NOT_CONFIGURED"
-
-    def __init__(self):
-        super().__init__("Server is not configured to use push notification service.")
-
-
-class PushServiceRetryLaterError(JsonableError):
-    """No answer, or a 5xx: the service may work later (Zulip: a 502 to the app)."""
-
-    code = "BAD_GATEWAY"
-    http_status = 502
-
-    def __init__(self, detail="Network error while connecting to Zulip push notification service."):
-        super().__init__("Network error while connecting to Zulip push notification service.")
-        self.detail = detail
-
-
-class PushServiceRefusedError(JsonableError):
-    """The service answered 4xx: its message is passed on (an unknown token, bad credentials)."""
-
-    def __init__(self, msg: str, service_code: str | None = None):
-        super().__init__(msg)
-        self.service_code = service_code
 
 
 @dataclass(frozen=True)

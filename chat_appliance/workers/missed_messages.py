@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from chat_appliance.lib.send_email import EmailNotConfiguredError, Mailer, build_message
+from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, build_message
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (FLAG_BITS, TOPIC_FOLLOWED, Message, Realm, UserMessage, UserProfile, UserTopic,
                                    database)
+from chat_appliance.workers.base import WorkerContext
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ def missed_email(user: UserProfile, realm: Realm, batch: List[Missed], messages:
 
 
 class MissedMessageNotifier:
-    """The bus listener that collects missed messages and mails them after the delay.
+    """The worker (workers/base.py) that collects missed messages and mails them after the delay.
 
     `is_online(user_id)` says whether the person has an event queue taking messages (app.py
     asks the app's QueueManager); `config` is read at each message (MISSED_MESSAGE_EMAIL_DELAY_SECONDS)."""
@@ -159,6 +160,10 @@ class MissedMessageNotifier:
         self._changed = threading.Condition()
         self._thread: Optional[threading.Thread] = None
         self._closed = False
+
+    @classmethod
+    def start(cls, context: WorkerContext) -> "MissedMessageNotifier":
+        return cls(context.config, context.mailer(), context.is_online)
 
     def __call__(self, event: Mapping[str, Any], user_ids: List[int]) -> None:
         """Bus listener: note which recipients missed this message; no database work."""
