@@ -18,8 +18,8 @@ from .openapi import validate_response
 PACKAGE = Path(ec.__file__).resolve().parents[1]
 ROOT = PACKAGE.parent
 
-# Calls that hand an event to the bus (or to a wrapper that does).
-PUBLISHERS = {"publish", "notify_group"}
+# Calls that hand an event to the bus (or to a wrapper that does), or straight to a queue.
+PUBLISHERS = {"publish", "notify_group", "push"}
 
 
 def _is_dict_call(node):
