@@ -26,6 +26,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import AlertWord
 from chat_appliance.models.base import query_rows
 from chat_appliance.lib.alert_words import user_alert_words
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
@@ -72,7 +73,7 @@ def do_remove_alert_words(user: Any, words: list[str]) -> Any:
 
 def _announce(user):
     words = user_alert_words(user)
-    publish({"type": "alert_words", "alert_words": words}, [user.id])
+    publish(event_catalogue.alert_words(words), [user.id])
     return words
 
 

@@ -14,6 +14,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.serializers import folder_dict
 from chat_appliance.models import ChannelFolder
 from chat_appliance.lib.rendering import render_plain
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.config import Limits
@@ -64,8 +65,7 @@ def do_create_folder(creator: UserProfile, name: str, description: str, limits: 
         folder = ChannelFolder.create(realm=creator.realm_id, name=name, description=description,
                                       rendered_description=render_plain(description), creator=creator.id,
                                       order=order)
-    publish({"type": "channel_folder", "op": "add", "channel_folder": folder_dict(folder)},
-            active_user_ids(creator.realm_id))
+    publish(event_catalogue.channel_folder_add(folder_dict(folder)), active_user_ids(creator.realm_id))
     return folder
 
 
@@ -77,8 +77,7 @@ def do_update_folder(folder: ChannelFolder, changes: JSONDict) -> None:
         for key, value in changes.items():
             setattr(folder, key, value)
         folder.save()
-    publish({"type": "channel_folder", "op": "update", "channel_folder_id": folder.id, "data": changes},
-            active_user_ids(folder.realm_id))
+    publish(event_catalogue.channel_folder_update(folder.id, changes), active_user_ids(folder.realm_id))
 
 
 def realm_folders(realm_id: int, include_archived: bool) -> list[ChannelFolder]:
@@ -102,4 +101,4 @@ def do_reorder_folders(realm_id: int, order: list[int]) -> None:
     with write_transaction():
         for position, folder_id in enumerate(order):
             ChannelFolder.update(order=position).where(ChannelFolder.id == folder_id).execute()
-    publish({"type": "channel_folder", "op": "reorder", "order": list(order)}, active_user_ids(realm_id))
+    publish(event_catalogue.channel_folder_reorder(list(order)), active_user_ids(realm_id))

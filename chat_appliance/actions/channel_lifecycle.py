@@ -41,6 +41,7 @@ from chat_appliance.actions.channels import (
 from chat_appliance.actions.messages import check_send_message, internal_send_direct_message
 from chat_appliance.actions.users import active_user_ids
 from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -142,13 +143,13 @@ def notify_archive_state(stream: Stream, audience: list[int]) -> None:
     """stream update is_archived to clients with the archived_channels capability; stream delete
     (archived) or create (unarchived) to the others."""
     count = subscriber_counts([stream.id])[stream.id]
-    publish(capability_gated({"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
-                              "property": "is_archived", "value": stream.deactivated}, ARCHIVED_CHANNELS, True),
+    publish(capability_gated(event_catalogue.stream_update(stream.id, stream.name, "is_archived", stream.deactivated),
+                             ARCHIVED_CHANNELS, True),
             audience)
     if stream.deactivated:
-        legacy = {"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}], "stream_ids": [stream.id]}
+        legacy = event_catalogue.stream_delete(stream.id)
     else:
-        legacy = {"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=count)]}
+        legacy = event_catalogue.stream_create([stream_dict(stream, subscriber_count=count)])
     publish(capability_gated(legacy, ARCHIVED_CHANNELS, False), audience)
 
 
@@ -188,8 +189,7 @@ def do_archive_stream(stream: Stream, acting_user: UserProfile) -> None:
     if was_default:
         publish(default_streams_event(realm), non_guest_user_ids(realm.id))
     if realm_changes:
-        publish({"type": "realm", "op": "update_dict", "property": "default", "data": realm_changes},
-                active_user_ids(realm.id))
+        publish(event_catalogue.realm_update_dict("default", realm_changes), active_user_ids(realm.id))
 
 
 def do_unarchive_stream(stream: Stream, acting_user: UserProfile) -> None:

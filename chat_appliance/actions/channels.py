@@ -14,6 +14,7 @@ from chat_appliance.lib.serializers import STREAM_GROUP_SETTINGS, stream_dict, s
 from chat_appliance.lib.subscriptions import default_streams_event, subscriber_counts, subscriber_ids
 from chat_appliance.models import RECIPIENT_STREAM, Recipient, Stream, Subscription, UserProfile
 from chat_appliance.lib.rendering import render_plain
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.config import Limits
@@ -156,11 +157,11 @@ def notify_subscribed(added: list[tuple[UserProfile, Stream]]) -> None:
             sub = Subscription.get((Subscription.user_profile == user_id) & (Subscription.stream == stream))
             subs.append(subscription_dict(sub, stream, subscriber_count=counts[stream.id],
                                           subscribers=sorted(subscriber_ids(stream))))
-        publish({"type": "subscription", "op": "add", "subscriptions": subs}, [user_id])
+        publish(event_catalogue.subscription_add(subs), [user_id])
     for stream in streams.values():
         new_ids = sorted(u.id for u, s in added if s.id == stream.id)
         others = [uid for uid in stream_audience_ids(stream) if uid not in new_ids]
-        publish({"type": "subscription", "op": "peer_add", "stream_ids": [stream.id], "user_ids": new_ids}, others)
+        publish(event_catalogue.subscription_peer_add(stream.id, new_ids), others)
 
 
 def unsubscribe_users(streams: list[Stream],
@@ -178,9 +179,8 @@ def unsubscribe_users(streams: list[Stream],
                 )
                 (removed if updated else not_removed).append((user, stream))
     for user, stream in removed:
-        publish({"type": "subscription", "op": "remove",
-                 "subscriptions": [{"name": stream.name, "stream_id": stream.id}]}, [user.id])
-        publish({"type": "subscription", "op": "peer_remove", "stream_ids": [stream.id], "user_ids": [user.id]},
+        publish(event_catalogue.subscription_remove(stream.id, stream.name), [user.id])
+        publish(event_catalogue.subscription_peer_remove(stream.id, [user.id]),
                 [uid for uid in stream_audience_ids(stream) if uid != user.id])
     return removed, not_removed
 
@@ -212,8 +212,7 @@ def do_create_streams(realm: Realm, specs: list[tuple[str, str]], *, invite_only
 def notify_streams_created(created: list[Stream]) -> None:
     """stream create events, to those who may see each new channel."""
     for stream in created:
-        publish({"type": "stream", "op": "create", "streams": [stream_dict(stream, subscriber_count=0)]},
-                stream_audience_ids(stream))
+        publish(event_catalogue.stream_create([stream_dict(stream, subscriber_count=0)]), stream_audience_ids(stream))
 
 
 def do_change_subscription_properties(changes: list[tuple[Subscription, str, Any]]) -> None:
@@ -227,14 +226,9 @@ def do_change_subscription_properties(changes: list[tuple[Subscription, str, Any
             # One column at a time: several changes may name the same subscription.
             Subscription.update({getattr(Subscription, prop): value}).where(Subscription.id == sub.id).execute()
     for sub, prop, value in changes:
-        publish(subscription_update_event(sub, prop, value), [sub.user_profile_id])
+        publish(event_catalogue.subscription_update(sub.stream_id, prop, value), [sub.user_profile_id])
         if prop == "is_muted":
-            publish(subscription_update_event(sub, "in_home_view", not value), [sub.user_profile_id])
-
-
-def subscription_update_event(sub: Subscription, prop: str, value: Any) -> JSONDict:
-    """subscription op=update: one personal property of one of the user's subscriptions."""
-    return {"type": "subscription", "op": "update", "stream_id": sub.stream_id, "property": prop, "value": value}
+            publish(event_catalogue.subscription_update(sub.stream_id, "in_home_view", not value), [sub.user_profile_id])
 
 
 def do_update_stream(stream: Stream, changes: JSONDict) -> None:
@@ -263,12 +257,12 @@ def do_update_stream(stream: Stream, changes: JSONDict) -> None:
         stream.save()
     audience_after = set(stream_audience_ids(stream))
     for key, value in changes.items():
-        event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name,
-                 "property": "invite_only" if key == "invite_only" else key, "value": value}
+        extra = {}
         if key == "description":
-            event["rendered_description"] = stream.rendered_description
+            extra["rendered_description"] = stream.rendered_description
         if key == "invite_only":
-            event["history_public_to_subscribers"] = stream.history_public_to_subscribers
+            extra["history_public_to_subscribers"] = stream.history_public_to_subscribers
+        event = event_catalogue.stream_update(stream.id, stream.name, key, value, **extra)
         if key == "is_default_stream":
 
             publish(default_streams_event(stream.realm), non_guest_user_ids(stream.realm_id))
@@ -276,5 +270,4 @@ def do_update_stream(stream: Stream, changes: JSONDict) -> None:
         publish(event, audience_after)
     lost = audience_before - audience_after
     if lost:
-        publish({"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}],
-                 "stream_ids": [stream.id]}, lost)
+        publish(event_catalogue.stream_delete(stream.id), lost)

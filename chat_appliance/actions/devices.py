@@ -6,6 +6,7 @@ from __future__ import annotations
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import ClientDevice, UserProfile
 
 
@@ -13,7 +14,7 @@ def do_register_client_device(user: UserProfile) -> int:
     """A new device id for the user; their other clients learn of it (device add)."""
     with write_transaction():
         device = ClientDevice.create(user_profile=user)
-    publish({"type": "device", "op": "add", "device_id": device.id}, [user.id])
+    publish(event_catalogue.device_add(device.id), [user.id])
     return device.id
 
 
@@ -24,4 +25,4 @@ def do_remove_client_device(user: UserProfile, device_id: int) -> None:
                                               & (ClientDevice.user_profile == user)).execute()
     if not deleted:
         raise JsonableError("Invalid device ID")
-    publish({"type": "device", "op": "remove", "device_id": device_id}, [user.id])
+    publish(event_catalogue.device_remove(device_id), [user.id])

@@ -19,6 +19,7 @@ from chat_appliance.lib.errors import JsonableError, ParamError
 from chat_appliance.lib.validators import check_string
 from chat_appliance.lib.serializers import draft_dict
 from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import DRAFT_TYPES, MAX_DATABASE_INT, Draft, UserProfile
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def do_create_drafts(user: UserProfile, validated: list[JSONDict]) -> list[Draft
     with write_transaction():
         drafts = [Draft.create(user_profile=user, **fields) for fields in validated]
     if drafts:
-        publish({"type": "drafts", "op": "add", "drafts": [draft_dict(d) for d in drafts]}, [user.id])
+        publish(event_catalogue.drafts_add([draft_dict(d) for d in drafts]), [user.id])
     return drafts
 
 
@@ -145,7 +146,7 @@ def do_edit_draft(draft: Draft, fields: Any) -> None:
         for key, value in fields.items():
             setattr(draft, key, value)
         draft.save()
-    publish({"type": "drafts", "op": "update", "draft": draft_dict(draft)}, [draft.user_profile_id])
+    publish(event_catalogue.drafts_update(draft_dict(draft)), [draft.user_profile_id])
 
 
 def do_delete_draft(draft: Draft) -> None:
@@ -153,7 +154,7 @@ def do_delete_draft(draft: Draft) -> None:
     draft_id = draft.id
     with write_transaction():
         draft.delete_instance()
-    publish({"type": "drafts", "op": "remove", "draft_id": draft_id}, [draft.user_profile_id])
+    publish(event_catalogue.drafts_remove(draft_id), [draft.user_profile_id])
 
 
 def delete_all_drafts(user: UserProfile) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import invites_changed_audience
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import INVITE_ACTIVE, INVITE_REVOKED, Invitation
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def notify_invites_changed(realm_id: int, referrer_id: int | None) -> None:
-    publish({"type": "invites_changed"}, invites_changed_audience(realm_id, referrer_id))
+    publish(event_catalogue.invites_changed(), invites_changed_audience(realm_id, referrer_id))
 
 
 def revoke_invitations_by(user: UserProfile) -> int:

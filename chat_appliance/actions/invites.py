@@ -39,6 +39,7 @@ from chat_appliance.lib.errors import (
 from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
 from chat_appliance.clients.send_email import Mailer, standard_email
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import (
     ROLE_ADMINISTRATOR,
     ROLE_MODERATOR,
@@ -350,7 +351,7 @@ def do_accept_invitation(key: str, full_name: str, password: str, *, email: str 
     notify_subscribed(added)
     for group_id in group_ids:
 
-        notify_group(realm.id, {"op": "add_members", "group_id": group_id, "user_ids": [user.id]})
+        notify_group(realm.id, event_catalogue.user_group_add_members(group_id, [user.id]))
     send_join_messages(user, invite, referrer)
     notify_invites_changed(realm.id, invite.referred_by_id)
     return user

@@ -16,6 +16,7 @@ import re
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.messages import flags_to_names
+from chat_appliance.lib import event_catalogue
 from chat_appliance.markdown.urls import thumbnail_url
 from chat_appliance.models import Message, UserMessage
 
@@ -81,11 +82,9 @@ def do_add_link_previews(message_id: int, previews: list[tuple[str, dict[str, st
             video_embed_html(url, data) if "html" in data else embed_html(url, data) for url, data in previews)
         message.save()
         flags = {row.user_profile_id: row.flags for row in UserMessage.select().where(UserMessage.message == message_id)}
-    event = {"type": "update_message", "user_id": None, "edit_timestamp": message.last_edit_time or message.date_sent,
-             "message_id": message.id, "message_ids": [message.id], "rendering_only": True,
-             "content": message.content, "rendered_content": message.rendered_content,
-             "is_me_message": message.is_me_message,
-             "user_flags": {uid: flags_to_names(bits) for uid, bits in flags.items()}}
+    event = event_catalogue.update_message_rendering(
+        message.last_edit_time or message.date_sent, message.id, message.content, message.rendered_content,
+        message.is_me_message, {uid: flags_to_names(bits) for uid, bits in flags.items()})
     publish(event, sorted(flags))
 
 

@@ -16,6 +16,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.linkifiers import realm_linkifiers
 from chat_appliance.lib.serializers import linkifier_dict
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import Linkifier
 
 
@@ -46,8 +47,7 @@ def check_linkifier(pattern: str, url_template: str) -> None:
 
 def notify_linkifiers(realm_id: int) -> None:
     """realm_linkifiers with the whole ordered list, to everyone."""
-    publish({"type": "realm_linkifiers",
-             "realm_linkifiers": [linkifier_dict(l) for l in realm_linkifiers(realm_id)]},
+    publish(event_catalogue.realm_linkifiers([linkifier_dict(l) for l in realm_linkifiers(realm_id)]),
             active_user_ids(realm_id))
 
 

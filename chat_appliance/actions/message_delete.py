@@ -16,6 +16,7 @@ from peewee import SQL, fn
 
 from chat_appliance.db.connection import backend, write_transaction
 from chat_appliance.events.bus import publish, publish_internal
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import FLAG_BITS, AttachmentMessage, Message, Stream, UserMessage
 from chat_appliance.actions.channels import stream_audience_ids, subscriber_ids
 
@@ -75,14 +76,13 @@ def notify_messages_deleted(messages: list[Message], holders: dict[int, list[int
     for key, ids in groups.items():
         stream_id, topic = key[0], topics[key]
         audience = {uid for mid in ids for uid in holders.get(mid, ())}
-        event = {"type": "delete_message", "message_ids": sorted(ids)}
         if stream_id is None:
-            event["message_type"] = "private"
+            event = event_catalogue.delete_message(sorted(ids))
         else:
             stream = Stream.get_by_id(stream_id)
             if stream.history_public_to_subscribers:
                 audience |= subscriber_ids(stream)
-            event.update(message_type="stream", stream_id=stream_id, topic=topic)
+            event = event_catalogue.delete_message(sorted(ids), stream_id, topic)
         publish(event, audience)
     notify_first_message_ids(first_ids)
 
@@ -91,8 +91,8 @@ def notify_first_message_ids(first_ids: dict[int, int | None]) -> None:
     """stream update events for channels whose oldest message changed."""
     for stream_id, first in first_ids.items():
         stream = Stream.get_by_id(stream_id)
-        publish({"type": "stream", "op": "update", "property": "first_message_id", "value": first,
-                 "stream_id": stream_id, "name": stream.name}, stream_audience_ids(stream))
+        publish(event_catalogue.stream_update_first_message_id(stream_id, stream.name, first),
+                stream_audience_ids(stream))
 
 
 def do_delete_messages(messages: list[Message]) -> None:

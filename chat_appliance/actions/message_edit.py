@@ -23,11 +23,11 @@ from chat_appliance.lib.access import access_stream_by_id, can_read_stream_histo
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import check_channel_move, check_content_edit, check_topic_move
 from chat_appliance.lib.messages import flags_to_names, message_audience_ids
-from chat_appliance.lib.serializers import user_topic_event
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, TOPIC_INHERIT, TOPIC_UNMUTED, Message,
                                    Subscription, UserMessage, UserProfile, UserTopic, now)
 from chat_appliance.lib.rendering import render_message, render_topic_links
+from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.alert_words import users_with_alert_word_in
 from chat_appliance.actions.channels import subscriber_ids
 from chat_appliance.actions.message_delete import do_delete_messages, notify_first_message_ids, refresh_first_message_ids
@@ -236,8 +236,8 @@ def move_user_topics(old_stream: Stream, old_topic: str, new_stream: Stream, new
             elif policy != kept.visibility_policy:
                 UserTopic.update(visibility_policy=policy, last_updated=timestamp).where(
                     UserTopic.id == kept.id).execute()
-        events.append((row.user_profile_id, user_topic_event(old_stream.id, old_topic, 0, timestamp)))
-        events.append((row.user_profile_id, user_topic_event(new_stream.id, new_topic, policy, timestamp)))
+        events.append((row.user_profile_id, event_catalogue.user_topic(old_stream.id, old_topic, 0, timestamp)))
+        events.append((row.user_profile_id, event_catalogue.user_topic(new_stream.id, new_topic, policy, timestamp)))
     return events
 
 
@@ -291,31 +291,29 @@ def notify_message_updated(user: UserProfile, plan: EditPlan, moved_ids: list[in
     """update_message (with the legacy fields zulip-terminal reads) to who has the messages now;
     delete_message to those who lost them in a channel move."""
     message = plan.message
-    event = {"type": "update_message", "user_id": user.id, "edit_timestamp": timestamp,
-             "message_id": message.id, "message_ids": sorted(moved_ids), "rendering_only": False}
+    changes: dict[str, Any] = {}
     if old_stream is not None:
-        event.update(stream_id=old_stream.id, stream_name=old_stream.name)
+        changes.update(stream_id=old_stream.id, stream_name=old_stream.name)
     if plan.content is not None:
         previous = message.edit_history[0]
-        event.update(orig_content=previous["prev_content"], orig_rendered_content=previous["prev_rendered_content"],
-                     content=message.content, rendered_content=message.rendered_content,
-                     is_me_message=message.is_me_message)
+        changes.update(orig_content=previous["prev_content"], orig_rendered_content=previous["prev_rendered_content"],
+                       content=message.content, rendered_content=message.rendered_content,
+                       is_me_message=message.is_me_message)
     if plan.moves:
-        event.update(propagate_mode=plan.propagate_mode, orig_subject=old_topic)
+        changes.update(propagate_mode=plan.propagate_mode, orig_subject=old_topic)
         if plan.topic is not None:
-            event.update(subject=plan.topic, topic_links=render_topic_links(plan.topic, user.realm)
-                         if plan.topic else [])
+            changes.update(subject=plan.topic, topic_links=render_topic_links(plan.topic, user.realm)
+                           if plan.topic else [])
         if plan.stream is not None:
-            event["new_stream_id"] = plan.stream.id
+            changes["new_stream_id"] = plan.stream.id
     audience = message_audience_ids(moved_ids, plan.stream or old_stream)
     if not flags:
         flags = {row.user_profile_id: row.flags for row in UserMessage.select().where(
             UserMessage.message == message.id)}
-    event["user_flags"] = {uid: flags_to_names(bits) for uid, bits in flags.items()}
-    publish(event, audience)
+    publish(event_catalogue.update_message(user.id, timestamp, message.id, sorted(moved_ids), changes,
+                                           {uid: flags_to_names(bits) for uid, bits in flags.items()}), audience)
     if losing:
-        publish({"type": "delete_message", "message_ids": sorted(moved_ids), "message_type": "stream",
-                 "stream_id": old_stream.id, "topic": old_topic}, losing)
+        publish(event_catalogue.delete_message(sorted(moved_ids), old_stream.id, old_topic), losing)
 
 
 def undo_recent_resolve_note(user: Any, stream: Any, topic: str) -> bool:

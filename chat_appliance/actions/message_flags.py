@@ -9,6 +9,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import direct_recipients
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import FLAG_BITS, Message, Subscription, UserMessage, unread_conditions
 
 if TYPE_CHECKING:
@@ -73,11 +74,8 @@ def message_details(user: UserProfile, message_ids: list[int]) -> JSONDict:
 
 def publish_flags_event(user: UserProfile, op: str, flag: str, message_ids: list[int]) -> None:
     """update_message_flags, with both `op` and the legacy `operation` (zulip-terminal reads either)."""
-    event = {"type": "update_message_flags", "op": op, "operation": op, "flag": flag,
-             "messages": sorted(message_ids), "all": False}
-    if flag == "read" and op == "remove":
-        event["message_details"] = message_details(user, message_ids)
-    publish(event, [user.id])
+    details = message_details(user, message_ids) if flag == "read" and op == "remove" else None
+    publish(event_catalogue.update_message_flags(op, flag, sorted(message_ids), details), [user.id])
 
 
 def unsubscribed_stream_ids(user: UserProfile, message_ids: list[int]) -> list[int]:

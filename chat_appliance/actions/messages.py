@@ -21,7 +21,7 @@ from chat_appliance.lib.access import (
 from chat_appliance.lib.errors import JsonableError, StreamDoesNotExistError, StreamIdDoesNotExistError
 from chat_appliance.lib.groups import is_user_in_group, is_user_in_setting, recursive_member_ids
 from chat_appliance.lib.messages import EMPTY_TOPIC_ALIASES, flags_to_names, message_dicts
-from chat_appliance.lib.serializers import user_group_setting, user_group_setting_defaults, user_topic_event
+from chat_appliance.lib.serializers import user_group_setting, user_group_setting_defaults
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.lib.widgets import WIDGET_MSG_TYPE, submessage_dict, widget_content
 from chat_appliance.models import (
@@ -41,6 +41,7 @@ from chat_appliance.models.base import insert_row, query_rows
 from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, SubMessage
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.lib.subscriptions import subscriber_ids
+from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags
 from chat_appliance.actions.user_topics import set_topic_visibility
@@ -375,7 +376,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
     message.sender, message.stream = sender, stream
     publish_message_event(message, sender, flags, stream=stream, queue_id=queue_id, local_id=local_id)
     if automatic_policy is not None:
-        publish(user_topic_event(stream.id, topic, automatic_policy, timestamp), [sender.id])
+        publish(event_catalogue.user_topic(stream.id, topic, automatic_policy, timestamp), [sender.id])
     return message.id, automatic_policy
 
 
@@ -387,17 +388,16 @@ def publish_message_event(message: Message, sender: UserProfile, flags_by_user: 
     data = message_dicts([message], sender, {}, apply_markdown=True, client_gravatar=False,
                          allow_empty_topic_name=True, fresh=True)[0]
     data.pop("flags")
-    publish({
-        "type": "message",
-        "message": data,
-        "raw_content": message.content,
-        "flags": {uid: flags_to_names(bits) for uid, bits in flags_by_user.items()},
-        "sender_queue_id": queue_id,
-        "local_id": local_id,
-        "invite_only": bool(stream and stream.invite_only),
-        "stream_id": stream.id if stream else None,
-        "realm_id": sender.realm_id,
-    }, list(flags_by_user))
+    publish(event_catalogue.message(
+        data,
+        message.content,
+        {uid: flags_to_names(bits) for uid, bits in flags_by_user.items()},
+        queue_id,
+        local_id,
+        bool(stream and stream.invite_only),
+        stream.id if stream else None,
+        sender.realm_id,
+    ), list(flags_by_user))
 
 
 def internal_send_direct_message(sender: UserProfile, recipient: UserProfile, content: str) -> tuple[int, Any]:

@@ -16,6 +16,7 @@ from chat_appliance.models.base import query_rows
 from chat_appliance.actions.message_flags import do_update_message_flags
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.snapshots import read_through
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
@@ -45,7 +46,7 @@ def do_mute_user(user: UserProfile, target: UserProfile) -> None:
             MutedUser.create(user_profile=user, muted_user=target, date_muted=now())
     except IntegrityError:
         raise JsonableError("User already muted") from None
-    publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])
+    publish(event_catalogue.muted_users(muted_users_list(user)), [user.id])
     unread = sorted({row.message_id for part in unread_conditions() for row in
                      UserMessage.select(UserMessage.message).join(Message)
                      .where((UserMessage.user_profile == user) & (Message.sender == target) & part)})
@@ -60,4 +61,4 @@ def do_unmute_user(user: Any, target: UserProfile) -> None:
                                            & (MutedUser.muted_user == target)).execute()
     if not deleted:
         raise JsonableError("User is not muted")
-    publish({"type": "muted_users", "muted_users": muted_users_list(user)}, [user.id])
+    publish(event_catalogue.muted_users(muted_users_list(user)), [user.id])

@@ -8,6 +8,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.lib.serializers import view_dict
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import NavigationView
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def do_add_view(user: UserProfile, fragment: str, is_pinned: bool, name: str) ->
     with write_transaction():
         view = NavigationView.create(user_profile=user, fragment=fragment, is_pinned=is_pinned,
                                      name=name.strip() if name else None)
-    publish({"type": "navigation_view", "op": "add", "navigation_view": view_dict(view)}, [user.id])
+    publish(event_catalogue.navigation_view_add(view_dict(view)), [user.id])
     return view
 
 
@@ -72,8 +73,7 @@ def do_update_view(view: NavigationView, changes: Any) -> None:
         for key, value in changes.items():
             setattr(view, key, value)
         view.save()
-    publish({"type": "navigation_view", "op": "update", "fragment": view.fragment, "data": changes},
-            [view.user_profile_id])
+    publish(event_catalogue.navigation_view_update(view.fragment, changes), [view.user_profile_id])
 
 
 def do_remove_view(user: Any, fragment: str) -> None:
@@ -83,7 +83,7 @@ def do_remove_view(user: Any, fragment: str) -> None:
         raise ResourceNotFoundError("Navigation view does not exist.")
     with write_transaction():
         view.delete_instance()
-    publish({"type": "navigation_view", "op": "remove", "fragment": fragment}, [user.id])
+    publish(event_catalogue.navigation_view_remove(fragment), [user.id])
 
 
 def user_views(user: UserProfile) -> list[NavigationView]:

@@ -9,6 +9,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.onboarding_settings import REALM_GROUP_SETTING_DEFAULTS, realm_group_setting_id, realm_value_setting
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import UserGroup
 from chat_appliance.actions.users import active_user_ids
 
@@ -42,6 +43,6 @@ def do_set_onboarding_settings(realm: Realm, changes: JSONDict) -> None:
     audience = active_user_ids(realm.id)
     for name, value in changes.items():
         if name in REALM_GROUP_SETTING_DEFAULTS:
-            publish({"type": "realm", "op": "update_dict", "property": "default", "data": {name: value}}, audience)
+            publish(event_catalogue.realm_update_dict("default", {name: value}), audience)
         else:
-            publish({"type": "realm", "op": "update", "property": name, "value": value}, audience)
+            publish(event_catalogue.realm_update(name, value), audience)

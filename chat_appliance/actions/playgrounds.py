@@ -16,6 +16,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import RealmPlayground
 from chat_appliance.lib.playgrounds import realm_playgrounds
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     pass
@@ -57,8 +58,7 @@ def access_playground(realm_id: int, playground_id: int) -> Any:
 
 def _announce(realm_id):
 
-    publish({"type": "realm_playgrounds", "realm_playgrounds": realm_playgrounds(realm_id)},
-            active_user_ids(realm_id))
+    publish(event_catalogue.realm_playgrounds(realm_playgrounds(realm_id)), active_user_ids(realm_id))
 
 
 def do_add_playground(realm_id: int, name: str, pygments_language: Any, url_template: str) -> Any:

@@ -22,6 +22,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import UserPresence, UserProfile, now
 from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, legacy_presence
+from chat_appliance.lib import event_catalogue
 
 
 def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> Any:
@@ -49,8 +50,8 @@ def do_update_user_presence(user: Any, status: Any, *, new_user_input: Any) -> A
 
 def publish_presence_event(user: Any, presence: Any) -> None:
     """The legacy-format presence event, to every active human of the organization."""
-    event = {"type": "presence", "user_id": user.id, "email": user.email, "server_timestamp": time.time(),
-             "presence": {"website": legacy_presence(presence)["website"]}}
+    event = event_catalogue.presence(user.id, user.email, time.time(),
+                                     {"website": legacy_presence(presence)["website"]})
     audience = UserProfile.select(UserProfile.id).where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     publish(event, [u.id for u in audience])
 

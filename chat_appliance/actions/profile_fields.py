@@ -28,6 +28,7 @@ from chat_appliance.lib.profile_data import (  # noqa: F401 - the field types ar
 from chat_appliance.lib.serializers import field_dict
 from chat_appliance.models import CustomProfileField, CustomProfileFieldValue, UserProfile
 from chat_appliance.lib.rendering import render_plain
+from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.users import notify_user_updated
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def realm_fields(realm_id: int) -> list[CustomProfileField]:
 
 def notify_fields_changed(realm_id: int) -> None:
     """custom_profile_fields with the whole list, to everyone."""
-    publish({"type": "custom_profile_fields", "fields": [field_dict(f) for f in realm_fields(realm_id)]},
+    publish(event_catalogue.custom_profile_fields([field_dict(f) for f in realm_fields(realm_id)]),
             active_user_ids(realm_id))
 
 

@@ -11,6 +11,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_by_code
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import message_audience_ids
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import FLAG_BITS, Reaction, Stream, UserMessage
 
 if TYPE_CHECKING:
@@ -70,9 +71,8 @@ def check_custom_emoji(realm_id: int | None, emoji_name: str, emoji_code: str | 
 def reaction_event(op: str, user: UserProfile, message_id: int, emoji_name: str, emoji_code: str,
                    reaction_type: str) -> JSONDict:
     """A reaction event; `user` is the deprecated object zulip-terminal 0.7.0 still reads."""
-    return {"type": "reaction", "op": op, "message_id": message_id, "emoji_name": emoji_name,
-            "emoji_code": emoji_code, "reaction_type": reaction_type, "user_id": user.id,
-            "user": {"user_id": user.id, "email": user.email, "full_name": user.full_name}}
+    return event_catalogue.reaction(op, message_id, emoji_name, emoji_code, reaction_type, user.id,
+                                    {"user_id": user.id, "email": user.email, "full_name": user.full_name})
 
 
 def _audience(message):

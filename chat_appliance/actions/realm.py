@@ -10,6 +10,7 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS
 from chat_appliance.lib.message_permissions import realm_message_settings_state
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, WELCOME_BOT
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import BOT_GENERIC, ROLE_MEMBER, ROLE_OWNER, GroupGroupMembership, Realm, UserGroup
 from chat_appliance.actions.channels import create_stream_row, create_subscription_rows
 from chat_appliance.actions.users import check_email, check_full_name, create_user_row
@@ -63,8 +64,7 @@ def do_set_default_code_block_language(realm: Realm, language: str) -> None:
     with write_transaction():
         realm.settings = {**(realm.settings or {}), "default_code_block_language": language}
         realm.save()
-    publish({"type": "realm", "op": "update", "property": "default_code_block_language", "value": language},
-            active_user_ids(realm.id))
+    publish(event_catalogue.realm_update("default_code_block_language", language), active_user_ids(realm.id))
 
 
 def do_update_realm(realm: Realm, changes: JSONDict) -> None:
@@ -76,9 +76,9 @@ def do_update_realm(realm: Realm, changes: JSONDict) -> None:
     for key, value in changes.items():
         if key == "settings":
             continue  # announced per setting below
-        publish({"type": "realm", "op": "update", "property": key, "value": value}, active_user_ids(realm.id))
+        publish(event_catalogue.realm_update(key, value), active_user_ids(realm.id))
     if "settings" in changes:
 
         state = realm_message_settings_state(realm)
-        publish({"type": "realm", "op": "update_dict", "property": "default",
-                 "data": {key[len("realm_"):]: value for key, value in state.items()}}, active_user_ids(realm.id))
+        publish(event_catalogue.realm_update_dict("default", {key[len("realm_"):]: value for key, value in state.items()}),
+                active_user_ids(realm.id))

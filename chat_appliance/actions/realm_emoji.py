@@ -14,6 +14,7 @@ from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.custom_emoji import active_realm_emoji, realm_emoji_state
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import is_user_in_group, system_group
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import RealmEmoji
 
 if TYPE_CHECKING:
@@ -99,8 +100,7 @@ def store_emoji(instance_path: str, realm_id: int, name: str, author_id: int, da
 
 def notify_realm_emoji(realm_id: int) -> None:
     """The whole set, to everyone."""
-    publish({"type": "realm_emoji", "op": "update", "realm_emoji": realm_emoji_state(realm_id)},
-            active_user_ids(realm_id))
+    publish(event_catalogue.realm_emoji_update(realm_emoji_state(realm_id)), active_user_ids(realm_id))
 
 
 def do_add_realm_emoji(instance_path: str, user: UserProfile, name: str, data: bytes, extension: str) -> RealmEmoji:

@@ -16,6 +16,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import admin_ids
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import RealmExport, UserProfile
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def realm_exports(realm: Realm) -> list[JSONDict]:
 
 
 def notify_exports(realm: Realm) -> None:
-    publish({"type": "realm_export", "exports": realm_exports(realm)}, admin_ids(realm.id))
+    publish(event_catalogue.realm_export(realm_exports(realm)), admin_ids(realm.id))
 
 
 def do_export_realm(instance_path: str, user: UserProfile, export_type: int) -> RealmExport:

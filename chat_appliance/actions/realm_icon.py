@@ -11,13 +11,14 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.realm_icon import realm_icon_file, realm_icon_source, realm_icon_url_path
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import Realm
 
 
 def _announce(realm: Realm, base_url: str) -> str:
     url = base_url + realm_icon_url_path(realm)
-    publish({"type": "realm", "op": "update_dict", "property": "icon",
-             "data": {"icon_url": url, "icon_source": realm_icon_source(realm)}}, active_user_ids(realm.id))
+    publish(event_catalogue.realm_update_dict("icon", {"icon_url": url, "icon_source": realm_icon_source(realm)}),
+            active_user_ids(realm.id))
     return url
 
 

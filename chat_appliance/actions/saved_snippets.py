@@ -9,6 +9,7 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.serializers import saved_snippet_dict
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import MAX_DATABASE_INT, SavedSnippet
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def do_create_saved_snippet(user: UserProfile, title: str, content: str) -> Save
     """Store a validated snippet; return it."""
     with write_transaction():
         snippet = SavedSnippet.create(user_profile=user, title=title, content=content)
-    publish({"type": "saved_snippets", "op": "add", "saved_snippet": saved_snippet_dict(snippet)}, [user.id])
+    publish(event_catalogue.saved_snippets_add(saved_snippet_dict(snippet)), [user.id])
     return snippet
 
 
@@ -61,8 +62,7 @@ def do_edit_saved_snippet(snippet: SavedSnippet, changes: JSONDict) -> None:
         for key, value in changes.items():
             setattr(snippet, key, value)
         snippet.save()
-    publish({"type": "saved_snippets", "op": "update", "saved_snippet": saved_snippet_dict(snippet)},
-            [snippet.user_profile_id])
+    publish(event_catalogue.saved_snippets_update(saved_snippet_dict(snippet)), [snippet.user_profile_id])
 
 
 def do_delete_saved_snippet(snippet: SavedSnippet) -> None:
@@ -70,4 +70,4 @@ def do_delete_saved_snippet(snippet: SavedSnippet) -> None:
     snippet_id = snippet.id
     with write_transaction():
         snippet.delete_instance()
-    publish({"type": "saved_snippets", "op": "remove", "saved_snippet_id": snippet_id}, [snippet.user_profile_id])
+    publish(event_catalogue.saved_snippets_remove(snippet_id), [snippet.user_profile_id])

@@ -31,6 +31,7 @@ from chat_appliance.actions.messages import (
     resolve_direct_recipients,
 )
 from chat_appliance.lib.scheduled_messages import MAX_REMINDER_NOTE_LENGTH, reminder_dict, scheduled_message_dict
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.config import Limits
@@ -94,8 +95,7 @@ def do_schedule_message(sender: UserProfile, *, message_type: str, to: Any, topi
                                      type=message_type, to=to, topic=topic, content=content,
                                      rendered_content=render(sender, content), scheduled_timestamp=timestamp,
                                      read_by_sender=read_by_sender, sending_client=client_name)
-    publish({"type": "scheduled_messages", "op": "add", "scheduled_messages": [scheduled_message_dict(sm)]},
-            [sender.id])
+    publish(event_catalogue.scheduled_messages_add([scheduled_message_dict(sm)]), [sender.id])
     return sm
 
 
@@ -142,8 +142,7 @@ def do_edit_scheduled_message(sender: UserProfile, sm: ScheduledMessage, *, mess
         for key, value in changes.items():
             setattr(sm, key, value)
         sm.save()
-    publish({"type": "scheduled_messages", "op": "update", "scheduled_message": scheduled_message_dict(sm)},
-            [sender.id])
+    publish(event_catalogue.scheduled_messages_update(scheduled_message_dict(sm)), [sender.id])
 
 
 def do_delete_scheduled_message(sm: ScheduledMessage) -> None:
@@ -151,9 +150,9 @@ def do_delete_scheduled_message(sm: ScheduledMessage) -> None:
     with write_transaction():
         ScheduledMessage.delete().where(ScheduledMessage.id == sm.id).execute()
     if sm.delivery_type == REMINDER:
-        publish({"type": "reminders", "op": "remove", "reminder_id": sm.id}, [sm.sender_id])
+        publish(event_catalogue.reminders_remove(sm.id), [sm.sender_id])
     else:
-        publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
+        publish(event_catalogue.scheduled_messages_remove(sm.id), [sm.sender_id])
 
 
 # --- reminders ---------------------------------------------------------------------------------
@@ -190,7 +189,7 @@ def do_create_reminder(user: UserProfile, message: Message, timestamp: int, note
                                      rendered_content=render(user, content), scheduled_timestamp=timestamp,
                                      read_by_sender=False, sending_client="Internal",
                                      reminder_target_message_id=message.id)
-    publish({"type": "reminders", "op": "add", "reminders": [reminder_dict(sm)]}, [user.id])
+    publish(event_catalogue.reminders_add([reminder_dict(sm)]), [user.id])
     return sm
 
 
@@ -225,9 +224,9 @@ def mark_delivered(sm: ScheduledMessage, message_id: int) -> None:
         ScheduledMessage.update(delivered=True, delivered_message_id=message_id).where(
             ScheduledMessage.id == sm.id).execute()
     if sm.delivery_type == REMINDER:
-        publish({"type": "reminders", "op": "remove", "reminder_id": sm.id}, [sm.sender_id])
+        publish(event_catalogue.reminders_remove(sm.id), [sm.sender_id])
     else:
-        publish({"type": "scheduled_messages", "op": "remove", "scheduled_message_id": sm.id}, [sm.sender_id])
+        publish(event_catalogue.scheduled_messages_remove(sm.id), [sm.sender_id])
 
 
 def mark_failed(sm: ScheduledMessage, reason: str) -> None:
@@ -237,8 +236,7 @@ def mark_failed(sm: ScheduledMessage, reason: str) -> None:
     sm.failed, sm.failure_message = True, reason
     if sm.delivery_type == REMINDER:
         return  # Zulip's reminders list shows failed=true; the reminder itself cannot be re-sent to them
-    publish({"type": "scheduled_messages", "op": "update", "scheduled_message": scheduled_message_dict(sm)},
-            [sm.sender_id])
+    publish(event_catalogue.scheduled_messages_update(scheduled_message_dict(sm)), [sm.sender_id])
     sender = UserProfile.get_by_id(sm.sender_id)
     if sender.is_active:
         internal_send_direct_message(

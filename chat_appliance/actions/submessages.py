@@ -15,6 +15,7 @@ from chat_appliance.lib.widgets import (
     valid_widget_event,
     widget_type_of,
 )
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import Message, Stream, SubMessage, UserProfile
 
 
@@ -45,6 +46,6 @@ def do_add_submessage(user: UserProfile, message: Message, msg_type: str, conten
     with write_transaction():
         row = SubMessage.create(message=message.id, sender=user.id, msg_type=msg_type, content=content)
     stream = Stream.get_by_id(message.stream_id) if message.stream_id is not None else None
-    publish({"type": "submessage", "msg_type": msg_type, "content": content, "message_id": message.id,
-             "sender_id": user.id, "submessage_id": row.id}, message_audience_ids([message.id], stream))
+    publish(event_catalogue.submessage(msg_type, content, message.id, user.id, row.id),
+            message_audience_ids([message.id], stream))
     return row.id

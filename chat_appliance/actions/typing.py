@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.messages import message_audience_ids
 from chat_appliance.lib.user_settings import user_setting
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import UserProfile
 from chat_appliance.actions.channels import subscriber_ids
 
@@ -27,8 +28,8 @@ def _listening(user_ids):
 def do_send_direct_typing(sender: UserProfile, op: str, recipients: list[UserProfile]) -> None:
     """typing to every participant of a direct conversation, the sender included (Zulip does)."""
     participants = {sender.id: sender, **{u.id: u for u in recipients}}
-    event = {"type": "typing", "op": op, "message_type": "direct", "sender": _person(sender),
-             "recipients": [_person(u) for u in sorted(participants.values(), key=lambda u: u.id)]}
+    event = event_catalogue.typing_direct(op, _person(sender),
+                                          [_person(u) for u in sorted(participants.values(), key=lambda u: u.id)])
     publish(event, _listening(participants))
 
 
@@ -36,8 +37,7 @@ def do_send_stream_typing(sender: UserProfile, op: str, stream: Stream, topic: s
     """typing to a channel's subscribers; only queues that declared the stream_typing_notifications
     capability receive it (the queue manager filters)."""
 
-    event = {"type": "typing", "op": op, "message_type": "stream", "sender": _person(sender),
-             "stream_id": stream.id, "topic": topic}
+    event = event_catalogue.typing_stream(op, _person(sender), stream.id, topic)
     publish(event, _listening(subscriber_ids(stream) | {sender.id}))
 
 
@@ -45,12 +45,11 @@ def do_send_message_edit_typing(sender: UserProfile, op: str, message: Message, 
     """typing_edit_message to those who would be notified of the edit: the channel's subscribers
     or the conversation's participants, among those receiving typing notifications."""
 
-    event = {"type": "typing_edit_message", "op": op, "sender_id": sender.id, "message_id": message.id}
     if stream is not None:
 
-        event["recipient"] = {"type": "channel", "channel_id": stream.id, "topic": message.topic}
+        recipient = {"type": "channel", "channel_id": stream.id, "topic": message.topic}
         audience = subscriber_ids(stream) | {sender.id}
     else:
         audience = set(message_audience_ids([message.id]))
-        event["recipient"] = {"type": "direct", "user_ids": sorted(audience)}
-    publish(event, _listening(audience))
+        recipient = {"type": "direct", "user_ids": sorted(audience)}
+    publish(event_catalogue.typing_edit_message(op, sender.id, message.id, recipient), _listening(audience))

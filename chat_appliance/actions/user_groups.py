@@ -20,6 +20,7 @@ from chat_appliance.lib.serializers import (
     user_group_setting,
     user_group_setting_defaults,
 )
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import GroupGroupMembership, Realm, Stream, UserGroup, UserGroupMembership, UserProfile
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def check_no_cycle(group: UserGroup, subgroup_ids: list[int]) -> None:
 
 def notify_group(realm_id: int, event: JSONDict) -> None:
     """Every user_group event goes to everyone in the organization (groups are public)."""
-    publish({"type": "user_group", **event}, active_user_ids(realm_id))
+    publish(event, active_user_ids(realm_id))
 
 
 def do_create_group(creator: UserProfile, name: str, description: str, member_ids: list[int], subgroup_ids: list[int],
@@ -167,7 +168,7 @@ def do_create_group(creator: UserProfile, name: str, description: str, member_id
             UserGroupMembership.create(user_group=group, user_profile=user_id)
         for subgroup_id in subgroup_ids:
             GroupGroupMembership.create(supergroup=group, subgroup=subgroup_id)
-    notify_group(creator.realm_id, {"op": "add", "group": group_dict(group)})
+    notify_group(creator.realm_id, event_catalogue.user_group_add(group_dict(group)))
     return group
 
 
@@ -180,7 +181,7 @@ def do_update_group(group: UserGroup, changes: JSONDict) -> None:
             else:
                 setattr(group, key, value)
         group.save()
-    notify_group(group.realm_id, {"op": "update", "group_id": group.id, "data": changes})
+    notify_group(group.realm_id, event_catalogue.user_group_update(group.id, changes))
 
 
 def do_update_members(group: UserGroup, add: list[int], delete: list[int]) -> None:
@@ -192,9 +193,9 @@ def do_update_members(group: UserGroup, add: list[int], delete: list[int]) -> No
             UserGroupMembership.delete().where((UserGroupMembership.user_group == group)
                                                & UserGroupMembership.user_profile.in_(delete)).execute()
     if add:
-        notify_group(group.realm_id, {"op": "add_members", "group_id": group.id, "user_ids": add})
+        notify_group(group.realm_id, event_catalogue.user_group_add_members(group.id, add))
     if delete:
-        notify_group(group.realm_id, {"op": "remove_members", "group_id": group.id, "user_ids": delete})
+        notify_group(group.realm_id, event_catalogue.user_group_remove_members(group.id, delete))
 
 
 def do_update_subgroups(group: UserGroup, add: list[int], delete: list[int]) -> None:
@@ -206,10 +207,9 @@ def do_update_subgroups(group: UserGroup, add: list[int], delete: list[int]) -> 
             GroupGroupMembership.delete().where((GroupGroupMembership.supergroup == group)
                                                 & GroupGroupMembership.subgroup.in_(delete)).execute()
     if add:
-        notify_group(group.realm_id, {"op": "add_subgroups", "group_id": group.id, "direct_subgroup_ids": add})
+        notify_group(group.realm_id, event_catalogue.user_group_add_subgroups(group.id, add))
     if delete:
-        notify_group(group.realm_id, {"op": "remove_subgroups", "group_id": group.id,
-                                      "direct_subgroup_ids": delete})
+        notify_group(group.realm_id, event_catalogue.user_group_remove_subgroups(group.id, delete))
 
 
 def group_in_use(group: UserGroup) -> bool:
@@ -232,7 +232,7 @@ def do_deactivate_group(group: UserGroup) -> None:
         raise JsonableError("Cannot deactivate user group in use.")
     with write_transaction():
         UserGroup.update(deactivated=True).where(UserGroup.id == group.id).execute()
-    notify_group(group.realm_id, {"op": "remove", "group_id": group.id})
+    notify_group(group.realm_id, event_catalogue.user_group_remove(group.id))
 
 
 def realm_groups(realm_id: int, include_deactivated: bool) -> list[UserGroup]:

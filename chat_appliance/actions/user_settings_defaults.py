@@ -12,6 +12,7 @@ from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import active_user_ids
 from chat_appliance.models import EMAIL_VISIBLE_EVERYONE, Realm
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY, realm_user_settings_defaults
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -40,5 +41,4 @@ def do_update_user_settings_defaults(realm: Any, changes: Any) -> None:
         realm.save()
     audience = active_user_ids(realm.id)
     for name, value in changed.items():
-        publish({"type": "realm_user_settings_defaults", "op": "update", "property": name, "value": value},
-                audience)
+        publish(event_catalogue.realm_user_settings_defaults_update(name, value), audience)

@@ -18,6 +18,7 @@ from chat_appliance.models import UserStatus, now
 from chat_appliance.actions.reactions import check_custom_emoji
 from chat_appliance.actions.users import do_change_settings
 from chat_appliance.lib.user_status import user_status_dict
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -93,11 +94,4 @@ def do_update_user_status(user: UserProfile, *, away: bool | None, status_text: 
                 status.emoji_name, status.emoji_code, status.reaction_type = emoji
             status.timestamp = now()
             status.save()
-    event = {"type": "user_status", "user_id": user.id}
-    if away is not None:
-        event["away"] = away
-    if status_text is not None:
-        event["status_text"] = status_text
-    if emoji is not None:
-        event.update(emoji_name=emoji[0], emoji_code=emoji[1], reaction_type=emoji[2])
-    publish(event, active_user_ids(user.realm_id))
+    publish(event_catalogue.user_status(user.id, away, status_text, emoji), active_user_ids(user.realm_id))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
-from chat_appliance.lib.serializers import user_topic_event
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import TOPIC_INHERIT, UserTopic, now
 
 if TYPE_CHECKING:
@@ -32,4 +32,4 @@ def do_set_user_topic(user: UserProfile, stream: Stream, topic: str, policy: int
                                      & (UserTopic.topic_key == topic.casefold())).execute()
         else:
             set_topic_visibility(user, stream, topic, policy)
-        publish(user_topic_event(stream.id, topic, policy, now()), [user.id])
+        publish(event_catalogue.user_topic(stream.id, topic, policy, now()), [user.id])

@@ -18,6 +18,7 @@ from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.groups import set_role_group_membership
 from chat_appliance.lib.passwords import generate_api_key, hash_password, password_too_weak
 from chat_appliance.lib.serializers import bot_dict, service_dicts, user_dict
+from chat_appliance.lib import event_catalogue
 from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, ROLES, ROLE_MEMBER, Message, Realm, Stream, UserPermission,
                                    UserProfile, WebSession)
 from chat_appliance.actions.bot_services import bot_administrator_ids, create_bot_service
@@ -164,7 +165,7 @@ def do_create_bot(owner: UserProfile, full_name: str, short_name: str, bot_type:
         service_row = create_bot_service(bot, service) if service is not None else None
         create_subscription_rows(default_streams(owner.realm), [bot])
     notify_user_added(bot)
-    publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_row))},
+    publish(event_catalogue.realm_bot_add(bot_dict(bot, services=service_dicts(bot, service_row))),
             bot_administrator_ids(bot))
     return bot
 
@@ -179,13 +180,12 @@ def notify_user_added(user: UserProfile) -> None:
         person = user_dict(user, viewer, client_gravatar=False)
         by_shape.setdefault(person["delivery_email"], (person, []))[1].append(viewer.id)
     for person, viewer_ids in by_shape.values():
-        publish({"type": "realm_user", "op": "add", "person": person}, viewer_ids)
+        publish(event_catalogue.realm_user_add(person), viewer_ids)
 
 
 def notify_user_updated(user: UserProfile, **fields: Any) -> None:
     """realm_user update with the changed fields."""
-    publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, **fields}},
-            active_user_ids(user.realm_id))
+    publish(event_catalogue.realm_user_update(user.id, **fields), active_user_ids(user.realm_id))
 
 
 def do_change_full_name(user: UserProfile, full_name: str) -> None:
@@ -208,13 +208,12 @@ def do_change_bot_owner(bot: UserProfile, owner: UserProfile) -> UserProfile:
     after = set(bot_administrator_ids(bot))
     notify_user_updated(bot, bot_owner_id=owner.id)
     if before - after:
-        publish({"type": "realm_bot", "op": "delete", "bot": {"user_id": bot.id}}, sorted(before - after))
+        publish(event_catalogue.realm_bot_delete(bot.id), sorted(before - after))
     if after - before:
-        publish({"type": "realm_bot", "op": "add", "bot": bot_dict(bot, services=service_dicts(bot, service_of(bot)))},
+        publish(event_catalogue.realm_bot_add(bot_dict(bot, services=service_dicts(bot, service_of(bot)))),
                 sorted(after - before))
     if before & after:
-        publish({"type": "realm_bot", "op": "update", "bot": {"user_id": bot.id, "owner_id": owner.id}},
-                sorted(before & after))
+        publish(event_catalogue.realm_bot_update(bot.id, owner_id=owner.id), sorted(before & after))
     return bot
 
 
@@ -265,14 +264,14 @@ def do_change_settings(user: UserProfile, changes: JSONDict) -> list[str]:
         if changes.get("enable_drafts_synchronization") is False:
             delete_all_drafts(user)
     for name, value in changes.items():
-        publish({"type": "user_settings", "op": "update", "property": name, "value": value}, [user.id])
+        publish(event_catalogue.user_settings_update(name, value), [user.id])
     if "timezone" in changes:
         # Others show the user's local time: Zulip tells the organization too.
         notify_user_updated(user, timezone=changes["timezone"])
     if "allow_private_data_export" in changes:
 
-        publish({"type": "realm_export_consent", "user_id": user.id,
-                 "consented": changes["allow_private_data_export"]}, admin_ids(user.realm_id))
+        publish(event_catalogue.realm_export_consent(user.id, changes["allow_private_data_export"]),
+                admin_ids(user.realm_id))
     return list(changes)
 
 
@@ -315,8 +314,7 @@ def do_change_delivery_email(user: UserProfile, new_email: str) -> None:
     credentials_changed(user.id)
     audience = UserProfile.select().where((UserProfile.realm == user.realm_id) & UserProfile.is_active)
     seeing = [u.id for u in audience if can_see_real_email(u, user)]
-    publish({"type": "realm_user", "op": "update", "person": {"user_id": user.id, "delivery_email": new_email}},
-            seeing)
+    publish(event_catalogue.realm_user_update(user.id, delivery_email=new_email), seeing)
     if user.email != old_api_email:
         # Zulip's field for a changed API email (clients re-key the user by it).
         notify_user_updated(user, new_email=user.email)
@@ -347,13 +345,10 @@ def do_deactivate_user(user: UserProfile, *, acting_user: UserProfile | None = N
         credentials_changed(target.id)
         notify_messages_deleted(deleted, holders, first_ids)
         if actions.get("delete_profile"):
-            publish({"type": "realm_user", "op": "update",
-                     "person": {"user_id": target.id, "full_name": target.full_name}}, audience)
-            publish({"type": "realm_user", "op": "update",
-                     "person": {"user_id": target.id, "avatar_version": target.avatar_version,
-                                "avatar_url": None}}, audience)
-        publish({"type": "realm_user", "op": "update", "person": {"user_id": target.id, "is_active": False}},
-                audience)
+            publish(event_catalogue.realm_user_update(target.id, full_name=target.full_name), audience)
+            publish(event_catalogue.realm_user_update(target.id, avatar_version=target.avatar_version,
+                                                      avatar_url=None), audience)
+        publish(event_catalogue.realm_user_update(target.id, is_active=False), audience)
 
 
 def messages_to_delete(user: UserProfile, actions: JSONDict) -> list[Message]:

@@ -1,7 +1,8 @@
 """The seam between actions and event queues.
 
 Actions call `publish(event, user_ids)` wherever the change is made, inside its transaction
-or after it: delivery waits for the commit (db.on_commit). The queue manager registers itself
+or after it: delivery waits for the commit (db.on_commit). The event comes from one of the
+constructors of lib/event_catalogue.py, the list of every event the server sends. The queue manager registers itself
 as a listener. With no listener (the CLI, unit tests of actions) publishing does nothing.
 """
 

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from chat_appliance.db.admission import turns
 from chat_appliance.events.clock import SystemClock
 from chat_appliance.lib.errors import BadEventQueueIdError
+from chat_appliance.lib import event_catalogue
 from chat_appliance import models  # the message models load on first use (models/__init__.py)
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class EventQueue:
 
     def heartbeat(self) -> None:
         """Heartbeats take an id like any event, so the client's last_event_id acknowledges them. Lock held."""
-        self.events.append({"type": "heartbeat", "id": self.next_event_id})
+        self.events.append(event_catalogue.heartbeat(self.next_event_id))
         self.next_event_id += 1
 
     def _closing(self):
@@ -625,8 +626,6 @@ class QueueManager:
             message["content_type"] = "text/html"
         if queue.client_gravatar and "avatar_url" in message:
             message["avatar_url"] = None
-        shaped = {"type": "message", "message": message, "flags": flags}
-        if event.get("sender_queue_id") == queue.id and event.get("local_id") is not None:
-            shaped["local_message_id"] = event["local_id"]
-        return shaped
+        local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
+        return event_catalogue.message_for_queue(message, flags, local)
 

@@ -297,11 +297,6 @@ def user_topic_dict(user_topic: Any) -> Any:
                              user_topic.last_updated)
 
 
-def user_topic_event(stream_id: int, topic: str, policy: int, timestamp: int) -> JSONDict:
-    """The user_topic event: the same fields, with its type."""
-    return {"type": "user_topic", **user_topic_fields(stream_id, topic, policy, timestamp)}
-
-
 def user_topic_fields(stream_id: int, topic: str, policy: int, last_updated: int) -> JSONDict:
     """The user_topic shape."""
     return {"stream_id": stream_id, "topic_name": topic, "last_updated": last_updated,

@@ -10,6 +10,7 @@ from chat_appliance.models import Stream, Subscription, UserProfile
 from chat_appliance.models.base import query_rows
 from chat_appliance.lib.snapshots import read_through
 from chat_appliance.lib.serializers import subscription_dict
+from chat_appliance.lib import event_catalogue
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -81,7 +82,7 @@ def default_stream_ids(realm: Realm) -> list[int]:
 
 def default_streams_event(realm: Realm) -> JSONDict:
     """default_streams with the ids of the default channels (Zulip feature level 330)."""
-    return {"type": "default_streams", "default_streams": default_stream_ids(realm)}
+    return event_catalogue.default_streams(default_stream_ids(realm))
 
 
 # Notification Bot tells new subscribers of their subscription only when a request subscribes at
