@@ -476,6 +476,16 @@ def away_rule(state):
     return is_online
 
 
+def too_large_message(config):
+    """What a 413 says: a whole body past MAX_CONTENT_LENGTH is an upload (only uploads come
+    near it), so the upload limit is named; otherwise one form field was past Werkzeug's
+    MAX_FORM_MEMORY_SIZE, which only a hostile or broken client sends."""
+    length = request.content_length
+    if length is not None and length > config["MAX_CONTENT_LENGTH"]:
+        return f"File is larger than the maximum upload size ({config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB)."
+    return "A parameter is too long."
+
+
 def register_error_handlers(app):
     """Every error is Zulip's JSON envelope: raised errors, HTTP errors, and bugs (500)."""
 
@@ -500,8 +510,7 @@ def register_error_handlers(app):
         code = {404: "NOT_FOUND", 429: "RATE_LIMIT_HIT"}.get(error.code, "BAD_REQUEST")
         msg = error.name
         if error.code == 413:
-            # Only uploads come near the limit; say which limit, as the upload check does.
-            msg = f"File is larger than the maximum upload size ({app.config['MAX_FILE_UPLOAD_SIZE_MIB']} MiB)."
+            msg = too_large_message(app.config)
         response = json_error(JsonableError(msg, code=code, http_status=error.code))
         if error.code == 405:
             response.headers["Allow"] = ", ".join(error.valid_methods or ())
