@@ -61,7 +61,7 @@ def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client
     unchanged file; and is a missing file or a path out of the folder a 404?"""
     import gzip
 
-    from chat_appliance.web.webclient import STATIC_DIR
+    from chat_appliance.webclient.views import STATIC_DIR
 
     for path in ("/static/webclient/js/feed.js", "/static/webclient/app.css"):
         plain = flask_client.get(path)
@@ -81,6 +81,6 @@ def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client
         assert flask_client.get(path, headers={"If-None-Match": plain.headers["ETag"]}).status_code == 304
         assert flask_client.get(path, headers={"If-None-Match": '"stale"'}).status_code == 200
     assert flask_client.get("/static/webclient/js/missing.js").status_code == 404
-    assert flask_client.get("/static/webclient/../webclient.py").status_code == 404
+    assert flask_client.get("/static/webclient/../views.py").status_code == 404
     image = flask_client.get("/static/webclient/realm-icon.png", headers={"Accept-Encoding": "gzip"})
     assert image.status_code == 200 and "Content-Encoding" not in image.headers
