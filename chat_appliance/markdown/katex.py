@@ -130,13 +130,6 @@ def stash_tex(md: Any, tex: str, display: bool) -> str:
     return token
 
 
-def engine_available() -> Optional[bool]:
-    """True or False once the engine was tried, None before the first formula."""
-    if not _engine.started:
-        return None
-    return not _engine.unavailable
-
-
 def typeset(html: str, formulas: list[tuple[str, str, bool]]) -> str:
     """Replace each formula's token in the sanitised ``html`` with KaTeX's HTML, or with
     Zulip's error markup (the escaped source) where KaTeX rejects it or is not available.
