@@ -6,13 +6,10 @@ import threading
 import time
 import traceback
 from functools import partial
-from importlib import import_module
 from pathlib import Path
 
-from flask import Blueprint, Flask, g, request
-from flask.sessions import NullSession, SessionInterface
+from flask import g, request
 from werkzeug.exceptions import HTTPException
-from werkzeug.routing import Rule
 
 from chat_appliance.lib.uploads import UploadStore
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
@@ -28,7 +25,7 @@ from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
-from chat_appliance.web.params import BoundedIntConverter
+from chat_appliance.web.fast_routing import API_PREFIX, JSON_PREFIX, add_routes, routing_app
 from chat_appliance.web.proxy import TrustedProxyMiddleware
 from chat_appliance.web.response import FastJSONProvider, json_error
 from chat_appliance.web.longpoll import LongPoll
@@ -40,10 +37,8 @@ from chat_appliance.workers import WORKERS, WorkerContext
 log = logging.getLogger("chat_appliance")
 request_log = logging.getLogger("chat_appliance.requests")
 
-API_PREFIX = "/api/v1"
 # How long a shard waits for its name to be free (a killed predecessor's lock) before refusing.
 SHARD_NAME_WAIT_SECONDS = 10
-JSON_PREFIX = "/json"
 
 
 class AppState:
@@ -78,157 +73,6 @@ class AppState:
         self.session_authenticator = authenticate_session_headers
 
 
-class NoFlaskSessions(SessionInterface):
-    """Flask's cookie session is not used (the web client's sessions are web/sessions.py's, and
-    Flask has no SECRET_KEY here): every request shares one empty NullSession, which refuses
-    writes as Flask's own fallback does, instead of Flask building one per request."""
-
-    null = NullSession()
-
-    def open_session(self, app, request):
-        return self.null
-
-    def save_session(self, app, session, response):
-        return None
-
-
-class ChatApplianceFlask(Flask):
-    """Flask, with /json/... routed as /api/v1/... (create_url_adapter), and `ensure_sync`
-    remembering its answer per function: Flask asks it for every hook and view of every request
-    (seven times for a trivial GET), and each answer is an inspect.iscoroutinefunction call, a
-    few percent of a trivial request."""
-
-    SYNC_CACHE_SIZE = 4096  # distinct functions; a caller making a new one per call is not cached
-
-    def create_url_adapter(self, request):
-        """Flask's adapter, except that a /json/... path is matched as /api/v1/...: the web client
-        calls the API's views there (authenticated by session cookie and CSRF token: web/auth.py
-        tells them apart by request.path, which stays as sent). Mounting every API blueprint a
-        second time under /json doubled the URL map: 1.9 MiB and 35 ms of start-up for 342 rules."""
-        adapter = super().create_url_adapter(request)
-        if request is not None and adapter is not None and adapter.path_info.startswith(JSON_PREFIX + "/"):
-            adapter.path_info = API_PREFIX + adapter.path_info[len(JSON_PREFIX):]
-        return adapter
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._sync_functions = {}
-
-    def ensure_sync(self, func):
-        try:
-            return self._sync_functions[func]
-        except KeyError:
-            pass
-        except TypeError:  # unhashable: ask Flask
-            return super().ensure_sync(func)
-        result = super().ensure_sync(func)
-        if len(self._sync_functions) < self.SYNC_CACHE_SIZE:
-            self._sync_functions[func] = result
-        return result
-
-
-class LazyBuilderRule(Rule):
-    """A URL rule whose URL-building functions are generated on first use. werkzeug generates
-    two per rule (Python source, compiled) as the rule is added: with 300 rules that was most of
-    create_app's time, and so of the server's start-up, while this server builds URLs for few."""
-
-    def _compile_builder(self, append_unknown=True):
-        generate = super()._compile_builder
-        built = []
-
-        def build(rule, *args, **kwargs):
-            if not built:
-                built.append(generate(append_unknown).__get__(rule, None))
-            return built[0](*args, **kwargs)
-
-        return build
-
-
-class LazyViews(dict):
-    """`app.view_functions`, filled as requests arrive. Every route is in the URL map from the
-    start (api/routes.py); the first request routed to one of a blueprint's endpoints imports
-    its module and takes all of that blueprint's views, under each name it is mounted with.
-    Flask dispatches with `view_functions[endpoint]`, so answering a missing key is all it takes;
-    `get`, `in` and iteration see only what is loaded (`load_all` loads the rest)."""
-
-    def __init__(self, loaded, owners):
-        super().__init__(loaded)
-        self.owners = owners  # mount name (an endpoint's prefix) -> (module, blueprint attribute)
-
-    def __missing__(self, endpoint):
-        owner = self.owners.get(endpoint.partition(".")[0])
-        if owner is None:
-            raise KeyError(endpoint)
-        self._take(owner)
-        return dict.__getitem__(self, endpoint)
-
-    def load_all(self):
-        for owner in set(self.owners.values()):
-            self._take(owner)
-
-    def _take(self, owner):
-        views = blueprint_views(load_blueprint(*owner))
-        for name, its_owner in self.owners.items():
-            if its_owner == owner:
-                for local, view in views:
-                    self.setdefault(f"{name}.{local}", view)
-
-
-class _ViewRecorder:
-    """Stands in for Flask's BlueprintSetupState while a blueprint's recorded route calls are
-    replayed, keeping each view with the endpoint registration would give it."""
-
-    def __init__(self):
-        self.views = []
-
-    def add_url_rule(self, rule, endpoint=None, view_func=None, **options):
-        self.views.append((endpoint or view_func.__name__, view_func))
-
-
-# What a blueprint mounted lazily may not have beyond what a new one has: Flask merges these into
-# the app when a blueprint is registered, and a lazily mounted one never is.
-_BLUEPRINT_EXTRAS = ("before_request_funcs", "after_request_funcs", "teardown_request_funcs", "error_handler_spec",
-                     "url_value_preprocessors", "url_default_functions", "template_context_processors",
-                     "_blueprints")
-
-
-def _shape(blueprint, name):
-    value = getattr(blueprint, name)
-    return {key: len(entries) for key, entries in value.items()} if isinstance(value, dict) else len(value)
-
-
-def blueprint_views(blueprint):
-    """[(endpoint within the blueprint, view function)] of every route the blueprint declares.
-    Raises for a blueprint with more than routes (hooks, error handlers, files, commands, nested
-    blueprints), which only Flask's own registration would mount."""
-    plain = Blueprint("plain", __name__)
-    extras = [name for name in _BLUEPRINT_EXTRAS if _shape(blueprint, name) != _shape(plain, name)]
-    if blueprint.has_static_folder or blueprint.template_folder or blueprint.cli.commands:
-        extras.append("files or commands")
-    if extras:
-        raise ValueError(f"blueprint {blueprint.name!r} has {', '.join(extras)}: it cannot be mounted lazily")
-    recorder = _ViewRecorder()
-    for deferred in blueprint.deferred_functions:
-        deferred(recorder)
-    return recorder.views
-
-
-def routing_app(**options):
-    """A ChatApplianceFlask whose URL map takes the app's rules: URL builders made on first use
-    (LazyBuilderRule), and every <int:...> in a path bounded in length (web/params.py), set
-    before any of our routes is added."""
-    app = ChatApplianceFlask(__name__, **options)
-    app.session_interface = NoFlaskSessions()
-    app.url_rule_class = LazyBuilderRule
-    app.url_map.converters["int"] = BoundedIntConverter
-    return app
-
-
-def load_blueprint(module, attribute):
-    """A blueprint object, by its module's full name (imports the module)."""
-    return getattr(import_module(module), attribute)
-
-
 def blueprint_mounts():
     """(module, blueprint attribute, register_blueprint options) of every blueprint the app
     mounts, in order: api/'s under /api/v1 (and so /json), its root ones, and the web client's
@@ -239,49 +83,9 @@ def blueprint_mounts():
         yield module, attribute, {"url_prefix": API_PREFIX}
     for module, attribute in ROOT_BLUEPRINTS:
         yield f"chat_appliance.api.{module}", attribute, {}
-    yield "chat_appliance.web.webclient", "bp", {}
-    yield "chat_appliance.web.dev_emails", "bp", {}
+    yield "chat_appliance.webclient.views", "bp", {}
+    yield "chat_appliance.webclient.dev_emails", "bp", {}
 
-
-# What Blueprint.register passes Flask.add_url_rule for a route of ours, besides its methods.
-ROUTE_OPTIONS: dict[str, object] = {"defaults": {}, "provide_automatic_options": None, "subdomain": None}
-
-
-def describe_routes():
-    """Every route the app's blueprints add, as [(module, attribute, ((rule, endpoint, methods),
-    ...))] per mount, by mounting them all on a scratch app: what api/routes.py lists. Raises for
-    a route that needs options the list does not carry."""
-    app = routing_app()
-    calls = []
-    add_url_rule = app.add_url_rule
-
-    def record(rule, endpoint=None, view_func=None, **options):
-        methods = options.pop("methods", None)
-        if options != ROUTE_OPTIONS or not methods or endpoint is None:
-            raise ValueError(f"{rule}: api/routes.py cannot carry {endpoint!r}, {options!r}")
-        calls.append((rule, endpoint, tuple(methods)))
-        add_url_rule(rule, endpoint, view_func, methods=methods, **options)
-
-    app.add_url_rule = record
-    described = []
-    for module, attribute, options in blueprint_mounts():
-        calls.clear()
-        blueprint = load_blueprint(module, attribute)
-        blueprint_views(blueprint)  # raises for one that cannot be mounted lazily
-        app.register_blueprint(blueprint, **options)
-        described.append((module, attribute, tuple(calls)))
-    return described
-
-
-def add_routes(app):
-    """Every blueprint route into the URL map, from api/routes.py, with their views loaded on
-    first use (LazyViews): at start, no view module is imported."""
-    owners = {}
-    for module, attribute, rules in ROUTES:
-        for rule, endpoint, methods in rules:
-            app.add_url_rule(rule, endpoint, **dict(ROUTE_OPTIONS, defaults={}, methods=list(methods)))
-            owners[endpoint.partition(".")[0]] = (module, attribute)
-    app.view_functions = LazyViews(app.view_functions, owners)
 
 
 def create_app(config=None, *, dev_mode=False, opened=None):
@@ -290,14 +94,14 @@ def create_app(config=None, *, dev_mode=False, opened=None):
     POST /dev_fetch_api_key. `opened`: the Runtime of this configuration's database, already
     opened and migrated by the caller (`serve`, through open_instance), which the app then uses
     instead of opening the database a second time."""
-    # The web client's files live beside the pages that serve them (web/static), at /static.
-    app = routing_app(static_folder="web/static")
+    # No Flask static folder: the web client's views serve its files and KaTeX's (webclient/views.py).
+    app = routing_app(__name__, static_folder=None)
     app.json = FastJSONProvider(app)
     app.json.sort_keys = False
     app.json.compact = True
     open_app(app, config, dev_mode=dev_mode, opened=opened)
     bind_runtime(app)
-    add_routes(app)
+    add_routes(app, ROUTES)
     register_error_handlers(app)
     register_request_hooks(app)
     app.wsgi_app = TrustedProxyMiddleware(app.wsgi_app, app.config)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the ways of running KaTeX from Python, and the renderer's own.
 
-Each candidate engine loads the vendored KaTeX (chat_appliance/web/static/katex/katex.min.js)
+Each candidate engine loads the vendored KaTeX (chat_appliance/markdown/vendor/katex/katex.min.js)
 once, warms up, then renders 20 different inline formulas; the best of five rounds is printed
 (wall-clock time: the engines run JavaScript on threads of their own). Candidates that are not
 installed are reported as such; each runs in a subprocess with a time limit, so one that hangs
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-KATEX_JS = ROOT / "chat_appliance" / "web" / "static" / "katex" / "katex.min.js"
+KATEX_JS = ROOT / "chat_appliance" / "markdown" / "vendor" / "katex" / "katex.min.js"
 TARGET_MS = 20.0
 FN = "function __r(t, d) { try { return katex.renderToString(t, {displayMode: d}); } catch (e) { return null; } }"
 EXPECTED_START = '<span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo>'

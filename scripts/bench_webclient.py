@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.serve_process import ServeProcess  # noqa: E402
 
-STATIC = ROOT / "chat_appliance" / "web" / "static" / "webclient"
+STATIC = ROOT / "chat_appliance" / "webclient" / "static"
 
 
 def api(server, auth, method, path, **params):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write chat_appliance/api/routes.py: every route the app's blueprints add (api/ and the web
 client's pages), which the app puts in its URL map at start without importing the view modules
-(app.add_routes, app.LazyViews).
+(web/fast_routing.py: add_routes, LazyViews).
 
     python scripts/make_routes.py          # rewrite the file
     python scripts/make_routes.py --check  # exit 1 if the file is stale
@@ -10,6 +10,7 @@ Run it after adding, removing or changing a route; tests/test_lazy_routes.py fai
 """
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
 
@@ -28,10 +29,11 @@ ROUTES = (
 
 
 def render():
-    from chat_appliance.app import describe_routes
+    from chat_appliance.app import blueprint_mounts
+    from chat_appliance.web.fast_routing import describe_routes
 
     lines = []
-    for module, attribute, rules in describe_routes():
+    for module, attribute, rules in describe_routes(blueprint_mounts()):
         lines.append(f"    ({module!r}, {attribute!r}, (")
         lines.extend(f"        ({rule!r}, {endpoint!r}, {methods!r})," for rule, endpoint, methods in rules)
         lines.append("    )),")
@@ -46,7 +48,10 @@ def main():
     current = TARGET.read_text() if TARGET.exists() else ""
     if args.check:
         if current != text:
-            print(f"{TARGET.relative_to(ROOT)} is stale: run python scripts/make_routes.py", file=sys.stderr)
+            diff = difflib.unified_diff(current.splitlines(keepends=True), text.splitlines(keepends=True),
+                                        "routes.py (as it is)", "routes.py (from the blueprints)")
+            print(f"{TARGET.relative_to(ROOT)} is stale: run python scripts/make_routes.py\n{''.join(diff)}",
+                  file=sys.stderr)
             return 1
         print(f"{TARGET.relative_to(ROOT)} is up to date")
         return 0

@@ -21,7 +21,7 @@ from .browser import DESKTOP, PHONE, Site, Watched, browser, pages, shot  # noqa
 expect.set_options(timeout=15_000)
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
-ICON = Path(__file__).resolve().parent.parent / "chat_appliance" / "web" / "static" / "webclient" / "realm-icon.png"
+ICON = Path(__file__).resolve().parent.parent / "chat_appliance" / "webclient" / "static" / "realm-icon.png"
 
 
 @pytest.fixture(scope="module")

@@ -65,12 +65,21 @@ def test_opening_an_up_to_date_instance_loads_none_of_the_heavy_modules(tmp_path
                                        "emoji: dateutil pygments zulip_emoji_mapping"]
 
 
+def model_modules():
+    """The model modules that load on first use, in order: those models/everything.py imports
+    from (read from its source, so that asking imports none of them)."""
+    import ast
+
+    tree = ast.parse((ROOT / "chat_appliance" / "models" / "everything.py").read_text())
+    return [node.module.removeprefix("chat_appliance.models.") for node in tree.body if isinstance(node, ast.ImportFrom)]
+
+
 FIRST_REQUESTS = textwrap.dedent("""
     import sys
     from pathlib import Path
     from chat_appliance.app import create_app
     from chat_appliance.config import load_config
-    from chat_appliance.models import MODEL_MODULES
+    MODEL_MODULES = sys.argv[2].split()
 
     def loaded():
         return " ".join(name for name in MODEL_MODULES if f"chat_appliance.models.{name}" in sys.modules)
@@ -97,7 +106,7 @@ def test_a_restarted_server_answers_server_settings_before_loading_the_models(tm
                            "--owner-password", "pw-1234567"], env=env, cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert made.returncode == 0, made.stderr
-    done = subprocess.run([sys.executable, "-c", FIRST_REQUESTS, str(instance)], env=env, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", FIRST_REQUESTS, str(instance), " ".join(model_modules())], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["opened: ", "server_settings: Lazy ", "users/me: owner@example.com True"]
@@ -113,9 +122,8 @@ def test_any_model_brings_every_backref(first):
     code = textwrap.dedent(f"""
         {first}
         from chat_appliance.models.realm import Realm
-        from chat_appliance.models import MODEL_MODULES
         import sys
-        missing = [name for name in MODEL_MODULES if f"chat_appliance.models.{{name}}" not in sys.modules]
+        missing = [name for name in {model_modules()!r} if f"chat_appliance.models.{{name}}" not in sys.modules]
         from chat_appliance import models
         print(missing, hasattr(Realm, "emoji"), hasattr(Realm, "streams"), hasattr(models.UserProfile, "services"),
               hasattr(models.Message, "reactions"))
@@ -126,25 +134,32 @@ def test_any_model_brings_every_backref(first):
     assert done.stdout.split() == ["[]", "True", "True", "True", "True"]
 
 
-def test_the_lazy_names_are_the_names_the_type_checker_is_shown():
-    """models/__init__.py names each lazily loaded model twice: in _LAZY, which loads it, and
-    under TYPE_CHECKING, which is all mypy sees of it. A name in one list only would be a model
-    that mypy calls missing, or one it types that the package never returns."""
+def test_the_lazy_names_are_declared_once():
+    """models/everything.py is the one declaration of the lazily loaded names (the package's
+    __getattr__ loads them from it, mypy reads its imports through the package's TYPE_CHECKING
+    star import): is it only imports of model modules, does the package give each name it
+    imports (and __all__ list each once), and is a name it does not declare refused?"""
     import ast
 
     from chat_appliance import models
+    from chat_appliance.models import everything
 
-    source = (ROOT / "chat_appliance" / "models" / "__init__.py").read_text()
-    shown = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for statement in node.body:
-                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
-                module = statement.module.removeprefix("chat_appliance.models.")
-                shown[module] = sorted(alias.name for alias in statement.names)
-    assert shown == {module: sorted(names) for module, names in models._LAZY.items()}
-    # Built from _CORE and _LAZY: a name in both would be listed twice, and every name listed
-    # must be one the package gives.
+    tree = ast.parse((ROOT / "chat_appliance" / "models" / "everything.py").read_text())
+    imported = []
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.Assign):
+            assert [target.id for target in node.targets] == ["NAMES"], ast.unparse(node)
+            continue
+        assert isinstance(node, ast.ImportFrom) and node.module.startswith("chat_appliance.models."), ast.unparse(node)
+        imported += [alias.name for alias in node.names]
+    assert list(everything.NAMES) == imported
     assert len(models.__all__) == len(set(models.__all__))
+    assert set(models.__all__) == set(imported) | set(models._CORE)
     for name in models.__all__:
         assert getattr(models, name) is not None, name
+    with pytest.raises(AttributeError):
+        models.NotAModel
+    with pytest.raises(AttributeError):
+        models.__wrapped__

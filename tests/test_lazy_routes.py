@@ -12,7 +12,8 @@ import pytest
 from flask import Blueprint
 
 from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
-from chat_appliance.app import OnFirstUse, blueprint_mounts, blueprint_views, load_blueprint, routing_app
+from chat_appliance.app import OnFirstUse, blueprint_mounts
+from chat_appliance.web.fast_routing import blueprint_views, load_blueprint, routing_app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +26,7 @@ def rule_facts(app):
 
 def eager_app():
     """Flask's own way: every blueprint imported and registered."""
-    app = routing_app()
+    app = routing_app("chat_appliance.app", static_folder=None)
     for module, attribute, options in blueprint_mounts():
         app.register_blueprint(load_blueprint(module, attribute), **options)
     return app
@@ -92,7 +93,7 @@ def test_a_request_imports_only_its_own_view_module(tmp_path):
                           "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000"}})
         def views():
             return sorted(m for m in sys.modules if m.startswith("chat_appliance.api.") and m != "chat_appliance.api.routes"
-                          or m == "chat_appliance.web.webclient")
+                          or m.startswith("chat_appliance.webclient."))
         print(views())
         listeners = ("chat_appliance.workers.push_notifications", "chat_appliance.workers.missed_messages",
                      "chat_appliance.workers.service_dispatch", "chat_appliance.workers.link_previews", "smtplib",

@@ -216,24 +216,6 @@ def test_header_only_session_check(org, flask_client):
             assert raised.value.http_status == status
 
 
-def test_every_web_client_file_is_packaged():
-    """Does setup.cfg's package_data cover every file of the web client, so that `pip install .`
-    (not only an editable install) serves the page?"""
-    import configparser
-    import fnmatch
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    config = configparser.ConfigParser()
-    config.read(root / "setup.cfg")
-    value = config["options.package_data"]["chat_appliance.web"]
-    # As setuptools reads a list: one item a line when the value has line breaks, else by commas.
-    patterns = [p.strip() for p in (value.splitlines() if "\n" in value.strip() else value.split(",")) if p.strip()]
-    package = root / "chat_appliance" / "web"
-    files = [str(f.relative_to(package)) for f in (package / "static").rglob("*") if f.is_file()]
-    assert files and [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
-
-
 def make_link(org, **params):
     link = ok(org.client(org.owner).post("invites/multiuse", stream_ids=[org.denmark.id], **params))["invite_link"]
     return link.rsplit("/join/", 1)[1]

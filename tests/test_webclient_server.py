@@ -41,7 +41,8 @@ def test_a_message_sent_from_the_page_starts_read_for_its_sender(org, flask_clie
 
 def test_katex_stylesheet_and_its_fonts_are_served(flask_client):
     """Does the page link KaTeX's stylesheet, and is every font that stylesheet names served, so
-    that the HTML the server typesets shows as maths in the browser?"""
+    that the HTML the server typesets shows as maths in the browser (and nothing outside
+    KaTeX's folder)?"""
     page = flask_client.get("/").get_data(as_text=True)
     assert 'href="/static/katex/katex.min.css"' in page
     css = flask_client.get("/static/katex/katex.min.css")
@@ -53,6 +54,9 @@ def test_katex_stylesheet_and_its_fonts_are_served(flask_client):
         response = flask_client.get("/static/katex/" + font)
         assert response.status_code == 200, font
         response.close()
+    # Only the vendored release's folder: not the renderer's modules beside it.
+    assert flask_client.get("/static/katex/../../katex.py").status_code == 404
+    assert flask_client.get("/static/katex/missing.css").status_code == 404
 
 
 def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client):
@@ -61,7 +65,7 @@ def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client
     unchanged file; and is a missing file or a path out of the folder a 404?"""
     import gzip
 
-    from chat_appliance.web.webclient import STATIC_DIR
+    from chat_appliance.webclient.views import STATIC_DIR
 
     for path in ("/static/webclient/js/feed.js", "/static/webclient/app.css"):
         plain = flask_client.get(path)
@@ -81,6 +85,6 @@ def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client
         assert flask_client.get(path, headers={"If-None-Match": plain.headers["ETag"]}).status_code == 304
         assert flask_client.get(path, headers={"If-None-Match": '"stale"'}).status_code == 200
     assert flask_client.get("/static/webclient/js/missing.js").status_code == 404
-    assert flask_client.get("/static/webclient/../webclient.py").status_code == 404
+    assert flask_client.get("/static/webclient/../views.py").status_code == 404
     image = flask_client.get("/static/webclient/realm-icon.png", headers={"Accept-Encoding": "gzip"})
     assert image.status_code == 200 and "Content-Encoding" not in image.headers

@@ -4,7 +4,7 @@ like Zulip's (/user_avatars/exports/{realm_id}/{token}/{name}.tar.gz)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import logging
 import secrets
@@ -14,7 +14,7 @@ from pathlib import Path
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.audiences import admin_ids
-from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
+from chat_appliance.lib.errors import ResourceNotFoundError
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.lib import event_catalogue
 from chat_appliance.models import RealmExport, UserProfile
@@ -93,9 +93,3 @@ def access_export_file(instance_path: str, realm_id: int, token: str, name: str)
     if export is None or export.date_deleted is not None or not path.is_file():
         raise ResourceNotFoundError("File not found")
     return path
-
-
-def check_export_type(export_type: int) -> Any:
-    if export_type not in (1, 2):
-        raise JsonableError("Invalid export type.")
-    return export_type

@@ -270,7 +270,7 @@ ROUTES = (
     ('chat_appliance.api.health', 'bp', (
         ('/health', 'health.health', ('GET',)),
     )),
-    ('chat_appliance.web.webclient', 'bp', (
+    ('chat_appliance.webclient.views', 'bp', (
         ('/', 'webclient.index', ('GET',)),
         ('/join/<key>', 'webclient.join_page', ('GET',)),
         ('/accounts/login', 'webclient.login', ('POST',)),
@@ -288,8 +288,9 @@ ROUTES = (
         ('/static/generated/emoji/emoji_api.json', 'webclient.emoji_api', ('GET',)),
         ('/webclient/emoji.json', 'webclient.emoji_names', ('GET',)),
         ('/static/webclient/<path:filename>', 'webclient.static_file', ('GET',)),
+        ('/static/katex/<path:filename>', 'webclient.katex_file', ('GET',)),
     )),
-    ('chat_appliance.web.dev_emails', 'bp', (
+    ('chat_appliance.webclient.dev_emails', 'bp', (
         ('/emails', 'dev_emails.emails', ('GET',)),
         ('/emails/<int:number>.html', 'dev_emails.email_html', ('GET',)),
     )),

@@ -149,14 +149,6 @@ class SchemaMigration(Model):
         table_name = "schema_migration"
 
 
-def schema_version() -> Any:
-    """The newest migration applied to this database, 0 for an empty one."""
-    if not database.table_exists(SchemaMigration._meta.table_name):
-        return 0
-    newest = SchemaMigration.select(SchemaMigration.version).order_by(SchemaMigration.version.desc()).first()
-    return newest.version if newest else 0
-
-
 def applied_versions() -> set[int]:
     """The versions of the migrations applied to this database."""
     if not database.table_exists(SchemaMigration._meta.table_name):

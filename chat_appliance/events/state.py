@@ -125,7 +125,7 @@ DEFAULT_EXTERNAL_ACCOUNTS = {
 RECENT_CONVERSATIONS_LIMIT = 1000
 
 # Where the server's emoji data (Zulip's emoji_api.json format) is served, without credentials
-# (web/webclient.py serves it; the organization's icon is in lib/realm_icon.py).
+# (webclient/views.py serves it; the organization's icon is in lib/realm_icon.py).
 EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.json"
 
 

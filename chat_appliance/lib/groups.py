@@ -41,38 +41,16 @@ def system_group(realm: Any, name: str) -> UserGroup:
     return UserGroup.get((UserGroup.realm == realm) & (UserGroup.name == name) & UserGroup.is_system_group)
 
 
-def _closure(group_ids, *, upward):
-    """The given groups and, at any depth, the groups containing them (upward) or they contain."""
-    near, far = ((GroupGroupMembership.subgroup, GroupGroupMembership.supergroup) if upward
-                 else (GroupGroupMembership.supergroup, GroupGroupMembership.subgroup))
+def subgroup_closure(group_ids: set[int]) -> set[int]:
+    """The given groups and every group they contain, at any depth."""
     seen = set(group_ids)
     frontier = set(group_ids)
     while frontier:
-        rows = GroupGroupMembership.select(far).where(near.in_(list(frontier))).tuples()
+        rows = (GroupGroupMembership.select(GroupGroupMembership.subgroup)
+                .where(GroupGroupMembership.supergroup.in_(list(frontier))).tuples())
         frontier = {row[0] for row in rows} - seen
         seen |= frontier
     return seen
-
-
-def supergroup_closure(group_ids: Any) -> Any:
-    """The given groups and every group that contains one of them, at any depth."""
-    return _closure(group_ids, upward=True)
-
-
-def subgroup_closure(group_ids: set[int]) -> set[int]:
-    """The given groups and every group they contain, at any depth."""
-    return _closure(group_ids, upward=False)
-
-
-def group_ids_of_user(user: Any) -> Any:
-    """Every group the user belongs to, directly or through subgroups."""
-    direct = [
-        row.user_group_id
-        for row in UserGroupMembership.select(UserGroupMembership.user_group).where(
-            UserGroupMembership.user_profile == user
-        )
-    ]
-    return supergroup_closure(direct)
 
 
 def is_user_in_group(user: UserProfile, group_id: int | None, at: int | None = None) -> bool:

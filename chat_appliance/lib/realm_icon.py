@@ -10,7 +10,7 @@ from typing import Any
 
 from chat_appliance.models import Realm
 
-# Served by web/webclient.py without credentials, like Zulip's default icon.
+# Served by webclient/views.py without credentials, like Zulip's default icon.
 DEFAULT_REALM_ICON_PATH = "/static/webclient/realm-icon.png"
 
 

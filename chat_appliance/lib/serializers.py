@@ -37,7 +37,7 @@ def gravatar_url(email: str, avatar_version: int) -> str:
 
 
 def uploaded_avatar_url(user: UserProfile) -> str:
-    """Where an uploaded avatar is served (webclient.py); the version busts caches."""
+    """Where an uploaded avatar is served (webclient/views.py); the version busts caches."""
     return f"/user_avatars/{user.realm_id}/{user.id}?version={user.avatar_version}"
 
 

@@ -9,7 +9,7 @@ import html
 import re
 import threading
 import xml.etree.ElementTree as etree
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from markdown.blockprocessors import BlockQuoteProcessor, HashHeaderProcessor
 from markdown.extensions.tables import PIPE_LEFT, PIPE_NONE, PIPE_RIGHT, TableProcessor
@@ -47,11 +47,6 @@ def _lexer_class(lang: str):
             return find_lexer_class_by_name(lang)
         except ClassNotFound:
             return None
-
-
-def _lexer_name(lang: str) -> Optional[str]:
-    cls = _lexer_class(lang)
-    return cls.name if cls else None
 
 
 @functools.lru_cache(maxsize=256)

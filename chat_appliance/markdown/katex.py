@@ -1,9 +1,11 @@
 """TeX to HTML with KaTeX, run in an embedded V8 (the ``mini-racer`` package).
 
 Zulip typesets ``$$...$$`` and ```` ```math ```` at send time with KaTeX and stores the HTML;
-clients only need KaTeX's stylesheet and fonts. The KaTeX release used here is the one the web
-client serves (``chat_appliance/web/static/katex/``: ``katex.min.js`` for the renderer,
-``katex.min.css`` and ``fonts/`` for the browser), so markup and styles always agree.
+clients only need KaTeX's stylesheet and fonts. The KaTeX release is vendored inside this
+package (``vendor/katex/``: ``katex.min.js`` for the renderer, ``katex.min.css`` and ``fonts/``
+for the browser), so the renderer reads it without reaching into any other part of the server,
+and the web client serves the stylesheet and fonts of the same folder at /static/katex/
+(webclient/views.py), so markup and styles always agree.
 
 One JavaScript engine per process, started on the first formula (loading KaTeX takes tens of
 milliseconds, a formula then well under one). V8 isolates are single-threaded, so calls are
@@ -27,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-KATEX_DIR = Path(__file__).resolve().parent.parent / "web" / "static" / "katex"
+KATEX_DIR = Path(__file__).resolve().parent / "vendor" / "katex"
 KATEX_JS = KATEX_DIR / "katex.min.js"
 # Longest TeX source handed to KaTeX; a longer formula gets the error markup (Zulip's cap on a
 # message is far larger, but a formula this long is not maths anyone reads).
@@ -126,13 +128,6 @@ def stash_tex(md: Any, tex: str, display: bool) -> str:
     token = f"ZTEX{md.zulip_nonce}N{len(formulas)}Z"
     formulas.append((token, tex, display))
     return token
-
-
-def engine_available() -> Optional[bool]:
-    """True or False once the engine was tried, None before the first formula."""
-    if not _engine.started:
-        return None
-    return not _engine.unavailable
 
 
 def typeset(html: str, formulas: list[tuple[str, str, bool]]) -> str:

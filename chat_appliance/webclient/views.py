@@ -1,7 +1,8 @@
 """The web client: its page at `/`, sign-in and sign-out, and the files it loads.
 
-The page is static (chat_appliance/web/static/webclient/), served with the signed-in session's CSRF
-token written into it. Everything else the page does goes through the API under /json
+The page is a template (templates/index.html), served with the signed-in session's CSRF token
+written into it; the files it loads are static/'s, at /static/webclient/, and KaTeX's stylesheet
+and fonts (the release the renderer typesets with, markdown/vendor/katex/) at /static/katex/. Everything else the page does goes through the API under /json
 (lib.sessions authenticates those requests by cookie).
 """
 
@@ -20,6 +21,7 @@ from werkzeug.security import safe_join
 from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
 from chat_appliance.actions.email_change import do_confirm_email_change
+from chat_appliance.markdown.katex import KATEX_DIR
 from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
 from chat_appliance.models.realm import instance_realm
 from chat_appliance.web.context import avatars_root
@@ -40,14 +42,15 @@ from chat_appliance.web.sessions import (
 
 bp = Blueprint("webclient", __name__)
 
-STATIC_DIR = Path(__file__).parent / "static" / "webclient"
+STATIC_DIR = Path(__file__).parent / "static"
+TEMPLATE_DIR = Path(__file__).parent / "templates"
 CSRF_PLACEHOLDER = "__CSRF_TOKEN__"
 EMAIL_PLACEHOLDER = "__EMAIL_CONFIGURED__"
 
 
 @functools.lru_cache(maxsize=1)
 def page_template():
-    return (STATIC_DIR / "index.html").read_text()
+    return (TEMPLATE_DIR / "index.html").read_text()
 
 
 def render_page():
@@ -267,7 +270,18 @@ def static_file(filename: str) -> Response:
     browser to revalidate (`no-cache`): a returning visit gets 304 Not Modified, no body, for every
     unchanged file, and a new version of a file is seen at once. Text files go gzip-compressed to
     browsers that accept it (a variant with its own ETag, and Vary: Accept-Encoding)."""
-    path = safe_join(str(STATIC_DIR), filename)
+    return send_static(STATIC_DIR, filename)
+
+
+@bp.get("/static/katex/<path:filename>")
+def katex_file(filename: str) -> Response:
+    """KaTeX's stylesheet and fonts, from the very release the renderer typesets with (the
+    markup it stores needs that stylesheet), served as the client's own files are."""
+    return send_static(KATEX_DIR, filename)
+
+
+def send_static(folder: Path, filename: str) -> Response:
+    path = safe_join(str(folder), filename)
     if path is None or not os.path.isfile(path):
         raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
     stat = os.stat(path)
