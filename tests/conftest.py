@@ -10,8 +10,8 @@ from chat_appliance.db.backends import backend_for
 from chat_appliance.events import bus
 from chat_appliance.models import database
 
-from . import pg
-from .helpers import INIT_ARGS, ApiClient, EventRecorder, Org, app_config, run
+from .support import pg
+from .support.helpers import INIT_ARGS, ApiClient, EventRecorder, Org, app_config, run
 
 # The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
 APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "push_configured", "mail"}
@@ -63,7 +63,7 @@ def database_templates(tmp_path_factory):
     org_path.mkdir()
     postgres = {}
     if pg.ENABLED:
-        # One working database, reset to a saved state before each test (tests/pg.py). The SQLite
+        # One working database, reset to a saved state before each test (tests/support/pg.py). The SQLite
         # templates are made too, for the few tests that copy one into a folder of their own.
         url = postgres["pg"] = pg.work_database()
         close_app(create_app({**app_config(empty_path), "DATABASE_URL": url}))
@@ -164,8 +164,8 @@ def events(app):
 
 @pytest.fixture
 def push_service():
-    """A stand-in for Zulip's Mobile Push Notification Service on loopback (tests/push_service_standin.py)."""
-    from .push_service_standin import PushServiceStandIn
+    """A stand-in for Zulip's Mobile Push Notification Service on loopback (tests/support/push_service_standin.py)."""
+    from .support.push_service_standin import PushServiceStandIn
 
     standin = PushServiceStandIn().start()
     yield standin
@@ -183,8 +183,8 @@ def push_configured(app, push_service):
 
 @pytest.fixture
 def smtp():
-    """A real SMTP server on loopback (tests/smtp_sink.py) keeping every mail it receives."""
-    from .smtp_sink import SmtpSink
+    """A real SMTP server on loopback (tests/support/smtp_sink.py) keeping every mail it receives."""
+    from .support.smtp_sink import SmtpSink
 
     sink = SmtpSink()
     sink.controller.start()

@@ -13,7 +13,7 @@ from chat_appliance.actions.channels import subscribe_users_to_streams
 from chat_appliance.actions.users import do_deactivate_user
 from chat_appliance.models import database
 
-from .helpers import ApiClient, err, ok
+from .support.helpers import ApiClient, err, ok
 
 SECRET_TOPIC = "hidden plans"
 WORD = "zanzibar"

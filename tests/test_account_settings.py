@@ -4,9 +4,9 @@ import io
 
 from chat_appliance.web.sessions import SESSION_COOKIE
 
-from .helpers import PASSWORD
-from .helpers import err, ok
-from .webclient import SessionClient, sign_in
+from .support.helpers import PASSWORD
+from .support.helpers import err, ok
+from .support.webclient import SessionClient, sign_in
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 

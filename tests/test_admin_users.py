@@ -13,7 +13,7 @@ from chat_appliance.models import (
 )
 from chat_appliance.models import EMAIL_VISIBLE_ADMINS
 
-from .helpers import active_ids, err, ok
+from .support.helpers import active_ids, err, ok
 
 
 def hide_email(user):
@@ -275,7 +275,7 @@ def test_reactivate_user(org, events):
 
 def test_cli_set_permission(tmp_path):
     """Does `chat-appliance set-permission` grant and refuse unknown permissions clearly?"""
-    from .helpers import INIT_ARGS, run
+    from .support.helpers import INIT_ARGS, run
 
     inst = str(tmp_path / "inst")
     assert run("init", "--instance", inst, *INIT_ARGS).returncode == 0

@@ -20,8 +20,8 @@ from chat_appliance.models import UserProfile, database
 from chat_appliance.web.auth import CREDENTIALS_MARKER
 from chat_appliance.web.sessions import SESSION_CACHE_SECONDS, SESSION_COOKIE, token_hash
 
-from .helpers import PASSWORD, Org, app_config, err, get_events, ok, register, send
-from .webclient import SessionClient
+from .support.helpers import PASSWORD, Org, app_config, err, get_events, ok, register, send
+from .support.webclient import SessionClient
 
 
 def open_orgs(tmp_path, database_templates, configs):

@@ -12,10 +12,10 @@ import time
 import pytest
 import requests
 
-from . import pg
-from .clients import wait_for
-from .helpers import ok
-from .serve_process import ServeProcess
+from .support import pg
+from .support.clients import wait_for
+from .support.helpers import ok
+from .support.serve_process import ServeProcess
 
 
 def run(*args, input=None):

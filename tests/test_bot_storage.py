@@ -1,6 +1,6 @@
 """PUT/GET/DELETE /bot_storage, as the zulip_bots StateHandler uses them."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def test_put_get_delete(org):

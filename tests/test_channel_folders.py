@@ -1,6 +1,6 @@
 """Channel folders: create, list, update, archive; PATCH /streams/{id} folder_id."""
 
-from .helpers import active_ids, err, ok
+from .support.helpers import active_ids, err, ok
 
 
 def create(org, name="Work", description="Work things"):

@@ -3,7 +3,7 @@ PATCH /users/me/subscriptions, subscription status, and reordering channel folde
 
 from chat_appliance.models import Stream, Subscription, database
 
-from .helpers import active_ids, err, get_events, kinds, ok, polled, queues
+from .support.helpers import active_ids, err, get_events, kinds, ok, polled, queues
 
 
 def stream_names(client, **params):

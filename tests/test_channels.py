@@ -1,6 +1,6 @@
 """Channels and subscriptions, with the visibility rules for private channels and guests."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def test_subscribe_creates_channel(org):
@@ -135,7 +135,7 @@ def test_new_user_joins_default_channels(org):
 def test_update_stream_name_and_description(org):
     """Can an administrator rename and describe a channel, with a clash refused, and do its
     viewers get stream update events with the rendered description?"""
-    from .helpers import get_events, register
+    from .support.helpers import get_events, register
 
     queue = register(org.client(org.othello), event_types=["stream"])["queue_id"]
     client = org.client(org.admin)
@@ -151,7 +151,7 @@ def test_update_stream_name_and_description(org):
 def test_update_stream_privacy(org):
     """Does making a channel private hide it from non-subscribers (stream delete event) and keep
     shared history unless asked; does making it public again share history?"""
-    from .helpers import get_events, register
+    from .support.helpers import get_events, register
 
     queue = register(org.client(org.cordelia), event_types=["stream"])["queue_id"]
     client = org.client(org.admin)

@@ -1,7 +1,7 @@
 """Two rules of chat-api.md: removing `read` by narrow reports channels the user is not subscribed
 to, and GET /users/me of a bot carries neither bot_type, bot_owner_id nor profile_data."""
 
-from .helpers import ok
+from .support.helpers import ok
 
 
 def test_unread_by_narrow_in_never_subscribed_channel_is_reported(org):

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from . import pg
-from .helpers import INIT_ARGS, run
+from .support import pg
+from .support.helpers import INIT_ARGS, run
 
 
 def test_init_creates_owner(instance):

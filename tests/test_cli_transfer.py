@@ -3,8 +3,8 @@ self-hoster runs them."""
 
 import json
 
-from . import pg
-from .helpers import run, zulip_export
+from .support import pg
+from .support.helpers import run, zulip_export
 
 
 def test_export_then_import_with_the_cli(instance, tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """POST /register_client_device and /remove_client_device, which the mobile app calls."""
 
-from .flutter_app import APP_REGISTER, problems_of
-from .helpers import err, get_events, ok, register
+from .support.flutter_app import APP_REGISTER, problems_of
+from .support.helpers import err, get_events, ok, register
 
 
 def test_register_and_remove_a_device(org):

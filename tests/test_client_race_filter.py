@@ -1,7 +1,7 @@
 """The zulip-terminal test tolerates one known client-side race on stderr and nothing else.
 These check that filter on the shapes CI has printed: interleaved tracebacks of two threads."""
 
-from .clients import unexplained_errors
+from .support.clients import unexplained_errors
 
 FRAME = '  File "/venv/lib/python3.10/site-packages/zulipterminal/core.py", line 182, in update_screen\n'
 THREADING = '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n'

@@ -9,7 +9,7 @@ from chat_appliance.app import close_app, create_app
 from chat_appliance.db.backends import backend_for
 from chat_appliance.config import ConfigError, database_url_for, environment_overrides, load_config
 
-from .helpers import FAST_HASH, Org, err, ok, register
+from .support.helpers import FAST_HASH, Org, err, ok, register
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from chat_appliance.db import runtime
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.models import FLAG_BITS, UserMessage, database
 
-from . import pg
-from .helpers import err, ok, send
+from .support import pg
+from .support.helpers import err, ok, send
 
 sqlite_only = pytest.mark.skipif(pg.ENABLED, reason="PostgreSQL keeps no reads: there is nothing to invalidate")
 

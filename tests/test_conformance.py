@@ -1,12 +1,12 @@
-"""The error-shape check every `err` assertion runs (tests/openapi.validate_error)."""
+"""The error-shape check every `err` assertion runs (tests/support/openapi.validate_error)."""
 
 import importlib.util
 
 import pytest
 
-from . import openapi
-from .openapi import validate_error
-from .shared import REPO_ROOT, shared_file
+from .support import openapi
+from .support.openapi import validate_error
+from .support.shared import REPO_ROOT, shared_file
 
 
 def test_missing_description_fails_loudly(monkeypatch, tmp_path):
@@ -44,7 +44,7 @@ def test_malformed_error_bodies_fail(body):
 
 
 def test_committed_shapes_are_current():
-    """Is tests/data/openapi-shapes.json what scripts/make_schemas.py derives from ../shared/spec now,
+    """Is tests/support/data/openapi-shapes.json what scripts/make_schemas.py derives from ../shared/spec now,
     and does it hold no prose (no description, summary or example keyword outside property names)?"""
     source = shared_file("spec", "zulip-openapi.yaml")
     spec = importlib.util.spec_from_file_location("make_schemas", REPO_ROOT / "scripts" / "make_schemas.py")

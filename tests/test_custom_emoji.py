@@ -3,7 +3,7 @@
 
 from chat_appliance.models import RealmEmoji, database
 
-from .helpers import PNG, active_ids, err, ok, polled, queues, register, upload_emoji
+from .support.helpers import PNG, active_ids, err, ok, polled, queues, register, upload_emoji
 
 
 def test_upload_list_and_serve(org):

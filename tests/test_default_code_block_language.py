@@ -1,7 +1,7 @@
 """The organization setting default_code_block_language: PATCH /realm, /register, the realm
 update event, and the renderer's use of it for code fences that name no language."""
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 
 def send(client, content):

@@ -4,7 +4,7 @@ import time
 
 from chat_appliance.models import Draft, database
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 DISABLED = "User has disabled synchronizing drafts."
 NOT_FOUND = "Draft does not exist"

@@ -7,8 +7,8 @@ through the API."""
 import pytest
 import zulip
 
-from .clients import LineReader, script_path, wait_for, write_zuliprc
-from .serve_process import ServeProcess
+from .support.clients import LineReader, script_path, wait_for, write_zuliprc
+from .support.serve_process import ServeProcess
 
 
 @pytest.fixture

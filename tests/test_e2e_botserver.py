@@ -7,8 +7,8 @@ import subprocess
 import pytest
 import zulip
 
-from .clients import script_path, wait_for
-from .serve_process import ServeProcess, free_port
+from .support.clients import script_path, wait_for
+from .support.serve_process import ServeProcess, free_port
 
 
 @pytest.fixture

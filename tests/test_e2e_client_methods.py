@@ -4,8 +4,8 @@ against a real `serve` process, each returning success and doing what it says.""
 import pytest
 import zulip
 
-from .clients import check
-from .serve_process import ServeProcess
+from .support.clients import check
+from .support.serve_process import ServeProcess
 
 
 @pytest.fixture(scope="module")

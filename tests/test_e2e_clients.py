@@ -11,8 +11,8 @@ import pytest
 import requests
 import zulip
 
-from .clients import LineReader, script_path, write_zuliprc
-from .serve_process import ServeProcess
+from .support.clients import LineReader, script_path, write_zuliprc
+from .support.serve_process import ServeProcess
 
 # Prints every message it receives as one JSON line: the library's own long-poll loop.
 RECEIVER = """

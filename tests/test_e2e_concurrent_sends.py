@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 THREADS, PER_THREAD = 12, 15
 

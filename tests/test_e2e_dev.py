@@ -9,8 +9,8 @@ import pytest
 import requests
 import zulip
 
-from .clients import wait_for
-from .serve_process import ServeProcess, free_port
+from .support.clients import wait_for
+from .support.serve_process import ServeProcess, free_port
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PASSWORD, Site, Watched, browser, sign_in  # noqa: E402,F401 (fixture)
-from .smtp_sink import SmtpSink, body  # noqa: E402
+from .support.browser import PASSWORD, Site, Watched, browser, sign_in  # noqa: E402,F401 (fixture)
+from .support.smtp_sink import SmtpSink, body  # noqa: E402
 
 ALICE = "alice@example.com"
 

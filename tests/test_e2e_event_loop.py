@@ -17,7 +17,7 @@ import zulip
 
 from chat_appliance.events.queues import DUMP_FILENAME
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 # More waiting polls than the old server had threads (64), and than its connection limit (128).
 WAITING_POLLS = 300

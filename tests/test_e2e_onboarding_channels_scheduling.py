@@ -8,9 +8,9 @@ import time
 import pytest
 import zulip
 
-from .clients import check, wait_for
-from .serve_process import ServeProcess
-from .smtp_sink import SmtpSink
+from .support.clients import check, wait_for
+from .support.serve_process import ServeProcess
+from .support.smtp_sink import SmtpSink
 
 
 @pytest.fixture(scope="module")

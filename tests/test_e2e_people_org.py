@@ -5,8 +5,8 @@ import pytest
 import requests
 import zulip
 
-from .clients import check
-from .serve_process import ServeProcess
+from .support.clients import check
+from .support.serve_process import ServeProcess
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from . import pg
-from .browser import Site
-from .helpers import run
-from .push_service_standin import PushServiceStandIn
+from .support import pg
+from .support.browser import Site
+from .support.helpers import run
+from .support.push_service_standin import PushServiceStandIn
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 import zulip
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 
 @pytest.fixture

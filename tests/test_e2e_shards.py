@@ -22,9 +22,9 @@ from chat_appliance.events.queues import shard_of
 from chat_appliance.events.shards import restore_keys
 from chat_appliance.ops.proxy_config import nginx_config, parse_shard
 
-from . import pg
-from .clients import script_path, wait_for, write_zuliprc
-from .shard_cluster import NGINX, NginxProxy, restart_shard, start_shards
+from .support import pg
+from .support.clients import script_path, wait_for, write_zuliprc
+from .support.shard_cluster import NGINX, NginxProxy, restart_shard, start_shards
 
 needs_pg = pytest.mark.skipif(not pg.ENABLED, reason="shards need PostgreSQL (set CHAT_APPLIANCE_DATABASE_URL)")
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx)")
@@ -284,7 +284,7 @@ def test_the_web_client_through_the_proxy(cluster):
     that a queue on a third shard receives?"""
     from playwright.sync_api import expect, sync_playwright
 
-    from .browser import launch, sign_in
+    from .support.browser import launch, sign_in
 
     shards, proxy = cluster
     key = shards["a"].api_key

@@ -8,7 +8,7 @@ import time
 import pytest
 import requests
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 TIMEOUT = 2
 

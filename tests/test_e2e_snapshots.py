@@ -8,7 +8,7 @@ import time
 
 import requests
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 WRITES, READERS = 40, 4
 

@@ -6,7 +6,7 @@ import re
 import pytest
 import requests
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, arrives_while_fetching  # noqa: E402,F401 (fixtures)
+from .support.browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, arrives_while_fetching  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 

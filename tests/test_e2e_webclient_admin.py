@@ -16,7 +16,7 @@ pytest.importorskip("playwright", reason="the browser tests need the test extra'
 
 from playwright.sync_api import expect  # noqa: E402
 
-from .browser import DESKTOP, PHONE, Site, Watched, browser, pages, shot  # noqa: E402,F401 (fixtures)
+from .support.browser import DESKTOP, PHONE, Site, Watched, browser, pages, shot  # noqa: E402,F401 (fixtures)
 
 expect.set_options(timeout=15_000)
 
@@ -72,9 +72,9 @@ def send(page, text):
 
 
 def axe_in_both_schemes(page, include=None):
-    """axe-core's violations (tests/browser.py's axe_violations) with the page in light, then in
+    """axe-core's violations (tests/support/browser.py's axe_violations) with the page in light, then in
     dark colours (the client follows prefers-color-scheme), each prefixed by its scheme."""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     found = []
     for scheme in ("light", "dark"):

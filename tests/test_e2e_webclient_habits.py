@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from .browser import PHONE, Site, browser, pages, shot, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
+from .support.browser import PHONE, Site, browser, pages, shot, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -90,7 +90,7 @@ def test_links_open_in_a_new_tab_and_deep_links_stay(pages, site):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_login_page(browser, site, scheme):
     """Does axe-core find no violation on the sign-in page, in light and in dark colours?"""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     context = browser.new_context(color_scheme=scheme)
     page = context.new_page()
@@ -105,7 +105,7 @@ def test_axe_main_view_settings_and_dialogs(pages, site, scheme):
     """Does axe-core find no violation on the main view, Recent conversations, Drafts, settings
     and each dialog this client opens, in light and in dark colours (the client follows
     prefers-color-scheme)?"""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     post(site, site.bob[1], "general", "axe", "Hello **axe**, see https://example.com")
     alice = pages(ALICE, color_scheme=scheme)
@@ -164,7 +164,7 @@ def test_axe_message_actions_and_their_dialogs(pages, site, scheme):
     """Does axe-core find no violation in a message's actions menu and in the dialogs its items
     open: "Move topic" (a question with a text answer), "View edit history" and the confirmation
     of "Delete message" (each cancelled, so the message stays), in light and in dark colours?"""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     topic = f"axe actions {scheme}"
     message_id = post(site, site.alice[1], "general", topic, "first words")
@@ -202,7 +202,7 @@ def test_axe_compose_popups(pages, site, scheme):
     """Does axe-core find no violation, in light and in dark colours, in what pops up while
     writing: the To box's people suggestions and its pills, the Topic box's suggestions, the
     Message box's mention suggestions and the "Add emoji" picker?"""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     # a channel of its own: a message in design or ops would change the unread counts other tests expect
     site.api("POST", "users/me/subscriptions", subscriptions=[{"name": "popups"}], principals=[ALICE, BOB])
@@ -239,7 +239,7 @@ def test_axe_compose_popups(pages, site, scheme):
 
 def test_axe_helper_reports_what_it_should(browser):
     """The check itself: does the helper report a violation on a page that has one?"""
-    from .browser import axe_violations
+    from .support.browser import axe_violations
 
     context = browser.new_context()
     page = context.new_page()

@@ -12,7 +12,7 @@ from werkzeug.wrappers import Request
 
 from chat_appliance.server.wsgi_bridge import build_environ
 
-from .serve_process import ServeProcess
+from .support.serve_process import ServeProcess
 
 # The status line the server writes: the reason phrase is Python's own, which 3.13 renamed
 # ("Request Entity Too Large" became "Content Too Large").

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import zulip
 
-from .clients import unexplained_errors, wait_for, write_zuliprc
-from .serve_process import ServeProcess
+from .support.clients import unexplained_errors, wait_for, write_zuliprc
+from .support.serve_process import ServeProcess
 
 REPO = Path(__file__).resolve().parents[1]
 

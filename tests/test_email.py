@@ -10,9 +10,9 @@ import pytest
 
 from chat_appliance.lib.send_email import Mailer, standard_email
 
-from .helpers import PASSWORD, run
-from .smtp_sink import SmtpSink, body, free_port
-from .webclient import SessionClient, sign_in
+from .support.helpers import PASSWORD, run
+from .support.smtp_sink import SmtpSink, body, free_port
+from .support.webclient import SessionClient, sign_in
 
 XHR = {"X-Requested-With": "XMLHttpRequest"}
 HAMLET = "hamlet@zulip.example"

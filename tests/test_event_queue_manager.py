@@ -217,7 +217,7 @@ def basic_header(user):
 def test_native_handler_answers_and_logs_like_the_flask_view(org, caplog):
     """Does the loop's GET /events answer what the Flask view answers (events, ignored
     parameters), DELETE read its form body, and each write the request log line with its timing?"""
-    from .helpers import register
+    from .support.helpers import register
 
     queue_id = register(org.client(org.hamlet), event_types=["typing"])["queue_id"]
     caplog.set_level("INFO", logger="chat_appliance.requests")
@@ -244,7 +244,7 @@ def test_json_events_use_the_apps_session_authenticator(org):
     from chat_appliance.lib.errors import UnauthorizedError
     from chat_appliance.web.context import EXTENSION
 
-    from .helpers import register
+    from .support.helpers import register
 
     queue_id = register(org.client(org.hamlet))["queue_id"]
     app = org.flask_client.application
@@ -447,7 +447,7 @@ def test_the_loop_and_the_flask_view_give_the_same_rate_limit_headers(org):
     address alike, up to the same 429 with Retry-After?"""
     import base64
 
-    from .helpers import register
+    from .support.helpers import register
 
     app = org.flask_client.application
     queue_id = register(org.client(org.hamlet))["queue_id"]

@@ -1,7 +1,7 @@
 """Every kind of change reaches real event queues (POST /register + GET /events), validated
 against Zulip's event schemas, and only the users who may see it."""
 
-from .helpers import kinds, ok, polled, queues, register
+from .support.helpers import kinds, ok, polled, queues, register
 
 
 def test_update_message_flags_event(org):

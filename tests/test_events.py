@@ -7,7 +7,7 @@ import pytest
 
 from chat_appliance.events.clock import ManualClock
 
-from .helpers import (
+from .support.helpers import (
     ApiClient,
     active_ids,
     err,

@@ -3,7 +3,7 @@ database connections); the cache never accepts what the database would refuse.""
 
 from chat_appliance.web import auth
 
-from .helpers import ApiClient, err, ok, register
+from .support.helpers import ApiClient, err, ok, register
 
 
 def poll(client, queue_id):

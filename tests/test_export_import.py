@@ -12,8 +12,8 @@ from chat_appliance.db.connection import close_connection
 from chat_appliance.models import RealmExport, UserProfile, database
 from chat_appliance.ops.transfer.importer import ArchiveError, import_export
 
-from . import pg
-from .helpers import (
+from .support import pg
+from .support.helpers import (
     FAST_HASH,
     PNG,
     ZULIP_REALM_ID,

@@ -11,7 +11,7 @@ import pytest
 from chat_appliance.db.connection import on_commit, write_transaction
 from chat_appliance.models import database
 
-from . import pg
+from .support import pg
 
 pytestmark = pytest.mark.skipif(pg.ENABLED, reason="group commit is SQLite's; PostgreSQL has many writers")
 

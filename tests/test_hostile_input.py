@@ -8,7 +8,7 @@ import pytest
 
 from chat_appliance.lib.validators import MAX_INT
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 HUGE = "2338377346764091730952192"  # about 2^81
 JUST_OVER = str(MAX_INT + 1)

@@ -5,7 +5,7 @@ import json
 
 from chat_appliance.models import Message, database
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def incoming_bot(org):

@@ -6,7 +6,7 @@ from chat_appliance.actions.invites import InvalidInvitationError, do_accept_inv
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.models import Invitation, UserProfile, database
 
-from .helpers import FAST_HASH, ApiClient, err, ok, polled, queues
+from .support.helpers import FAST_HASH, ApiClient, err, ok, polled, queues
 
 # Email invitations need outgoing email: every test here sends to an SMTP server on loopback
 # (test_email_invitations_without_email_configured_are_refused turns it off).
@@ -255,7 +255,7 @@ def test_resend(org, mail):
 def invitation_link(message):
     import re
 
-    from .smtp_sink import body
+    from .support.smtp_sink import body
 
     return re.search(r"http\S+/join/[a-z0-9]+", body(message, "plain")).group(0)
 

@@ -173,7 +173,7 @@ def test_views_write_no_query_or_transaction():
 
 def test_test_modules_share_helpers_only_through_helpers_and_fixtures():
     """Does no test module import from another test module or from conftest (shared helpers live
-    in tests/helpers.py, shared fixtures in conftest.py)?"""
+    in tests/support/helpers.py, shared fixtures in conftest.py)?"""
     tests = Path(__file__).resolve().parent
     found = []
     for path in sorted(tests.glob("*.py")):

@@ -4,7 +4,7 @@ update_message; off by default, and refused for private addresses unless allowed
 
 import pytest
 
-from .helpers import content_of, get_events, local_http_server, ok, register, wait_for
+from .support.helpers import content_of, get_events, local_http_server, ok, register, wait_for
 
 PAGE = b"""<!doctype html><html><head><title>Fallback</title>
 <meta property="og:title" content="The &quot;Site&quot; <Title>">

@@ -6,7 +6,7 @@ from chat_appliance.lib.linkifiers import linkifiers_for_realm
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.models import database
 
-from .helpers import active_ids, err, ok
+from .support.helpers import active_ids, err, ok
 
 PATTERN = r"#(?P<id>[0-9]+)"
 TEMPLATE = "https://github.com/zulip/zulip/issues/{id}"

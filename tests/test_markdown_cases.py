@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 
 from chat_appliance.markdown import RenderContext, render
 
-from .shared import shared_file
+from .support.shared import shared_file
 
 TEST_REALM_URL = "http://zulip.testserver"
 

@@ -6,7 +6,7 @@ import pytest
 
 import chat_appliance.lib.rendering as rendering
 
-from .helpers import PASSWORD, ok
+from .support.helpers import PASSWORD, ok
 
 
 def send(client, content, stream="Denmark"):

@@ -1,7 +1,7 @@
 """Read receipts (GET /messages/{id}/read_receipts) and message-edit typing notifications
 (POST /messages/{id}/typing)."""
 
-from .helpers import err, ok, polled, queues
+from .support.helpers import err, ok, polled, queues
 
 
 def send(client, to="Denmark", content="hello"):

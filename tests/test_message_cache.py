@@ -10,7 +10,7 @@ from chat_appliance.db.runtime import GenerationCache
 from chat_appliance.lib import messages as message_lib
 from chat_appliance.models import database
 
-from .helpers import ok, send
+from .support.helpers import ok, send
 
 SHAPES = [dict(apply_markdown="true", client_gravatar="true"),
           dict(apply_markdown="false", client_gravatar="false", allow_empty_topic_name="true")]

@@ -4,7 +4,7 @@ from chat_appliance.actions import message_delete
 from chat_appliance.db.connection import backend
 from chat_appliance.models import Message, Reaction, Stream, UserMessage, database
 
-from .helpers import err, get_events, ok, register, send, set_date_sent
+from .support.helpers import err, get_events, ok, register, send, set_date_sent
 
 
 def exists(message_id):
@@ -141,7 +141,7 @@ def test_delete_topic_general_chat_is_empty_topic(org):
 def test_channel_and_bot_owner_delete_rights(org):
     """Does a channel's can_delete_any_message_group let a moderator delete others' messages
     there, and may a bot's owner delete the bot's messages?"""
-    from .helpers import grant_in_channel
+    from .support.helpers import grant_in_channel
 
     mid = send(org.client(org.hamlet))
     err(org.client(org.moderator).delete(f"messages/{mid}"), 400, "BAD_REQUEST")

@@ -5,7 +5,7 @@ import pytest
 
 from chat_appliance.models import FLAG_BITS, Message, Realm, UserMessage, database
 
-from .helpers import err, get_events, grant_in_channel, ok, register, send, set_date_sent
+from .support.helpers import err, get_events, grant_in_channel, ok, register, send, set_date_sent
 
 
 def fetch(client, message_id, **params):

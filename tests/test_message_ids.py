@@ -7,7 +7,7 @@ import pytest
 from chat_appliance.db.connection import applied_versions, migrate
 from chat_appliance.models import Message, Reaction, UserMessage, database
 
-from .helpers import err, ok, send
+from .support.helpers import err, ok, send
 
 
 def test_deleted_newest_message_id_does_not_come_back(org):

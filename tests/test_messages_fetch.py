@@ -2,7 +2,7 @@
 
 import pytest
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 
 from chat_appliance.models import Realm, database
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def send(client, content="hi", stream="Denmark", topic="t", **extra):

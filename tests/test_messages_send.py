@@ -2,8 +2,8 @@
 
 import pytest
 
-from . import pg
-from .helpers import err, ok
+from .support import pg
+from .support.helpers import err, ok
 
 HELD_ANSWERS_ARE_SQLITES = pytest.mark.skipif(pg.ENABLED, reason="held answers are SQLite's group commit")
 

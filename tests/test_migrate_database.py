@@ -18,8 +18,8 @@ from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, close_connection
 from chat_appliance.models import PENDING_UNREAD_INDEX, database
 
-from . import pg
-from .helpers import ApiClient
+from .support import pg
+from .support.helpers import ApiClient
 
 pytestmark = pytest.mark.skipif(not pg.ENABLED, reason="needs CHAT_APPLIANCE_DATABASE_URL=postgresql://...")
 

@@ -2,7 +2,7 @@
 when CHAT_APPLIANCE_DATABASE_URL is a postgresql:// URL); and a database made by older code, or
 left at any earlier version, migrates forward to exactly the schema a new database gets.
 
-What "the same schema" compares (tests/schema_description.py reads it from the engine's catalog):
+What "the same schema" compares (tests/support/schema_description.py reads it from the engine's catalog):
 - the tables: every model's table exists, and besides them only the search index's tables;
 - per table: each column's name, type as the engine states it (with its length), nullability
   and default; the primary key's columns; every index's name, columns in order, uniqueness and
@@ -30,8 +30,8 @@ from chat_appliance.migrations import versions as migration_versions
 from chat_appliance.models import database
 from chat_appliance.ops.migrate_database import live_models
 
-from . import pg
-from .schema_description import all_tables, describe
+from .support import pg
+from .support.schema_description import all_tables, describe
 
 # Indexes that migrations make with SQL (no model can state a partial index or this one):
 # {table: {name: (columns, unique, condition)}}, conditions as schema_description.predicate gives them.
@@ -46,7 +46,7 @@ SQL_ONLY_INDEXES = {
 }
 # The full-text search index's tables (backends/: FTS5's on SQLite, a tsvector table on PostgreSQL).
 SEARCH_TABLES = {"message_search"}
-OLD_SQLITE_SCHEMA = Path(__file__).parent / "data" / "schema_0110.sqlite.sql"
+OLD_SQLITE_SCHEMA = Path(__file__).resolve().parent / "support" / "data" / "schema_0110.sqlite.sql"
 
 
 def apply_all(db, backend):
@@ -178,7 +178,7 @@ def test_a_database_left_at_an_earlier_version_migrates_to_the_same_schema(versi
 @pytest.mark.skipif(pg.ENABLED, reason="the recorded database is a SQLite one")
 def test_a_database_made_before_migrations_were_a_package_migrates_forward(tmp_path, fresh_schema):
     """Does a database exactly as the code before the migrations package left it (recorded in
-    tests/data) get only the newer migrations, and then the schema of a new database?"""
+    tests/support/data) get only the newer migrations, and then the schema of a new database?"""
     import sqlite3
 
     path = tmp_path / "old.sqlite3"

@@ -14,7 +14,7 @@ from chat_appliance.db.connection import applied_versions, init_database, migrat
 from chat_appliance.migrations import MIGRATIONS
 from chat_appliance.models import database
 
-from . import pg
+from .support import pg
 
 
 def test_migrate_applies_versions_missing_below_the_newest(tmp_path, database_url):

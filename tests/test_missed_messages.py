@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from .helpers import ok, register
-from .smtp_sink import body
+from .support.helpers import ok, register
+from .support.smtp_sink import body
 
 DELAY = 0.4
 

@@ -1,12 +1,12 @@
 """Acting as the Zulip mobile app (zulip-flutter): register with its exact parameters, then read
 the snapshot, GET /messages over its narrows and the events with the keys and types its decoders
-require. The key list, tests/data/flutter_keys.json, is made from the app's generated decoders
+require. The key list, tests/support/data/flutter_keys.json, is made from the app's generated decoders
 by scripts/flutter_keys.py (re-run it on a newer release of the app to check that release)."""
 
 import pytest
 
-from .flutter_app import APP_REGISTER, CLASSES, KEYS, check_message, problems_of
-from .helpers import get_events, ok, register
+from .support.flutter_app import APP_REGISTER, CLASSES, KEYS, check_message, problems_of
+from .support.helpers import get_events, ok, register
 
 
 def test_key_list_is_the_apps():

@@ -1,13 +1,13 @@
 """The events the Zulip mobile app handles, sent when Zulip sends them and decoded with the
-app's keys (tests/data/flutter_keys.json): presence and every kind of realm_user update."""
+app's keys (tests/support/data/flutter_keys.json): presence and every kind of realm_user update."""
 
 import io
 
 from chat_appliance.actions.users import do_set_permission
 from chat_appliance.models import database
 
-from .flutter_app import APP_REGISTER, KEYS, problems_of
-from .helpers import PNG, err, get_events, ok, register
+from .support.flutter_app import APP_REGISTER, KEYS, problems_of
+from .support.helpers import PNG, err, get_events, ok, register
 
 LAST_SEEN = {}
 

@@ -5,7 +5,7 @@ import pytest
 
 from chat_appliance.events.clock import ManualClock
 
-from .helpers import err, get_events, ok, queue_manager, register
+from .support.helpers import err, get_events, ok, queue_manager, register
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Navigation views: GET/POST /navigation_views, PATCH/DELETE /navigation_views/{fragment}."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def test_add_custom_and_list(org, events):

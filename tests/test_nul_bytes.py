@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .helpers import ok, send
+from .support.helpers import ok, send
 
 
 def assert_client_error(response):

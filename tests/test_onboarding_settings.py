@@ -2,7 +2,7 @@
 /register, and POST /realm/test_welcome_bot_custom_message."""
 
 
-from .helpers import active_ids, err, ok, polled, queues
+from .support.helpers import active_ids, err, ok, polled, queues
 
 
 def register_state(client):

@@ -4,7 +4,7 @@ test_push_notifications.py)."""
 from chat_appliance.actions.users import do_create_user
 from chat_appliance.models import database
 
-from .helpers import FAST_HASH, PASSWORD, err, ok, polled, queues, register
+from .support.helpers import FAST_HASH, PASSWORD, err, ok, polled, queues, register
 
 PLAYGROUND = {"name": "Python playground", "pygments_language": "Python",
               "url_template": "https://python.example.com?code={code}"}

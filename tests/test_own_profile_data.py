@@ -1,7 +1,7 @@
 """PATCH and DELETE /users/me/profile_data: people fill in and clear their own custom profile
 fields (those an administrator left editable by users)."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def make_field(org, name="Team", editable=True):

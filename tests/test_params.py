@@ -1,6 +1,6 @@
 """The parameter layer: missing, wrong types, null bytes, unknown parameters, aliases."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def test_missing_parameter(org):

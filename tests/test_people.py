@@ -2,7 +2,7 @@
 
 from chat_appliance.models import UserProfile, UserStatus, database
 
-from .helpers import err, ok, polled, queues, register
+from .support.helpers import err, ok, polled, queues, register
 
 
 def send(client, content="hello", to="Denmark", topic="t"):

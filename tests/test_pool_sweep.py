@@ -14,7 +14,7 @@ from chat_appliance.server import asgi
 from chat_appliance.server.asgi import POOL_KEEP, release_unused_memory
 from chat_appliance.web.context import EXTENSION
 
-from .helpers import ok
+from .support.helpers import ok
 
 
 def burst(db, size):

@@ -5,7 +5,7 @@ import pytest
 from chat_appliance.app import create_app
 from chat_appliance.models import database
 
-from . import pg
+from .support import pg
 
 pytestmark = pytest.mark.skipif(not pg.ENABLED, reason="needs CHAT_APPLIANCE_DATABASE_URL=postgresql://...")
 

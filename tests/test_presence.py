@@ -3,7 +3,7 @@
 
 from chat_appliance.models import UserPresence
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 
 def test_update_presence_returns_legacy_presences_by_email(org):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def make_field(org, field_type, name, field_data=None):

@@ -1,5 +1,5 @@
 """Mobile push through Zulip's Mobile Push Notification Service, against the stand-in on loopback
-(tests/push_service_standin.py), which checks each request as the real service would."""
+(tests/support/push_service_standin.py), which checks each request as the real service would."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import pytest
 from chat_appliance.lib.push_credentials import CREDENTIALS_FILE, read_credentials
 from chat_appliance.models import FLAG_BITS, PushDeviceToken, UserMessage, database
 
-from .helpers import err, ok, register, run
+from .support.helpers import err, ok, register, run
 
 FCM_TOKEN = "fcm-registration-token-1"
 APNS_TOKEN = "c0ffee00c0ffee00"

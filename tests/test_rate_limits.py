@@ -7,7 +7,7 @@ import pytest
 from chat_appliance.config import load_config
 from chat_appliance.web.rate_limit import RateLimiter
 
-from .helpers import PASSWORD, ApiClient, err, ok
+from .support.helpers import PASSWORD, ApiClient, err, ok
 
 # The suite's app (a copy of the session's template database) with rate limits on: the test
 # configuration turns them off everywhere else.

@@ -1,6 +1,6 @@
 """POST and DELETE /messages/{id}/reactions, and reaction events."""
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 
 def fetch(client, message_id):

@@ -3,7 +3,7 @@
 import importlib.util
 from pathlib import Path
 
-from .shared import shared_file
+from .support.shared import shared_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
 import io
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 

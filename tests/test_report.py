@@ -2,7 +2,7 @@
 
 from chat_appliance.models import Realm, database
 
-from .helpers import err, ok, send
+from .support.helpers import err, ok, send
 
 
 def set_moderation_channel(stream_id):

@@ -2,7 +2,7 @@
 
 import time
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 NOT_FOUND = "Saved snippet does not exist."
 

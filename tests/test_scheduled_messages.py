@@ -12,7 +12,7 @@ from chat_appliance.actions.scheduled_messages import deliver_due_messages
 from chat_appliance.models import database
 from chat_appliance.server.scheduler import Scheduler
 
-from .helpers import err, ok, polled, queues
+from .support.helpers import err, ok, polled, queues
 
 FUTURE = int(time.time()) + 3600
 REPO_ROOT = Path(__file__).resolve().parents[1]

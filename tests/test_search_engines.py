@@ -5,7 +5,7 @@ a syntax error."""
 
 import pytest
 
-from .helpers import ok, send
+from .support.helpers import ok, send
 
 TEXTS = {
     "running": "The team is running the deploy tonight",

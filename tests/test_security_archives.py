@@ -11,7 +11,7 @@ import pytest
 from chat_appliance.ops.transfer import importer
 from chat_appliance.ops.transfer.importer import ArchiveError, import_export
 
-from .helpers import zulip_export
+from .support.helpers import zulip_export
 
 UPLOAD = ("uploads", "7", "ab", "Xyz123", "plan.txt")
 
@@ -146,7 +146,7 @@ def exported_topic_names(org, app, export_type):
 
     from chat_appliance.models import RealmExport, database
 
-    from .helpers import ok
+    from .support.helpers import ok
 
     export_id = ok(org.client(org.admin).post("export/realm", export_type=export_type))["id"]
     with database.connection_context():
@@ -156,7 +156,7 @@ def exported_topic_names(org, app, export_type):
 
 
 def private_and_public_topic_settings(org):
-    from .helpers import ok
+    from .support.helpers import ok
 
     secret = ok(org.client(org.admin).get("get_stream_id", stream="secret"))["stream_id"]
     for user in (org.admin, org.hamlet):
@@ -174,7 +174,7 @@ def test_public_export_leaves_out_private_channels_topic_names(org, app):
 def test_export_with_consent_holds_consenting_peoples_private_topics_only(org, app):
     """Does the export with consent add the private channels' topic settings of the people who
     consented, and only theirs?"""
-    from .helpers import ok
+    from .support.helpers import ok
 
     private_and_public_topic_settings(org)
     ok(org.client(org.hamlet).patch("settings", allow_private_data_export=True))

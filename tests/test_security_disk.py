@@ -13,8 +13,8 @@ import pytest
 from chat_appliance.actions import uploads as upload_actions
 from chat_appliance.lib import disk
 
-from .helpers import err, ok, upload
-from .serve_process import ServeProcess
+from .support.helpers import err, ok, upload
+from .support.serve_process import ServeProcess
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import sys
 from chat_appliance.actions.users import do_change_role
 from chat_appliance.models import ROLE_OWNER, Linkifier, Message, database
 
-from .helpers import PASSWORD, download, err, ok, queue_manager, upload
+from .support.helpers import PASSWORD, download, err, ok, queue_manager, upload
 
 XSS_TOPIC = "<img src=x onerror=alert(1)>"
 

@@ -12,8 +12,8 @@ import pytest
 
 from chat_appliance.models import UserProfile, database
 
-from .helpers import PASSWORD, download, err, ok, upload
-from .webhook_receiver import WebhookReceiver
+from .support.helpers import PASSWORD, download, err, ok, upload
+from .support.webhook_receiver import WebhookReceiver
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import tarfile
 
 import pytest
 
-from . import pg
-from .serve_process import ServeProcess
+from .support import pg
+from .support.serve_process import ServeProcess
 
 
 def run(*args):
@@ -148,7 +148,7 @@ def test_an_intact_backup_restores_private_files(archive, tmp_path):
 def test_offline_commands_refuse_while_serve_runs(tmp_path, archive):
     """Do migrate-database, restore and import-zulip refuse, saying "stop serve first", while a
     server uses the folder, changing nothing; and work again once it has stopped?"""
-    from .helpers import zulip_export
+    from .support.helpers import zulip_export
 
     folder = tmp_path / "served"
     server = ServeProcess(folder)

@@ -9,7 +9,7 @@ import pytest
 
 from chat_appliance.markdown import engine
 
-from .helpers import ok
+from .support.helpers import ok
 
 
 def test_a_message_over_the_render_budget_is_stored_as_escaped_text(org, monkeypatch, caplog):

@@ -6,7 +6,7 @@ import pytest
 
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL
 
-from .helpers import ApiClient, err, ok
+from .support.helpers import ApiClient, err, ok
 
 
 def test_server_settings_needs_no_auth_and_reports_version(anon, org):
@@ -90,7 +90,7 @@ def test_deactivated_user_is_refused(org):
 
 def test_fetch_api_key(anon, org):
     """Does POST /fetch_api_key exchange email and password for the API key, and refuse a wrong password?"""
-    from .helpers import PASSWORD
+    from .support.helpers import PASSWORD
 
     body = ok(anon.post("fetch_api_key", username=org.hamlet.email, password=PASSWORD))
     assert body["api_key"] == org.hamlet.api_key
@@ -128,7 +128,7 @@ def test_passwords_are_hashed(org):
     """Is the password stored hashed, never in the clear?"""
     from chat_appliance.models import UserProfile, database
 
-    from .helpers import PASSWORD
+    from .support.helpers import PASSWORD
 
     with database.connection_context():
         stored = UserProfile.get_by_id(org.hamlet.id).password

@@ -7,8 +7,8 @@ import pytest
 
 from chat_appliance.models import Message, UserProfile, database
 
-from .helpers import err, ok
-from .webhook_receiver import WebhookReceiver
+from .support.helpers import err, ok
+from .support.webhook_receiver import WebhookReceiver
 
 
 @pytest.fixture

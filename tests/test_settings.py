@@ -2,7 +2,7 @@
 
 from chat_appliance.models import Realm, UserProfile, database
 
-from .helpers import ApiClient, err, ok
+from .support.helpers import ApiClient, err, ok
 
 
 def realm_row(org):
@@ -85,7 +85,7 @@ def test_message_permission_settings_round_trip_and_apply(org):
     them, and does the move permission then apply?"""
     from chat_appliance.lib.groups import system_group
 
-    from .helpers import register
+    from .support.helpers import register
 
     with database.connection_context():
         admins = system_group(org.realm.id, "role:administrators").id
@@ -114,7 +114,7 @@ def test_message_permission_settings_event(org):
     """Does a change reach clients as a realm update_dict event?"""
     from chat_appliance.lib.groups import system_group
 
-    from .helpers import get_events, register
+    from .support.helpers import get_events, register
 
     with database.connection_context():
         moderators = system_group(org.realm.id, "role:moderators").id

@@ -14,8 +14,8 @@ from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib.snapshots import snapshot_versions
 from chat_appliance.models import database
 
-from . import pg
-from .helpers import err, ok, send
+from .support import pg
+from .support.helpers import err, ok, send
 
 sqlite_only = pytest.mark.skipif(pg.ENABLED, reason="PostgreSQL gives no cheap data version: nothing is kept")
 

@@ -2,8 +2,8 @@
 
 import json
 
-from .flutter_app import APP_REGISTER, KEYS, check_message, problems_of
-from .helpers import err, get_events, ok, register
+from .support.flutter_app import APP_REGISTER, KEYS, check_message, problems_of
+from .support.helpers import err, get_events, ok, register
 
 
 def widget_of(message):

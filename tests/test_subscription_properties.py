@@ -1,6 +1,6 @@
 """POST /users/me/subscriptions/properties and its subscription update events."""
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 
 def my_sub(org, user, stream):

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image
 
-from .helpers import download, err, ok, upload
+from .support.helpers import download, err, ok, upload
 
 
 def image_bytes(size=(1600, 1200), fmt="JPEG", exif_orientation=None, frames=1, color=(200, 30, 30)):

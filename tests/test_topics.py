@@ -3,7 +3,7 @@
 from chat_appliance.actions.channels import subscribe_users_to_streams
 from chat_appliance.models import database
 
-from .helpers import err, ok, send
+from .support.helpers import err, ok, send
 
 
 def test_topics_newest_first_with_max_id(org):

@@ -1,6 +1,6 @@
 """POST /typing: validation, and typing events to the right queues."""
 
-from .helpers import err, get_events, ok, register
+from .support.helpers import err, get_events, ok, register
 
 STREAM_TYPING = {"stream_typing_notifications": True}
 

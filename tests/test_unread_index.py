@@ -12,8 +12,8 @@ import pytest
 from chat_appliance.db.backends.sqlite import index_pending_unread
 from chat_appliance.models import PENDING_UNREAD_INDEX, database
 
-from . import pg
-from .helpers import ok, register
+from .support import pg
+from .support.helpers import ok, register
 
 pytestmark = pytest.mark.skipif(pg.ENABLED, reason="PostgreSQL puts unread rows in the index at once")
 

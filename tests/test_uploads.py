@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from .helpers import download, err, ok, upload
+from .support.helpers import download, err, ok, upload
 
 
 def test_upload_returns_a_url_the_uploader_can_download(org):

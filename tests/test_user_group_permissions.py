@@ -1,7 +1,7 @@
 """User-group permission settings: anonymous-group values, defaults, and who may change membership
 or mention a group (recursive membership through subgroups)."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def create(client, name="actors", members=(), **settings):

@@ -3,7 +3,7 @@
 from chat_appliance.lib.groups import is_user_in_group, system_group
 from chat_appliance.models import Realm, UserProfile, database
 
-from .helpers import active_ids, err, ok
+from .support.helpers import active_ids, err, ok
 
 
 def create(org, name="Poets", members=None, subgroups=None, user=None):

@@ -1,6 +1,6 @@
 """Users: /users/me, /users, /users/{id}, POST /users, PATCH /users/{id}, POST /bots."""
 
-from .helpers import err, ok
+from .support.helpers import err, ok
 
 
 def test_own_profile(org):
@@ -48,7 +48,7 @@ def test_get_unknown_user(org):
 
 def test_admin_creates_user(org):
     """Can an administrator create an account that can then authenticate?"""
-    from .helpers import PASSWORD
+    from .support.helpers import PASSWORD
 
     body = ok(org.client(org.admin).post("users", email="new@zulip.example", password=PASSWORD,
                                          full_name="New Person"))
@@ -106,7 +106,7 @@ def test_member_cannot_patch_users(org):
 def test_create_bot(org):
     """Does POST /bots create a bot owned by the requester, whose key works?"""
     body = ok(org.client(org.othello).post("bots", full_name="Helper", short_name="helper"))
-    from .helpers import ApiClient
+    from .support.helpers import ApiClient
 
     bot_client = ApiClient(org.flask_client, "helper-bot@zulip.example", body["api_key"])
     me = ok(bot_client.get("users/me"))

@@ -10,7 +10,7 @@ import pytest
 
 from chat_appliance.actions import link_previews
 
-from .helpers import content_of, get_events, local_http_server, ok, register, wait_for
+from .support.helpers import content_of, get_events, local_http_server, ok, register, wait_for
 
 PLAYER = '<iframe src="https://player.vimeo.com/video/1084537?app_id=1" width="640" title="A & B"></iframe>'
 

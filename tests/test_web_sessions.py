@@ -5,9 +5,9 @@ import io
 from chat_appliance.web.sessions import SESSION_COOKIE
 from chat_appliance.models import Message, database
 
-from .helpers import PASSWORD
-from .helpers import err, ok
-from .webclient import SessionClient, sign_in
+from .support.helpers import PASSWORD
+from .support.helpers import err, ok
+from .support.webclient import SessionClient, sign_in
 
 
 def session_cookie(flask_client):

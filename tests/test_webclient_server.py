@@ -3,8 +3,8 @@ Chromium; these do not)."""
 
 import re
 
-from .helpers import PASSWORD, ok
-from .webclient import SessionClient
+from .support.helpers import PASSWORD, ok
+from .support.webclient import SessionClient
 
 CHROMIUM_USER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
                        "Chrome/120.0.0.0 Safari/537.36")

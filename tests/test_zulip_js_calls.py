@@ -1,6 +1,6 @@
 """The two calls of zulip-js (the npm client) that Zulip itself no longer answers."""
 
-from .helpers import err
+from .support.helpers import err
 
 
 def test_typing_with_emails_says_emails_are_refused(org):

@@ -12,7 +12,7 @@ from .serve_process import ServeProcess
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "webclient"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "webclient"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 PASSWORD = "a long enough password"
@@ -209,7 +209,7 @@ def axe_violations(page, include=None):
     """axe-core's violations on the page as it is now (or within the `include` CSS selector):
     a list of "rule-id (impact): target, ..." strings. An `include` that matches nothing makes
     axe-core raise, so a check cannot pass on an element that is not there. axe-core is vendored
-    in tests/data (scripts/fetch_axe.sh): no network at test time."""
+    in tests/support/data (scripts/fetch_axe.sh): no network at test time."""
     if not AXE.exists():
         pytest.skip(f"{AXE} is missing (scripts/fetch_axe.sh vendors it)")
     if not page.evaluate("() => typeof window.axe === 'object'"):

@@ -1,5 +1,5 @@
 """The Zulip mobile app's (zulip-flutter's) view of responses: its register parameters and a checker
-of the keys and types its decoders require, from tests/data/flutter_keys.json (made by
+of the keys and types its decoders require, from tests/support/data/flutter_keys.json (made by
 scripts/flutter_keys.py from the app's generated decoders)."""
 
 import json

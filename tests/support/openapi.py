@@ -1,6 +1,6 @@
 """Validation of response bodies against the shapes of Zulip's OpenAPI description.
 
-The shapes (schemas, parameters, no prose) live in tests/data/openapi-shapes.json, derived from
+The shapes (schemas, parameters, no prose) live in tests/support/data/openapi-shapes.json, derived from
 ../shared/spec/zulip-openapi.yaml by scripts/make_schemas.py, so that a plain clone runs the suite;
 test_conformance checks the file is current when ../shared is there. Where the description has no
 schema for an endpoint, validation is skipped for that response; everything else must match. A
