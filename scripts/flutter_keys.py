@@ -7,7 +7,7 @@ The app decodes every server response with json_serializable code in lib/api/mod
 lib/api/route/*.g.dart: one `_$ClassFromJson` function a class, one argument a field, each reading
 `json['key']` and casting it (`as String`, `(… as num).toInt()`, `$enumDecode(...)`, a nested
 `Other.fromJson(...)`). A required key that is missing or of another type throws in the app, so
-this list is what tests/test_mobile_app.py checks /register, GET /messages and the events against.
+this list is what tests/mobile/test_app_session.py checks /register, GET /messages and the events against.
 Re-run it on a newer app release to check that release.
 
 Each key is recorded as {"type", "nullable", and "class" | "items" | "values" | "enum"}; keys read

@@ -5,7 +5,7 @@ together, on the first use of any of their names here (models/everything.py): a 
 answers its first request, GET /server_settings, without them (issue 32), and whenever one model
 is in use all are, so that every backref they add exists. Outside this package, only the base,
 the organization's module, the limits and the shards' tables are imported directly
-(tests/test_layers.py)."""
+(tests/structure/test_layers.py)."""
 
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from chat_appliance.models.base import MAX_DATABASE_INT, BaseModel, JSONField, database, in_ids, now
 from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm, instance_realm
 
-if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY: tests/test_lazy_imports.py)
+if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY: tests/structure/test_lazy_imports.py)
     from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR, ROLE_OWNER,
                                              ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_OUTGOING_WEBHOOK,
                                              EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,

@@ -42,7 +42,7 @@ def app_config(instance_path):
         "PASSWORD_HASH_METHOD": FAST_HASH,
         "LOG_REQUESTS": False,
         "TESTING": True,
-        # Off unless a test wants limits (tests/test_rate_limits.py turns them on).
+        # Off unless a test wants limits (tests/api/test_rate_limits.py turns them on).
         "RATE_LIMITING": False,
     }
 

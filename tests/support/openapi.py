@@ -2,7 +2,7 @@
 
 The shapes (schemas, parameters, no prose) live in tests/support/data/openapi-shapes.json, derived from
 ../shared/spec/zulip-openapi.yaml by scripts/make_schemas.py, so that a plain clone runs the suite;
-test_conformance checks the file is current when ../shared is there. Where the description has no
+tests/structure/test_error_shape_check.py checks the file is current when ../shared is there. Where the description has no
 schema for an endpoint, validation is skipped for that response; everything else must match. A
 missing shapes file is an error, not a pass: a test run without it would check no shape at all.
 """

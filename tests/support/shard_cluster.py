@@ -1,5 +1,5 @@
 """Several `chat-appliance serve --shard-id` processes on one PostgreSQL database, and nginx in
-front of them configured by `chat-appliance proxy-config nginx`: for tests/test_e2e_shards.py and
+front of them configured by `chat-appliance proxy-config nginx`: for tests/e2e/test_shards.py and
 scripts/bench_shards.py."""
 
 import os

@@ -1,6 +1,6 @@
 -- The schema of a SQLite database made by `migrate()` as it was before migrations became a package
 -- (commit 236e71e, versions 1 to 110), in the order its objects were made, and its applied versions:
--- what tests/test_migration_schema.py upgrades. Generated once; never edit it.
+-- what tests/ops/test_migration_schema.py upgrades. Generated once; never edit it.
 
 CREATE TABLE "schema_migration" ("version" INTEGER NOT NULL PRIMARY KEY, "applied_at" INTEGER NOT NULL);
 CREATE TABLE "realm" ("id" INTEGER NOT NULL PRIMARY KEY, "name" VARCHAR(40) NOT NULL, "host" VARCHAR(255) NOT NULL, "url" VARCHAR(255) NOT NULL, "date_created" INTEGER NOT NULL, "description" VARCHAR(1000) NOT NULL, "moderation_request_channel_id" INTEGER, "message_edit_history_visibility_policy" INTEGER NOT NULL, "can_mention_many_users_group_id" INTEGER, "allow_message_editing" INTEGER NOT NULL, "message_content_edit_limit_seconds" INTEGER NOT NULL, "settings" TEXT NOT NULL);
