@@ -154,7 +154,7 @@ def test_downloads_with_the_session(org, flask_client):
                                data={"file": (io.BytesIO(b"\x89PNG\r\n"), "pic.png")},
                                content_type="multipart/form-data"))["url"]
     ok(client.post("messages", type="stream", to="Denmark", topic="files", content=f"[pic]({url})"))
-    # /thumbnail redirects only to images previewed in messages the user may read (issue 26, L3).
+    # /thumbnail redirects only to images previewed in messages the user may read.
     ok(client.post("messages", type="stream", to="Denmark", topic="files", content="https://example.com/a.png"))
     private = ok(flask_client.post("/api/v1/user_uploads", headers=client.headers,
                                    data={"file": (io.BytesIO(b"secret"), "s.txt")},

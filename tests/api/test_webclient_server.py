@@ -56,7 +56,7 @@ def test_katex_stylesheet_and_its_fonts_are_served(flask_client):
 
 
 def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client):
-    """Issue 28: are the client's files sent gzip-compressed to a browser that accepts it, with a
+    """Are the client's files sent gzip-compressed to a browser that accepts it, with a
     content-hash ETag, so that a returning visit gets 304 Not Modified and no body for each
     unchanged file; and is a missing file or a path out of the folder a 404?"""
     import gzip

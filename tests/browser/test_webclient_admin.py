@@ -1,4 +1,4 @@
-"""End to end: running the organization from the browser (issue 27), in Chromium against a real
+"""End to end: running the organization from the browser, in Chromium against a real
 `serve`: channel settings (members, name, description, archiving), invitations into default
 channels only, profile cards, the organization's name, custom emoji and incoming webhook bots.
 

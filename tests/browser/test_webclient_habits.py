@@ -1,4 +1,4 @@
-"""End to end, issue 28: the daily habits of a Zulip user in the web client (Chromium through
+"""End to end: the daily habits of a Zulip user in the web client (Chromium through
 Playwright, against a real `serve`): links and images, reading (mark read and unread, Recent
 conversations, Drafts, muting), writing (people pills, topic suggestions, emoji picker, status),
 keyboard shortcuts, notifications, the phone layout, and a long channel that stays light.
@@ -849,7 +849,7 @@ def test_phone_user_list_and_one_sticky_header(pages, site):
 def test_uploads_each_on_a_line_and_image_lightbox(pages, site, tmp_path):
     """Are two files uploaded together inserted on lines of their own (not one run-together link),
     does an image preview in a message open the "Image" dialog with the full image and a download
-    link, and is an uploaded image (the server's thumbnail, issue 30) an img in its article?"""
+    link, and is an uploaded image (the server's thumbnail) an img in its article?"""
     alice = pages(ALICE)
     open_topic(alice, site, "design", "uploads")
     picture = tmp_path / "architecture.png"
@@ -863,7 +863,7 @@ def test_uploads_each_on_a_line_and_image_lightbox(pages, site, tmp_path):
     box.press("Enter")
     sent = alice.get_by_role("article").filter(has_text="roadmap.pdf")
     expect(sent.get_by_role("link", name="roadmap.pdf")).to_have_attribute("target", "_blank")
-    # The file's link, and (issue 30) the thumbnail's link around its img: both are named by the file.
+    # The file's link, and the thumbnail's link around its img: both are named by the file.
     expect(sent.get_by_role("link", name="architecture.png").first).to_be_visible()
     # The preview the server makes today for a link to an image (/thumbnail), and the lightbox.
     url = upload(site, site.bob[1], "diagram.png", PNG)

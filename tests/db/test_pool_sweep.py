@@ -1,6 +1,6 @@
 """After a burst of concurrent requests the database pool holds a connection per worker that
-took part; `serve` closes those no request took for a sweep, all but a few (issue 32: memory
-after load)."""
+took part; `serve` closes those no request took for a sweep, all but a few, so that
+memory falls back after load."""
 
 import asyncio
 import platform

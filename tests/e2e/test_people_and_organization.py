@@ -1,5 +1,6 @@
-"""End to end: the zulip 0.9.1 Client's methods for issue 19 part B (alert words, custom emoji),
-and the other part-B endpoints through Client.call_endpoint, against a real `serve` process."""
+"""End to end: the zulip 0.9.1 Client's methods for people and the organization (alert words,
+custom emoji), and the other such endpoints through Client.call_endpoint, against a real `serve`
+process."""
 
 import pytest
 import requests

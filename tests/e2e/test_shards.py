@@ -1,5 +1,5 @@
-"""Several `serve --shard-id` processes on one PostgreSQL database behind nginx (issue 31,
-docs/scaling.md): events cross shards, edits are seen everywhere at once, rate limits count across
+"""Several `serve --shard-id` processes on one PostgreSQL database behind nginx
+(docs/scaling.md): events cross shards, edits are seen everywhere at once, rate limits count across
 shards, a killed shard costs its clients one re-register, scheduled messages go out once, and
 unmodified clients work through the proxy. PostgreSQL only (SQLite refuses --shard-id, tested
 here too); the proxy tests need Debian's nginx and skip without it."""

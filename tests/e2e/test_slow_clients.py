@@ -1,4 +1,4 @@
-"""Slow and greedy clients against a real `serve` (the fault-injection run of issue 26): request
+"""Slow and greedy clients against a real `serve`, as a fault-injection run sends them: request
 headers and bodies that arrive too slowly are timed out (REQUEST_READ_TIMEOUT_SECONDS), and one
 address holds at most MAX_CONNECTIONS_PER_CLIENT connections."""
 

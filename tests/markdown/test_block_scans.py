@@ -1,5 +1,6 @@
-"""The renderer's single-scan stand-ins for Python-Markdown's per-line block work (issue 26, M6)
-give exactly the original answers, on generated lines of quote markers, hashes, spaces and text.
+"""The renderer's single-scan stand-ins for Python-Markdown's per-line block work (which made
+some messages quadratic) give exactly the original answers, on generated lines of quote markers,
+hashes, spaces and text.
 
 Each test's docstring is the question it answers."""
 

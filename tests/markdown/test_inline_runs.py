@@ -1,4 +1,5 @@
-"""Runs of inline results written out as one piece of HTML (markdown/inline.py, issue 26 M6).
+"""Runs of inline results written out as one piece of HTML (markdown/inline.py), so
+that rendering stays linear in the message.
 
 The inline pass joins consecutive results of one pattern (emoji, plain links) when the text
 between them is text no pattern can touch, and writes plain links out itself, doing the

@@ -98,7 +98,7 @@ PATHOLOGICAL = {
     "table rows": "a|b\n-|-\n" + fill("|a\n", SIZE - 8),
     "pipes": fill("|"),
     "headings": fill("# "),
-    # The security review's M6 (issue 26): each heading line made the table processor split
+    # Each heading line once made the table processor split
     # the whole rest of the message, 0.5-2 s for 10 KB of "# " lines.
     "empty heading lines": fill("# \n"),
     "heading lines": fill("# a\n"),

@@ -79,7 +79,7 @@ def test_every_command_has_help(command):
 
 
 def test_a_command_is_parsed_by_its_own_parser_alone_as_by_the_whole_one():
-    """main() builds only the parser of the command asked for (issue 32: start-up): the same
+    """main() builds only the parser of the command asked for (start-up time): the same
     arguments come out as from the parser of every command, and a name that is no command still
     gets the whole parser's error, listing them all."""
     from chat_appliance.cli.main import build_parser

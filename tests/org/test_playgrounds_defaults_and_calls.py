@@ -1,5 +1,5 @@
 """Code playgrounds, user-settings defaults and BigBlueButton, through HTTP (push registrations:
-test_push_notifications.py)."""
+tests/mobile/test_push_notifications.py)."""
 
 from chat_appliance.actions.users import do_create_user
 from chat_appliance.models import database

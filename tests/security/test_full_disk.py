@@ -1,4 +1,4 @@
-"""A full disk, from the fault-injection run of issue 26: sends and uploads answer a clear
+"""A full disk: sends and uploads answer a clear
 507 DISK_FULL (not `500 Internal server error`), /health reports it, a failed upload leaves no
 file behind, and serve stopping on a full disk says in its log why the queues were not saved.
 The disk is filled by injecting the errors a full disk raises."""

@@ -1,6 +1,6 @@
-"""The security review's archive findings (issue 26, part B): `import-zulip` reads only regular
-files inside an export and never follows a link (M4); a .tar.gz unpacks regular files and folders
-only, within limits of size and ratio, and a damaged one says so (L5)."""
+"""Archives in and out: `import-zulip` reads only regular files inside an export and never
+follows a link; a .tar.gz unpacks regular files and folders only, within limits of size and ratio,
+and a damaged one says so; an export follows the access model."""
 
 import io
 import json
@@ -137,7 +137,7 @@ def test_an_intact_tarball_still_imports(tmp_path):
     assert (tmp_path / "instance" / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").is_file()
 
 
-# --- L6: exports follow the access model -------------------------------------------------------
+# --- Exports follow the access model -------------------------------------------------------
 
 
 def exported_topic_names(org, app, export_type):

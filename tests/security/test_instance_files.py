@@ -1,6 +1,6 @@
-"""The security review's instance findings (issue 26, part B): the instance folder and every file
-the commands write are the owner's only (M5); backups say when they are damaged and cover every
-file (failure clarity); the commands that must not run beside a server refuse while one runs."""
+"""The instance's files: the instance folder and every file the commands write are the owner's
+only; backups say when they are damaged and cover every file; the commands that must not run
+beside a server refuse while one runs."""
 
 import io
 import json
@@ -36,7 +36,7 @@ def loose_files(folder):
     return found
 
 
-# --- M5: permissions ---------------------------------------------------------------------------
+# --- Permissions ---------------------------------------------------------------------------
 
 
 def test_init_creates_a_private_instance(instance):

@@ -1,4 +1,4 @@
-"""The security review's renderer finding (issue 26, M6): a message whose rendering runs past its
+"""The renderer's budget: a message whose rendering runs past its
 budget is stored as escaped text, with a log line. (Linearity itself is checked by
 tests/markdown/test_linear_time.py; scripts/bench_markdown_worst.py holds the 50 ms target.)"""
 

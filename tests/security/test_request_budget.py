@@ -1,4 +1,4 @@
-"""The general defence of issue 26 (M1, M2, L4): every operation of Zulip's API description, sent
+"""The general defence against slow requests: every operation of Zulip's API description, sent
 the largest inputs it allows (lists at their length limit, every item the same id, strings at
 their longest), must finish within a fixed budget of CPU time. CPU time of this thread, not wall
 time: the Flask test client runs the request here, and a busy machine does not make it fail."""
@@ -11,7 +11,7 @@ from chat_appliance.lib.validators import MAX_LIST_LENGTH, MAX_MESSAGE_ID_LIST_L
 from ..support.openapi import load_spec
 
 # CPU seconds one request may take; the slowest operation measured about 0.15 s (a 1000-item
-# subscription request). One POST /typing with 50,000 ids took 82 s before issue 26.
+# subscription request). One POST /typing with 50,000 ids took 82 s before lists were bounded.
 BUDGET_SECONDS = 1.0
 # Operations that would end the test's own credentials or organization.
 SKIPPED = {("post", "/users/me/api_key/regenerate"), ("post", "/realm/deactivate"), ("delete", "/users/me")}

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 # use (so the other engine's driver need not be installed).
 LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.db.backends")
 # Modules that any module may import inside a function, so that a server loads them when a request
-# first needs them and not at start-up (issue 32: start-up time and idle memory). Each is heavy and
+# first needs them and not at start-up (start-up time and idle memory). Each is heavy and
 # sits below everything that loads it lazily; test_lazy_modules_import_none_of_their_loaders
 # checks that no cycle hides behind such an import.
 LAZY_TARGETS = (

@@ -1,4 +1,4 @@
-"""Start-up loads only what a request needs first (issue 32): a server opening an up-to-date
+"""Start-up loads only what a request needs first: a server opening an up-to-date
 instance imports no migration module, no Markdown engine, no emoji table and no exporter; the
 first render loads the engine, and Pygments, dateutil and the emoji table wait for the first
 message that needs them."""

@@ -1,5 +1,5 @@
 """The app adds its api/ routes from api/routes.py and imports a view module only when a request
-is routed to it (issue 32: start-up and idle memory). These check that the list is the blueprints'
+is routed to it (start-up time and idle memory). These check that the list is the blueprints'
 own, that lazily loaded views are the very functions eager registration would mount, and that a
 fresh process serves a request without importing the other view modules."""
 
