@@ -41,7 +41,7 @@ import psutil
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.serve_process import free_port  # noqa: E402
+from tests.support.serve_process import free_port  # noqa: E402
 
 from benchlib import poll_rounds  # noqa: E402
 

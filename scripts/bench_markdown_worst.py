@@ -7,7 +7,7 @@ The corpus covers each construct that nests or pairs: headings, nested lists and
 runs, tables (long and wide), mentions, channel links, fences, links, code spans, emoji, entities,
 and their openers without closers. Times are CPU time of the rendering thread, best of --rounds,
 so that other work on a shared machine does not count. Prints one line per input and exits 1 if
-any input misses the target. tests/test_markdown_linear.py checks the same shapes for linearity
+any input misses the target. tests/markdown/test_linear_time.py checks the same shapes for linearity
 (relative to a typical message), which a timed test on a shared machine could not do reliably.
 
     python scripts/bench_markdown_worst.py [--size 10000] [--target-ms 50] [--rounds 3]

@@ -12,7 +12,7 @@ message is also timed with that cache cleared before every run ("cold"), which
 is the cost of a never-seen message. Targets: both ratios (typical; code, cold)
 at most 2x. A typical message with five TeX formulas is timed as well (target at most 3x); KaTeX
 runs in V8's own thread, so that row counts the process's CPU time, not the thread's. It also prints the pass rate on Zulip's rendering cases
-(../shared/zulip/markdown_cases.json), as tests/test_markdown_cases.py counts it.
+(../shared/zulip/markdown_cases.json), as tests/markdown/test_zulip_cases.py counts it.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def pass_rate_lines() -> list[str]:
     cases_path = ROOT.parent / "shared" / "zulip" / "markdown_cases.json"
     if not cases_path.exists():
         return [f"Zulip rendering cases: not found at {cases_path}"]
-    from tests.test_markdown_cases import pass_rates
+    from tests.markdown.test_zulip_cases import pass_rates
 
     rates = pass_rates(json.loads(cases_path.read_text(encoding="utf-8")))
     return [

@@ -30,7 +30,7 @@ import requests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.serve_process import free_port  # noqa: E402
+from tests.support.serve_process import free_port  # noqa: E402
 
 
 def launch(kind, instance):

@@ -38,8 +38,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.serve_process import ServeProcess  # noqa: E402
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.serve_process import ServeProcess  # noqa: E402
 
 STATIC = ROOT / "chat_appliance" / "webclient" / "static"
 

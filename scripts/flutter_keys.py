@@ -1,13 +1,13 @@
-"""Make tests/data/flutter_keys.json: the JSON keys the Zulip mobile app (zulip-flutter) reads, with
+"""Make tests/support/data/flutter_keys.json: the JSON keys the Zulip mobile app (zulip-flutter) reads, with
 the types it casts them to, from the generated decoders of a zulip-flutter checkout.
 
-    python scripts/flutter_keys.py PATH/TO/zulip-flutter [--out tests/data/flutter_keys.json]
+    python scripts/flutter_keys.py PATH/TO/zulip-flutter [--out tests/support/data/flutter_keys.json]
 
 The app decodes every server response with json_serializable code in lib/api/model/*.g.dart and
 lib/api/route/*.g.dart: one `_$ClassFromJson` function a class, one argument a field, each reading
 `json['key']` and casting it (`as String`, `(… as num).toInt()`, `$enumDecode(...)`, a nested
 `Other.fromJson(...)`). A required key that is missing or of another type throws in the app, so
-this list is what tests/test_mobile_app.py checks /register, GET /messages and the events against.
+this list is what tests/mobile/test_app_session.py checks /register, GET /messages and the events against.
 Re-run it on a newer app release to check that release.
 
 Each key is recorded as {"type", "nullable", and "class" | "items" | "values" | "enum"}; keys read
@@ -206,7 +206,7 @@ def event_classes(events_dart):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path, help="a zulip-flutter checkout (a work tree)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests/data/flutter_keys.json")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests/support/data/flutter_keys.json")
     parser.add_argument("--commit", help="the checkout's commit, when it is not a git work tree")
     parser.add_argument("--date", help="that commit's date")
     args = parser.parse_args(argv)

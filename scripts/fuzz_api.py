@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from api_coverage import routes, spec_operations, shape  # noqa: E402
-from tests.serve_process import ServeProcess  # noqa: E402
+from tests.support.serve_process import ServeProcess  # noqa: E402
 
 SPEC = ROOT.parent / "shared" / "spec" / "zulip-openapi.yaml"
 # Operations whose description schemathesis cannot generate from: PATCH /navigation_views/{fragment}

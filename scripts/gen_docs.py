@@ -5,7 +5,7 @@ and docs/api-coverage.md (from the app's routes and ../shared/spec, by scripts/a
     python scripts/gen_docs.py           # rewrite both
     python scripts/gen_docs.py --check   # exit 1 naming each file that differs from what is generated
 
-tests/test_docs_generated.py regenerates both and fails when a file differs.
+tests/structure/test_docs_generated.py regenerates both and fails when a file differs.
 """
 
 import argparse
@@ -21,7 +21,7 @@ CONFIGURATION_INTRO = """\
 # Configuration
 
 Generated from `chat_appliance/config.py` (`SETTINGS`) by `python scripts/gen_docs.py`;
-tests/test_docs_generated.py fails when this file differs from what it generates. To add a key,
+tests/structure/test_docs_generated.py fails when this file differs from what it generates. To add a key,
 add a `Setting` there and run the script.
 
 An instance folder holds `chat.sqlite3`, an optional `config.json` and `secret_key` (made on first

@@ -7,7 +7,7 @@ Makes an organization (owner owner@example.com, password "generated-password", f
 three channels, --messages messages through the real send action (rendered, indexed for search,
 a personal row per recipient), direct messages among them, a reaction on every 10th message, a
 star on every 7th, every 3rd read by its recipients, and three uploaded files linked from
-messages. Prints a JSON summary (ids and counts) on stdout; tests/test_migrate_database.py uses
+messages. Prints a JSON summary (ids and counts) on stdout; tests/ops/test_migrate_database.py uses
 `generate()` directly.
 """
 

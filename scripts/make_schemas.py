@@ -1,13 +1,13 @@
-"""Derive tests/data/openapi-shapes.json from Zulip's OpenAPI description (../shared/spec).
+"""Derive tests/support/data/openapi-shapes.json from Zulip's OpenAPI description (../shared/spec).
 
-The tests validate every response body against Zulip's documented shapes (tests/openapi.py). The
+The tests validate every response body against Zulip's documented shapes (tests/support/openapi.py). The
 description itself stays outside the repository; what the tests need of it is its structure only:
 per operation its parameters, request body and response schemas, and the shared components they
 refer to. This script keeps exactly that (types, properties, required lists, enums, references,
 bounds) and drops every word written for people (descriptions, summaries, examples, defaults,
 titles, x-* extensions), so that a plain clone can run the suite.
 
-    python scripts/make_schemas.py            # rewrite tests/data/openapi-shapes.json
+    python scripts/make_schemas.py            # rewrite tests/support/data/openapi-shapes.json
     python scripts/make_schemas.py --check    # exit 1 when the committed file is out of date
 
 A keyword this script does not know fails it: a new kind of constraint in the description must be
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "spec" / "zulip-openapi.yaml"
-TARGET = ROOT / "tests" / "data" / "openapi-shapes.json"
+TARGET = ROOT / "tests" / "support" / "data" / "openapi-shapes.json"
 
 METHODS = ("get", "post", "put", "patch", "delete")
 # JSON Schema (OpenAPI 3.0 dialect) keywords that constrain a value: kept.

@@ -10,41 +10,51 @@ from chat_appliance.db.backends import backend_for
 from chat_appliance.events import bus
 from chat_appliance.models import database
 
-from . import pg
-from .helpers import INIT_ARGS, ApiClient, EventRecorder, Org, app_config, run
+from .support import pg
+from .support.helpers import INIT_ARGS, ApiClient, EventRecorder, Org, app_config, run
 
 # The fixtures that put a Flask app (and its test client) under a test: such a test is `api`.
 APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "push_configured", "mail"}
-# Modules whose tests run the command line or a real server (besides test_e2e_*).
-E2E_MODULES = {"test_cli", "test_cli_transfer", "test_backup", "test_migrate_database", "test_bot_author_example"}
+# Folders whose tests run real processes (a `serve`, unmodified clients); browser/ runs Chromium too.
+E2E_FOLDERS = {"e2e", "browser"}
+# Modules elsewhere whose tests run the command line or a real server.
+E2E_MODULES = {"tests.ops.test_cli", "tests.ops.test_export_import_commands", "tests.ops.test_backup",
+               "tests.ops.test_migrate_database", "tests.bots.test_bot_author_example"}
 
 
 # Modules that take the longest (minutes on a busy machine), started first so that under
 # pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
-SLOW_MODULES = ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_hostile_input",
-                "test_e2e_shards")
+SLOW_MODULES = ("tests.browser.test_webclient", "tests.browser.test_webclient_admin",
+                "tests.browser.test_webclient_habits", "tests.security.test_hostile_input", "tests.e2e.test_shards")
+
+
+def module_of(item):
+    """(dotted module name, its folder under tests/) of a collected test."""
+    name = item.module.__name__ if item.module else ""
+    parts = name.split(".")
+    return name, parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
 
 
 def module_rank(item):
     """0 for the slowest modules, 1 for other end-to-end ones, 2 for the rest."""
-    module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+    module, folder = module_of(item)
     if module in SLOW_MODULES:
         return 0
-    return 1 if module.startswith("test_e2e_") or module in E2E_MODULES else 2
+    return 1 if folder in E2E_FOLDERS or module in E2E_MODULES else 2
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every test with its kind (setup.cfg lists them): `browser` for the web client's tests
-    in Chromium (which are `e2e` too), `e2e` for tests that run real processes (a `serve`, the CLI),
-    `api` for tests through the Flask test client, `unit` for the rest. Then order the modules
-    slowest first (the order within a module stays)."""
+    """Mark every test with its kind (setup.cfg lists them): `browser` for the tests in tests/browser/
+    (the web client in Chromium; `e2e` too), `e2e` for tests that run real processes (tests/e2e/,
+    the command line, a `serve`), `api` for tests through the Flask test client, `unit` for the
+    rest. Then order the modules slowest first (the order within a module stays)."""
     items.sort(key=module_rank)
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        module, folder = module_of(item)
         uses = set(getattr(item, "fixturenames", ()))
-        if module in ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_e2e_email"):
+        if folder == "browser":
             item.add_marker(pytest.mark.browser)
-        if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
+        if folder in E2E_FOLDERS or module in E2E_MODULES or uses & {"instance", "chat_server"}:
             item.add_marker(pytest.mark.e2e)
         elif uses & APP_FIXTURES:
             item.add_marker(pytest.mark.api)
@@ -63,7 +73,7 @@ def database_templates(tmp_path_factory):
     org_path.mkdir()
     postgres = {}
     if pg.ENABLED:
-        # One working database, reset to a saved state before each test (tests/pg.py). The SQLite
+        # One working database, reset to a saved state before each test (tests/support/pg.py). The SQLite
         # templates are made too, for the few tests that copy one into a folder of their own.
         url = postgres["pg"] = pg.work_database()
         close_app(create_app({**app_config(empty_path), "DATABASE_URL": url}))
@@ -164,8 +174,8 @@ def events(app):
 
 @pytest.fixture
 def push_service():
-    """A stand-in for Zulip's Mobile Push Notification Service on loopback (tests/push_service_standin.py)."""
-    from .push_service_standin import PushServiceStandIn
+    """A stand-in for Zulip's Mobile Push Notification Service on loopback (tests/support/push_service_standin.py)."""
+    from .support.push_service_standin import PushServiceStandIn
 
     standin = PushServiceStandIn().start()
     yield standin
@@ -183,8 +193,8 @@ def push_configured(app, push_service):
 
 @pytest.fixture
 def smtp():
-    """A real SMTP server on loopback (tests/smtp_sink.py) keeping every mail it receives."""
-    from .smtp_sink import SmtpSink
+    """A real SMTP server on loopback (tests/support/smtp_sink.py) keeping every mail it receives."""
+    from .support.smtp_sink import SmtpSink
 
     sink = SmtpSink()
     sink.controller.start()

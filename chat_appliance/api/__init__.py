@@ -2,7 +2,7 @@
 few at the site root.
 
 The modules are named here, not imported. At start the app adds every route from `routes.py`,
-a list generated from these blueprints (`python scripts/make_routes.py`; tests/test_lazy_routes.py
+a list generated from these blueprints (`python scripts/make_routes.py`; tests/structure/test_lazy_routes.py
 fails when it is stale), and imports a module the first time a request is routed to one of its
 views (web/fast_routing.LazyViews). Importing all 48 modules, with the actions they use, was a third of the
 server's start-up and 2 MiB of its idle memory, for views most

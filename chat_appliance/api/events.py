@@ -140,7 +140,7 @@ def delete_queue():
     return events_response("DELETE")
 
 
-# The parameters the handler parses (tests/test_hostile_input.py feeds every declared parameter).
+# The parameters the handler parses (tests/security/test_hostile_input.py feeds every declared parameter).
 # (Function attributes, which mypy does not know of on a decorated view.)
 get_events.param_specs = GET_EVENTS_PARAMS  # type: ignore[attr-defined]
 delete_queue.param_specs = DELETE_EVENTS_PARAMS  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """Every request this server makes to a URL: one guard against server-side request forgery.
 
 Outgoing webhooks, calls to the push notification service and anything added later fetch through
-`fetch` (never through urllib or http.client directly; tests/test_security_findings.py greps for
+`fetch` (never through urllib or http.client directly; tests/security/test_outgoing_requests.py greps for
 it). The guard:
 
 - only http and https;

@@ -5,7 +5,7 @@ PostgreSQL backend) brings libpq and its own copy of OpenSSL: 9.7 MiB of a SQLit
 resident memory (BENCHMARKS.md). The `chat-appliance` command (cli/main.py `main`, which `serve`
 and every admin command go through) imports peewee with the drivers held back before anything
 else imports it, and the PostgreSQL backend hands psycopg2 to peewee when it opens a database,
-setting what peewee's own import would have set (tests/test_drivers.py compares the two).
+setting what peewee's own import would have set (tests/db/test_drivers.py compares the two).
 
 Importing the package changes nothing: the command owns its process, but a program that merely
 imports the package does not (a bot author's test suite loads its pytest plugin, and may use

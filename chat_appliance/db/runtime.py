@@ -5,7 +5,7 @@ cache of the app (each a typed attribute, of one of the kinds at the end of this
 `create_app` makes one per app (kept on its AppState) and makes it current for each of its
 requests; code outside a request (the command line, tests calling actions, bot worker threads)
 works with the latest one installed. Two apps in one process thus share no database handle, listener or cache:
-no module of the package keeps a cache of its own (tests/test_app_state.py checks). The models
+no module of the package keeps a cache of its own (tests/server/test_app_state.py checks). The models
 reach their database through `models.database`, which asks `current()`.
 
 Configuration reaches actions as arguments from the views. The one value below the HTTP layer

@@ -2,7 +2,7 @@
 
 Codes, messages and HTTP statuses follow Zulip's, because clients compare them
 (zulip-terminal matches msg text, the zulip library reads `code`). Every JsonableError subclass
-is defined here and nowhere else (tests/test_errors_defined_once.py checks), so that the
+is defined here and nowhere else (tests/structure/test_errors_defined_once.py checks), so that the
 answers a client can get are found in one file, each class named by what went wrong.
 """
 

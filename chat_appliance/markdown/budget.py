@@ -1,6 +1,6 @@
 """A per-message budget of rendering time, against messages crafted to render slowly.
 
-The renderer's known paths are linear in the message (tests/test_markdown_linear.py and
+The renderer's known paths are linear in the message (tests/markdown/test_linear_time.py and
 scripts/bench_markdown_worst.py hold the corpus), but a path nobody found yet must not let one
 message hold a worker thread for seconds. The block parser and the inline pass check the clock
 between steps; past the deadline rendering stops with RenderBudgetExceeded, and the engine stores

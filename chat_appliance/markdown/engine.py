@@ -245,7 +245,7 @@ log = logging.getLogger("chat_appliance.markdown")
 # (an ordered list) and with no dot before a letter or digit (a domain): nothing in it can open
 # any block, inline, link, mention, emoji or emoticon syntax, so it renders as one paragraph of
 # itself. Most chat lines are like this; they skip the Markdown pipeline (a fifth of a send's
-# work). tests/test_markdown_fast_path.py compares it with the full renderer.
+# work). tests/markdown/test_fast_path.py compares it with the full renderer.
 _PLAIN_LINE_RE = re.compile(r"(?![0-9 ])(?:[A-Za-z0-9 ,;?!']|\.(?![A-Za-z0-9]))+(?<! )")
 
 

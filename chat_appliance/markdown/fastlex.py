@@ -16,7 +16,7 @@ one Pygments would have picked, with the same match, so the tokens are the
 same.  The same goes for ``ExtendedRegexLexer`` (YAML, Ruby...), whose
 callbacks move a context; lexers that override ``get_tokens_unprocessed``
 are left alone.
-``tests/test_markdown_highlight.py`` compares the tokens with Pygments' own.
+``tests/markdown/test_code_blocks.py`` compares the tokens with Pygments' own.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 model has foreign keys (to the realm and the inviting user, deleted with them) and their indexes.
 The table is made again as the model states it, rows and ids kept: SQLite cannot add a foreign
 key to an existing table. (The difference was found by comparing the migrated schema with the
-models', as tests/test_migration_schema.py does.)
+models', as tests/ops/test_migration_schema.py does.)
 """
 
 from peewee import (

@@ -1,5 +1,5 @@
 """Migration 111: the foreign keys and index names the models state, where older migrations made
-something else (found by tests/test_migration_schema.py, which compares the two schemas).
+something else (found by tests/ops/test_migration_schema.py, which compares the two schemas).
 
 - channel_email_address (migration 81) and scheduled_message (migration 82) were made with plain
   integer columns where the models have foreign keys, deleted with the realm, channel or user

@@ -5,7 +5,7 @@ counter read before them (lib/snapshots.py) and reads again once it has moved: e
 by this process or any other (an admin command, a script), because the database itself counts it.
 
 A trigger goes with its table: a later migration that rebuilds one of these tables (SQLite's way
-to change a column) must make its triggers again (tests/test_config_reads.py checks that every
+to change a column) must make its triggers again (tests/db/test_kept_config_reads.py checks that every
 table a kept read queries has them).
 
 PostgreSQL gets the table, empty, so that both engines have the models' schema; it keeps no reads,

@@ -11,7 +11,7 @@ that has shipped is never edited: a change is a new migration.
 MIGRATIONS is the list the runner uses: (version, description, apply), by version, found in this
 folder when first asked for (`versions()` lists the numbers from the file names alone, so that a
 server starting on an up-to-date database imports no migration, which keeps a restart short).
-tests/test_migration_schema.py checks that they make the models' schema.
+tests/ops/test_migration_schema.py checks that they make the models' schema.
 """
 
 from typing import Any

@@ -5,7 +5,7 @@ together, on the first use of any of their names here (models/everything.py, the
 those names): a restarted server answers its first request, GET /server_settings, without them,
 and whenever one model is in use all are, so that every backref they add exists. Outside this
 package, only the base, the organization's module, the limits and the shards' tables are imported
-directly (tests/test_layers.py)."""
+directly (tests/structure/test_layers.py)."""
 
 from importlib import import_module
 from types import ModuleType

@@ -5,7 +5,7 @@ field choices of 1 MB, each sent to every client in /register).
 A CharField's limit is its max_length; TEXT_LIMITS gives the others (TextField and JSONField,
 JSON measured as stored). The API's own checks, with Zulip's texts, come first and are often
 tighter; this is the floor under all of them, so that a field nobody remembered to check is
-still bounded. tests/test_security_findings_26a.py walks every text column of every model and
+still bounded. tests/security/test_input_limits.py walks every text column of every model and
 fails for one without a limit.
 """
 
