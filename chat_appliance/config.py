@@ -139,6 +139,27 @@ DEFAULTS: dict[str, object] = {
     # events cross processes through LISTEN/NOTIFY, rate limits count in the database. None: the
     # one process serves everything, all in memory. SQLite refuses it.
     "SHARD_ID": None,
+    # The organization's address (Zulip's EXTERNAL_HOST): the host, with a port only when users
+    # reach it on another than the scheme's default, e.g. "chat.example.com". Every `serve`
+    # start sets the organization's URL from it (https:// when TLS is on, else http://, with
+    # serve's port appended when EXTERNAL_HOST names none and it is not the default), so that
+    # invitations and mails carry it. None: the URL stored when the organization was made, or
+    # the one `chat-appliance set-realm-url` set.
+    "EXTERNAL_HOST": None,
+    # Automatic HTTPS (docs/deploy.md). TLS_DOMAIN, one DNS name: `serve` gets a certificate for
+    # it from the ACME server at ACME_DIRECTORY (HTTP-01 on --http-port), renews it while
+    # serving, serves HTTPS on --https-port and redirects plain HTTP there; the organization's
+    # URL is then https://TLS_DOMAIN. ACME_CA_BUNDLE: the CA certificates trusted for the
+    # connection to the ACME server only (it wins over REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE).
+    # ACME_EMAIL: the contact address given to the ACME server, if any.
+    "TLS_DOMAIN": None,
+    "ACME_DIRECTORY": "https://acme-v02.api.letsencrypt.org/directory",
+    "ACME_CA_BUNDLE": None,
+    "ACME_EMAIL": None,
+    # Your own certificate (PEM chain) and key instead of ACME: both or neither. SIGHUP to the
+    # `serve` process re-reads them.
+    "TLS_CERT_FILE": None,
+    "TLS_KEY_FILE": None,
 }
 
 
@@ -146,7 +167,9 @@ DEFAULTS: dict[str, object] = {
 STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "ZULIP_SERVICES_URL",
                          "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID", "ZULIP_ORG_KEY", "EMAIL_HOST",
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
-                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL"})
+                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL", "EXTERNAL_HOST",
+                         "TLS_DOMAIN", "ACME_DIRECTORY", "ACME_CA_BUNDLE", "ACME_EMAIL", "TLS_CERT_FILE",
+                         "TLS_KEY_FILE"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})
