@@ -287,13 +287,12 @@ def run_server(app, args, instance, listening=None):
     from chat_appliance.server.scheduler import Scheduler
 
     listening = listening or Listening(args.host, args.port)
-    if listening.tls:
-        raise CommandError("TLS is not served by this version yet")
     queues = app.extensions[EXTENSION].queues
     try:
         _lock = hold_for_serving(instance)  # held until the process ends: offline commands refuse meanwhile
     except InstanceBusy as error:
         raise CommandError(str(error)) from None
+    tls, certificates = prepare_tls(app.config, listening, instance) if listening.tls else (None, None)
     open_files = raise_open_file_limit()
     link = app.extensions[EXTENSION].runtime.shard
     # A shard's queues are not kept across a restart: the other shards went on publishing
@@ -305,8 +304,14 @@ def run_server(app, args, instance, listening=None):
 
     def started():
         shard = f", shard {link.shard_id}" if link is not None else ""
-        print(f"Serving on http://{listening.host}:{listening.port} (instance {instance}, {args.threads} threads, "
+        where = f"http://{listening.host}:{listening.port}"
+        if listening.tls:
+            where = (f"https://{listening.host}:{listening.https_port}, HTTP on port {listening.http_port} for ACME "
+                     "and redirects")
+        print(f"Serving on {where} (instance {instance}, {args.threads} threads, "
               f"open-file limit {open_files}{shard})", flush=True)
+        if certificates is not None:
+            certificates.start()
 
     leadership = None
     if link is not None:
@@ -318,9 +323,12 @@ def run_server(app, args, instance, listening=None):
     if link is not None:
         link.remote_listeners.append(scheduler)
     try:
-        server = asgi.run(app, host=listening.host, port=listening.port, threads=args.threads, on_started=started)
+        server = asgi.run(app, host=listening.host, port=listening.port, threads=args.threads, on_started=started,
+                          tls=tls)
     finally:
         scheduler.stop()
+        if certificates is not None:
+            certificates.stop()
     if not server.started:
         raise CommandError(f"could not listen on {listening.host}:{listening.port}")
     if queue_file is None:
@@ -341,6 +349,69 @@ def run_server(app, args, instance, listening=None):
     close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
+
+
+@dataclass
+class TlsListeners:
+    """What asgi.run needs to serve HTTPS: the certificate served, the two listening sockets,
+    and the HTTP port's app."""
+
+    served: object
+    https_socket: socket.socket
+    http_socket: socket.socket
+    plain_app: object
+
+
+def prepare_tls(config, listening, instance):
+    """The certificate to serve (your own, or the stored ACME one), the listening sockets, and
+    the ACME manager to start once serving (None with your own certificate). Your own pair
+    that does not load, or a port that cannot be opened, is a CommandError naming it."""
+    import signal
+
+    from chat_appliance.server import tls
+
+    served = tls.ServedCertificate()
+    challenges: dict[str, str] = {}
+    certificates = None
+    cert_file, key_file = config.get("TLS_CERT_FILE"), config.get("TLS_KEY_FILE")
+    if cert_file:
+        try:
+            served.use(tls.load_pair(cert_file, key_file))
+        except tls.CertificateError as error:
+            raise CommandError(f"TLS_CERT_FILE/TLS_KEY_FILE: {error}") from None
+
+        def reload(_signal, _frame):
+            # Runs on the main thread, which runs the loop: new handshakes get the new pair at
+            # once, and open connections keep the one they negotiated.
+            try:
+                served.use(tls.load_pair(cert_file, key_file))
+            except tls.CertificateError as error:
+                print(f"SIGHUP: kept the certificate in use: {error}", flush=True)
+            else:
+                print(f"SIGHUP: reloaded the certificate from {cert_file}; new connections get it.", flush=True)
+
+        signal.signal(signal.SIGHUP, reload)
+    else:
+        from chat_appliance.server.acme_client import CertificateManager
+
+        certificates = CertificateManager(
+            instance, config["TLS_DOMAIN"].rstrip("."), config["ACME_DIRECTORY"], served=served,
+            challenges=challenges, ca_bundle=config.get("ACME_CA_BUNDLE"), email=config.get("ACME_EMAIL"),
+            say=lambda line: print(line, flush=True))
+        if certificates.serve_stored():
+            print(f"Serving the stored certificate for {certificates.domain}, valid until "
+                  f"{certificates.not_after:%Y-%m-%d %H:%M:%S} UTC.", flush=True)
+    sockets = []
+    for port in (listening.https_port, listening.http_port):
+        try:
+            sockets.append(tls.bind(listening.host, port))
+        except PermissionError:
+            raise CommandError(f"cannot listen on port {port}: {tls.PRIVILEGED_PORT_HINT}") from None
+        except OSError as error:
+            raise CommandError(f"could not listen on {listening.host}:{port}: {error.strerror or error}") from None
+    domain = config.get("TLS_DOMAIN")
+    plain = tls.PlainPort(challenges, domain.rstrip(".") if domain else None)
+    return TlsListeners(served, sockets[0], sockets[1], plain), certificates
 
 
 def cmd_proxy_config(args):
@@ -442,6 +513,11 @@ def add_commands(add):
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=None,
                        help=f"port of plain HTTP when TLS is off (default: {DEFAULT_PORT})")
+    serve.add_argument("--http-port", type=int, default=None,
+                       help=f"with TLS on: port of ACME's HTTP-01 challenges and of the redirects to HTTPS "
+                            f"(default: {DEFAULT_HTTP_PORT})")
+    serve.add_argument("--https-port", type=int, default=None,
+                       help=f"with TLS on: port of the app over HTTPS (default: {DEFAULT_HTTPS_PORT})")
     serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                        help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
