@@ -87,7 +87,7 @@ class Pebble:
     """One pebble process: its directory URL, the CA bundle for its own HTTPS listener
     (ACME_CA_BUNDLE), and the root that signs what it issues (`issuing_root`)."""
 
-    def __init__(self, folder, dns, http_port, validity_seconds=None, port=None):
+    def __init__(self, folder, dns, http_port, validity_seconds=None, port=None, start=True):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.port = port or free_port()
@@ -107,7 +107,9 @@ class Pebble:
         self.directory = f"https://localhost:{self.port}/dir"
         self.dns = dns
         self.process = None
-        self.start()
+        self.log = None
+        if start:
+            self.start()
 
     def start(self):
         # No random sleep before validating, and no nonce refused on purpose: fast and
@@ -138,4 +140,5 @@ class Pebble:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
-        self.log.close()
+        if self.log is not None:
+            self.log.close()

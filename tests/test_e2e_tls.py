@@ -6,11 +6,14 @@ pebble-challtestsrv as its DNS.
 The test process reaches https://chat.test:PORT as curl's --resolve does: it connects to
 127.0.0.1, sends chat.test as SNI and checks the certificate for that name."""
 
+import os
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tarfile
+import threading
 import time
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,7 +22,9 @@ import requests
 from cryptography import x509
 from requests.adapters import HTTPAdapter
 
-from .pebble import AVAILABLE, MISSING, CertificateAuthority
+import zulip
+
+from .pebble import AVAILABLE, MISSING, CertificateAuthority, ChallTestSrv, Pebble
 from .serve_process import ServeProcess, free_port
 
 pytestmark = pytest.mark.e2e
@@ -137,7 +142,7 @@ def test_own_certificate_served_reloaded_on_sighup_and_a_broken_pair_refused(tmp
     started = subprocess.run(
         [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "instance"), "--quiet",
          *listen], capture_output=True, text=True, timeout=60,
-        env={**__import__("os").environ, **env})
+        env={**os.environ, **env})
     assert started.returncode != 0
     errors = [line for line in started.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(cert) in errors[0]
@@ -147,8 +152,6 @@ def test_own_certificate_served_reloaded_on_sighup_and_a_broken_pair_refused(tmp
 def test_tls_settings_that_cannot_work_are_refused_in_one_line(tmp_path):
     """Are a comma in TLS_DOMAIN, --port with TLS on, and a certificate without its key each
     refused before serving, with one clear line?"""
-    import os
-
     def serve(*args, **env):
         return subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"),
                                *args], capture_output=True, text=True, timeout=60,
@@ -161,3 +164,223 @@ def test_tls_settings_that_cannot_work_are_refused_in_one_line(tmp_path):
                          (alone, "TLS_CERT_FILE and TLS_KEY_FILE go together")):
         assert result.returncode == 1
         assert result.stderr.strip().splitlines()[-1].startswith(f"error: {said}"), result.stderr
+
+
+# --- ACME on pebble -------------------------------------------------------------------------------
+
+needs_pebble = pytest.mark.skipif(not AVAILABLE, reason=MISSING)
+# The servers on the module's pebble listen for HTTP-01 on this one port, which its configuration names.
+HTTP_PORT = free_port()
+
+
+@pytest.fixture(scope="module")
+def dns():
+    if not AVAILABLE:
+        pytest.skip(MISSING)
+    server = ChallTestSrv()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def pebble(dns, tmp_path_factory):
+    server = Pebble(tmp_path_factory.mktemp("pebble"), dns, HTTP_PORT)
+    yield server
+    server.stop()
+
+
+def acme_serve(instance, pebble_server, https_port, directory=None, http_port=HTTP_PORT, **env):
+    """`serve` with TLS_DOMAIN on pebble; ready once its HTTPS port accepts connections (with or
+    without a certificate yet)."""
+    def listening():
+        socket.create_connection(("127.0.0.1", https_port), timeout=1).close()
+
+    variables = {"TLS_DOMAIN": DOMAIN, "ACME_DIRECTORY": directory or pebble_server.directory,
+                 "ACME_CA_BUNDLE": str(pebble_server.ca_bundle), **env}
+    return ServeProcess(instance, listen=["--http-port", str(http_port), "--https-port", str(https_port)],
+                        ready=listening, env={f"CHAT_APPLIANCE_{k}": str(v) for k, v in variables.items()})
+
+
+def served_serial(https_port, root):
+    """The serial of the certificate a new handshake gets, or None while none verifies."""
+    try:
+        return peer_certificate(https_port, root).serial_number
+    except (ssl.SSLError, OSError):
+        return None
+
+
+class AcmeSite:
+    def __init__(self, folder, pebble_server):
+        self.folder = folder
+        self.instance = folder / "instance"
+        self.https_port = free_port()
+        self.base = f"https://{DOMAIN}:{self.https_port}"
+        started = time.monotonic()
+        self.server = acme_serve(self.instance, pebble_server, self.https_port)
+        self.root = folder / "pebble-root.pem"
+        self.root.write_bytes(pebble_server.issuing_root())
+        self.serial = wait_for(lambda: served_serial(self.https_port, self.root), 60, "a certificate from pebble")
+        self.seconds = time.monotonic() - started
+        self.credentials = (self.server.email, self.server.api_key)
+
+    def client(self):
+        return zulip_client(self.base, self.root, self.credentials)
+
+
+class LoopbackClient(zulip.Client):
+    """The zulip library's client, unchanged but for its session reaching DOMAIN on 127.0.0.1
+    (it asks /server_settings from its constructor on)."""
+
+    def ensure_session(self):
+        fresh = self.session is None
+        super().ensure_session()
+        if fresh:
+            https_session(self.tls_verification, self.session)
+
+
+def zulip_client(base, root, credentials):
+    """The zulip library's client on `base`, trusting `root` alone as its CA bundle."""
+    return LoopbackClient(email=credentials[0], api_key=credentials[1], site=base, cert_bundle=str(root))
+
+
+@pytest.fixture(scope="module")
+def site(pebble, tmp_path_factory):
+    running = AcmeSite(tmp_path_factory.mktemp("acme"), pebble)
+    yield running
+    running.server.stop()
+
+
+@needs_pebble
+def test_certificate_from_acme_within_a_minute_with_the_api_and_realm_url_over_https(site):
+    """With TLS_DOMAIN alone, does `serve` get a certificate from pebble (HTTP-01 validated for
+    real) within 60 s, serve the API over HTTPS with HSTS, and give the organization the address
+    https://TLS_DOMAIN exactly?"""
+    assert site.seconds < 60
+    assert DOMAIN in peer_certificate(site.https_port, site.root).extensions.get_extension_for_class(
+        x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+    answer = https_session(site.root).get(site.base + "/api/v1/server_settings", timeout=10)
+    assert answer.status_code == 200 and answer.json()["realm_url"] == f"https://{DOMAIN}"
+    assert int(answer.headers["Strict-Transport-Security"].split("max-age=")[1]) >= 86400
+    obtained = lines_with(site.server, "ACME: obtained a certificate")
+    assert len(obtained) == 1 and not lines_with(site.server, "Traceback")
+
+
+@needs_pebble
+def test_the_http_port_answers_challenges_and_redirects_the_rest(site):
+    """Does the HTTP port redirect every other request to https://TLS_DOMAIN with path and query
+    and no port, whatever the Host, answer the challenge path (404 for an unknown token) for any
+    Host, and never serve the app?"""
+    for host in (f"{DOMAIN}:{HTTP_PORT}", "127.0.0.1", "elsewhere.example"):
+        moved = requests.post(f"http://127.0.0.1:{HTTP_PORT}/api/v1/messages?a=1&b=%20", headers={"Host": host},
+                              allow_redirects=False, timeout=10)
+        assert moved.status_code in (301, 308)
+        assert moved.headers["Location"] == f"https://{DOMAIN}/api/v1/messages?a=1&b=%20"
+        unknown = requests.get(f"http://127.0.0.1:{HTTP_PORT}/.well-known/acme-challenge/nothing",
+                               headers={"Host": host}, allow_redirects=False, timeout=10)
+        assert unknown.status_code == 404
+
+
+@needs_pebble
+def test_keys_are_private_and_in_backups(site):
+    """Are the ACME account key, the certificate's key and its chain stored under the instance
+    folder with mode 0600, and does `chat-appliance backup` include them, restored as they were?"""
+    folder = site.instance / "tls"
+    names = {path.name for path in folder.iterdir()}
+    assert {"acme-account.key", f"{DOMAIN}.key", f"{DOMAIN}.crt"} <= names
+    for path in folder.iterdir():
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    archive = site.folder / "backup.tar.gz"
+    made = subprocess.run([sys.executable, "-m", "chat_appliance", "backup", str(archive), "--instance",
+                           str(site.instance)], capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    with tarfile.open(archive) as opened:
+        stored = {member.name: opened.extractfile(member).read() for member in opened.getmembers()
+                  if member.name.startswith("tls/")}
+    assert stored[f"tls/{DOMAIN}.key"] == (folder / f"{DOMAIN}.key").read_bytes()
+    assert "tls/acme-account.key" in stored
+    restored = site.folder / "restored"
+    unpacked = subprocess.run([sys.executable, "-m", "chat_appliance", "restore", str(archive), "--instance",
+                               str(restored)], capture_output=True, text=True, timeout=60)
+    assert unpacked.returncode == 0, unpacked.stderr
+    for name, data in stored.items():
+        assert (restored / name).read_bytes() == data and (restored / name).stat().st_mode & 0o777 == 0o600
+
+
+@needs_pebble
+def test_a_long_poll_and_the_zulip_library_over_https(site):
+    """Does the zulip library, trusting pebble's root alone, register, wait in a long poll and
+    receive the message it sends, all over HTTPS?"""
+    poller, sender = site.client(), site.client()
+    queue = poller.register(event_types=["message"])
+    assert queue["result"] == "success", queue
+    received = {}
+    waiting = threading.Thread(target=lambda: received.update(
+        poller.get_events(queue_id=queue["queue_id"], last_event_id=queue["last_event_id"])))
+    waiting.start()
+    time.sleep(0.5)
+    sent = sender.send_message({"type": "stream", "to": "general", "topic": "tls", "content": "over https"})
+    assert sent["result"] == "success", sent
+    waiting.join(timeout=20)
+    assert [e["message"]["id"] for e in received["events"] if e["type"] == "message"] == [sent["id"]]
+    fetched = sender.get_messages({"anchor": sent["id"], "num_before": 0, "num_after": 0})
+    assert fetched["messages"][0]["content"] == "<p>over https</p>"
+
+
+@needs_pebble
+def test_a_restart_serves_the_stored_certificate_at_once(site, pebble):
+    """After a restart with a stored certificate not yet due, is it served from the first
+    handshake, with no new order and no new account?"""
+    account = (site.instance / "tls" / "acme-account.json").read_bytes()
+    site.server.stop()
+    site.server = acme_serve(site.instance, pebble, site.https_port)
+    assert served_serial(site.https_port, site.root) == site.serial
+    assert lines_with(site.server, f"Serving the stored certificate for {DOMAIN}")
+    time.sleep(1)
+    assert not lines_with(site.server, "ACME:")
+    assert (site.instance / "tls" / "acme-account.json").read_bytes() == account
+
+
+@needs_pebble
+def test_directory_down_at_start_then_back_then_renewed_while_a_long_poll_waits(dns, tmp_path):
+    """With the ACME directory down at start, does `serve` keep running with its HTTP port
+    answering, print one line per failed attempt naming the directory verbatim (no traceback),
+    take the certificate once the directory answers, and renew a short-lived one while serving,
+    with the same account, new handshakes getting the new certificate while a waiting long poll
+    goes on undisturbed?"""
+    port, http_port, https_port = free_port(), free_port(), free_port()
+    directory = f"https://localhost:{port}/dir"
+    # Configured (its listener's CA is ACME_CA_BUNDLE) but not started: its port refuses connections.
+    later = Pebble(tmp_path / "pebble", dns, http_port, validity_seconds=24, port=port, start=False)
+    server = None
+    try:
+        server = acme_serve(tmp_path / "instance", later, https_port, directory=directory, http_port=http_port)
+        failed = wait_for(lambda: lines_with(server, "ACME:"), 20, "a failed attempt")
+        assert directory in failed[0] and "did not answer" in failed[0]
+        assert requests.get(f"http://127.0.0.1:{http_port}/", allow_redirects=False, timeout=5).status_code == 308
+        assert server.process.poll() is None
+        later.start()
+        root = tmp_path / "root.pem"
+        root.write_bytes(later.issuing_root())
+        first = wait_for(lambda: served_serial(https_port, root), 40, "a certificate once the directory is back")
+        assert not lines_with(server, "Traceback")
+        account = (tmp_path / "instance" / "tls" / "acme-account.json").read_bytes()
+
+        base, credentials = f"https://{DOMAIN}:{https_port}", (server.email, server.api_key)
+        poller, sender = zulip_client(base, root, credentials), zulip_client(base, root, credentials)
+        queue = poller.register(event_types=["message"])
+        received = {}
+        waiting = threading.Thread(target=lambda: received.update(
+            poller.get_events(queue_id=queue["queue_id"], last_event_id=queue["last_event_id"])))
+        waiting.start()
+        renewed = wait_for(lambda: (served_serial(https_port, root) or first) != first and
+                           served_serial(https_port, root), 40, "the renewal")
+        assert renewed != first and waiting.is_alive()
+        sent = sender.send_message({"type": "stream", "to": "general", "topic": "tls", "content": "renewed"})
+        waiting.join(timeout=20)
+        assert [e["message"]["id"] for e in received["events"] if e["type"] == "message"] == [sent["id"]]
+        assert (tmp_path / "instance" / "tls" / "acme-account.json").read_bytes() == account
+        assert len(lines_with(server, "ACME: obtained a certificate")) >= 2
+    finally:
+        if server is not None:
+            assert server.stop() == 0
+        later.stop()

@@ -31,9 +31,9 @@ import re
 import threading
 from pathlib import Path
 
+from chat_appliance.ops.instance_files import TLS_FOLDER
 from chat_appliance.server.tls import CertificateError, ServedCertificate, load_pair, write_private
 
-TLS_FOLDER = "tls"
 ACCOUNT_KEY_FILE = "acme-account.key"
 ACCOUNT_FILE = "acme-account.json"
 # Retries when the directory cannot be reached: quick at first, then every 30 s.
