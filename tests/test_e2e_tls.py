@@ -7,6 +7,7 @@ The test process reaches https://chat.test:PORT as curl's --resolve does: it con
 127.0.0.1, sends chat.test as SNI and checks the certificate for that name."""
 
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -147,6 +148,32 @@ def test_own_certificate_served_reloaded_on_sighup_and_a_broken_pair_refused(tmp
     errors = [line for line in started.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(cert) in errors[0]
     assert "Traceback" not in started.stderr + started.stdout
+
+
+def test_tls_domain_sets_the_address_of_an_organization_made_without_tls(tmp_path):
+    """On an organization the plain quick start made, does a start with TLS_DOMAIN (and your own
+    certificate, so no ACME server is contacted) make realm_url exactly https://TLS_DOMAIN, and
+    redirect plain HTTP there?"""
+    instance = tmp_path / "instance"
+    ServeProcess(instance).stop()
+    authority = CertificateAuthority()
+    cafile, cert, key = tmp_path / "ca.pem", tmp_path / "own.crt", tmp_path / "own.key"
+    cafile.write_bytes(authority.pem())
+    authority.issue(cert, key, DOMAIN)
+    http_port, https_port = free_port(), free_port()
+    server = ServeProcess(instance, listen=["--http-port", str(http_port), "--https-port", str(https_port)],
+                          ready=lambda: peer_certificate(https_port, cafile),
+                          env={"CHAT_APPLIANCE_TLS_DOMAIN": DOMAIN, "CHAT_APPLIANCE_TLS_CERT_FILE": str(cert),
+                               "CHAT_APPLIANCE_TLS_KEY_FILE": str(key),
+                               "CHAT_APPLIANCE_ACME_DIRECTORY": "https://127.0.0.1:1/never-asked"})
+    try:
+        answer = https_session(cafile).get(f"https://{DOMAIN}:{https_port}/api/v1/server_settings", timeout=10)
+        assert answer.json()["realm_url"] == f"https://{DOMAIN}"
+        moved = requests.get(f"http://127.0.0.1:{http_port}/login/?next=x", allow_redirects=False, timeout=10)
+        assert moved.headers["Location"] == f"https://{DOMAIN}/login/?next=x"
+    finally:
+        assert server.stop() == 0
+    assert not lines_with(server, "ACME:")
 
 
 def test_tls_settings_that_cannot_work_are_refused_in_one_line(tmp_path):
@@ -341,6 +368,27 @@ def test_a_restart_serves_the_stored_certificate_at_once(site, pebble):
 
 
 @needs_pebble
+def test_a_failed_validation_is_one_line_and_waits_at_least_a_minute(site, pebble, tmp_path):
+    """When pebble cannot validate (it asks the module's HTTP port, where this server is not),
+    does `serve` keep serving its HTTP port, print one line naming the directory and the reason,
+    and wait at least a minute, longer after each further failure?"""
+    from chat_appliance.server.acme_client import backoff_after_failures
+
+    http_port, https_port = free_port(), free_port()
+    server = acme_serve(tmp_path / "instance", pebble, https_port, http_port=http_port)
+    try:
+        failed = wait_for(lambda: lines_with(server, "ACME:"), 30, "the failed validation")
+        assert pebble.directory in failed[0] and "trying again in 60 s" in failed[0]
+        assert requests.get(f"http://127.0.0.1:{http_port}/", allow_redirects=False, timeout=5).status_code == 308
+        time.sleep(2)
+        assert len(lines_with(server, "ACME:")) == 1 and not lines_with(server, "Traceback")
+    finally:
+        assert server.stop() == 0
+    delays = [backoff_after_failures(count) for count in range(1, 6)]
+    assert delays[0] >= 60 and delays == sorted(set(delays))
+
+
+@needs_pebble
 def test_directory_down_at_start_then_back_then_renewed_while_a_long_poll_waits(dns, tmp_path):
     """With the ACME directory down at start, does `serve` keep running with its HTTP port
     answering, print one line per failed attempt naming the directory verbatim (no traceback),
@@ -384,3 +432,33 @@ def test_directory_down_at_start_then_back_then_renewed_while_a_long_poll_waits(
         if server is not None:
             assert server.stop() == 0
         later.stop()
+
+
+def free_privileged_port():
+    for port in range(900, 1000):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip("no free port below 1024")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh to drop the privilege")
+def test_a_port_below_1024_without_the_privilege_says_what_to_do(tmp_path):
+    """Without CAP_NET_BIND_SERVICE, does `serve` with TLS on a port below 1024 exit with one line
+    saying how to grant it (the systemd unit's capability, setcap, or higher ports)?"""
+    authority = CertificateAuthority()
+    cert, key = tmp_path / "own.crt", tmp_path / "own.key"
+    authority.issue(cert, key, DOMAIN)
+    port = free_privileged_port()
+    command = " ".join([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"), "--quiet",
+                        "--http-port", str(port), "--https-port", str(free_port())])
+    result = subprocess.run(["capsh", "--drop=cap_net_bind_service", "--", "-c", command], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "CHAT_APPLIANCE_TLS_CERT_FILE": str(cert),
+                                                        "CHAT_APPLIANCE_TLS_KEY_FILE": str(key)})
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"port {port}" in errors[0] and "CAP_NET_BIND_SERVICE" in errors[0]
+    assert "Traceback" not in result.stderr

@@ -56,6 +56,11 @@ def renewal_due(not_before: datetime.datetime, not_after: datetime.datetime) -> 
     return not_before + (not_after - not_before) * 2 / 3
 
 
+def backoff_after_failures(count: int) -> int:
+    """Seconds to wait after the `count`-th refused order or failed validation in a row."""
+    return min(FAILED_ORDER_BACKOFF_SECONDS * 2 ** (count - 1), FAILED_ORDER_BACKOFF_MAX_SECONDS)
+
+
 def one_line(error: BaseException) -> str:
     """The reason of a failure, on one line and short: requests' errors nest the cause in
     a long repr, of which the errno text is what an operator needs."""
@@ -157,8 +162,8 @@ class CertificateManager:
                 self.say(f"ACME: the directory {self.directory} did not answer ({error}); "
                          f"trying again in {delay} s.")
             except Exception as error:  # a failed attempt must never stop the server
-                delay = min(FAILED_ORDER_BACKOFF_SECONDS * 2 ** failed, FAILED_ORDER_BACKOFF_MAX_SECONDS)
                 failed += 1
+                delay = backoff_after_failures(failed)
                 kept = " The current certificate keeps serving." if self.not_after is not None else ""
                 self.say(f"ACME: no certificate for {self.domain} from {self.directory}: {one_line(error)}; "
                          f"trying again in {delay} s.{kept}")
