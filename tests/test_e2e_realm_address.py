@@ -8,6 +8,7 @@ import socket
 import pytest
 import requests
 
+from . import pg
 from .helpers import run
 from .serve_process import ServeProcess
 from .smtp_sink import SmtpSink, body
@@ -85,12 +86,14 @@ def test_external_host_and_set_realm_url_change_the_links(tmp_path, smtp):
     finally:
         server.stop()
 
+    # The instance's database, as ServeProcess gives it on PostgreSQL.
+    env = dict(os.environ, **({"CHAT_APPLIANCE_DATABASE_URL": pg.database_for_instance(instance)} if pg.ENABLED else {}))
     refused = run("set-realm-url", "https://elsewhere.example.test", "--instance", str(instance),
-                  env=dict(os.environ, CHAT_APPLIANCE_EXTERNAL_HOST="chat.example.test:443"))
+                  env=dict(env, CHAT_APPLIANCE_EXTERNAL_HOST="chat.example.test:443"))
     assert refused.returncode == 1 and "EXTERNAL_HOST" in refused.stderr
-    bad = run("set-realm-url", "chat.example.test/path", "--instance", str(instance))
+    bad = run("set-realm-url", "chat.example.test/path", "--instance", str(instance), env=env)
     assert bad.returncode == 1 and "is not an organization URL" in bad.stderr
-    changed = run("set-realm-url", "https://chat.example.test/", "--instance", str(instance))
+    changed = run("set-realm-url", "https://chat.example.test/", "--instance", str(instance), env=env)
     assert changed.returncode == 0, changed.stderr
 
     server = serve(instance, smtp)
