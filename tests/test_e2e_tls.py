@@ -356,13 +356,15 @@ def test_a_long_poll_and_the_zulip_library_over_https(site):
 @needs_pebble
 def test_a_restart_serves_the_stored_certificate_at_once(site, pebble):
     """After a restart with a stored certificate not yet due, is it served from the first
-    handshake, with no new order and no new account?"""
+    handshake, with no new order and no new account, and does SIGHUP leave it serving?"""
     account = (site.instance / "tls" / "acme-account.json").read_bytes()
     site.server.stop()
     site.server = acme_serve(site.instance, pebble, site.https_port)
     assert served_serial(site.https_port, site.root) == site.serial
     assert lines_with(site.server, f"Serving the stored certificate for {DOMAIN}")
-    time.sleep(1)
+    site.server.process.send_signal(signal.SIGHUP)  # `systemctl reload`: it goes on serving
+    wait_for(lambda: lines_with(site.server, "SIGHUP:"), 5, "SIGHUP's answer")
+    assert site.server.process.poll() is None and served_serial(site.https_port, site.root) == site.serial
     assert not lines_with(site.server, "ACME:")
     assert (site.instance / "tls" / "acme-account.json").read_bytes() == account
 

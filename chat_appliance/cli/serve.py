@@ -401,6 +401,14 @@ def prepare_tls(config, listening, instance):
         if certificates.serve_stored():
             print(f"Serving the stored certificate for {certificates.domain}, valid until "
                   f"{certificates.not_after:%Y-%m-%d %H:%M:%S} UTC.", flush=True)
+
+        def renewed_by_acme(_signal, _frame):
+            # The unit's `systemctl reload` must not stop a server whose certificate ACME keeps
+            # (SIGHUP's default action ends the process).
+            print("SIGHUP: the certificate of TLS_DOMAIN is renewed by ACME while serving; nothing to reload.",
+                  flush=True)
+
+        signal.signal(signal.SIGHUP, renewed_by_acme)
     sockets = []
     for port in (listening.https_port, listening.http_port):
         try:
