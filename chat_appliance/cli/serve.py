@@ -181,7 +181,7 @@ def listening_from(config, args):
     """The ports from the command line and the TLS keys; ConfigError for a combination that
     cannot work, with a line saying what to do instead."""
     domain, cert, key = config.get("TLS_DOMAIN"), config.get("TLS_CERT_FILE"), config.get("TLS_KEY_FILE")
-    if domain is not None:
+    if domain:
         check_tls_domain(domain)
     if bool(cert) != bool(key):
         raise ConfigError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both (your own certificate and its key) "
@@ -276,8 +276,8 @@ def update_organization_url(configured, listening):
 
 
 def run_server(app, args, instance, listening=None):
-    """Serve `app` on --host/--port on an event loop (chat_appliance/server/asgi.py) until SIGINT or
-    SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
+    """Serve `app` on --host/--port (with TLS on, --https-port beside --http-port) on an event loop
+    (chat_appliance/server/asgi.py) until SIGINT or SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
     restored first, and saved again after this one. The scheduler, which sends scheduled
     messages and reminders, runs beside the server."""
     from chat_appliance.server import asgi
@@ -351,17 +351,6 @@ def run_server(app, args, instance, listening=None):
     return 0
 
 
-@dataclass
-class TlsListeners:
-    """What asgi.run needs to serve HTTPS: the certificate served, the two listening sockets,
-    and the HTTP port's app."""
-
-    served: object
-    https_socket: socket.socket
-    http_socket: socket.socket
-    plain_app: object
-
-
 def prepare_tls(config, listening, instance):
     """The certificate to serve (your own, or the stored ACME one), the listening sockets, and
     the ACME manager to start once serving (None with your own certificate). Your own pair
@@ -419,7 +408,7 @@ def prepare_tls(config, listening, instance):
             raise CommandError(f"could not listen on {listening.host}:{port}: {error.strerror or error}") from None
     domain = config.get("TLS_DOMAIN")
     plain = tls.PlainPort(challenges, domain.rstrip(".") if domain else None)
-    return TlsListeners(served, sockets[0], sockets[1], plain), certificates
+    return tls.TlsListeners(served, sockets[0], sockets[1], plain), certificates
 
 
 def cmd_proxy_config(args):

@@ -33,7 +33,7 @@ from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import close_connection
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.server import connections
-from chat_appliance.server.tls import HSTS_HEADER
+from chat_appliance.server.tls import HSTS_HEADER, TlsListeners
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
 from chat_appliance.web.auth import authenticate_basic, cached_basic_user
 from chat_appliance.web.context import EXTENSION
@@ -324,7 +324,7 @@ def _protocol(settings: Any) -> Any:
                                       trusted_proxies=settings.get("TRUSTED_PROXIES"))
 
 
-def _plain_port(tls: Any, settings: Any) -> Any:
+def _plain_port(tls: TlsListeners, settings: Any) -> Any:
     """The uvicorn server of the HTTP port (tls.PlainPort), ready to start on the running loop."""
     config = uvicorn.Config(tls.plain_app, http=_protocol(settings), lifespan="off", access_log=False,
                             log_config=None, server_header=False, headers=[("server", "chat-appliance")],
@@ -336,9 +336,9 @@ def _plain_port(tls: Any, settings: Any) -> Any:
     return server, tls.http_socket
 
 
-def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None, tls: Any = None) -> Any:
-    """Serve until SIGINT or SIGTERM; returns after the loop has stopped. With `tls`
-    (cli/serve.py's TlsListeners), the app is served over HTTPS on tls.https_socket, every
+def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None,
+        tls: TlsListeners | None = None) -> Any:
+    """Serve until SIGINT or SIGTERM; returns after the loop has stopped. With `tls`, the app is served over HTTPS on tls.https_socket, every
     response with Strict-Transport-Security, and the HTTP port runs beside it (server/tls.py)."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
     settings = flask_app.config

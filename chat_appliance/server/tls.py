@@ -20,6 +20,7 @@ from typing import Any
 import os
 import socket
 import ssl
+from dataclasses import dataclass
 from pathlib import Path
 
 from chat_appliance.ops.instance_files import FILE_MODE
@@ -158,3 +159,14 @@ class PlainPort:
             (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
             *(headers or [])]})
         await send({"type": "http.response.body", "body": body})
+
+
+@dataclass
+class TlsListeners:
+    """What asgi.run needs to serve HTTPS: the certificate served, the two listening sockets,
+    and the HTTP port's app."""
+
+    served: ServedCertificate
+    https_socket: socket.socket
+    http_socket: socket.socket
+    plain_app: PlainPort
