@@ -338,8 +338,9 @@ def _plain_port(tls: TlsListeners, settings: Any) -> Any:
 
 def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None,
         tls: TlsListeners | None = None) -> Any:
-    """Serve until SIGINT or SIGTERM; returns after the loop has stopped. With `tls`, the app is served over HTTPS on tls.https_socket, every
-    response with Strict-Transport-Security, and the HTTP port runs beside it (server/tls.py)."""
+    """Serve until SIGINT or SIGTERM; returns after the loop has stopped. With `tls`, the app is
+    served over HTTPS on tls.https_socket, every response with Strict-Transport-Security, and
+    the HTTP port runs beside it (server/tls.py)."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
     settings = flask_app.config
     headers = [("server", "chat-appliance")] + ([HSTS_HEADER] if tls is not None else [])
