@@ -150,6 +150,26 @@ SETTINGS: tuple[Setting, ...] = (
             "name (letters and digits, at most 16; `serve --shard-id` sets it). Queue ids start with it, "
             "events cross processes through LISTEN/NOTIFY, rate limits count in the database. Unset: the one "
             "process serves everything, all in memory. SQLite refuses it."),
+    Setting("EXTERNAL_HOST", None,
+            "The organization's address (Zulip's name): the host, with a port only when users reach it on "
+            "another than the scheme's default, e.g. \"chat.example.com\". Every `serve` start sets the "
+            "organization's URL from it (https:// when TLS is on, else http://, with serve's port appended when "
+            "it names none and that port is not the default), so that invitations and mails carry it. Unset: the "
+            "URL stored when the organization was made, or the one `chat-appliance set-realm-url` set."),
+    Setting("TLS_DOMAIN", None,
+            "Automatic HTTPS (docs/deploy.md), one DNS name: `serve` gets a certificate for it from the ACME "
+            "server at ACME_DIRECTORY (HTTP-01 on --http-port), renews it while serving, serves HTTPS on "
+            "--https-port and redirects plain HTTP there; the organization's URL is then https://TLS_DOMAIN."),
+    Setting("ACME_DIRECTORY", "https://acme-v02.api.letsencrypt.org/directory",
+            "The ACME server's directory URL (Let's Encrypt's production directory by default)."),
+    Setting("ACME_CA_BUNDLE", None,
+            "CA certificates trusted for the connection to the ACME server only; it wins over "
+            "REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE."),
+    Setting("ACME_EMAIL", None, "The contact address given to the ACME server, if any."),
+    Setting("TLS_CERT_FILE", None,
+            "Your own certificate chain (PEM) instead of ACME; with TLS_KEY_FILE, both or neither. SIGHUP to "
+            "the `serve` process re-reads them."),
+    Setting("TLS_KEY_FILE", None, "The private key (PEM) of TLS_CERT_FILE."),
 )
 
 DEFAULTS: dict[str, object] = {setting.name: setting.default for setting in SETTINGS}
@@ -159,7 +179,9 @@ DEFAULTS: dict[str, object] = {setting.name: setting.default for setting in SETT
 STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD", "ZULIP_SERVICES_URL",
                          "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID", "ZULIP_ORG_KEY", "EMAIL_HOST",
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
-                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL"})
+                         "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL", "EXTERNAL_HOST",
+                         "TLS_DOMAIN", "ACME_DIRECTORY", "ACME_CA_BUNDLE", "ACME_EMAIL", "TLS_CERT_FILE",
+                         "TLS_KEY_FILE"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})

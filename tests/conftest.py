@@ -19,13 +19,14 @@ APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "push_configured
 E2E_FOLDERS = {"e2e", "browser"}
 # Modules elsewhere whose tests run the command line or a real server.
 E2E_MODULES = {"tests.ops.test_cli", "tests.ops.test_export_import_commands", "tests.ops.test_backup",
-               "tests.ops.test_migrate_database", "tests.bots.test_bot_author_example"}
+               "tests.ops.test_migrate_database", "tests.bots.test_bot_author_example", "tests.ops.test_upgrade"}
 
 
 # Modules that take the longest (minutes on a busy machine), started first so that under
 # pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
 SLOW_MODULES = ("tests.browser.test_webclient", "tests.browser.test_webclient_admin",
-                "tests.browser.test_webclient_habits", "tests.security.test_hostile_input", "tests.e2e.test_shards")
+                "tests.browser.test_webclient_habits", "tests.security.test_hostile_input", "tests.e2e.test_shards",
+                "tests.e2e.test_tls")
 
 
 def module_of(item):

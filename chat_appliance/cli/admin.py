@@ -1,9 +1,17 @@
 """The administrator's commands on accounts: create-user, change-role, reset-api-key,
-set-permission, list-users, set-password."""
+set-permission, list-users, set-password; and on the organization's address: set-realm-url."""
 
 import sys
+from urllib.parse import urlsplit
 
-from chat_appliance.cli.common import CommandError, find_user, open_instance, require_realm
+from chat_appliance.cli.common import (
+    ADDRESS_KEYS,
+    CommandError,
+    find_user,
+    open_instance,
+    require_realm,
+    set_realm_url,
+)
 
 
 def cmd_create_user(args):
@@ -115,6 +123,36 @@ def cmd_set_password(args):
     return 0
 
 
+def cmd_set_realm_url(args):
+    """Change the organization's address on purpose (a server moving to a new name): the links
+    in invitations, password resets and missed-message mails, and what /server_settings says."""
+    from chat_appliance.models import database
+
+    url = args.url.strip().rstrip("/")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path \
+            or parts.query or parts.fragment or parts.username or parts.password:
+        raise CommandError(f"{args.url!r} is not an organization URL: write scheme and host, with a port if "
+                           "needed, e.g. https://chat.example.com")
+    if parts.hostname in ("0.0.0.0", "::"):
+        raise CommandError(f"{parts.hostname} listens on every interface but is no address to browse to: "
+                           "give the server's name")
+    _instance, config = open_instance(args)
+    setting = next((key for key in ADDRESS_KEYS if config.get(key)), None)
+    if setting is not None:
+        raise CommandError(f"{setting} is set ({config[setting]!r}) and sets the address at every start of "
+                           f"`serve`: change {setting} instead (config.json or CHAT_APPLIANCE_{setting}).")
+    with database.connection_context():
+        changed = set_realm_url(require_realm(), url)
+    print(f"The organization's address is {url}" + ("" if changed else " (unchanged)") +
+          ". A running `serve` uses it after a restart.")
+    return 0
+
+
 def add_commands(add):
     """Register the account commands on the parser (`add` is cli.main.build_parser's helper)."""
     create = add("create-user", cmd_create_user, "Create an account.")
@@ -144,3 +182,8 @@ def add_commands(add):
                    "Set an account's password (asked twice on the terminal, or read from stdin).")
     password.add_argument("email")
     password.add_argument("--password-stdin", action="store_true", help="read the new password from stdin")
+
+    address = add("set-realm-url", cmd_set_realm_url,
+                  "Change the organization's address (the links in invitations and mails), e.g. when the server "
+                  "moves to a new name. EXTERNAL_HOST or TLS_DOMAIN, when set, decide it instead.")
+    address.add_argument("url", help="the new address, e.g. https://chat.example.com")

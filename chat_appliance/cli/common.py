@@ -60,6 +60,21 @@ def find_user(realm, email):
     return user
 
 
+# Keys that set the organization's address at every `serve` start (cli/serve.py), so that
+# set-realm-url would be undone by the next start.
+ADDRESS_KEYS = ("TLS_DOMAIN", "EXTERNAL_HOST")
+
+
+def set_realm_url(realm, url):
+    """Store the organization's address (invitations, mails and /server_settings use it); True
+    when it changed. Its host, which names bot and system accounts, stays as it was made."""
+    if realm.url == url:
+        return False
+    realm.url = url
+    realm.save(only=[type(realm).url])
+    return True
+
+
 def create_organization(config, org_name, email, full_name, password, realm_url):
     """Create the organization and its owner; returns the owner."""
     from chat_appliance.actions.realm import do_create_realm

@@ -1,7 +1,11 @@
 """The operator's commands on a whole instance: backup, restore, migrate-database, send-test-email,
-thumbnail-uploads."""
+thumbnail-uploads, upgrade and check-migrations."""
 
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 from chat_appliance.cli.common import CommandError, open_instance
 from chat_appliance.config import instance_path_from_env, load_config
@@ -104,6 +108,117 @@ def cmd_thumbnail_uploads(args):
     return 0
 
 
+def cmd_upgrade(args):
+    """Upgrade in one command that cannot leave the team half-way: back up, install the new
+    version, prove its migrations on a copy of the database, and say what changed. The instance
+    itself is not touched: `serve` applies the migrations at its next start, which the copy
+    showed will work. Every failure says how to go back."""
+    from chat_appliance import __version__ as old_version
+    from chat_appliance.ops.backup import BackupError, backup
+
+    instance = instance_path_from_env(args.instance)
+    if not (instance / "chat.sqlite3").exists() and not (instance / "config.json").exists():
+        raise CommandError(f"No instance at {instance}.")
+    config = load_config(instance)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    archive = Path(args.backup or instance.parent / f"{instance.name}-before-upgrade-{stamp}.tar.gz").resolve()
+    back = (f"To go back: pip install 'chat-appliance=={old_version}' (the version you had), then, if the data "
+            f"must go back too, `chat-appliance restore {archive} --instance NEW_FOLDER` and serve NEW_FOLDER.")
+
+    print(f"[1/3] Backing up {instance} to {archive} ...", flush=True)
+    try:
+        backup(instance, config, archive)
+    except (BackupError, OSError) as error:
+        raise CommandError(f"The backup failed ({error}); nothing was installed or changed.") from None
+    if args.no_install:
+        print("[2/3] Not installing (--no-install): checking the version installed now.", flush=True)
+    else:
+        command = [sys.executable, "-m", "pip", "install", "--upgrade", args.package]
+        print(f"[2/3] Installing: {' '.join(command)}", flush=True)
+        if subprocess.run(command).returncode != 0:
+            raise CommandError(f"pip could not install {args.package} (above); the instance was not touched, and "
+                               f"pip leaves the installed version as it was when an install fails. {back}")
+    print("[3/3] Checking that the migrations apply, on a copy of the database ...", flush=True)
+    # The new version checks its own migrations: this process still runs the old code.
+    checked = subprocess.run([sys.executable, "-m", "chat_appliance", "check-migrations", "--instance", str(instance),
+                              "--from-backup", str(archive)])
+    if checked.returncode != 0:
+        raise CommandError(f"The new version's migrations fail on a copy of the database (above); the instance was "
+                           f"not touched. Do not start serve with this version. {back}")
+    new_version = subprocess.run([sys.executable, "-c", "from chat_appliance import __version__; print(__version__)"],
+                                 capture_output=True, text=True).stdout.strip() or "?"
+    change = f"{old_version} -> {new_version}" if new_version != old_version else f"{old_version} (unchanged)"
+    print(f"Upgraded chat-appliance {change}. Restart serve to finish (systemctl restart chat-appliance): it "
+          f"applies the migrations above at start. Backup: {archive}. {back}", flush=True)
+    return 0
+
+
+def cmd_check_migrations(args):
+    """Apply the migrations this version has and the database lacks to a copy of it (from a
+    backup, or a snapshot of the live SQLite database), and list them; nothing else changes."""
+    from chat_appliance import __version__
+    from chat_appliance.ops.backup import BackupError, snapshot_sqlite
+
+    instance = instance_path_from_env(args.instance)
+    config = load_config(instance)
+    url = config["DATABASE_URL"]
+    if not url.startswith("sqlite:"):
+        print(f"chat-appliance {__version__}: the database is PostgreSQL, which this check cannot copy. Restore a "
+              "pg_dump into a scratch database and start serve on it (DATABASE_URL) to try the migrations there "
+              "first; serve applies them at start, each in its own transaction.")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="chat-appliance-check-") as folder:
+        copy = Path(folder) / "chat.sqlite3"
+        try:
+            if args.from_backup:
+                _database_from_backup(Path(args.from_backup), copy)
+            else:
+                from chat_appliance.db.backends import sqlite as sqlite_backend
+
+                snapshot_sqlite(sqlite_backend.path_from_url(url), copy)
+        except (BackupError, OSError, KeyError) as error:
+            raise CommandError(f"Could not copy the database to check the migrations: {error}") from None
+        return _check_copy(copy, __version__)
+
+
+def _database_from_backup(archive, target):
+    import shutil
+    import tarfile
+
+    from chat_appliance.ops.backup import DATABASE_NAME
+
+    with tarfile.open(archive, "r:gz") as opened, opened.extractfile(DATABASE_NAME) as source, \
+            open(target, "wb") as out:
+        shutil.copyfileobj(source, out)
+
+
+def _check_copy(copy, version):
+    from chat_appliance import migrations
+    from chat_appliance.db.connection import applied_versions, init_database, migrate
+    from chat_appliance.models import database
+
+    init_database(f"sqlite:///{copy}")
+    with database.connection_context():
+        done = applied_versions()
+    pending = [(number, doc) for number, doc, _step in migrations.MIGRATIONS if number not in done]
+    if not pending:
+        print(f"chat-appliance {version}: the database is up to date, no migration to apply.")
+        return 0
+    print(f"chat-appliance {version}: {len(pending)} migration(s) to apply:")
+    for number, doc in pending:
+        print(f"  {number:04d}: {doc}")
+    try:
+        migrate()
+        with database.connection_context():
+            missing = [number for number, _doc in pending if number not in applied_versions()]
+    except Exception as error:  # any failure of a migration is what this check is for
+        raise CommandError(f"a migration fails on a copy of the database: {type(error).__name__}: {error}") from None
+    if missing:
+        raise CommandError(f"migrations {missing} did not apply on a copy of the database")
+    print(f"They apply cleanly to a copy of the database ({len(pending)} applied, the instance not touched).")
+    return 0
+
+
 def progress_bar(label):
     """A one-line progress bar on standard error: `label: [#####.....] done/total`."""
     def show(done, total):
@@ -135,3 +250,20 @@ def add_commands(add):
     add("thumbnail-uploads", cmd_thumbnail_uploads,
         "Make thumbnails (Zulip's 840x560 webp) for images uploaded before thumbnails were made at upload, "
         "with a progress bar; messages sent or edited afterwards show them as previews.")
+
+    upgrade = add("upgrade", cmd_upgrade,
+                  "Upgrade chat-appliance: back up the instance, pip install --upgrade, check the new version's "
+                  "migrations on a copy of the database, and say what changed and how to go back. Then restart "
+                  "serve, which applies them.")
+    upgrade.add_argument("--package", default="chat-appliance",
+                         help="what pip installs (default: %(default)s; a version, path or URL works too)")
+    upgrade.add_argument("--backup", default=None, metavar="FILE",
+                         help="where to write the backup (default: next to the instance folder, dated)")
+    upgrade.add_argument("--no-install", action="store_true",
+                         help="install nothing (the new version was installed otherwise): back up and check only")
+
+    check = add("check-migrations", cmd_check_migrations,
+                "List the migrations this version would apply to the instance's database and apply them to a "
+                "copy of it, to show that they work; the instance is not changed.")
+    check.add_argument("--from-backup", default=None, metavar="FILE",
+                       help="take the database from this backup instead of the live instance")

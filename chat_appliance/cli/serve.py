@@ -4,15 +4,31 @@ import contextlib
 import gc
 import logging
 import secrets
+import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from chat_appliance.cli.common import CommandError, create_organization, current_realm, open_instance
+from chat_appliance.cli.common import (
+    CommandError,
+    create_organization,
+    current_realm,
+    open_instance,
+    set_realm_url,
+)
 from chat_appliance.config import ConfigError, Limits, check_shard_id, instance_path_from_env, load_config
 from chat_appliance.db.runtime import current as current_runtime
 from chat_appliance.ops.instance_files import InstanceBusy, hold_for_serving, make_instance_folder
 
 DEFAULT_PORT = 9991
+# With TLS on (TLS_DOMAIN, or TLS_CERT_FILE and TLS_KEY_FILE), the ports browsers and ACME
+# servers expect: Let's Encrypt validates HTTP-01 on port 80 only.
+DEFAULT_HTTP_PORT = 80
+DEFAULT_HTTPS_PORT = 443
+# Listening addresses that reach every interface: no one can browse to them, so they must never
+# become the address invitations and mails carry.
+EVERY_INTERFACE = frozenset({"0.0.0.0", "::", "[::]", ""})
 # Worker threads of the Flask app (every endpoint except GET/DELETE /events, which wait on the
 # event loop and hold no thread). Change with --threads.
 DEFAULT_THREADS = 64
@@ -45,16 +61,16 @@ def cmd_init(args):
 
 
 def ensure_organization(config, realm_url):
-    """On an instance with no organization, create one from defaults and print its owner's
-    credentials once, so that `chat-appliance serve` alone gives a working server. True when it
-    created one."""
+    """On an instance with no organization, create one from defaults (its address from the
+    function `realm_url`) and print its owner's credentials once, so that `chat-appliance serve`
+    alone gives a working server. True when it created one."""
     from chat_appliance.models import database
 
     with database.connection_context():
         if current_realm() is not None:
             return False
         password = secrets.token_urlsafe(12)
-        owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url)
+        owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url())
         print("Created a new organization. Sign in with these credentials (shown once):")
         print(f"  email:    {owner.email}")
         print(f"  password: {password}")
@@ -116,21 +132,151 @@ def _serve(args):
     except ConfigError as error:
         raise CommandError(str(error)) from None
     _instance, config = open_instance(args, overrides=overrides)
-    realm_url = args.realm_url or f"http://{args.host}:{args.port}"
+    try:
+        listening = listening_from(config, args)
+    except ConfigError as error:
+        raise CommandError(str(error)) from None
+    configured = configured_url(config, listening)
     opened = current_runtime()
-    if ensure_organization(config, realm_url):
-        # Its caches were filled while the organization was made, with no listener yet to empty
-        # them on the changes that followed: the app opens the database afresh.
+    made = ensure_organization(config, lambda: configured or args.realm_url or quick_start_url(listening))
+    if not made:
+        made = update_organization_url(configured, listening)
+    if configured is None and listening.host in EVERY_INTERFACE:
+        print(f"Invitations and mails link to {organization_url()} (--host {listening.host or '0.0.0.0'} is no address "
+              "to browse to); to change it, set EXTERNAL_HOST in config.json or run "
+              f"`chat-appliance set-realm-url URL --instance {instance}`.", flush=True)
+    if made:
+        # Its caches were filled while the organization was made (or its address changed), with
+        # no listener yet to empty them on the changes that followed: the app opens the
+        # database afresh.
         opened.close()
         opened = None
     # On an existing organization the app serves from the database open_instance opened and
     # migrated, instead of closing it and doing that work again (about 5 ms of a restart).
-    return run_server(create_app(config, opened=opened), args, instance)
+    return run_server(create_app(config, opened=opened), args, instance, listening)
 
 
-def run_server(app, args, instance):
-    """Serve `app` on --host/--port on an event loop (chat_appliance/server/asgi.py) until SIGINT or
-    SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
+@dataclass(frozen=True)
+class Listening:
+    """Where `serve` listens: `port` serves the app over plain HTTP when TLS is off; with TLS on,
+    `https_port` serves it and `http_port` answers ACME's HTTP-01 and redirects the rest."""
+
+    host: str
+    port: int
+    tls: bool = False
+    http_port: int | None = None
+    https_port: int | None = None
+
+    @property
+    def app_scheme(self):
+        return "https" if self.tls else "http"
+
+    @property
+    def app_port(self):
+        return self.https_port if self.tls else self.port
+
+
+def listening_from(config, args):
+    """The ports from the command line and the TLS keys; ConfigError for a combination that
+    cannot work, with a line saying what to do instead."""
+    domain, cert, key = config.get("TLS_DOMAIN"), config.get("TLS_CERT_FILE"), config.get("TLS_KEY_FILE")
+    if domain:
+        check_tls_domain(domain)
+    if bool(cert) != bool(key):
+        raise ConfigError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both (your own certificate and its key) "
+                          "or neither")
+    tls = bool(domain or cert)
+    http_port, https_port = getattr(args, "http_port", None), getattr(args, "https_port", None)
+    if not tls:
+        if http_port is not None or https_port is not None:
+            raise ConfigError("--http-port and --https-port need TLS on (TLS_DOMAIN, or TLS_CERT_FILE and "
+                              "TLS_KEY_FILE); without TLS the app is served on --port")
+        return Listening(args.host, args.port if args.port is not None else DEFAULT_PORT)
+    if args.port is not None:
+        raise ConfigError("--port serves plain HTTP, which TLS replaces: with TLS on, use --https-port (default "
+                          f"{DEFAULT_HTTPS_PORT}) and --http-port (default {DEFAULT_HTTP_PORT})")
+    https_port = DEFAULT_HTTPS_PORT if https_port is None else https_port
+    http_port = DEFAULT_HTTP_PORT if http_port is None else http_port
+    return Listening(args.host, https_port, tls=True, http_port=http_port, https_port=https_port)
+
+
+def check_tls_domain(domain):
+    """One DNS name: a certificate is ordered for exactly it, and it becomes the organization's
+    address."""
+    if not isinstance(domain, str) or "," in domain:
+        raise ConfigError(f"TLS_DOMAIN takes one DNS name, not a list ({domain!r}): the organization has one "
+                          "address; serve other names through a reverse proxy (docs/deploy.md)")
+    labels = domain.rstrip(".").split(".")
+    if not domain or any(not label or len(label) > 63 or not all(c.isalnum() or c == "-" for c in label)
+                         or label.startswith("-") or label.endswith("-") for label in labels):
+        raise ConfigError(f"TLS_DOMAIN must be a DNS name such as chat.example.com, not {domain!r}")
+
+
+def url_of(scheme, host, port):
+    """scheme://host[:port], the port only where it is not the scheme's default."""
+    default = DEFAULT_HTTPS_PORT if scheme == "https" else DEFAULT_HTTP_PORT
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
+
+
+def configured_url(config, listening):
+    """The organization's address the configuration sets (TLS_DOMAIN, else EXTERNAL_HOST), or
+    None when it sets none."""
+    if config.get("TLS_DOMAIN"):
+        return f"https://{config['TLS_DOMAIN'].rstrip('.')}"
+    external = config.get("EXTERNAL_HOST")
+    if not external:
+        return None
+    try:
+        parts = urlsplit(f"//{external}")
+        port = parts.port
+    except ValueError:
+        port = None
+        parts = None
+    if parts is None or not parts.hostname or parts.path or parts.query or parts.username:
+        raise CommandError(f"EXTERNAL_HOST must be a host name, with a port if needed (chat.example.com or "
+                           f"chat.example.com:8443), not {external!r}")
+    return url_of(listening.app_scheme, parts.hostname, port if port is not None else listening.app_port)
+
+
+def quick_start_url(listening):
+    """The address of an organization `serve` makes on its own: where it listens, or the machine's
+    host name when it listens on every interface (0.0.0.0 is no address anyone can browse to)."""
+    host = listening.host
+    if host in EVERY_INTERFACE:
+        return url_of(listening.app_scheme, socket.gethostname(), listening.app_port)
+    if listening.tls:
+        return url_of("https", host, listening.https_port)
+    return f"http://{host}:{listening.port}"
+
+
+def organization_url():
+    """The stored address of the organization."""
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        return current_realm().url
+
+
+def update_organization_url(configured, listening):
+    """Bring the stored address in line with the configuration at every start; an address on
+    every interface (stored by older versions) becomes the host name's. True when it changed."""
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        realm = current_realm()
+        target = configured
+        if target is None:
+            if (urlsplit(realm.url).hostname or "") not in EVERY_INTERFACE:
+                return False
+            target = quick_start_url(listening)
+        return set_realm_url(realm, target)
+
+
+def run_server(app, args, instance, listening=None):
+    """Serve `app` on --host/--port (with TLS on, --https-port beside --http-port) on an event loop
+    (chat_appliance/server/asgi.py) until SIGINT or SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
     restored first, and saved again after this one. The scheduler, which sends scheduled
     messages and reminders, runs beside the server."""
     from chat_appliance.server import asgi
@@ -139,11 +285,13 @@ def run_server(app, args, instance):
     from chat_appliance.events.queues import DUMP_FILENAME
     from chat_appliance.server.scheduler import Scheduler
 
+    listening = listening or Listening(args.host, args.port)
     queues = app.extensions[EXTENSION].queues
     try:
         _lock = hold_for_serving(instance)  # held until the process ends: offline commands refuse meanwhile
     except InstanceBusy as error:
         raise CommandError(str(error)) from None
+    tls, certificates = prepare_tls(app.config, listening, instance) if listening.tls else (None, None)
     open_files = raise_open_file_limit()
     link = app.extensions[EXTENSION].runtime.shard
     # A shard's queues are not kept across a restart: the other shards went on publishing
@@ -155,8 +303,14 @@ def run_server(app, args, instance):
 
     def started():
         shard = f", shard {link.shard_id}" if link is not None else ""
-        print(f"Serving on http://{args.host}:{args.port} (instance {instance}, {args.threads} threads, "
+        where = f"http://{listening.host}:{listening.port}"
+        if listening.tls:
+            where = (f"https://{listening.host}:{listening.https_port}, HTTP on port {listening.http_port} for ACME "
+                     "and redirects")
+        print(f"Serving on {where} (instance {instance}, {args.threads} threads, "
               f"open-file limit {open_files}{shard})", flush=True)
+        if certificates is not None:
+            certificates.start()
 
     leadership = None
     if link is not None:
@@ -168,11 +322,14 @@ def run_server(app, args, instance):
     if link is not None:
         link.remote_listeners.append(scheduler)
     try:
-        server = asgi.run(app, host=args.host, port=args.port, threads=args.threads, on_started=started)
+        server = asgi.run(app, host=listening.host, port=listening.port, threads=args.threads, on_started=started,
+                          tls=tls)
     finally:
         scheduler.stop()
+        if certificates is not None:
+            certificates.stop()
     if not server.started:
-        raise CommandError(f"could not listen on {args.host}:{args.port}")
+        raise CommandError(f"could not listen on {listening.host}:{listening.port}")
     if queue_file is None:
         close_app(app)
         print("Shut down cleanly (a shard keeps no event queues across a restart).", flush=True)
@@ -191,6 +348,66 @@ def run_server(app, args, instance):
     close_app(app)
     print(f"Saved {saved} event queue(s). Shut down cleanly.", flush=True)
     return 0
+
+
+def prepare_tls(config, listening, instance):
+    """The certificate to serve (your own, or the stored ACME one), the listening sockets, and
+    the ACME manager to start once serving (None with your own certificate). Your own pair
+    that does not load, or a port that cannot be opened, is a CommandError naming it."""
+    import signal
+
+    from chat_appliance.server import tls
+
+    served = tls.ServedCertificate()
+    challenges: dict[str, str] = {}
+    certificates = None
+    cert_file, key_file = config.get("TLS_CERT_FILE"), config.get("TLS_KEY_FILE")
+    if cert_file:
+        try:
+            served.use(tls.load_pair(cert_file, key_file))
+        except tls.CertificateError as error:
+            raise CommandError(f"TLS_CERT_FILE/TLS_KEY_FILE: {error}") from None
+
+        def reload(_signal, _frame):
+            # Runs on the main thread, which runs the loop: new handshakes get the new pair at
+            # once, and open connections keep the one they negotiated.
+            try:
+                served.use(tls.load_pair(cert_file, key_file))
+            except tls.CertificateError as error:
+                print(f"SIGHUP: kept the certificate in use: {error}", flush=True)
+            else:
+                print(f"SIGHUP: reloaded the certificate from {cert_file}; new connections get it.", flush=True)
+
+        signal.signal(signal.SIGHUP, reload)
+    else:
+        from chat_appliance.server.acme_client import CertificateManager
+
+        certificates = CertificateManager(
+            instance, config["TLS_DOMAIN"].rstrip("."), config["ACME_DIRECTORY"], served=served,
+            challenges=challenges, ca_bundle=config.get("ACME_CA_BUNDLE"), email=config.get("ACME_EMAIL"),
+            say=lambda line: print(line, flush=True))
+        if certificates.serve_stored():
+            print(f"Serving the stored certificate for {certificates.domain}, valid until "
+                  f"{certificates.not_after:%Y-%m-%d %H:%M:%S} UTC.", flush=True)
+
+        def renewed_by_acme(_signal, _frame):
+            # The unit's `systemctl reload` must not stop a server whose certificate ACME keeps
+            # (SIGHUP's default action ends the process).
+            print("SIGHUP: the certificate of TLS_DOMAIN is renewed by ACME while serving; nothing to reload.",
+                  flush=True)
+
+        signal.signal(signal.SIGHUP, renewed_by_acme)
+    sockets = []
+    for port in (listening.https_port, listening.http_port):
+        try:
+            sockets.append(tls.bind(listening.host, port))
+        except PermissionError:
+            raise CommandError(f"cannot listen on port {port}: {tls.PRIVILEGED_PORT_HINT}") from None
+        except OSError as error:
+            raise CommandError(f"could not listen on {listening.host}:{port}: {error.strerror or error}") from None
+    domain = config.get("TLS_DOMAIN")
+    plain = tls.PlainPort(challenges, domain.rstrip(".") if domain else None)
+    return tls.TlsListeners(served, sockets[0], sockets[1], plain), certificates
 
 
 def cmd_proxy_config(args):
@@ -290,7 +507,13 @@ def add_commands(add):
 
     serve = add("serve", cmd_serve, "Serve the API until SIGINT/SIGTERM.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=None,
+                       help=f"port of plain HTTP when TLS is off (default: {DEFAULT_PORT})")
+    serve.add_argument("--http-port", type=int, default=None,
+                       help=f"with TLS on: port of ACME's HTTP-01 challenges and of the redirects to HTTPS "
+                            f"(default: {DEFAULT_HTTP_PORT})")
+    serve.add_argument("--https-port", type=int, default=None,
+                       help=f"with TLS on: port of the app over HTTPS (default: {DEFAULT_HTTPS_PORT})")
     serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                        help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")

@@ -1,8 +1,9 @@
 """Online backup and restore of an instance: `chat-appliance backup` and `chat-appliance restore`.
 
 A backup is one gzipped tar archive holding `manifest.json`, the database (`chat.sqlite3`, on
-SQLite), the uploads (`uploads/...`), `config.json` and the push notification service credentials
-(when the server registered). It is taken while `serve` keeps running:
+SQLite), the uploads (`uploads/...`), `config.json`, the push notification service credentials
+(when the server registered) and the TLS files (`tls/...`: the ACME account key and the
+certificate with its key, so that a restored server serves at once without a new order). It is taken while `serve` keeps running:
 
 - The database is copied with SQLite's online backup API in a single step, which in WAL mode is
   one read transaction: a consistent snapshot that never blocks the server's writers (a stepwise
@@ -38,6 +39,7 @@ from chat_appliance.db.backends import sqlite as sqlite_backend
 from chat_appliance.lib.push_credentials import CREDENTIALS_FILE
 from chat_appliance.ops.instance_files import (
     LOCK_NAME,
+    TLS_FOLDER,
     InstanceBusy,
     exclusively,
     make_instance_folder,
@@ -178,6 +180,17 @@ def backup(instance, config, target_file):
                 manifest["push_credentials_file"] = {"size": len(credentials),
                                                      "sha256": hashlib.sha256(credentials).hexdigest()}
                 _add_bytes(archive, CREDENTIALS_FILE, credentials)
+            tls_files = {}
+            for path in _upload_files(instance / TLS_FOLDER):
+                if path.name.endswith(".partial"):
+                    continue  # a write in progress; the file it replaces is in the folder too
+                data = path.read_bytes()
+                name = path.relative_to(instance).as_posix()
+                tls_files[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                _add_bytes(archive, name, data)
+            if tls_files:
+                manifest["tls_files"] = tls_files
+                say(f"tls: {len(tls_files)} files (ACME account, certificates and their keys)")
             _add_bytes(archive, MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
     os.replace(partial, target_file)
     say(f"backup written to {target_file} ({target_file.stat().st_size / 1e6:.1f} MB)")
@@ -272,6 +285,7 @@ def _check_listed(members, manifest):
         listed.add("config.json")
     if manifest.get("push_credentials_file"):
         listed.add(CREDENTIALS_FILE)
+    listed.update(manifest.get("tls_files", {}))
     extra = sorted(m.name for m in members if m.isfile() and m.name not in listed)
     if extra:
         raise BackupError(f"the archive holds files its manifest does not list: {', '.join(extra[:5])}")
@@ -320,6 +334,12 @@ def _verify(instance, manifest):
             raise BackupError(f"{CREDENTIALS_FILE} does not match the manifest: the backup was changed or damaged")
         os.chmod(path, 0o600)
         say("push notification service credentials: match the manifest")
+    for name, expected in manifest.get("tls_files", {}).items():
+        path = instance / name
+        if not path.is_file() or path.stat().st_size != expected["size"] or _sha256(path) != expected["sha256"]:
+            raise BackupError(f"{name} does not match the manifest: the backup was changed or damaged")
+    if manifest.get("tls_files"):
+        say(f"tls: {len(manifest['tls_files'])} files match the manifest")
 
 
 def _adapt_config(instance):

@@ -23,6 +23,8 @@ import stat
 from pathlib import Path
 
 LOCK_NAME = "serve.lock"
+# The ACME account and the certificates with their keys (server/acme_client.py); backups hold it.
+TLS_FOLDER = "tls"
 UMASK = 0o077
 FOLDER_MODE, FILE_MODE = 0o700, 0o600
 

@@ -33,6 +33,7 @@ from chat_appliance.db.admission import turns
 from chat_appliance.db.connection import close_connection
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.server import connections
+from chat_appliance.server.tls import HSTS_HEADER, TlsListeners
 from chat_appliance.server.wsgi_bridge import WSGIBridge, build_environ, read_request_body
 from chat_appliance.web.auth import authenticate_basic, cached_basic_user
 from chat_appliance.web.context import EXTENSION
@@ -264,17 +265,23 @@ class Server(uvicorn.Server):
     answers the waiting polls first; the signal that stopped it is not re-raised (the caller
     exits cleanly after saving the queues)."""
 
-    def __init__(self, config, queues, on_started=None, runtime=None):
+    def __init__(self, config, queues, on_started=None, runtime=None, plain=None):
         super().__init__(config)
         self.queues = queues
         self.on_started = on_started
         self.last_gc = queues.clock.monotonic()
         self.runtime = runtime
         self.last_sweep = self.last_gc
+        # With TLS on: (uvicorn server of the HTTP port, its listening socket), started and
+        # stopped with this one, on the same loop.
+        self.plain = plain
 
     async def startup(self, sockets: Any = None) -> None:
         self.queues.attach_loop(asyncio.get_running_loop())
         await super().startup(sockets=sockets)
+        if self.started and self.plain is not None:
+            plain_server, plain_socket = self.plain
+            await plain_server.startup(sockets=[plain_socket])
         if self.started and self.on_started is not None:
             self.on_started()
 
@@ -293,6 +300,8 @@ class Server(uvicorn.Server):
 
     async def shutdown(self, sockets: Any = None) -> None:
         self.queues.begin_shutdown()
+        if self.plain is not None and self.plain[0].started:
+            await self.plain[0].shutdown(sockets=[self.plain[1]])
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
@@ -309,21 +318,46 @@ class Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None) -> Any:
-    """Serve until SIGINT or SIGTERM; returns after the loop has stopped."""
+def _protocol(settings: Any) -> Any:
+    return connections.protocol_class(header_timeout=settings.get("REQUEST_READ_TIMEOUT_SECONDS"),
+                                      max_per_client=settings.get("MAX_CONNECTIONS_PER_CLIENT"),
+                                      trusted_proxies=settings.get("TRUSTED_PROXIES"))
+
+
+def _plain_port(tls: TlsListeners, settings: Any) -> Any:
+    """The uvicorn server of the HTTP port (tls.PlainPort), ready to start on the running loop."""
+    config = uvicorn.Config(tls.plain_app, http=_protocol(settings), lifespan="off", access_log=False,
+                            log_config=None, server_header=False, headers=[("server", "chat-appliance")],
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS, timeout_graceful_shutdown=GRACEFUL_SECONDS,
+                            proxy_headers=False)
+    config.load()
+    server = uvicorn.Server(config)
+    server.lifespan = config.lifespan_class(config)
+    return server, tls.http_socket
+
+
+def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any = None,
+        tls: TlsListeners | None = None) -> Any:
+    """Serve until SIGINT or SIGTERM; returns after the loop has stopped. With `tls`, the app is
+    served over HTTPS on tls.https_socket, every response with Strict-Transport-Security, and
+    the HTTP port runs beside it (server/tls.py)."""
     asgi_app = ChatApplianceASGI(flask_app, threads)
     settings = flask_app.config
-    protocol = connections.protocol_class(header_timeout=settings.get("REQUEST_READ_TIMEOUT_SECONDS"),
-                                          max_per_client=settings.get("MAX_CONNECTIONS_PER_CLIENT"),
-                                          trusted_proxies=settings.get("TRUSTED_PROXIES"))
+    headers = [("server", "chat-appliance")] + ([HSTS_HEADER] if tls is not None else [])
     config = uvicorn.Config(
-        asgi_app, host=host, port=port, loop="auto", http=protocol,
+        asgi_app, host=host, port=port, loop="auto", http=_protocol(settings),
         lifespan="off", access_log=False, log_config=None, server_header=False,
-        headers=[("server", "chat-appliance")], timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        headers=headers, timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SECONDS, limit_concurrency=None, backlog=4096,
         proxy_headers=False)
+    if tls is not None:
+        config.load()
+        # The listener context whose sni_callback picks the certificate currently served, so
+        # that a renewed or reloaded one takes effect at the next handshake (server/tls.py).
+        config.ssl = tls.served.listener
     queues = flask_app.extensions[EXTENSION].queues
-    server = Server(config, queues, on_started=on_started, runtime=flask_app.extensions[EXTENSION].runtime)
+    server = Server(config, queues, on_started=on_started, runtime=flask_app.extensions[EXTENSION].runtime,
+                    plain=_plain_port(tls, settings) if tls is not None else None)
     # Thousands of waiting polls are thousands of live objects (tasks, futures, connections).
     # Python's cyclic collector would walk all of them again and again while a fan-out allocates;
     # freezing what start-up made and collecting the young generation less often keeps those
@@ -339,7 +373,7 @@ def run(flask_app: Any, *, host: str, port: Any, threads: Any, on_started: Any =
     gc.set_threshold(GC_THRESHOLD, 50, 100)
     gc.enable()
     try:
-        server.run()
+        server.run(sockets=[tls.https_socket] if tls is not None else None)
     finally:
         queues.detach_loop()
         # The loop has stopped and answered what it could: the workers end once their jobs are done.

@@ -306,8 +306,9 @@ def test_profile_card(pages, site):
 
 
 def test_rename_the_organization(pages, site):
-    """Does the first owner sign-in offer to name the organization, and does a new name saved in
-    Settings > Organization show in a member's open page without a reload?"""
+    """Does the first owner sign-in offer to name the organization, does Settings > Organization
+    show its address, and does a new name saved there show in a member's open page without a
+    reload?"""
     alice = pages(ALICE)
     owner = owner_page(pages, site)
     expect(owner.get_by_role("form", name="Name your organization")).to_be_visible()
@@ -315,6 +316,7 @@ def test_rename_the_organization(pages, site):
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
     settings.get_by_role("button", name="Organization", exact=True).click()
+    expect(settings.get_by_label("Organization URL")).to_have_text(site.api("GET", "server_settings")["realm_url"])
     settings.get_by_role("textbox", name="Organization name").fill("Wonderland Inc")
     settings.get_by_role("button", name="Save changes").click()
     expect(owner.get_by_text("Organization saved.")).to_be_visible()

@@ -22,17 +22,22 @@ def free_port():
 class ServeProcess:
     """`python -m chat_appliance serve` on a fresh instance; parses the printed owner credentials."""
 
-    def __init__(self, instance_path, *extra_args, port=None, rate_limiting=False):
+    def __init__(self, instance_path, *extra_args, port=None, rate_limiting=False, listen=None, ready=None, env=None):
+        """`listen` replaces `--port PORT` (e.g. --http-port/--https-port); `ready` is called until
+        it stops raising ConnectionError (default: GET /api/v1/server_settings on `url`); `env`
+        adds environment variables."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.ready = ready or (lambda: requests.get(self.url + "/api/v1/server_settings", timeout=1))
         # Load and client tests run without rate limits, as `CHAT_APPLIANCE_RATE_LIMITING=false` allows.
-        env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="true" if rate_limiting else "false")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="true" if rate_limiting else "false",
+                   **(env or {}))
         if pg.ENABLED:
             # A database per instance folder: a restart on the same folder finds its data.
             env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance_path)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
-             "--port", str(self.port), "--quiet", *extra_args],
+             *(listen if listen is not None else ["--port", str(self.port)]), "--quiet", *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.output = []
         self._wait_ready()
@@ -59,9 +64,9 @@ class ServeProcess:
         self.api_key = re.search(r"API key:\s+(\S+)", text).group(1) if "API key:" in text else None
         while time.monotonic() < deadline:
             try:
-                requests.get(self.url + "/api/v1/server_settings", timeout=1)
+                self.ready()
                 return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, ConnectionError, OSError):
                 time.sleep(0.05)
         raise RuntimeError("server did not answer")
 

@@ -49,6 +49,12 @@ export function organizationPanel(root) {
   const s = model.state;
   const name = h("input", { type: "text", required: true, maxlength: "40", value: s.realm_name, "aria-label": "Organization name" });
   const description = h("textarea", { rows: 3, maxlength: "1000", "aria-label": "Organization description" }, s.realm_description || "");
+  // The address invitations and mails carry. The server's configuration decides it
+  // (EXTERNAL_HOST, TLS_DOMAIN, or `chat-appliance set-realm-url`), so it is shown, not edited.
+  const url = h("output", { "aria-label": "Organization URL" });
+  const address = h("p.detail", "Organization URL: ", url,
+    " (invitations and mails link here; the server's administrator changes it with EXTERNAL_HOST or TLS_DOMAIN, or `chat-appliance set-realm-url`)");
+  api.get("/api/v1/server_settings").then((settings) => { url.textContent = settings.realm_url; }, () => {});
   root.append(
     h(
       "form.inline-form",
@@ -68,6 +74,7 @@ export function organizationPanel(root) {
       field("Organization description", description),
       h("button.primary", { type: "submit" }, "Save changes"),
     ),
+    address,
     iconForm(),
   );
   defaultChannels(root);
