@@ -1,0 +1,384 @@
+"""`chat-appliance import-slack`: a Slack export built here as Slack documents it (tests/slack_export.py)
+imports through the command line, files fetched from a local stand-in for Slack's file host, and the
+new organization is checked through the API as its people see it."""
+
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from chat_appliance.app import create_app
+from chat_appliance.config import database_url_for
+from chat_appliance.db import runtime
+from chat_appliance.db.connection import close_connection
+from chat_appliance.models import UserProfile, database
+
+from . import pg
+from .helpers import FAST_HASH, PNG, ApiClient, ok, run
+from .slack_export import (
+    START,
+    TOKEN,
+    FileHost,
+    SlackExportBuilder,
+    section,
+    slack_file,
+    t,
+    text_block,
+    ts,
+)
+
+H = 3600
+LONG = ("A very long thread starter that goes on and on about the quarterly roadmap and the many "
+        "things in it")
+FORMATTED_MRKDWN = "*bold* _italic_ ~strike~ `co_de` and *_both_*"
+FORMATTED_BLOCKS = text_block(section(t("bold", bold=True), t(" "), t("italic", italic=True), t(" "),
+                                      t("strike", strike=True), t(" "), t("co_de", code=True), t(" and "),
+                                      t("both", bold=True, italic=True)))
+STRUCTURE_MRKDWN = ("Notes:\n&gt; quoted &amp; kept\n```x = 1 &lt; 2\ny = 3```\n• one\n    ◦ nested\n• two\n"
+                    "1. first\n2. second")
+STRUCTURE_BLOCKS = text_block(
+    section(t("Notes:\n")),
+    {"type": "rich_text_quote", "elements": [t("quoted & kept")]},
+    {"type": "rich_text_preformatted", "elements": [t("x = 1 < 2\ny = 3")]},
+    {"type": "rich_text_list", "style": "bullet", "indent": 0, "elements": [section(t("one"))]},
+    {"type": "rich_text_list", "style": "bullet", "indent": 1, "elements": [section(t("nested"))]},
+    {"type": "rich_text_list", "style": "bullet", "indent": 0, "elements": [section(t("two"))]},
+    {"type": "rich_text_list", "style": "ordered", "indent": 0, "elements": [section(t("first")),
+                                                                             section(t("second"))]},
+)
+EXPECTED_STRUCTURE = "Notes:\n> quoted & kept\n\n```\nx = 1 < 2\ny = 3\n```\n- one\n  - nested\n- two\n1. first\n2. second"
+LINKS_MRKDWN = "see <https://example.com/docs|the docs> and <https://example.org> cc <#C02|random> <!channel> <@U02>"
+LINKS_BLOCKS = text_block(section(
+    t("see "), {"type": "link", "url": "https://example.com/docs", "text": "the docs"}, t(" and "),
+    {"type": "link", "url": "https://example.org"}, t(" cc "), {"type": "channel", "channel_id": "C02"}, t(" "),
+    {"type": "broadcast", "range": "channel"}, t(" "), {"type": "user", "user_id": "U02"}))
+EXPECTED_LINKS = ("see [the docs](https://example.com/docs) and https://example.org cc #**random** @**all** "
+                  "@**Bob Builder**")
+
+
+def build_export(path, host):
+    """The realistic export: six people of every role (a guest who is also an admin, a deleted
+    one), a bot user and Slackbot, integration bots, public, private and archived channels,
+    threads with a broadcast reply, every formatting case in both mrkdwn and rich_text,
+    notices, reactions, files (hosted, external, deleted), DMs, a self-DM and a group DM."""
+    b = SlackExportBuilder()
+    b.user("U01", "ada", "Ada Lovelace", "ada@team.example", is_admin=True, is_owner=True, is_primary_owner=True)
+    b.user("U02", "bob", "Bob Builder", "bob@team.example", is_admin=True, tz="America/New_York")
+    b.user("U03", "cyd", "Cyd Guest", "cyd@team.example", is_restricted=True, is_admin=True)
+    b.user("U04", "dee", "Dee Single", "dee@team.example", is_ultra_restricted=True)
+    b.user("U05", "eve", "", "eve@team.example", deleted=True)["profile"]["real_name"] = "Eve Gone"
+    finn = b.user("U06", "finn", "", "finn@team.example")
+    finn["profile"]["real_name"] = ""
+    b.user("U07", "helper", "Helper Bot", None, is_bot=True)
+    b.user("USLACKBOT", "slackbot", "Slackbot", None)
+    b.user("U08", "gus", "Gus Owner", "gus@team.example", is_owner=True)
+    b.channel("C01", "general", ["U01", "U02", "U03", "U05", "U06", "U08"], is_general=True,
+              purpose="Company-wide &amp; announcements")
+    b.channel("C02", "random", ["U01", "U02", "U06"], topic="Water cooler &lt;3")
+    b.channel("C03", "old-project", ["U01", "U02"], is_archived=True, purpose="Done")
+    b.channel("G01", "secret", ["U01", "U02"], private=True, purpose="hush")
+    b.dm("D01", ["U01", "U02"])
+    b.dm("D02", ["U01", "U01"])
+    b.mpim("G02", "mpdm-ada--bob--finn-1", ["U01", "U02", "U06"])
+    s = START
+    b.message("general", ts(s), "U01", FORMATTED_MRKDWN, reactions=[
+        {"name": "thumbsup", "users": ["U02", "U06"], "count": 2},
+        {"name": "wave::skin-tone-3", "users": ["U02"], "count": 1},
+        {"name": "wave", "users": ["U06"], "count": 1},
+        {"name": "party_parrot", "users": ["U02"], "count": 1}])
+    b.message("general", ts(s + 60), "U02", "ignored when blocks exist", blocks=FORMATTED_BLOCKS)
+    parent = ts(s + 120)
+    b.message("general", parent, "U01", "Launch plan for   the\nnew site", thread_ts=parent, reply_count=2,
+              reply_users=["U02", "U06"], replies=[{"user": "U02", "ts": ts(s + 180)}, {"user": "U06", "ts": ts(s + 240)}])
+    b.message("general", ts(s + 180), "U02", "Sounds good <@U01>", thread_ts=parent, parent_user_id="U01")
+    b.message("general", ts(s + 240), "U06", "Broadcast to everyone", subtype="thread_broadcast", thread_ts=parent,
+              root={"user": "U01", "ts": parent, "text": "Launch plan for the new site"})
+    second = ts(s + 300)
+    b.message("general", second, "U02", "Launch plan for the new site", thread_ts=second, reply_count=1)
+    b.message("general", ts(s + 360), "U01", "Second thread reply", thread_ts=second, parent_user_id="U02")
+    third = ts(s + 420)
+    b.message("general", third, "U06", LONG, thread_ts=third, reply_count=1)
+    b.message("general", ts(s + 480), "U01", "long thread reply", thread_ts=third, parent_user_id="U06")
+    b.message("general", ts(s + 540), "U06", "<@U06> has joined the channel", subtype="channel_join")
+    b.message("general", ts(s + 600), "U01", "set the channel topic: Launch", subtype="channel_topic",
+              topic="Launch")
+    b.message("general", ts(s + 660), "U02", "waves hello", subtype="me_message")
+    b.message("general", ts(s + 720), "U01", LINKS_MRKDWN)
+    b.message("general", ts(s + 780), "U02", "x", blocks=LINKS_BLOCKS)
+    b.message("general", ts(s + 840), "U01", STRUCTURE_MRKDWN)
+    b.message("general", ts(s + 900), "U02", "x", blocks=STRUCTURE_BLOCKS)
+    b.message("general", ts(s + 960), "U06", ":thumbsup: and :smile: and :wave::skin-tone-2: and :party_parrot:")
+    b.message("general", ts(s + 1020), "U01", "The plan and a picture", files=[
+        slack_file("F01", "plan.txt", host.url("plan.txt"), title="The plan"),
+        slack_file("F02", "pic.png", host.url("pic.png"), mimetype="image/png"),
+        {"id": "F03", "mode": "tombstone", "name": "gone.txt", "title": "Gone file"},
+        slack_file("F04", "Roadmap", "https://docs.example.com/roadmap", title="Roadmap", is_external=True,
+                   external_type="gdrive", mode="external")])
+    b.message("general", ts(s + 1080), "U01", "<@U01> pinned a message", subtype="pinned_item")
+    b.message("general", ts(s + 1140), None, "Deploy finished", subtype="bot_message", bot_id="B01",
+              username="deploy", bot_profile={"id": "B01", "name": "Deploy Bot"},
+              attachments=[{"title": "Release 1.2", "title_link": "https://ci.example/1.2", "text": "*Deployed* ok",
+                            "fields": [{"title": "Env", "value": "prod", "short": True}], "footer": "CI"}])
+    b.message("general", ts(s + 1200), None, "Build green", subtype="bot_message", bot_id="B02",
+              username="ci-runner")
+    b.message("general", ts(s + 1260), "USLACKBOT", "Reminder: standup")
+    b.message("general", ts(s + 1320), "U07", "I am a bot user")
+    b.message("general", ts(s + 1380), "U05", "I was here before I left")
+    b.message("random", ts(s + 30), "U06", "random thought")
+    b.message("old-project", ts(s - 2 * 86400), "U02", "archived history")
+    b.message("secret", ts(s + 90), "U01", "classified", files=[
+        slack_file("F05", "secret.txt", host.url("secret.txt"), title="Secret")])
+    b.message("D01", ts(s + 100), "U01", "hello <@U02>")
+    b.message("D01", ts(s + 110), "U02", "hi back")
+    b.message("D02", ts(s + 120), "U01", "note to self")
+    b.message("mpdm-ada--bob--finn-1", ts(s + 130), "U06", "group hello")
+    return b.write(path)
+
+
+FILES = {"plan.txt": b"ship it!\n", "pic.png": PNG, "secret.txt": b"top secret\n"}
+
+
+class Imported:
+    """The imported instance, what the command printed and what the file host saw."""
+
+    def __init__(self, folder, result, requests, database_url):
+        self.folder, self.result, self.requests, self.database_url = folder, result, requests, database_url
+
+    def env(self):
+        return dict(os.environ, CHAT_APPLIANCE_DATABASE_URL=self.database_url)
+
+    def app(self):
+        """A Flask app on the imported instance (the previous test's app, if any, closed first)."""
+        if runtime.current() is not None:
+            close_connection()
+        return create_app({"INSTANCE_PATH": str(self.folder), "DATABASE_URL": self.database_url,
+                           "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False, "TESTING": True})
+
+    def client(self, email):
+        """An API client of the imported instance as `email`, with the key the import gave them."""
+        app = self.app()
+        with database.connection_context():
+            user = UserProfile.get(UserProfile.delivery_email == email)
+        self.flask = app.test_client()
+        return ApiClient(self.flask, user.email, user.api_key)
+
+
+def database_for(folder):
+    return pg.create(pg.new_name("slack")) if pg.ENABLED else database_url_for(folder)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("slack")
+    host = FileHost(FILES)
+    try:
+        export = build_export(folder / "Acme Slack export Nov 14 2023 - Nov 15 2023.zip", host)
+        instance = folder / "instance"
+        url = database_for(instance)
+        result = run("import-slack", str(export), "--instance", str(instance), "--token", TOKEN,
+                     "--realm-url", "http://chat.acme.example",
+                     env=dict(os.environ, CHAT_APPLIANCE_DATABASE_URL=url, PYTHONPATH=os.getcwd()))
+    finally:
+        host.close()
+    assert result.returncode == 0, result.stderr
+    return Imported(instance, result, host.requests, url)
+
+
+def general_messages(client):
+    return ok(client.get("messages", anchor="oldest", num_before=0, num_after=100, apply_markdown="false",
+                         narrow='[{"operator": "channel", "operand": "general"}]'))["messages"]
+
+
+def test_summary_and_token(imported):
+    """Does the command end with a summary of what came in and what was skipped and why, and is
+    the token sent only to Slack's file host, never printed and never stored?"""
+    out = imported.result.stdout
+    assert "Imported 7 people (1 deactivated), 4 bots, 4 channels, 3 direct-message conversations" in out
+    assert "3 files" in out
+    assert "file 'Gone file' in #general on 2023-11-14: deleted in Slack" in out
+    assert "2 join, leave, rename and pin notices" in out
+    assert "reactions with :party_parrot: (1)" in out
+    assert "messages" in imported.result.stderr and "reset-api-key" in imported.result.stderr
+    assert TOKEN not in out + imported.result.stderr
+    assert sorted(imported.requests) == [(f"/files/{name}", f"Bearer {TOKEN}") for name in sorted(FILES)]
+    for path in imported.folder.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+def test_people_and_roles(imported):
+    """Do people come with their names, emails, time zones and roles (owners, administrators,
+    guests whatever else they are, members), deleted people deactivated, bots as generic bots?"""
+    ada = imported.client("ada@team.example")
+    users = {u["full_name"]: u for u in ok(ada.get("users", include_custom_profile_fields="false"))["members"]}
+    roles = {name: (u["role"], u["is_active"], u["is_bot"]) for name, u in users.items()
+             if name not in ("Welcome Bot", "Notification Bot")}
+    assert roles == {
+        "Ada Lovelace": (100, True, False), "Bob Builder": (200, True, False), "Cyd Guest": (600, True, False),
+        "Dee Single": (600, True, False), "Eve Gone": (400, False, False), "finn": (400, True, False),
+        "Gus Owner": (100, True, False), "Helper Bot": (400, True, True), "Slackbot": (400, True, True),
+        "Deploy Bot": (400, True, True), "ci-runner": (400, True, True)}
+    assert users["Bob Builder"]["timezone"] == "America/New_York" and users["Bob Builder"]["email"] == "bob@team.example"
+    assert all(users[name]["bot_type"] == 1 for name in ("Helper Bot", "Slackbot", "Deploy Bot", "ci-runner"))
+    realm = ok(ada.get("server_settings"))
+    assert realm["realm_name"] == "Acme"
+    with database.connection_context():
+        assert not UserProfile.select().where(UserProfile.password.is_null(False)).exists()
+
+
+def test_reset_api_key_works_for_imported_people(imported):
+    """Can an administrator give an imported person an API key with reset-api-key, and does it work?"""
+    result = run("reset-api-key", "--instance", str(imported.folder), "--email", "finn@team.example",
+                 env=imported.env())
+    assert result.returncode == 0, result.stderr
+    key = result.stdout.strip().split()[-1]
+    app = imported.app()
+    me = ok(ApiClient(app.test_client(), "finn@team.example", key).get("users/me"))
+    assert me["full_name"] == "finn"
+
+
+def test_channels(imported):
+    """Are public, private and archived channels there with descriptions from purpose (else topic),
+    entities decoded, subscribers exactly the members, and general and random the default channels?"""
+    ada = imported.client("ada@team.example")
+    streams = {s["name"]: s for s in ok(ada.get("streams", include_all=True, exclude_archived="false"))["streams"]}
+    assert set(streams) == {"general", "random", "old-project", "secret"}
+    assert streams["general"]["description"] == "Company-wide & announcements"
+    assert streams["random"]["description"] == "Water cooler <3"
+    assert streams["secret"]["invite_only"] and not streams["general"]["invite_only"]
+    assert streams["old-project"]["is_archived"] and not streams["general"]["is_archived"]
+    registered = ok(ada.post("register", fetch_event_types='["default_streams"]'))
+    names = {s["stream_id"]: s["name"] for s in streams.values()}
+    defaults = {names[d] if isinstance(d, int) else d["name"] for d in registered["realm_default_streams"]}
+    assert defaults == {"general", "random"}
+    ids = {u["full_name"]: u["user_id"] for u in ok(ada.get("users"))["members"]}
+    members = ok(ada.get(f"streams/{streams['general']['stream_id']}/members"))["subscribers"]
+    # The API lists active subscribers only (as Zulip does): Eve, deleted in Slack, is left out.
+    assert sorted(members) == sorted(ids[n] for n in ("Ada Lovelace", "Bob Builder", "Cyd Guest", "finn",
+                                                      "Gus Owner"))
+    secret = ok(ada.get(f"streams/{streams['secret']['stream_id']}/members"))["subscribers"]
+    assert sorted(secret) == sorted([ids["Ada Lovelace"], ids["Bob Builder"]])
+    archived = ok(ada.get("messages", anchor="oldest", num_before=0, num_after=10, apply_markdown="false",
+                          narrow='[{"operator": "channel", "operand": "old-project"}]'))["messages"]
+    assert [m["content"] for m in archived] == ["archived history"]
+
+
+def test_threads_become_topics(imported):
+    """Do unthreaded messages go to "imported from Slack", each thread to a topic named after its
+    date and first message (collapsed, cut at 60 with …, numbered when repeated), with a broadcast
+    reply once, inside its thread?"""
+    bob = imported.client("bob@team.example")
+    messages = general_messages(bob)
+    by_text = {m["content"]: m["subject"] for m in messages}
+    first = "2023-11-14 Launch plan for the new site"
+    assert by_text["Launch plan for   the\nnew site"] == first
+    assert by_text["Sounds good @**Ada Lovelace**"] == first
+    assert by_text["Second thread reply"] == first + " (2)"
+    long_topic = by_text["long thread reply"]
+    assert long_topic == ("2023-11-14 " + LONG)[:59] + "…" and len(long_topic) == 60
+    assert [m["content"] for m in messages].count("Broadcast to everyone") == 1
+    assert by_text["Broadcast to everyone"] == first
+    assert by_text[FORMATTED_MRKDWN.replace("*bold*", "**bold**").replace("_italic_", "*italic*")
+                   .replace("~strike~", "~~strike~~").replace("*_both_*", "***both***")] == "imported from Slack"
+
+
+def test_text_conversion(imported):
+    """Do mrkdwn and rich_text give the same Markdown for formatting, code, quotes, nested lists,
+    links, mentions, channel links and wildcards; are entities decoded, emoji renamed to Zulip's,
+    notices left out but topic changes and /me kept, and bot attachments appended?"""
+    bob = imported.client("bob@team.example")
+    contents = [m["content"] for m in general_messages(bob)]
+    formatted = "**bold** *italic* ~~strike~~ `co_de` and ***both***"
+    assert contents.count(formatted) == 2
+    assert contents.count(EXPECTED_STRUCTURE) == 2
+    assert contents.count(EXPECTED_LINKS) == 2
+    assert ":+1: and :big_smile: and :wave: and :party_parrot:" in contents
+    assert "set the channel topic: Launch" in contents and "/me waves hello" in contents
+    assert not any("has joined" in c or "pinned" in c for c in contents)
+    deploy = next(c for c in contents if c.startswith("Deploy finished"))
+    assert deploy == "Deploy finished\n## [Release 1.2](https://ci.example/1.2)\n\n**Deployed** ok\n\n**Env**: prod\n\nCI"
+    html = {m["content"]: m for m in ok(bob.get(
+        "messages", anchor="oldest", num_before=0, num_after=100,
+        narrow='[{"operator": "channel", "operand": "general"}]'))["messages"]}
+    rendered = [m for m in html.values() if "the docs" in m["content"]]
+    assert rendered and all('class="user-mention"' in m["content"] and "<a href=\"https://example.com/docs\"" in
+                            m["content"] for m in rendered)
+    me = next(m for m in general_messages(bob) if m["content"].startswith("/me"))
+    assert me["is_me_message"] is True
+
+
+def test_senders(imported):
+    """Are bots, Slackbot and deactivated people the senders of their messages?"""
+    bob = imported.client("bob@team.example")
+    senders = {m["content"]: m["sender_full_name"] for m in general_messages(bob)}
+    assert senders["Reminder: standup"] == "Slackbot"
+    assert senders["Build green"] == "ci-runner"
+    assert senders["I am a bot user"] == "Helper Bot"
+    assert senders["I was here before I left"] == "Eve Gone"
+
+
+def test_direct_messages(imported):
+    """Do a DM, a self-DM and a group DM land in their conversations, seen by their members only?"""
+    ada = imported.client("ada@team.example")
+    ids = {u["full_name"]: u["user_id"] for u in ok(ada.get("users"))["members"]}
+    private = ok(ada.get("messages", anchor="oldest", num_before=0, num_after=100, apply_markdown="false",
+                         narrow='[{"operator": "is", "operand": "dm"}]'))["messages"]
+    conversations = {m["content"]: sorted(u["id"] for u in m["display_recipient"]) for m in private}
+    assert conversations == {
+        "hello @**Bob Builder**": sorted([ids["Ada Lovelace"], ids["Bob Builder"]]),
+        "hi back": sorted([ids["Ada Lovelace"], ids["Bob Builder"]]),
+        "note to self": [ids["Ada Lovelace"]],
+        "group hello": sorted([ids["Ada Lovelace"], ids["Bob Builder"], ids["finn"]])}
+    cyd = imported.client("cyd@team.example")
+    assert ok(cyd.get("messages", anchor="oldest", num_before=0, num_after=100,
+                      narrow='[{"operator": "is", "operand": "dm"}]'))["messages"] == []
+
+
+def test_reactions(imported):
+    """Are reactions imported with Zulip's emoji names, skin tones dropped and merged, and custom
+    emoji left out?"""
+    ada = imported.client("ada@team.example")
+    ids = {u["user_id"]: u["full_name"] for u in ok(ada.get("users"))["members"]}
+    first = general_messages(ada)[0]
+    got = sorted((ids[r["user_id"]], r["emoji_name"], r["emoji_code"], r["reaction_type"]) for r in first["reactions"])
+    assert got == [("Bob Builder", "+1", "1f44d", "unicode_emoji"), ("Bob Builder", "wave", "1f44b", "unicode_emoji"),
+                   ("finn", "+1", "1f44d", "unicode_emoji"), ("finn", "wave", "1f44b", "unicode_emoji")]
+
+
+def test_files(imported):
+    """Are Slack-hosted files re-hosted as uploads owned by the sender and linked from the message,
+    readable by those who can read the message only, while external files stay links?"""
+    bob = imported.client("bob@team.example")
+    message = next(m for m in general_messages(bob) if m["content"].startswith("The plan and a picture"))
+    lines = message["content"].split("\n")
+    assert lines[0] == "The plan and a picture" and lines[3] == "[Roadmap](https://docs.example.com/roadmap)"
+    assert lines[1].startswith("[The plan](/user_uploads/") and lines[2].startswith("[pic.png](/user_uploads/")
+    plan_url = lines[1].split("(")[1].rstrip(")")
+    assert imported.flask.get(plan_url, headers=bob.headers).data == b"ship it!\n"
+    ada = imported.client("ada@team.example")
+    assert {a["name"] for a in ok(ada.get("attachments"))["attachments"]} == {"plan.txt", "pic.png", "secret.txt"}
+    secret = ok(ada.get("messages", anchor="oldest", num_before=0, num_after=5, apply_markdown="false",
+                        narrow='[{"operator": "channel", "operand": "secret"}]'))["messages"][0]
+    secret_url = secret["content"].split("(")[1].rstrip(")")
+    assert imported.flask.get(secret_url, headers=ada.headers).data == b"top secret\n"
+    cyd = imported.client("cyd@team.example")
+    assert imported.flask.get(secret_url, headers=cyd.headers).status_code in (403, 404)
+    assert imported.flask.get(plan_url, headers=cyd.headers).status_code == 200
+
+
+def test_flags(imported):
+    """Is every imported message read, and do mentioned people have the mentioned flag?"""
+    ada = imported.client("ada@team.example")
+    messages = general_messages(ada)
+    assert all("read" in m["flags"] for m in messages)
+    mention = next(m for m in messages if m["content"] == "Sounds good @**Ada Lovelace**")
+    assert "mentioned" in mention["flags"]
+    assert not any("mentioned" in m["flags"] for m in messages if "Ada" not in m["content"]
+                   and "@**all**" not in m["content"])
+    bob = imported.client("bob@team.example")
+    dm = ok(bob.get("messages", anchor="oldest", num_before=0, num_after=5, apply_markdown="false",
+                    narrow='[{"operator": "is", "operand": "dm"}]'))["messages"][0]
+    assert dm["content"] == "hello @**Bob Builder**" and "mentioned" in dm["flags"] and "read" in dm["flags"]
+    assert ok(ada.get("users/me"))["email"] == "ada@team.example"
