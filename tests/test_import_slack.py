@@ -382,3 +382,98 @@ def test_flags(imported):
                     narrow='[{"operator": "is", "operand": "dm"}]'))["messages"][0]
     assert dm["content"] == "hello @**Bob Builder**" and "mentioned" in dm["flags"] and "read" in dm["flags"]
     assert ok(ada.get("users/me"))["email"] == "ada@team.example"
+
+
+def small_export(path, host=None, *, files=False):
+    """Two people, one channel, one message (with a hosted file when `files`)."""
+    b = SlackExportBuilder()
+    b.user("U01", "ada", "Ada Lovelace", "ada@team.example", is_primary_owner=True, is_owner=True)
+    b.user("U02", "bob", "Bob Builder", "bob@team.example")
+    b.channel("C01", "general", ["U01", "U02"], is_general=True)
+    extra = {"files": [slack_file("F09", "missing.txt", host.url("missing.txt"), title="Missing notes")]} if files else {}
+    b.message("general", ts(START), "U01", "hello", **extra)
+    return b
+
+
+def corrupt(path):
+    """Damage the compressed bytes of users.json inside the zip (its checksum then fails)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("users.json")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    for offset in range(start + 5, start + 25):
+        data[offset] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def bomb(path):
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("general/2023-11-15.json", b" " * (70 * 1024 * 1024))
+
+
+BAD_INPUTS = {
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "is not a ZIP file"),
+    "corrupt": (corrupt, "users.json in"),
+    "not a zip": (lambda p: p.write_text("just some notes\n"), "is not a ZIP file"),
+    "not a Slack export": (lambda p: zipfile.ZipFile(p, "w").writestr("notes/readme.txt", "hi"),
+                           "is not a Slack export"),
+    "invalid JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[{not json"),
+                     "general/2023-11-20.json is not valid JSON"),
+    "archive bomb": (bomb, "refused as a likely archive bomb"),
+    "too deep": (lambda p: zipfile.ZipFile(p, "a").writestr("general/a/b/c.json", "[]"),
+                 "nested deeper than a Slack export"),
+}
+
+
+def listing(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_size) for p in folder.rglob("*")) if folder.exists() else None
+
+
+def refused(args, folder, env=None):
+    """Run import-slack; assert exit 1, one `error:` line, no traceback, `folder` as it was."""
+    before = listing(folder)
+    result = run("import-slack", *args, "--instance", str(folder),
+                 env=dict(env or os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert listing(folder) == before
+    return errors[0]
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_archives_are_refused(tmp_path, case):
+    """Is each broken archive (truncated, corrupt, not a ZIP, not a Slack export, bad JSON in an
+    entry, an archive bomb, entries nested too deep) refused with one error line naming the problem,
+    and the instance folder left as it was?"""
+    damage, message = BAD_INPUTS[case]
+    export = small_export(tmp_path).write(tmp_path / "export.zip")
+    damage(export)
+    assert message in refused([str(export)], tmp_path / "instance")
+    (tmp_path / "empty").mkdir()
+    assert message in refused([str(export)], tmp_path / "empty")
+
+
+def test_undownloadable_file_is_refused(tmp_path):
+    """Is a file that cannot be downloaded (or a hosted file with no token to fetch it) named in
+    the error, with nothing written and the token not printed?"""
+    host = FileHost({})
+    try:
+        export = small_export(tmp_path, host, files=True).write(tmp_path / "export.zip")
+        line = refused([str(export), "--token", TOKEN], tmp_path / "instance")
+        assert "'Missing notes'" in line and "HTTP 404" in line and TOKEN not in line
+        line = refused([str(export)], tmp_path / "instance")
+        assert "pass --token" in line and "'Missing notes'" in line
+    finally:
+        host.close()
+    assert host.requests == [("/files/missing.txt", f"Bearer {TOKEN}")]
+
+
+def test_existing_organization_is_refused(imported, tmp_path):
+    """Is an import into a folder that already holds an organization refused, leaving it as it was?"""
+    export = small_export(tmp_path).write(tmp_path / "export.zip")
+    assert "already holds" in refused([str(export)], imported.folder, env=imported.env())
+    if pg.ENABLED:  # an empty folder whose database (on the server) already has one
+        (tmp_path / "empty").mkdir()
+        line = refused([str(export)], tmp_path / "empty", env=imported.env())
+        assert "already holds an organization" in line
