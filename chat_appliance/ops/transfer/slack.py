@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from chat_appliance.config import load_config
-from chat_appliance.db.connection import backend, init_database, migrate, write_transaction
+from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
 from chat_appliance.lib.rendering import invalidate_render_context, render_message, render_plain
 from chat_appliance.models import (
     FLAG_BITS,
@@ -569,6 +569,8 @@ class SlackWriter(Writer):
         total = len(export.messages)
         self.counts = Counter()
         reaction_id = 0
+        meta = UserMessage._meta
+        user_message_columns = [f'"{meta.fields[name].column_name}"' for name in ("message", "user_profile", "flags")]
         for start in range(0, total, MESSAGE_BATCH):
             batch = export.messages[start:start + MESSAGE_BATCH]
             rows, user_rows, reactions, links, index = [], [], [], [], []
@@ -597,7 +599,7 @@ class SlackWriter(Writer):
                         bits |= mentioned_bit
                     if rendered.stream_wildcard:
                         bits |= wildcard_bit
-                    user_rows.append({"message": r["id"], "user_profile": uid, "flags": bits})
+                    user_rows.append((r["id"], uid, bits))
                 seen = set()
                 for uid, name, code in r["reactions"]:
                     if (uid, code) in seen:
@@ -608,7 +610,9 @@ class SlackWriter(Writer):
                                       "emoji_code": code, "reaction_type": "unicode_emoji"})
                 links += [{"attachment_id": f, "message_id": r["id"]} for f in dict.fromkeys(r["files"])]
             self.insert(Message, rows)
-            self.insert(UserMessage, user_rows)
+            # The bulk of the rows (one per recipient): inserted as tuples, without the per-value
+            # conversion Writer.insert does for rows of any shape.
+            bulk_insert(f'"{UserMessage._meta.table_name}"', user_message_columns, user_rows)
             self.insert(Reaction, reactions)
             self.insert(AttachmentMessage, links)
             backend().index_messages(Message._meta.database, index, new=True)
