@@ -3,7 +3,6 @@ imports through the command line, files fetched from a local stand-in for Slack'
 new organization is checked through the API as its people see it."""
 
 import os
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from .slack_export import (
     ts,
 )
 
-H = 3600
+ROOT = Path(__file__).resolve().parents[1]
 LONG = ("A very long thread starter that goes on and on about the quarterly roadmap and the many "
         "things in it")
 FORMATTED_MRKDWN = "*bold* _italic_ ~strike~ `co_de` and *_both_*"
@@ -179,7 +178,7 @@ def imported(tmp_path_factory):
         url = database_for(instance)
         result = run("import-slack", str(export), "--instance", str(instance), "--token", TOKEN,
                      "--realm-url", "http://chat.acme.example",
-                     env=dict(os.environ, CHAT_APPLIANCE_DATABASE_URL=url, PYTHONPATH=os.getcwd()))
+                     env=dict(os.environ, CHAT_APPLIANCE_DATABASE_URL=url, PYTHONPATH=str(ROOT)))
     finally:
         host.close()
     assert result.returncode == 0, result.stderr
@@ -384,6 +383,18 @@ def test_flags(imported):
     assert ok(ada.get("users/me"))["email"] == "ada@team.example"
 
 
+def test_new_messages_after_import(imported):
+    """Can the imported organization carry on: a new message after the import gets a new id, in a
+    thread's topic, and a new person's reaction is added beside the imported ones?"""
+    bob = imported.client("bob@team.example")
+    last = general_messages(bob)[-1]
+    sent = ok(bob.post("messages", type="stream", to="general", topic="2023-11-14 Launch plan for the new site",
+                       content="carrying on"))["id"]
+    assert sent > last["id"]
+    first = general_messages(bob)[0]
+    ok(bob.post(f"messages/{first['id']}/reactions", emoji_name="tada"))
+
+
 def small_export(path, host=None, *, files=False):
     """Two people, one channel, one message (with a hosted file when `files`)."""
     b = SlackExportBuilder()
@@ -433,7 +444,7 @@ def refused(args, folder, env=None):
     """Run import-slack; assert exit 1, one `error:` line, no traceback, `folder` as it was."""
     before = listing(folder)
     result = run("import-slack", *args, "--instance", str(folder),
-                 env=dict(env or os.environ, PYTHONPATH=os.getcwd()))
+                 env=dict(env or os.environ, PYTHONPATH=str(ROOT)))
     assert result.returncode == 1, (result.stdout, result.stderr)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
