@@ -15,7 +15,7 @@ from chat_appliance.db.connection import close_connection
 from chat_appliance.models import UserProfile, database
 
 from . import pg
-from .helpers import FAST_HASH, PNG, ApiClient, ok, run
+from .helpers import FAST_HASH, ApiClient, ok, run
 from .slack_export import (
     START,
     TOKEN,
@@ -122,6 +122,11 @@ def build_export(path, host):
                             "fields": [{"title": "Env", "value": "prod", "short": True}], "footer": "CI"}])
     b.message("general", ts(s + 1200), None, "Build green", subtype="bot_message", bot_id="B02",
               username="ci-runner")
+    b.message("general", ts(s + 1230), None, "CPU high (fallback)", subtype="bot_message", bot_id="B03",
+              bot_profile={"id": "B03", "name": "Alerts"},
+              blocks=[{"type": "header", "text": {"type": "plain_text", "text": "Alert"}},
+                      {"type": "section", "text": {"type": "mrkdwn", "text": "*CPU* high on <https://m.example|web-1>"}},
+                      {"type": "divider"}])
     b.message("general", ts(s + 1260), "USLACKBOT", "Reminder: standup")
     b.message("general", ts(s + 1320), "U07", "I am a bot user")
     b.message("general", ts(s + 1380), "U05", "I was here before I left")
@@ -136,7 +141,18 @@ def build_export(path, host):
     return b.write(path)
 
 
-FILES = {"plan.txt": b"ship it!\n", "pic.png": PNG, "secret.txt": b"top secret\n"}
+def picture():
+    """A real 40x30 PNG (thumbnails are made of it)."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 80, 20)).save(out, "PNG")
+    return out.getvalue()
+
+
+FILES = {"plan.txt": b"ship it!\n", "pic.png": picture(), "secret.txt": b"top secret\n"}
 
 
 class Imported:
@@ -194,7 +210,7 @@ def test_summary_and_token(imported):
     """Does the command end with a summary of what came in and what was skipped and why, and is
     the token sent only to Slack's file host, never printed and never stored?"""
     out = imported.result.stdout
-    assert "Imported 7 people (1 deactivated), 4 bots, 4 channels, 3 direct-message conversations" in out
+    assert "Imported 7 people (1 deactivated), 5 bots, 4 channels, 3 direct-message conversations" in out
     assert "3 files" in out
     assert "file 'Gone file' in #general on 2023-11-14: deleted in Slack" in out
     assert "2 join, leave, rename and pin notices" in out
@@ -218,7 +234,7 @@ def test_people_and_roles(imported):
         "Ada Lovelace": (100, True, False), "Bob Builder": (200, True, False), "Cyd Guest": (600, True, False),
         "Dee Single": (600, True, False), "Eve Gone": (400, False, False), "finn": (400, True, False),
         "Gus Owner": (100, True, False), "Helper Bot": (400, True, True), "Slackbot": (400, True, True),
-        "Deploy Bot": (400, True, True), "ci-runner": (400, True, True)}
+        "Deploy Bot": (400, True, True), "ci-runner": (400, True, True), "Alerts": (400, True, True)}
     assert users["Bob Builder"]["timezone"] == "America/New_York" and users["Bob Builder"]["email"] == "bob@team.example"
     assert all(users[name]["bot_type"] == 1 for name in ("Helper Bot", "Slackbot", "Deploy Bot", "ci-runner"))
     realm = ok(ada.get("server_settings"))
@@ -298,6 +314,7 @@ def test_text_conversion(imported):
     assert not any("has joined" in c or "pinned" in c for c in contents)
     deploy = next(c for c in contents if c.startswith("Deploy finished"))
     assert deploy == "Deploy finished\n## [Release 1.2](https://ci.example/1.2)\n\n**Deployed** ok\n\n**Env**: prod\n\nCI"
+    assert "## Alert\n**CPU** high on [web-1](https://m.example)\n----" in contents
     html = {m["content"]: m for m in ok(bob.get(
         "messages", anchor="oldest", num_before=0, num_after=100,
         narrow='[{"operator": "channel", "operand": "general"}]'))["messages"]}
@@ -355,6 +372,8 @@ def test_files(imported):
     assert lines[0] == "The plan and a picture" and lines[3] == "[Roadmap](https://docs.example.com/roadmap)"
     assert lines[1].startswith("[The plan](/user_uploads/") and lines[2].startswith("[pic.png](/user_uploads/")
     plan_url = lines[1].split("(")[1].rstrip(")")
+    rendered = ok(bob.get(f"messages/{message['id']}"))["message"]["content"]
+    assert 'class="message_inline_image"' in rendered and "/user_uploads/thumbnail/" in rendered
     assert imported.flask.get(plan_url, headers=bob.headers).data == b"ship it!\n"
     ada = imported.client("ada@team.example")
     assert {a["name"] for a in ok(ada.get("attachments"))["attachments"]} == {"plan.txt", "pic.png", "secret.txt"}

@@ -34,6 +34,7 @@ from typing import Any
 
 from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
+from chat_appliance.lib.thumbnails import thumbnail_dir, thumbnail_upload
 from chat_appliance.lib.rendering import invalidate_render_context, render_message, render_plain
 from chat_appliance.models import (
     FLAG_BITS,
@@ -368,8 +369,11 @@ class SlackExport:
         if content is None:
             content = self.converter.mrkdwn(str(m.get("text") or ""), mentioned)
         if subtype == "bot_message" or self.users[sender - 1]["is_bot"]:
+            # An app's layout blocks say what its text only summarises (Zulip's importer shows
+            # them instead of the text); its legacy attachments come after.
+            laid_out = self.converter.layout_blocks(m.get("blocks"), mentioned)
             extra = self.converter.attachments(m.get("attachments"), mentioned)
-            content = "\n".join(p for p in (content, extra) if p)
+            content = "\n".join(p for p in (laid_out or content, extra) if p)
         if subtype in ME_SUBTYPES and content:
             content = "/me " + content
         ts = _ts(m["ts"])
@@ -545,17 +549,25 @@ class SlackWriter(Writer):
         self.insert(Attachment, [{
             "id": f["id"], "realm": self.realm.id, "owner": f["owner"], "path_id": f["path_id"],
             "file_name": f["name"], "content_type": f["content_type"], "size": f["size"],
-            "create_time": f["create_time"],
+            "create_time": f["create_time"], **f.get("image", {}),
         } for f in self.export.files.values()], "uploads")
 
     def copy_files(self):
+        """Move the downloaded files into the instance and make their thumbnails, so that a
+        message linking an image renders its preview, as one sent here would."""
         written = []
+        uploads = self.instance / "uploads"
         for f in self.export.files.values():
-            target = self.instance / "uploads" / f["path_id"]
+            target = uploads / f["path_id"]
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(f["source"]), target)
             os.chmod(target, 0o600)
             written.append(target)
+            image = thumbnail_upload(uploads, f["path_id"], f["content_type"])
+            if image is not None:
+                written.append(thumbnail_dir(uploads, f["path_id"]))
+                f["image"] = {"image_width": image.width, "image_height": image.height,
+                              "image_frames": image.frames, "thumbnail_formats": " ".join(image.formats)}
         return written
 
     def write_messages(self):
@@ -638,7 +650,10 @@ class SlackWriter(Writer):
                 self.finish_realm()
         except BaseException:
             for path in written:
-                path.unlink(missing_ok=True)
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
             raise
         reset_sequences()
 

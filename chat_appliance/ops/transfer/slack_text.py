@@ -237,7 +237,45 @@ class Converter:
                 out.append(str(e.get("text") or ""))
         return "".join(out)
 
-    # --- legacy attachments (bots, integrations) ------------------------------------------------
+    # --- layout blocks and legacy attachments (bots, integrations) -------------------------------
+
+    def layout_blocks(self, blocks: Any, mentioned: set[int]) -> str:
+        """Markdown of an app's layout blocks (section, header, divider, context, image), in the
+        forms Zulip's importer gives them; '' when there are none."""
+        if not isinstance(blocks, list):
+            return ""
+        pieces = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "section":
+                parts = [self._text_object(block.get("text"), mentioned)]
+                fields = [self._text_object(f, mentioned) for f in block.get("fields") or []]
+                parts.append("\n".join(f for f in fields if f))
+                accessory = block.get("accessory")
+                if isinstance(accessory, dict) and accessory.get("type") == "image":
+                    parts.append(f"[{accessory.get('alt_text', '')}]({accessory.get('image_url', '')})")
+                pieces.append("\n\n".join(p for p in parts if p))
+            elif kind == "header":
+                pieces.append("## " + self._text_object(block.get("text"), mentioned))
+            elif kind == "divider":
+                pieces.append("----")
+            elif kind == "context":
+                pieces.append("\n\n".join(
+                    f"[{e.get('alt_text', '')}]({e.get('image_url', '')})" if e.get("type") == "image"
+                    else self._text_object(e, mentioned)
+                    for e in block.get("elements") or [] if isinstance(e, dict)))
+            elif kind == "image" and block.get("image_url"):
+                title = block.get("title")
+                alt = title.get("text") if isinstance(title, dict) else block.get("alt_text", "")
+                pieces.append(f"[{alt}]({block['image_url']})")
+        return "\n".join(p.strip() for p in pieces if p and p.strip())
+
+    def _text_object(self, value: Any, mentioned: set[int]) -> str:
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            return ""
+        return self.mrkdwn(value["text"], mentioned) if value.get("type") == "mrkdwn" else value["text"]
 
     def attachments(self, attachments: Any, mentioned: set[int]) -> str:
         """Slack's legacy message attachments, one Markdown part each, in the pieces and order
