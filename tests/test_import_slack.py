@@ -70,7 +70,7 @@ def build_export(path, host):
     b.user("U05", "eve", "", "eve@team.example", deleted=True)["profile"]["real_name"] = "Eve Gone"
     finn = b.user("U06", "finn", "", "finn@team.example")
     finn["profile"]["real_name"] = ""
-    b.user("U07", "helper", "Helper Bot", None, is_bot=True)
+    b.user("U07", "helper", "Helper Bot", None, is_bot=True)["profile"]["bot_id"] = "B07"
     b.user("USLACKBOT", "slackbot", "Slackbot", None)
     b.user("U08", "gus", "Gus Owner", "gus@team.example", is_owner=True)
     b.channel("C01", "general", ["U01", "U02", "U03", "U05", "U06", "U08"], is_general=True,
@@ -129,6 +129,8 @@ def build_export(path, host):
                       {"type": "divider"}])
     b.message("general", ts(s + 1260), "USLACKBOT", "Reminder: standup")
     b.message("general", ts(s + 1320), "U07", "I am a bot user")
+    b.message("general", ts(s + 1330), None, "posted by my bot_id", subtype="bot_message", bot_id="B07",
+              username="helper")
     b.message("general", ts(s + 1380), "U05", "I was here before I left")
     b.message("random", ts(s + 30), "U06", "random thought")
     b.message("old-project", ts(s - 2 * 86400), "U02", "archived history")
@@ -326,12 +328,13 @@ def test_text_conversion(imported):
 
 
 def test_senders(imported):
-    """Are bots, Slackbot and deactivated people the senders of their messages?"""
+    """Are bots (a bot user also for its bot_id's posts), Slackbot and deactivated people the senders
+    of their messages?"""
     bob = imported.client("bob@team.example")
     senders = {m["content"]: m["sender_full_name"] for m in general_messages(bob)}
     assert senders["Reminder: standup"] == "Slackbot"
     assert senders["Build green"] == "ci-runner"
-    assert senders["I am a bot user"] == "Helper Bot"
+    assert senders["I am a bot user"] == senders["posted by my bot_id"] == "Helper Bot"
     assert senders["I was here before I left"] == "Eve Gone"
 
 

@@ -206,6 +206,7 @@ class SlackExport:
         self.users: list[dict[str, Any]] = []
         self.user_by_slack: dict[str, int] = {}
         emails: set[str] = set()
+        bot_users: dict[str, int] = {}
         for index, u in enumerate(raw_users):
             if not isinstance(u, dict) or not isinstance(u.get("id"), str):
                 raise ArchiveError(f"users.json[{index}] is not a Slack user (it has no id).")
@@ -237,8 +238,11 @@ class SlackExport:
                 "date_joined": 0, "email_address_visibility": 1,
             })
             self.user_by_slack[u["id"]] = uid
+            if is_bot and profile.get("bot_id"):
+                bot_users[str(profile["bot_id"])] = uid
         self._emails = emails
-        self.bot_by_id: dict[str, int] = {}
+        # An app's bot user answers for its bot_id: its bot_message posts are that user's.
+        self.bot_by_id: dict[str, int] = bot_users
 
     def bot_for(self, bot_id: str, message: dict[str, Any]) -> int:
         """The generic bot standing for one Slack bot_id (a bot without a user of its own)."""
