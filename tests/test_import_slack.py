@@ -453,6 +453,8 @@ BAD_INPUTS = {
     "invalid JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[{not json"),
                      "general/2023-11-20.json is not valid JSON"),
     "archive bomb": (bomb, "refused as a likely archive bomb"),
+    "nested JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[" * 200_000),
+                    "general/2023-11-20.json is nested too deeply"),
     "too deep": (lambda p: zipfile.ZipFile(p, "a").writestr("general/a/b/c.json", "[]"),
                  "nested deeper than a Slack export"),
 }
@@ -477,7 +479,8 @@ def refused(args, folder, env=None):
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_archives_are_refused(tmp_path, case):
     """Is each broken archive (truncated, corrupt, not a ZIP, not a Slack export, bad JSON in an
-    entry, an archive bomb, entries nested too deep) refused with one error line naming the problem,
+    entry, JSON nested past the interpreter's recursion limit, an archive bomb, entries nested too
+    deep) refused with one error line naming the problem,
     and the instance folder left as it was?"""
     damage, message = BAD_INPUTS[case]
     export = small_export(tmp_path).write(tmp_path / "export.zip")
