@@ -78,6 +78,9 @@ GONE_FILE_ACCESS = {"access_denied": "not accessible to the export", "file_not_f
 # A Slack export is two levels deep (folder/day.json), three when zipped inside a folder.
 MAX_ENTRY_DEPTH = 3
 MAX_ENTRIES = 2_000_000
+# One entry's JSON is parsed in memory: a day of one conversation, or the list of people, is far
+# below this even in the largest workspaces.
+MAX_JSON_ENTRY_BYTES = 1024 ** 3
 MESSAGE_BATCH = 1000
 DOWNLOAD_TIMEOUT_SECONDS = 60
 REALM_ID = 1
@@ -156,6 +159,9 @@ class SlackZip:
     def json(self, name: str, expected: type) -> Any:
         """The JSON of one entry; ArchiveError naming the entry when it is damaged or not JSON."""
         full = self.prefix + name
+        if self.infos[full].file_size > MAX_JSON_ENTRY_BYTES:
+            raise ArchiveError(f"{full} unpacks to more than {MAX_JSON_ENTRY_BYTES // 1024 ** 2} MiB: too big for "
+                               "an entry of a Slack export.")
         try:
             raw = self.zip.read(self.infos[full])
         except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError) as error:
