@@ -195,6 +195,7 @@ def imported(tmp_path_factory):
         instance = folder / "instance"
         url = database_for(instance)
         result = run("import-slack", str(export), "--instance", str(instance), "--token", TOKEN,
+                     "--files-host", "127.0.0.1",
                      "--realm-url", "http://chat.acme.example",
                      env=dict(os.environ, CHAT_APPLIANCE_DATABASE_URL=url, PYTHONPATH=str(ROOT)))
     finally:
@@ -496,9 +497,9 @@ def test_undownloadable_file_is_refused(tmp_path):
     host = FileHost({})
     try:
         export = small_export(tmp_path, host, files=True).write(tmp_path / "export.zip")
-        line = refused([str(export), "--token", TOKEN], tmp_path / "instance")
+        line = refused([str(export), "--token", TOKEN, "--files-host", "127.0.0.1"], tmp_path / "instance")
         assert "'Missing notes'" in line and "HTTP 404" in line and TOKEN not in line
-        line = refused([str(export)], tmp_path / "instance")
+        line = refused([str(export), "--files-host", "127.0.0.1"], tmp_path / "instance")
         assert "pass --token" in line and "'Missing notes'" in line
     finally:
         host.close()
@@ -513,3 +514,26 @@ def test_existing_organization_is_refused(imported, tmp_path):
         (tmp_path / "empty").mkdir()
         line = refused([str(export)], tmp_path / "empty", env=imported.env())
         assert "already holds an organization" in line
+
+
+def test_token_goes_to_the_files_host_only(tmp_path, monkeypatch):
+    """Does a file whose URL is on another host than Slack's file host (or not on the web) stay a
+    link, so that an export can neither send the token elsewhere nor read a local file?"""
+    pg.use_fresh_database(monkeypatch)
+    host = FileHost({"plan.txt": b"ship it!\n"})
+    try:
+        elsewhere = host.url("plan.txt").replace("127.0.0.1", "localhost")
+        b = small_export(tmp_path)
+        b.message("general", ts(START + 60), "U01", "two files", files=[
+            slack_file("F10", "plan.txt", elsewhere, title="Elsewhere"),
+            slack_file("F11", "passwd", "file:///etc/passwd", title="Local")])
+        export = b.write(tmp_path / "export.zip")
+        result = run("import-slack", str(export), "--instance", str(tmp_path / "instance"), "--token", TOKEN,
+                     "--files-host", "127.0.0.1", env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    finally:
+        host.close()
+    assert result.returncode == 0, result.stderr
+    assert host.requests == [] and "0 files" in result.stdout
+    url = os.environ.get("CHAT_APPLIANCE_DATABASE_URL") if pg.ENABLED else database_url_for(tmp_path / "instance")
+    ada = Imported(tmp_path / "instance", result, [], url).client("ada@team.example")
+    assert general_messages(ada)[-1]["content"] == f"two files\n[Elsewhere]({elsewhere})\n[Local](file:///etc/passwd)"

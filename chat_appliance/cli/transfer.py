@@ -60,7 +60,7 @@ def cmd_import_slack(args):
     bar = ProgressBar()
     try:
         summary = import_slack(args.export, instance, token=args.token, realm_url=args.realm_url,
-                               org_name=args.org_name, progress=bar)
+                               org_name=args.org_name, progress=bar, files_host=args.files_host)
     except ArchiveError as error:
         bar.close()
         raise CommandError(str(error)) from None
@@ -101,3 +101,6 @@ def add_commands(add):
     slack.add_argument("--realm-url", default="http://localhost:9991",
                        help="the URL users will reach the server at (default: %(default)s)")
     slack.add_argument("--org-name", help="the organization's name (default: from the export's file name)")
+    slack.add_argument("--files-host", default="files.slack.com",
+                       help="the host of the files Slack hosts, the only one the token is sent to; files "
+                            "elsewhere stay links (default: %(default)s)")

@@ -26,6 +26,7 @@ import unicodedata
 import urllib.error
 import urllib.request
 import zipfile
+from urllib.parse import urlsplit
 import zlib
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -87,6 +88,8 @@ REALM_ID = 1
 GENERIC_BOT = 1
 ROLE_OWNER, ROLE_ADMINISTRATOR, ROLE_MEMBER, ROLE_GUEST = 100, 200, 400, 600
 OPTIONAL_LISTS = ("groups.json", "dms.json", "mpims.json")
+# Where Slack serves the files it hosts (url_private); the token is sent to this host only.
+SLACK_FILES_HOST = "files.slack.com"
 
 
 def _safe_file_name(name: str) -> str:
@@ -193,8 +196,10 @@ class SlackExport:
     """An export read, checked and converted into rows for the Writer (users, channels,
     conversations, messages with their topics, reactions and files), plus what was skipped."""
 
-    def __init__(self, archive: SlackZip, *, host: str, org_name: str | None, progress):
+    def __init__(self, archive: SlackZip, *, host: str, org_name: str | None, progress,
+                 files_host: str = SLACK_FILES_HOST):
         self.z = archive
+        self.files_host = files_host.lower()
         self.host = host
         self.progress = progress
         self.skipped: list[str] = []
@@ -430,7 +435,12 @@ class SlackExport:
             if gone or not f.get("url_private"):
                 self.skipped.append(f"file {title!r} in {where}: {gone or 'no download URL in the export'}")
                 continue
-            if f.get("is_external"):
+            # Slack's own files are on its file host; any other URL is an external file's (Google
+            # Drive, ...) and stays a link, as in Zulip's importer. So an export can never make the
+            # importer send the token to another host, nor read a file:// URL.
+            url = urlsplit(str(f["url_private"]))
+            if f.get("is_external") or url.scheme not in ("http", "https") \
+                    or (url.hostname or "").lower() != self.files_host:
                 links.append(f"[{title}]({f['url_private']})")
                 continue
             file_id = str(f.get("id") or f["url_private"])
@@ -499,6 +509,17 @@ class SlackExport:
 
 # --- downloads --------------------------------------------------------------------------------
 
+class _WebRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects to http(s) URLs only (urllib would follow one to ftp://)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urlsplit(newurl).scheme not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to {urlsplit(newurl).scheme}: refused", headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_WebRedirects)
+
 def download_files(export: SlackExport, token: str | None, folder: Path, progress, *,
                    max_bytes: int = MAX_UNPACKED_BYTES):
     """Fetch every file Slack hosts into `folder`, the token sent as a Bearer header on the first
@@ -514,7 +535,7 @@ def download_files(export: SlackExport, token: str | None, folder: Path, progres
         request.add_unredirected_header("Authorization", f"Bearer {token}")
         target = folder / str(record["id"])
         try:
-            with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response, \
+            with _OPENER.open(request, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response, \
                     open(target, "wb") as out:
                 while chunk := response.read(1 << 20):
                     total += len(chunk)
@@ -671,7 +692,7 @@ class SlackWriter(Writer):
 # --- the command ------------------------------------------------------------------------------
 
 def import_slack(path, instance_path, *, token=None, realm_url="http://localhost:9991", org_name=None,
-                 progress=None):
+                 progress=None, files_host=SLACK_FILES_HOST):
     """Read, check and download the export at `path`, then write it into a new instance at
     `instance_path` (which must not exist or be empty). Raises ArchiveError, with the instance
     folder as it was, when anything is wrong. Returns a summary dict."""
@@ -685,7 +706,8 @@ def import_slack(path, instance_path, *, token=None, realm_url="http://localhost
     host = urlparse(realm_url).hostname or "localhost"
     archive = SlackZip(Path(path))
     default_name = Path(path).stem.split(" Slack export")[0].strip() or None
-    export = SlackExport(archive, host=host, org_name=org_name or default_name, progress=progress).load()
+    export = SlackExport(archive, host=host, org_name=org_name or default_name, progress=progress,
+                         files_host=files_host).load()
     downloads = Path(tempfile.mkdtemp(prefix="chat-appliance-slack-"))
     try:
         download_files(export, token, downloads, progress)
