@@ -140,6 +140,7 @@ def build_export(path, host):
     b.message("D01", ts(s + 110), "U02", "hi back")
     b.message("D02", ts(s + 120), "U01", "note to self")
     b.message("mpdm-ada--bob--finn-1", ts(s + 130), "U06", "group hello")
+    b.message("left-channel", ts(s + 140), "U01", "a channel no list names")
     return b.write(path)
 
 
@@ -217,6 +218,7 @@ def test_summary_and_token(imported):
     assert "3 files" in out
     assert "file 'Gone file' in #general on 2023-11-14: deleted in Slack" in out
     assert "2 join, leave, rename and pin notices" in out
+    assert "folder left-channel/: not a conversation named in channels.json" in out
     assert "reactions with :party_parrot: (1)" in out
     assert "messages" in imported.result.stderr and "reset-api-key" in imported.result.stderr
     assert TOKEN not in out + imported.result.stderr
@@ -453,6 +455,8 @@ BAD_INPUTS = {
                            "is not a Slack export"),
     "invalid JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[{not json"),
                      "general/2023-11-20.json is not valid JSON"),
+    "invalid JSON elsewhere": (lambda p: zipfile.ZipFile(p, "a").writestr("stray/2023-11-20.json", "{"),
+                               "stray/2023-11-20.json is not valid JSON"),
     "archive bomb": (bomb, "refused as a likely archive bomb"),
     "nested JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[" * 200_000),
                     "general/2023-11-20.json is nested too deeply"),

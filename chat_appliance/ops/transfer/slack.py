@@ -159,7 +159,7 @@ class SlackZip:
     def has(self, name: str) -> bool:
         return self.prefix + name in self.infos
 
-    def json(self, name: str, expected: type) -> Any:
+    def json(self, name: str, expected: type | None) -> Any:
         """The JSON of one entry; ArchiveError naming the entry when it is damaged or not JSON."""
         full = self.prefix + name
         if self.infos[full].file_size > MAX_JSON_ENTRY_BYTES:
@@ -176,7 +176,7 @@ class SlackZip:
             raise ArchiveError(f"{full} is not valid JSON ({error}).") from None
         except RecursionError:
             raise ArchiveError(f"{full} is nested too deeply to be part of a Slack export.") from None
-        if not isinstance(data, expected):
+        if expected is not None and not isinstance(data, expected):
             raise ArchiveError(f"{full} does not hold a JSON {'list' if expected is list else 'object'}.")
         return data
 
@@ -286,6 +286,8 @@ class SlackExport:
         lists = {"channels.json": self.z.json("channels.json", list)}
         for name in OPTIONAL_LISTS:
             lists[name] = self.z.json(name, list) if self.z.has(name) else []
+        if self.z.has("integration_logs.json"):  # not imported (apps' settings), but checked
+            self.z.json("integration_logs.json", None)
         for source in ("channels.json", "groups.json"):
             for index, c in enumerate(lists[source]):
                 if not isinstance(c, dict) or not c.get("name") or not c.get("id"):
@@ -337,6 +339,9 @@ class SlackExport:
         done = 0
         for folder in sorted(days):
             if folder not in self.stream_of and folder not in self.dm_folders:
+                # Checked all the same (all or nothing), though nothing in it is imported.
+                for day in days[folder]:
+                    self.z.json(f"{folder}/{day}", None)
                 self.skipped.append(f"folder {folder}/: not a conversation named in channels.json, groups.json, "
                                     "dms.json or mpims.json")
                 done += len(days[folder])
