@@ -261,7 +261,8 @@ def test_reset_api_key_works_for_imported_people(imported):
 
 def test_channels(imported):
     """Are public, private and archived channels there with descriptions from purpose (else topic),
-    entities decoded, subscribers exactly the members, and general and random the default channels?"""
+    entities decoded, subscribers exactly the members, and general and random the default channels?
+    Are the imported messages in the search index?"""
     ada = imported.client("ada@team.example")
     streams = {s["name"]: s for s in ok(ada.get("streams", include_all=True, exclude_archived="false"))["streams"]}
     assert set(streams) == {"general", "random", "old-project", "secret"}
@@ -283,6 +284,9 @@ def test_channels(imported):
     archived = ok(ada.get("messages", anchor="oldest", num_before=0, num_after=10, apply_markdown="false",
                           narrow='[{"operator": "channel", "operand": "old-project"}]'))["messages"]
     assert [m["content"] for m in archived] == ["archived history"]
+    found = ok(ada.get("messages", anchor="newest", num_before=10, num_after=0, apply_markdown="false",
+                       narrow='[{"operator": "search", "operand": "standup"}]'))["messages"]
+    assert [m["content"] for m in found] == ["Reminder: standup"]
 
 
 def test_threads_become_topics(imported):
