@@ -545,3 +545,23 @@ def test_token_goes_to_the_files_host_only(tmp_path, monkeypatch):
     url = os.environ.get("CHAT_APPLIANCE_DATABASE_URL") if pg.ENABLED else database_url_for(tmp_path / "instance")
     ada = Imported(tmp_path / "instance", result, [], url).client("ada@team.example")
     assert general_messages(ada)[-1]["content"] == f"two files\n[Elsewhere]({elsewhere})\n[Local](file:///etc/passwd)"
+
+
+def test_long_channel_names_stay_distinct(tmp_path, monkeypatch):
+    """Do two Slack channels whose names (up to 80 characters there) meet once cut to this server's
+    60 both import, the second with a number, and do links to each still name the right one?"""
+    pg.use_fresh_database(monkeypatch)
+    b = small_export(tmp_path)
+    stem = "project-" + "x" * 60
+    b.channel("C08", stem + "-alpha", ["U01"])
+    b.channel("C09", stem + "-beta", ["U01"])
+    b.message("general", ts(START + 60), "U01", "see <#C08> and <#C09>")
+    export = b.write(tmp_path / "export.zip")
+    result = run("import-slack", str(export), "--instance", str(tmp_path / "instance"),
+                 env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0, result.stderr
+    url = os.environ.get("CHAT_APPLIANCE_DATABASE_URL") if pg.ENABLED else database_url_for(tmp_path / "instance")
+    ada = Imported(tmp_path / "instance", result, [], url).client("ada@team.example")
+    names = sorted(s["name"] for s in ok(ada.get("streams"))["streams"] if s["name"] != "general")
+    assert names == sorted([stem[:60], stem[:58] + "-2"])
+    assert general_messages(ada)[-1]["content"] == f"see #**{stem[:60]}** and #**{stem[:58]}-2**"

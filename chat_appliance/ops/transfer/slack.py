@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from peewee import DatabaseError
+
 from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
 from chat_appliance.lib.thumbnails import thumbnail_dir, thumbnail_upload
@@ -228,7 +230,7 @@ class SlackExport:
             name = (u.get("real_name") or profile.get("real_name") or u.get("name") or u["id"]).strip()
             is_bot = bool(u.get("is_bot")) or u["id"] == "USLACKBOT"
             email = str(profile.get("email") or "").strip()
-            if not email or email.casefold() in emails:
+            if not email or email.casefold() in emails or len(email) > 254 or "@" not in email:
                 short = _safe_file_name(str(u.get("name") or u["id"])).lower()
                 email = f"{short}-bot@{self.host}" if is_bot else f"{short}@{self.host}"
                 if email.casefold() in emails:
@@ -245,7 +247,7 @@ class SlackExport:
             self.users.append({
                 "id": uid, "slack_id": u["id"], "full_name": name[:100], "email": email, "delivery_email": email,
                 "role": ROLE_MEMBER if is_bot else role, "is_active": not u.get("deleted"), "is_bot": is_bot,
-                "bot_type": GENERIC_BOT if is_bot else None, "timezone": str(u.get("tz") or ""),
+                "bot_type": GENERIC_BOT if is_bot else None, "timezone": str(u.get("tz") or "")[:64],
                 "date_joined": 0, "email_address_visibility": 1,
             })
             self.user_by_slack[u["id"]] = uid
@@ -283,6 +285,7 @@ class SlackExport:
         self.stream_of: dict[str, dict[str, Any]] = {}  # folder -> stream row
         self.dm_folders: dict[str, frozenset[int]] = {}
         channel_names: dict[str, str] = {}
+        taken_names: set[str] = set()
         lists = {"channels.json": self.z.json("channels.json", list)}
         for name in OPTIONAL_LISTS:
             lists[name] = self.z.json(name, list) if self.z.has(name) else []
@@ -299,7 +302,14 @@ class SlackExport:
                 description = html.unescape(str(purpose or topic or ""))[:1024]
                 archived = bool(c.get("is_archived"))
                 sid = len(self.streams) + 1
-                row = {"id": sid, "name": str(c["name"])[:60], "description": description,
+                # Slack allows 80 characters, this server 60: names that meet once cut get a number.
+                name = str(c["name"])[:60]
+                number = 2
+                while name.lower() in taken_names:
+                    name = f"{str(c['name'])[:60 - len(str(number)) - 1]}-{number}"
+                    number += 1
+                taken_names.add(name.lower())
+                row = {"id": sid, "name": name, "description": description,
                        "rendered_description": render_plain(description) if description else "",
                        "invite_only": source == "groups.json", "history_public_to_subscribers": True,
                        "date_created": int(c.get("created") or 0), "deactivated": archived,
@@ -455,7 +465,7 @@ class SlackExport:
                 record = {"id": len(self.files) + 1, "slack_id": file_id, "url": str(f["url_private"]),
                           "title": title, "name": name[:255], "owner": sender,
                           "content_type": str(f.get("mimetype") or mimetypes.guess_type(name)[0]
-                                              or "application/octet-stream"),
+                                              or "application/octet-stream")[:255],
                           "path_id": f"{REALM_ID}/{secrets.token_urlsafe(18)}/{_safe_file_name(name)}",
                           "create_time": int(f.get("created") or ts)}
                 self.files[file_id] = record
@@ -724,6 +734,11 @@ def import_slack(path, instance_path, *, token=None, realm_url="http://localhost
             _restore(instance, existed)
             if isinstance(error, InstanceBusy):
                 raise ArchiveError(str(error)) from None
+            if isinstance(error, DatabaseError):
+                # The checks above should leave nothing for the database to refuse; if it does,
+                # the import still ends as a bad input does, with the folder as it was.
+                raise ArchiveError(f"The database refused the export's data ({error}); nothing was imported. "
+                                   "Please report this with the export's shape.") from None
             raise
     finally:
         shutil.rmtree(downloads, ignore_errors=True)
