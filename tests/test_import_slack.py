@@ -461,6 +461,12 @@ BAD_INPUTS = {
                      "general/2023-11-20.json is not valid JSON"),
     "invalid JSON elsewhere": (lambda p: zipfile.ZipFile(p, "a").writestr("stray/2023-11-20.json", "{"),
                                "stray/2023-11-20.json is not valid JSON"),
+    "a field of another type": (lambda p: zipfile.ZipFile(p, "a").writestr(
+        "general/2023-11-20.json", '[{"type": "message", "user": "U01", "ts": "1700500000.000100", "text": "hi", "reactions": 5}]'),
+        "general/2023-11-20.json[0] is not a message in Slack's format"),
+    "a thread that is not a time": (lambda p: zipfile.ZipFile(p, "a").writestr(
+        "general/2023-11-20.json", '[{"type": "message", "user": "U01", "ts": "1700500000.1", "text": "hi", "thread_ts": "soon"}]'),
+        "general/2023-11-20.json[0] is not a message in Slack's format"),
     "archive bomb": (bomb, "refused as a likely archive bomb"),
     "nested JSON": (lambda p: zipfile.ZipFile(p, "a").writestr("general/2023-11-20.json", "[" * 200_000),
                     "general/2023-11-20.json is nested too deeply"),
@@ -488,7 +494,8 @@ def refused(args, folder, env=None):
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_archives_are_refused(tmp_path, case):
     """Is each broken archive (truncated, corrupt, not a ZIP, not a Slack export, bad JSON in an
-    entry, JSON nested past the interpreter's recursion limit, an archive bomb, entries nested too
+    entry, JSON nested past the interpreter's recursion limit, a message field of another type than
+    Slack writes, an archive bomb, entries nested too
     deep) refused with one error line naming the problem,
     and the instance folder left as it was?"""
     damage, message = BAD_INPUTS[case]

@@ -369,7 +369,12 @@ class SlackExport:
                     if key in seen:
                         continue
                     seen.add(key)
-                    self.read_message(folder, m)
+                    try:
+                        self.read_message(folder, m)
+                    except (TypeError, ValueError, AttributeError, KeyError) as error:
+                        # A field of another type than Slack writes: named, as bad JSON is.
+                        raise ArchiveError(f"{self.z.prefix}{entry}[{index}] is not a message in Slack's format "
+                                           f"({type(error).__name__}: {error}).") from None
                 done += 1
                 self.progress("reading", done, total)
         if not total:
@@ -430,6 +435,7 @@ class SlackExport:
         thread = None
         if folder in self.stream_of and m.get("thread_ts"):
             thread = str(m["thread_ts"])
+            _ts(thread)  # a thread's date names its topic: a ts that is not a time is refused
         self.messages.append({"ts": ts, "folder": folder, "sender": sender, "content": content,
                               "mentioned": mentioned, "thread": thread, "reactions": reactions,
                               "files": file_ids})
@@ -497,8 +503,12 @@ class SlackExport:
                 r["topic"] = threads[key]
 
     def load(self):
-        self.read_people()
-        self.read_conversations()
+        for step, entries in ((self.read_people, "users.json"),
+                              (self.read_conversations, "channels.json, groups.json, dms.json or mpims.json")):
+            try:
+                step()
+            except (TypeError, ValueError, AttributeError, KeyError) as error:
+                raise ArchiveError(f"{entries} is not in Slack's format ({type(error).__name__}: {error}).") from None
         self.read_messages()
         return self
 
