@@ -19,7 +19,8 @@ APP_FIXTURES = {"app", "flask_client", "org", "anon", "events", "push_configured
 E2E_FOLDERS = {"e2e", "browser"}
 # Modules elsewhere whose tests run the command line or a real server.
 E2E_MODULES = {"tests.ops.test_cli", "tests.ops.test_export_import_commands", "tests.ops.test_backup",
-               "tests.ops.test_migrate_database", "tests.bots.test_bot_author_example", "tests.ops.test_upgrade"}
+               "tests.ops.test_migrate_database", "tests.bots.test_bot_author_example", "tests.ops.test_upgrade",
+               "tests.ops.test_import_slack"}
 
 
 # Modules that take the longest (minutes on a busy machine), started first so that under

@@ -49,6 +49,38 @@ def cmd_import_zulip(args):
     return 0
 
 
+def cmd_import_slack(args):
+    """Create a new instance from a Slack workspace export (.zip), downloading its files."""
+    from chat_appliance.config import instance_path_from_env
+    from chat_appliance.ops.transfer.importer import ArchiveError
+    from chat_appliance.ops.transfer.progress import ProgressBar
+    from chat_appliance.ops.transfer.slack import import_slack
+
+    instance = instance_path_from_env(args.instance)
+    bar = ProgressBar()
+    try:
+        summary = import_slack(args.export, instance, token=args.token, realm_url=args.realm_url,
+                               org_name=args.org_name, progress=bar, files_host=args.files_host)
+    except ArchiveError as error:
+        bar.close()
+        raise CommandError(str(error)) from None
+    bar.close()
+    print(f"Imported {summary['users']} people ({summary['deactivated']} deactivated), {summary['bots']} bots, "
+          f"{summary['channels']} channels, {summary['direct_conversations']} direct-message conversations, "
+          f"{summary['messages']} messages, {summary['reactions']} reactions and {summary['uploads']} files "
+          f"into {instance}.")
+    if summary["skipped"]:
+        print(f"Skipped ({len(summary['skipped'])}):")
+        for line in summary["skipped"]:
+            print(f"  - {line}")
+    else:
+        print("Skipped: nothing.")
+    print("People have no passwords: they sign in after a password reset (or by single sign-on where it is "
+          "configured); give one an API key with "
+          f"`chat-appliance reset-api-key --instance {instance} --email EMAIL`.", file=sys.stderr)
+    return 0
+
+
 def add_commands(add):
     """Register export and import-zulip on the parser (`add` is cli.main.build_parser's helper)."""
     export = add("export", cmd_export, "Export the organization in Zulip's export layout (folder and .tar.gz).")
@@ -60,3 +92,15 @@ def add_commands(add):
     imp.add_argument("--realm-url", default="http://localhost:9991",
                      help="the URL users will reach the server at, for exports that do not carry one "
                           "(default: %(default)s)")
+    slack = add("import-slack", cmd_import_slack,
+                "Create a new organization from a Slack export (.zip), with its files. Everything is read, "
+                "checked and downloaded before anything is written.")
+    slack.add_argument("export", help="the .zip from Slack's export page")
+    slack.add_argument("--token", help="a Slack token that can read the export's files (sent only to Slack's "
+                                       "file URLs, never stored)")
+    slack.add_argument("--realm-url", default="http://localhost:9991",
+                       help="the URL users will reach the server at (default: %(default)s)")
+    slack.add_argument("--org-name", help="the organization's name (default: from the export's file name)")
+    slack.add_argument("--files-host", default="files.slack.com",
+                       help="the host of the files Slack hosts, the only one the token is sent to; files "
+                            "elsewhere stay links (default: %(default)s)")
