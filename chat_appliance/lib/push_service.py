@@ -60,9 +60,12 @@ class PushServiceRetryLaterError(JsonableError):
     code = "BAD_GATEWAY"
     http_status = 502
 
-    def __init__(self, detail="Network error while connecting to Zulip push notification service."):
+    def __init__(self, detail="Network error while connecting to Zulip push notification service.", *,
+                 server_error=False):
         super().__init__("Network error while connecting to Zulip push notification service.")
         self.detail = detail
+        # The service answered 5xx (rather than not at all): Zulip tells the two apart to the app.
+        self.server_error = server_error
 
 
 class PushServiceRefusedError(JsonableError):
@@ -155,7 +158,8 @@ def request(url: str, method: str, body: bytes | None, headers: dict[str, str], 
     except (OSError, ValueError) as error:
         raise PushServiceRetryLaterError(f"{type(error).__name__} while connecting to {url}") from None
     if response.status >= 500:
-        raise PushServiceRetryLaterError(f"Received {response.status} from push notification service")
+        raise PushServiceRetryLaterError(f"Received {response.status} from push notification service",
+                                         server_error=True)
     try:
         answer = json.loads(response.body or b"{}")
     except ValueError:
