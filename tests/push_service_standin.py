@@ -179,7 +179,8 @@ class PushServiceStandIn:
         self.bouncer_key = PrivateKey.generate()
         self.bouncer_public_key = base64.b64encode(bytes(self.bouncer_key.public_key)).decode()
         self.e2ee_devices = {}  # (org id, realm uuid, token id) -> {"token", "token_kind", "ios_app_id"}
-        self.e2ee_delivered = []  # {"token", "token_kind", "fcm_data" | "apns_payload", "fcm_priority" | "http_headers"}
+        # {"token", "token_kind", "fcm_data" | "apns_payload", "fcm_priority" | "http_headers"}
+        self.e2ee_delivered = []
         self.lock = threading.Lock()
         self.app = self.build()
         self.httpd = None

@@ -9,7 +9,7 @@ import json
 
 from nacl.public import PrivateKey
 
-from chat_appliance.models import ClientDevice, database
+from chat_appliance.models import ClientDevice, Message, database
 
 from .flutter_app import (
     app_client,
@@ -71,7 +71,9 @@ def test_registration_events_and_register_state(app, org, push_configured):
     phone = app_client(org, org.hamlet)
     device_id = ok(phone.register_client_device())["device_id"]
     queue_id = register(org.client(org.hamlet), event_types=["device"])["queue_id"]
-    response, push_key, push_key_id = phone.register_e2ee_push(device_id, FCM_TOKEN, service.bouncer_public_key)
+    # The largest id the app may draw (an unsigned 32-bit integer: beyond PostgreSQL's integer).
+    response, push_key, push_key_id = phone.register_e2ee_push(device_id, FCM_TOKEN, service.bouncer_public_key,
+                                                               push_key_id=2**32 - 1)
     ok(response)
     settle(app)
 
@@ -128,8 +130,8 @@ def test_registration_refused(app, org, push_configured):
     device_id = ok(phone.register_client_device())["device_id"]
     othello_device = ok(app_client(org, org.othello).register_client_device())["device_id"]
     good_key = base64.b64encode(bytes([0x31]) + bytes(32)).decode()
-    token = {"token_kind": "fcm", "token_id": compute_token_id(FCM_TOKEN), "bouncer_public_key": service.bouncer_public_key,
-             "encrypted_push_registration": "c2VhbGVk"}
+    token = {"token_kind": "fcm", "token_id": compute_token_id(FCM_TOKEN),
+             "bouncer_public_key": service.bouncer_public_key, "encrypted_push_registration": "c2VhbGVk"}
     hamlet = org.client(org.hamlet)
     err(hamlet.post("mobile_push/register", device_id=othello_device, push_key_id=1, push_key=good_key, **token),
         400, "BAD_REQUEST", "Invalid `device_id`")
@@ -197,7 +199,7 @@ def test_notifications_decrypt_with_the_apps_key(app, org, push_configured):
     parses; and do a channel mention, the message being read, and a notified message's deletion
     send what Zulip sends?"""
     service = push_configured
-    _phone, device_id, push_key, push_key_id = registered_app(app, org, org.hamlet, service)
+    phone, device_id, push_key, push_key_id = registered_app(app, org, org.hamlet, service)
     othello = org.client(org.othello)
     dm = ok(othello.post("messages", type="private", to=json.dumps([org.hamlet.id]),
                          content="**Hello** there"))["id"]
@@ -211,7 +213,6 @@ def test_notifications_decrypt_with_the_apps_key(app, org, push_configured):
     assert FCM_TOKEN not in json.dumps(notify) and "Hello" not in json.dumps(notify)
     (payload,) = delivered_payloads(service, push_key)
     with database.connection_context():
-        from chat_appliance.models import Message
         date_sent = Message.get_by_id(dm).date_sent
     assert payload == {"realm_url": REALM_URL, "realm_name": "Zulip Dev", "user_id": org.hamlet.id,
                        "sender_id": org.othello.id, "recipient_type": "direct",
@@ -242,7 +243,7 @@ def test_notifications_decrypt_with_the_apps_key(app, org, push_configured):
     settle(app)
     assert delivered_payloads(service, push_key)[-1]["message_ids"] == [mention]
     assert len(service.e2ee_delivered) == 4 and service.problems == []
-    assert device_state(_phone, device_id)["push_token_id"] == compute_token_id(FCM_TOKEN)
+    assert device_state(phone, device_id)["push_token_id"] == compute_token_id(FCM_TOKEN)
 
 
 def test_ios_device(app, org, push_configured):

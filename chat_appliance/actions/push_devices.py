@@ -167,7 +167,8 @@ def record_registration_failure(device: ClientDevice, token_id: str, error_code:
 def registered_devices(user_ids: list[int]) -> dict[int, list[push_e2ee.E2EEDevice]]:
     """The devices of these people that the service can reach: a key and a confirmed token."""
     found: dict[int, list[push_e2ee.E2EEDevice]] = {}
-    rows = ClientDevice.select().where(ClientDevice.user_profile.in_(user_ids) & ClientDevice.push_token_id.is_null(False)
+    rows = ClientDevice.select().where(ClientDevice.user_profile.in_(user_ids)
+                                       & ClientDevice.push_token_id.is_null(False)
                                        & ClientDevice.push_key.is_null(False)).order_by(ClientDevice.id)
     for row in rows:
         found.setdefault(row.user_profile_id, []).append(push_e2ee.E2EEDevice(
