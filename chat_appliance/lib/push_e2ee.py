@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from nacl.secret import SecretBox
 
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.push_service import PushMessage, Recipient, mobile_push_content, truncate_content
 
 # The push key's first byte: which cryptosystem the rest is a key for. Zulip defines only this one.
 PUSH_KEY_TAG_SECRETBOX = 0x31
-PUSH_KEY_LENGTH = 1 + SecretBox.KEY_SIZE
+SECRETBOX_KEY_BYTES = 32  # libsodium's crypto_secretbox_KEYBYTES
+PUSH_KEY_LENGTH = 1 + SECRETBOX_KEY_BYTES
 # push_key_id is an unsigned 32-bit integer (the app draws it at random).
 MAX_PUSH_KEY_ID = 2**32 - 1
 # A token id is the first 8 bytes of the token's SHA-256; Zulip keeps it as a signed 64-bit integer.
@@ -81,6 +81,10 @@ def check_token_id(value: str) -> str:
 def encrypt(payload: dict[str, Any], push_key: str) -> str:
     """The payload as JSON, sealed with the device's secretbox key: base64 of the 24-byte nonce
     followed by the ciphertext (the packing the app's decryptNotification unpacks)."""
+    # Loaded by the first notification (the push worker), not with the server: libsodium's
+    # binding takes tens of milliseconds to load.
+    from nacl.secret import SecretBox
+
     key = base64.b64decode(push_key)
     assert key[0] == PUSH_KEY_TAG_SECRETBOX and len(key) == PUSH_KEY_LENGTH
     sealed = SecretBox(key[1:]).encrypt(orjson.dumps(payload))
