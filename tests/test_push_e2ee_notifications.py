@@ -150,6 +150,8 @@ def test_registration_refused(app, org, push_configured):
     err(hamlet.post("mobile_push/register", device_id=device_id, **token), 400, "BAD_REQUEST",
         "No push registration exists to rotate token for.")
     err(hamlet.post("mobile_push/register", push_key_id=1, push_key=good_key), 400, "REQUEST_VARIABLE_MISSING")
+    err(org.client(org.bot).post("mobile_push/register", device_id=device_id, push_key_id=1, push_key=good_key),
+        400, "BAD_REQUEST", "This endpoint does not accept bot requests.")
     # Zulip 11's prototype form (push_account_id, push_public_key): as a server without this push.
     err(hamlet.post("mobile_push/register", push_account_id=5, token_kind="fcm", push_public_key="a2V5",
                     bouncer_public_key="a2V5", encrypted_push_registration="ZW5j"), 400, "PUSH_SERVICE_NOT_CONFIGURED")

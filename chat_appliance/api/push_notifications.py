@@ -19,7 +19,7 @@ from chat_appliance.actions.push_notifications import (
     do_send_test_notification,
     legacy_test_devices,
 )
-from chat_appliance.lib.errors import MissingArgumentError
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError
 from chat_appliance.lib.push_e2ee import check_push_key_id
 from chat_appliance.lib.push_service import PushServiceNotConfiguredError, service_from_config
 from chat_appliance.lib.validators import check_int, check_string, one_of
@@ -34,6 +34,12 @@ def configured_service():
     if service is None:
         raise PushServiceNotConfiguredError()
     return service
+
+
+def human_only(user):
+    """Zulip's human_users_only: a bot has no phone to push to."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
 
 
 def check_uint32(var_name, value):
@@ -95,6 +101,7 @@ def register_push_device(user, device_id, push_account_id, push_public_key, **fi
     (feature level 468). Zulip 11's prototype (push_account_id, push_public_key, feature level
     406, whose cryptosystem Zulip dropped at 432) is answered as by a server without end-to-end
     encrypted push, so that a client speaking it keeps to the FCM/APNs token routes."""
+    human_only(user)
     if device_id is None:
         if push_account_id is None:
             raise MissingArgumentError("device_id")
@@ -108,6 +115,7 @@ def register_push_device(user, device_id, push_account_id, push_public_key, **fi
 def e2ee_test_notification(user, device_id, push_account_id):
     """An end-to-end encrypted test notification to one registered device, or to all of the
     user's. A Zulip 11 push_account_id names no device registered here."""
+    human_only(user)
     service = configured_service()
     if push_account_id is not None and device_id is None:
         raise NoActivePushDeviceError()
