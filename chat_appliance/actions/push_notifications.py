@@ -1,10 +1,13 @@
 """Mobile push devices, registered through Zulip's Mobile Push Notification Service
 (clients/push_service.py).
 
-Device tokens: the app registers its FCM registration id (`users/me/android_gcm_reg_id`) or APNs
-device token (`users/me/apns_device_token`); this server forwards it to the service
-(push/register) and keeps a copy, as a Zulip server does; removal forwards push/unregister. A
-test notification asks the service to notify the person's devices (push/test_notification).
+Device tokens of older apps: the app registers its FCM registration id
+(`users/me/android_gcm_reg_id`) or APNs device token (`users/me/apns_device_token`); this server
+forwards it to the service (push/register) and keeps a copy, as a Zulip server does; removal
+forwards push/unregister. A test notification asks the service to notify the person's devices
+(push/test_notification). The current app (talking to a server of feature level 468 or later)
+registers a client device with its push key and sealed token instead, for end-to-end encrypted
+notifications (actions/push_devices.py).
 
 The notifications themselves are sent off the request path by the push worker
 (workers/push_notifications.py).

@@ -1,14 +1,13 @@
 """Mobile push: POST|DELETE /users/me/android_gcm_reg_id, POST|DELETE /users/me/apns_device_token,
-POST /mobile_push/test_notification (through Zulip's Mobile Push Notification Service), and the
-end-to-end encrypted POST /mobile_push/register and /mobile_push/e2ee/test_notification, which
-this server answers as a Zulip server without end-to-end encrypted push does."""
-
-import base64
-import binascii
+POST /mobile_push/test_notification (the legacy, plaintext notifications, through Zulip's Mobile
+Push Notification Service), and the end-to-end encrypted ones of the current app:
+POST /mobile_push/register and POST /mobile_push/e2ee/test_notification."""
 
 from flask import Blueprint, current_app
 
+from chat_appliance.actions.push_devices import check_register_push_device, do_send_e2ee_test_notification
 from chat_appliance.actions.push_notifications import (
+    USER_AGENT,
     access_push_token,
     check_token,
     do_add_push_token,
@@ -16,8 +15,14 @@ from chat_appliance.actions.push_notifications import (
     do_send_test_notification,
     legacy_test_devices,
 )
-from chat_appliance.lib.errors import MissingArgumentError, ParamError, PushServiceNotConfiguredError
+from chat_appliance.clients.push_e2ee import check_push_key_id
 from chat_appliance.clients.push_service import service_from_config
+from chat_appliance.lib.errors import (
+    JsonableError,
+    MissingArgumentError,
+    NoActivePushDeviceError,
+    PushServiceNotConfiguredError,
+)
 from chat_appliance.lib.validators import check_int, check_string, one_of
 from chat_appliance.web.params import Param, endpoint
 
@@ -32,15 +37,15 @@ def configured_service():
     return service
 
 
-def check_base64(var_name, value):
-    """RFC 4648 standard base64 (+ and /, padded), not empty."""
-    value = check_string(var_name, value)
-    try:
-        if not value or base64.b64encode(base64.b64decode(value, validate=True)).decode() != value:
-            raise ValueError
-    except (binascii.Error, ValueError):
-        raise ParamError(f"{var_name} is not valid base64") from None
-    return value
+def human_only(user):
+    """Zulip's human_users_only: a bot has no phone to push to."""
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+
+
+def check_uint32(var_name, value):
+    """push_key_id: a JSON integer from 0 to 2**32 - 1."""
+    return check_push_key_id(var_name, check_int(var_name, value))
 
 
 @bp.post("/users/me/apns_device_token")
@@ -86,24 +91,33 @@ def test_notification(user, token):
 
 
 @bp.post("/mobile_push/register")
-@endpoint(device_id=Param(check_int, default=None), push_account_id=Param(check_int, default=None),
-          push_key_id=Param(check_int, default=None), push_key=Param(check_base64, default=None),
-          token_kind=Param(one_of("fcm", "apns"), default=None), token_id=Param(check_string, default=None),
-          push_public_key=Param(check_base64, default=None), bouncer_public_key=Param(check_base64, default=None),
-          encrypted_push_registration=Param(check_base64, default=None))
-def register_push_device(user, device_id, push_account_id, **fields):
-    """End-to-end encrypted push registration, in its feature-level-406 form (push_account_id)
-    or its feature-level-468 form (device_id, push_key, token_id). Encrypting notifications for
-    the device is not implemented here, so the parameters are checked and the answer is the one
-    of a Zulip server that cannot push this way: PUSH_SERVICE_NOT_CONFIGURED. The app then keeps
-    to the FCM/APNs token routes above."""
-    if device_id is None and push_account_id is None:
-        raise MissingArgumentError("device_id")
-    raise PushServiceNotConfiguredError()
+@endpoint(device_id=Param(check_int, default=None), push_key_id=Param(check_uint32, default=None),
+          push_key=Param(check_string, default=None), token_kind=Param(one_of("fcm", "apns"), default=None),
+          token_id=Param(check_string, default=None), bouncer_public_key=Param(check_string, default=None),
+          encrypted_push_registration=Param(check_string, default=None),
+          push_account_id=Param(check_int, default=None), push_public_key=Param(check_string, default=None))
+def register_push_device(user, device_id, push_account_id, push_public_key, **fields):
+    """Register a client device (POST /register_client_device) for end-to-end encrypted
+    notifications, or rotate its push key or token (actions/push_devices.py): Zulip 12's form
+    (feature level 468). Zulip 11's prototype (push_account_id, push_public_key, feature level
+    406, whose cryptosystem Zulip dropped at 432) is answered as by a server without end-to-end
+    encrypted push, so that a client speaking it keeps to the FCM/APNs token routes."""
+    human_only(user)
+    if device_id is None:
+        if push_account_id is None:
+            raise MissingArgumentError("device_id")
+        raise PushServiceNotConfiguredError()
+    configured_service()
+    check_register_push_device(user, device_id, **fields)
 
 
 @bp.post("/mobile_push/e2ee/test_notification")
-@endpoint(push_account_id=Param(check_int, default=None))
-def e2ee_test_notification(user, push_account_id):
-    """No end-to-end encrypted device can be registered here (see register_push_device)."""
-    raise PushServiceNotConfiguredError()
+@endpoint(device_id=Param(check_int, default=None), push_account_id=Param(check_int, default=None))
+def e2ee_test_notification(user, device_id, push_account_id):
+    """An end-to-end encrypted test notification to one registered device, or to all of the
+    user's. A Zulip 11 push_account_id names no device registered here."""
+    human_only(user)
+    service = configured_service()
+    if push_account_id is not None and device_id is None:
+        raise NoActivePushDeviceError()
+    do_send_e2ee_test_notification(user, device_id, service, USER_AGENT)

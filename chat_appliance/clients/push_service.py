@@ -127,7 +127,8 @@ def request(url: str, method: str, body: bytes | None, headers: dict[str, str], 
     except (OSError, ValueError) as error:
         raise PushServiceRetryLaterError(f"{type(error).__name__} while connecting to {url}") from None
     if response.status >= 500:
-        raise PushServiceRetryLaterError(f"Received {response.status} from push notification service")
+        raise PushServiceRetryLaterError(f"Received {response.status} from push notification service",
+                                         server_error=True)
     try:
         answer = json.loads(response.body or b"{}")
     except ValueError:

@@ -276,9 +276,12 @@ class PushServiceRetryLaterError(JsonableError):
     code = "BAD_GATEWAY"
     http_status = 502
 
-    def __init__(self, detail="Network error while connecting to Zulip push notification service."):
+    def __init__(self, detail="Network error while connecting to Zulip push notification service.", *,
+                 server_error=False):
         super().__init__("Network error while connecting to Zulip push notification service.")
         self.detail = detail
+        # The service answered 5xx (rather than not at all): Zulip tells the two apart to the app.
+        self.server_error = server_error
 
 
 class PushServiceRefusedError(JsonableError):
@@ -315,3 +318,25 @@ class FailedToConnectBouncerError(JsonableError):
 
     def __init__(self):
         super().__init__("Network error while connecting to Zulip push notification service.")
+
+
+class InternalBouncerServerError(JsonableError):
+    """The service answered 5xx to an end-to-end encrypted test notification."""
+
+    code = "INTERNAL_SERVER_ERROR_ON_BOUNCER"
+    http_status = 502
+
+    def __init__(self):
+        super().__init__("Internal server error on Zulip push notification service, retry later.")
+
+
+class PushNotificationAdminActionRequiredError(JsonableError):
+    """The service refused this server for something its operator must fix (credentials, the
+    organizations not uploaded, the plan)."""
+
+    code = "ADMIN_ACTION_REQUIRED"
+    http_status = 403
+
+    def __init__(self):
+        super().__init__("Push notification configuration issue on server, contact the server administrator "
+                         "or retry later.")

@@ -462,6 +462,14 @@ def device_add(device_id: int) -> JSONDict:
     return {"type": "device", "op": "add", "device_id": device_id}
 
 
+@_event("device", "update")
+def device_update(device_id: int, **fields: Any) -> JSONDict:
+    """The push registration of one of the user's devices changed: only the fields that changed
+    (push_key_id, push_token_id, pending_push_token_id, push_token_last_updated_timestamp,
+    push_registration_error_code)."""
+    return {"type": "device", "op": "update", "device_id": device_id, **fields}
+
+
 @_event("device", "remove")
 def device_remove(device_id: int) -> JSONDict:
     """The user removed a device."""

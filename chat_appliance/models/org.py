@@ -89,10 +89,16 @@ class PushDevice(BaseModel):
 
 
 class ClientDevice(BaseModel):
-    """One installed app of a user (Zulip's register_client_device), with its push state."""
+    """One installed app of a user (Zulip's register_client_device), with its push state: the
+    key its notifications are encrypted with (clients/push_e2ee.py), and its FCM or APNs token as
+    the push service knows it, by token id (pending while the service has not confirmed it)."""
 
     user_profile = ForeignKeyField(UserProfile, on_delete="CASCADE")
-    push_key_id = IntegerField(null=True)
+    # An unsigned 32-bit integer: beyond a 32-bit signed column (PostgreSQL's integer).
+    push_key_id = BigIntegerField(null=True)
+    # The tag byte 0x31 and the 32-byte secretbox key, base64 as the app sent it.
+    push_key = CharField(max_length=64, null=True)
+    push_token_kind = CharField(max_length=4, null=True)  # "fcm" or "apns"
     push_token_id = CharField(max_length=100, null=True)
     pending_push_token_id = CharField(max_length=100, null=True)
     push_token_last_updated_timestamp = IntegerField(null=True)

@@ -20,9 +20,11 @@ WORKERS = (
     # Emails about direct messages and mentions that reached someone away.
     WorkerEntry("missed_messages", "chat_appliance.workers.missed_messages:MissedMessageNotifier",
                 frozenset({"message"})),
-    # Mobile notifications, and their removal once the message is read or deleted.
+    # Mobile notifications, and their removal once the message is read or deleted; the token
+    # registrations of end-to-end encrypted push, forwarded to the service off the request path.
     WorkerEntry("push_notifications", "chat_appliance.workers.push_notifications:PushNotifier",
-                frozenset({"message", "update_message_flags", "remove_push_notifications"})),
+                frozenset({"message", "update_message_flags", "remove_push_notifications",
+                           "push_device_registration"})),
 )
 
 __all__ = ["WORKERS", "Worker", "WorkerContext", "WorkerEntry"]

@@ -1,5 +1,9 @@
 """The push worker: mobile notifications through Zulip's Mobile Push Notification Service
-(clients/push_service.py), to the devices registered by actions/push_notifications.py.
+(clients/push_service.py), to the devices registered by actions/push_notifications.py (legacy
+FCM/APNs tokens, plaintext notifications through push/notify) and actions/push_devices.py (the
+current app's devices, end-to-end encrypted notifications through push/e2ee/notify, whose token
+registrations this worker forwards to the service off the request path). A person with both kinds
+of device gets both, as from Zulip.
 
 Notifications, by Zulip's rules (facts, not code):
 - a recipient other than the sender, whose copy of the message is not already read (a muted
@@ -30,8 +34,9 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from chat_appliance.actions import push_devices
 from chat_appliance.actions.push_notifications import USER_AGENT, recipient_of
-from chat_appliance.clients import push_service
+from chat_appliance.clients import push_e2ee, push_service
 from chat_appliance.clients.push_service import PushMessage, PushService
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_credentials
@@ -159,8 +164,11 @@ class PushNotifier:
         (the usual case): waking the worker for each message, only for it to find that out, cost
         every send a thread hand-over."""
         kind = event.get("type")
-        if kind not in ("message", "update_message_flags", "remove_push_notifications") or \
-                push_credentials.configured(self.config) is None:
+        if kind not in ("message", "update_message_flags", "remove_push_notifications",
+                        push_devices.REGISTRATION_JOB) or push_credentials.configured(self.config) is None:
+            return
+        if kind == push_devices.REGISTRATION_JOB:
+            self._add(("register", dict(event)))
             return
         if kind == "remove_push_notifications":  # deleted: the rows that said so are gone
             for uid in user_ids:
@@ -203,6 +211,8 @@ class PushNotifier:
                 with database.connection_context():
                     if job[0] == "message":
                         self.notify_message(job[1], job[2], job[3])
+                    elif job[0] == "register":
+                        self.forward_registration(job[1])
                     elif job[0] == "deleted":
                         self.send_removal(job[1], job[2])
                     else:
@@ -237,10 +247,14 @@ class PushNotifier:
         """Until every job noted so far is done (tests, shutdown)."""
         self._jobs.join()
 
-    def devices_of(self, user_ids: list[int]) -> dict[int, dict[str, list[str]]]:
-        devices: dict[int, dict[str, list[str]]] = {}
+    def devices_of(self, user_ids: list[int]) -> dict[int, dict[str, list[Any]]]:
+        """Each person's devices: legacy FCM and APNs tokens, and devices registered for end-to-end
+        encrypted notifications ("e2ee"). Zulip notifies both kinds, each in its own protocol."""
+        devices: dict[int, dict[str, list[Any]]] = {}
         for row in PushDeviceToken.select().where(PushDeviceToken.user_profile.in_(user_ids)).order_by(PushDeviceToken.id):
-            devices.setdefault(row.user_profile_id, {"fcm": [], "apns": []})[row.kind].append(row.token)
+            devices.setdefault(row.user_profile_id, {"fcm": [], "apns": [], "e2ee": []})[row.kind].append(row.token)
+        for user_id, registered in push_devices.registered_devices(user_ids).items():
+            devices.setdefault(user_id, {"fcm": [], "apns": [], "e2ee": []})["e2ee"] = registered
         return devices
 
     def notify_message(self, event_message: Mapping[str, Any], event_flags: Mapping[Any, list[str]],
@@ -289,12 +303,9 @@ class PushNotifier:
             self.send_message_notification(service, user, realm, data, trigger, user_flags, devices[user_id])
 
     def send_message_notification(self, service: PushService, user: UserProfile, realm: Realm, data: PushMessage,
-                                  trigger: str, flags: list[str], devices: dict[str, list[str]]) -> None:
+                                  trigger: str, flags: list[str], devices: dict[str, list[Any]]) -> None:
         recipient = recipient_of(user, realm, service)
         group = mentioned_group(user, data.rendered_content, flags) if trigger == "mention" else None
-        body = push_service.notify_body(recipient, push_service.gcm_message_payload(recipient, data, group),
-                                        push_service.apns_message_payload(recipient, data, trigger, group),
-                                        devices["fcm"], devices["apns"])
         with write_transaction():
             row = UserMessage.get_or_none((UserMessage.user_profile == user.id) & (UserMessage.message == data.id))
             # Read meanwhile, or notified already: nothing to send (Zulip's check).
@@ -302,7 +313,13 @@ class PushNotifier:
                 return
             UserMessage.update(flags=UserMessage.flags.bin_or(ACTIVE_PUSH)).where(
                 (UserMessage.user_profile == user.id) & (UserMessage.message == data.id)).execute()
-        self.notify(service, user.id, body)
+        if devices["fcm"] or devices["apns"]:
+            body = push_service.notify_body(recipient, push_service.gcm_message_payload(recipient, data, group),
+                                            push_service.apns_message_payload(recipient, data, trigger, group),
+                                            devices["fcm"], devices["apns"])
+            self.notify(service, user.id, body)
+        if devices["e2ee"]:
+            self.notify_e2ee(service, user, devices["e2ee"], push_e2ee.message_payload(recipient, data, group))
 
     def notify_removal(self, user_id: int, message_ids: list[int]) -> None:
         """A "remove" for those of these messages that were notified, now read or deleted."""
@@ -325,7 +342,7 @@ class PushNotifier:
         if notified:
             self.send_removal(user_id, notified, devices)
 
-    def send_removal(self, user_id: int, notified: list[int], devices: dict[str, list[str]] | None = None) -> None:
+    def send_removal(self, user_id: int, notified: list[int], devices: dict[str, list[Any]] | None = None) -> None:
         """One "remove" for these notified messages to the person's devices."""
         service = self.service()
         devices = devices or self.devices_of([user_id]).get(user_id)
@@ -336,28 +353,39 @@ class PushNotifier:
         # One notification, with the newest ids only when there are many (Zulip's: APNs allows 4 KB;
         # older notifications were most likely dismissed on the phone already).
         newest = notified[-MAX_REMOVE_IDS:]
-        body = push_service.notify_body(recipient, push_service.gcm_remove_payload(recipient, newest),
-                                        push_service.apns_remove_payload(recipient, newest),
-                                        devices["fcm"], devices["apns"])
-        self.notify(service, user_id, body)
+        if devices["fcm"] or devices["apns"]:
+            body = push_service.notify_body(recipient, push_service.gcm_remove_payload(recipient, newest),
+                                            push_service.apns_remove_payload(recipient, newest),
+                                            devices["fcm"], devices["apns"])
+            self.notify(service, user_id, body)
+        if devices["e2ee"]:
+            self.notify_e2ee(service, user, devices["e2ee"], push_e2ee.remove_payload(recipient, newest))
+
+    def retrying(self, what: str, call: Callable[[], Any]) -> Any:
+        """call(), again (PUSH_NOTIFICATION_ATTEMPTS times, PUSH_NOTIFICATION_RETRY_SECONDS apart)
+        while it fails in a way that may pass later; None when it never succeeds or is refused
+        (logged, with `what` it was)."""
+        attempts = max(1, int(self.config.get("PUSH_NOTIFICATION_ATTEMPTS", 3)))
+        for attempt in range(1, attempts + 1):
+            try:
+                return call()
+            except PushServiceRetryLaterError as error:
+                if attempt == attempts or self._closed:
+                    log.warning("%s not delivered after %s attempts: %s", what, attempt, error.detail)
+                    return None
+                time.sleep(float(self.config.get("PUSH_NOTIFICATION_RETRY_SECONDS", 10)))
+            except PushServiceRefusedError as error:
+                log.warning("%s refused by the service: %s", what, error.msg)
+                return None
+        return None
 
     def notify(self, service: PushService, user_id: int, body: dict[str, Any]) -> None:
         """push/notify, retried when it may pass later; tokens the service says it deleted are
         forgotten here too."""
-        attempts = max(1, int(self.config.get("PUSH_NOTIFICATION_ATTEMPTS", 3)))
-        for attempt in range(1, attempts + 1):
-            try:
-                answer = push_service.send(service, "POST", "push/notify", body, json_body=True, user_agent=USER_AGENT)
-                break
-            except PushServiceRetryLaterError as error:
-                if attempt == attempts or self._closed:
-                    log.warning("push notification to user %s not delivered after %s attempts: %s",
-                                user_id, attempt, error.detail)
-                    return
-                time.sleep(float(self.config.get("PUSH_NOTIFICATION_RETRY_SECONDS", 10)))
-            except PushServiceRefusedError as error:
-                log.warning("push notification to user %s refused by the service: %s", user_id, error.msg)
-                return
+        answer = self.retrying(f"push notification to user {user_id}", lambda: push_service.send(
+            service, "POST", "push/notify", body, json_body=True, user_agent=USER_AGENT))
+        if answer is None:
+            return
         deleted = answer.get("deleted_devices") or {}
         stale = [("fcm", t) for t in deleted.get("android_devices") or []] \
             + [("apns", t) for t in deleted.get("apple_devices") or []]
@@ -367,6 +395,20 @@ class PushNotifier:
                     PushDeviceToken.delete().where((PushDeviceToken.user_profile == user_id)
                                                    & (PushDeviceToken.kind == kind)
                                                    & (PushDeviceToken.token == token)).execute()
+
+    def notify_e2ee(self, service: PushService, user: UserProfile, devices: list[push_e2ee.E2EEDevice],
+                    payload: dict[str, Any]) -> None:
+        """push/e2ee/notify of one payload to the person's registered devices, retried as
+        push/notify is."""
+        self.retrying(f"end-to-end encrypted push notification to user {user.id}",
+                      lambda: push_devices.send_e2ee_notification(service, user, devices, payload, USER_AGENT))
+
+    def forward_registration(self, job: dict[str, Any]) -> None:
+        """A device's token registration, to the service (push_devices.forward_registration)."""
+        service = self.service()
+        if service is not None:
+            self.retrying(f"push registration of device {job['device_id']}",
+                          lambda: push_devices.forward_registration(service, job, USER_AGENT))
 
     def close(self) -> None:
         """Stop the worker; jobs not started are dropped."""

@@ -217,20 +217,19 @@ def test_test_notification(org, push_configured):
     err(hamlet.post("mobile_push/test_notification", token="nope"), 400, "INVALID_PUSH_DEVICE_TOKEN")
 
 
-def test_e2ee_registration_answers_not_configured(org, push_configured):
-    """Is the end-to-end encrypted registration (both its forms) checked and then answered as by a
-    Zulip server without that capability, PUSH_SERVICE_NOT_CONFIGURED, with nothing sent?"""
+def test_e2ee_registration_without_the_service(org, push_service):
+    """On a server not registered with the service, are the end-to-end encrypted registration
+    and test notification PUSH_SERVICE_NOT_CONFIGURED, as on Zulip, with nothing kept?"""
     hamlet = org.client(org.hamlet)
     device_id = ok(hamlet.post("register_client_device"))["device_id"]
-    err(hamlet.post("mobile_push/register", device_id=device_id, push_key_id=1, push_key="a2V5",
-                    token_kind="fcm", token_id="t1", bouncer_public_key="a2V5", encrypted_push_registration="ZW5j"),
-        400, "PUSH_SERVICE_NOT_CONFIGURED")
-    err(hamlet.post("mobile_push/register", push_account_id=5, token_kind="fcm", push_public_key="a2V5",
-                    bouncer_public_key="a2V5", encrypted_push_registration="ZW5j"), 400, "PUSH_SERVICE_NOT_CONFIGURED")
-    err(hamlet.post("mobile_push/register", device_id=device_id, push_key="not base64!"), 400, "BAD_REQUEST")
+    key = "MTaUDJDMWypQ1WufZ1NRTHSSvgYtXh1qVNSjN3aBiEFt"
+    err(hamlet.post("mobile_push/register", device_id=device_id, push_key_id=1, push_key=key, token_kind="fcm",
+                    token_id="+wKIhyAx/Eg=", bouncer_public_key="a2V5", encrypted_push_registration="ZW5j"),
+        400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.")
     err(hamlet.post("mobile_push/register", token_kind="fcm"), 400, "REQUEST_VARIABLE_MISSING")
     err(hamlet.post("mobile_push/e2ee/test_notification"), 400, "PUSH_SERVICE_NOT_CONFIGURED")
-    assert push_configured.calls == []
+    assert register(hamlet, fetch_event_types=["device"])["devices"][str(device_id)]["push_key_id"] is None
+    assert push_service.calls == []
 
 
 # ---- notifications ----

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ("chat_appliance.migrations.0", "chat_appliance.markdown.engine", "chat_appliance.markdown.emoji",
          "chat_appliance.markdown.previews", "markdown.core",
-         "chat_appliance.ops.transfer.exporter", "pygments", "nh3", "zulip_emoji_mapping")
+         "chat_appliance.ops.transfer.exporter", "pygments", "nh3", "zulip_emoji_mapping", "nacl")
 
 OPEN_APP = textwrap.dedent("""
     import sys

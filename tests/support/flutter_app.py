@@ -3,8 +3,14 @@ of the keys and types its decoders require, from tests/support/data/flutter_keys
 scripts/flutter_keys.py from the app's generated decoders)."""
 
 import base64
+import hashlib
 import json
+import secrets
+import time
 from pathlib import Path
+
+from nacl.public import PublicKey, SealedBox
+from nacl.secret import SecretBox
 
 KEYS = json.loads((Path(__file__).parent / "data" / "flutter_keys.json").read_text(encoding="utf-8"))
 CLASSES = KEYS["classes"]
@@ -229,6 +235,22 @@ class AppClient:
                           encrypted_push_registration=Raw(encrypted_push_registration))
         return self.request("POST", "mobile_push/register", params)
 
+    def register_e2ee_push(self, device_id, token, bouncer_public_key, *, token_kind="fcm", ios_app_id=None,
+                           push_key=None, push_key_id=None, timestamp=None, send_key=True, send_token=True):
+        """What lib/model/push_device.dart's _registerToken sends: a push key (a fresh one unless
+        given) and the token sealed to the service's public key; either may be left out, as the app
+        leaves out what the server already has. Returns (response, push key bytes, push key id)."""
+        push_key = push_key or generate_push_key()
+        push_key_id = generate_push_key_id() if push_key_id is None else push_key_id
+        key_args, token_args = {}, {}
+        if send_key:
+            key_args = {"push_key_id": push_key_id, "push_key": base64.b64encode(push_key).decode()}
+        if send_token:
+            sealed = encrypt_push_registration(bouncer_public_key, token_kind, token, timestamp, ios_app_id)
+            token_args = {"token_kind": token_kind, "token_id": compute_token_id(token),
+                          "bouncer_public_key": bouncer_public_key, "encrypted_push_registration": sealed}
+        return self.register_push_device(device_id, **key_args, **token_args), push_key, push_key_id
+
     def add_fcm_token(self, token):
         return self.request("POST", "users/me/android_gcm_reg_id", {"token": Raw(token)})
 
@@ -378,3 +400,92 @@ def problems_of(obj, cls, path):
 def check_message(message, path):
     cls = "StreamMessage" if message["type"] == "stream" else "DmMessage"
     return problems_of(message, cls, path)
+
+
+# ---- End-to-end encrypted notifications: lib/model/push_key.dart, lib/model/push_device.dart,
+# lib/notifications/receive.dart and lib/api/notifications.dart, with PyNaCl for the app's libsodium.
+
+# The tag byte of a secretbox push key (PushKeyStore.pushKeyTagSecretbox).
+PUSH_KEY_TAG_SECRETBOX = 0x31
+
+
+def generate_push_key():
+    """PushKeyStore.generatePushKey: the tag byte, then 32 random bytes."""
+    return bytes([PUSH_KEY_TAG_SECRETBOX]) + secrets.token_bytes(32)
+
+
+def generate_push_key_id():
+    """PushKeyStore.generatePushKeyId: a random unsigned 32-bit integer."""
+    return secrets.randbelow(1 << 32)
+
+
+def compute_token_id(token):
+    """NotificationService.computeTokenId: base64 of the first 8 bytes of the token's SHA-256."""
+    return base64.b64encode(hashlib.sha256(token.encode()).digest()[:8]).decode()
+
+
+def encrypt_push_registration(bouncer_public_key, token_kind, token, timestamp=None, ios_app_id=None):
+    """The PushRegistration JSON (token_kind, token, timestamp; ios_app_id on iOS only), sealed
+    with crypto_box_seal to the service's public key (PushDeviceManager._encryptToBouncer), base64."""
+    registration = {"token_kind": token_kind, "token": token,
+                    "timestamp": int(time.time()) if timestamp is None else timestamp}
+    if ios_app_id is not None:
+        registration["ios_app_id"] = ios_app_id
+    sealed = SealedBox(PublicKey(base64.b64decode(bouncer_public_key))).encrypt(dart_json(registration).encode())
+    return base64.b64encode(bytes(sealed)).decode()
+
+
+def decrypt_notification(push_key, encrypted_data):
+    """PushKeyStore.decryptNotification: the 24-byte nonce first, then the secretbox ciphertext,
+    opened with the key after its tag byte; the JSON plaintext decoded."""
+    assert push_key[0] == PUSH_KEY_TAG_SECRETBOX and len(push_key) == 33
+    cryptotext = base64.b64decode(encrypted_data)
+    plaintext = SecretBox(push_key[1:]).decrypt(cryptotext[24:], cryptotext[:24])
+    return json.loads(plaintext)
+
+
+def encrypted_fcm_message(data):
+    """EncryptedFcmMessage.fromJson: push_key_id an integer in a string (FCM data are strings),
+    encrypted_data base64. (push_key_id, encrypted_data)."""
+    assert isinstance(data["push_key_id"], str) and isinstance(data["encrypted_data"], str), data
+    return int(data["push_key_id"], 10), data["encrypted_data"]
+
+
+def notif_payload_problems(payload):
+    """What NotifPayload.fromJson would fail on in a decrypted payload (its `message` and `remove`
+    types; other types it ignores, as UnexpectedNotifPayload)."""
+    problems = []
+
+    def need(key, check, what, nullable=False):
+        value = payload.get(key)
+        if value is None and nullable:
+            return
+        if not check(value):
+            problems.append(f"{key}: {value!r} is not {what}")
+
+    def is_int(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def is_str(value):
+        return isinstance(value, str)
+
+    def int_list(value):
+        return isinstance(value, list) and all(is_int(item) for item in value)
+
+    need("realm_url", is_str, "a URL")
+    need("realm_name", is_str, "a string", nullable=True)
+    need("user_id", is_int, "an int")
+    if payload.get("type") == "message":
+        for key in ("sender_id", "message_id", "time"):
+            need(key, is_int, "an int")
+        for key in ("sender_avatar_url", "sender_full_name", "content"):
+            need(key, is_str, "a string")
+        if "channel_id" in payload:
+            need("channel_id", is_int, "an int")
+            need("channel_name", is_str, "a string", nullable=True)
+            need("topic", is_str, "a string")
+        else:
+            need("recipient_user_ids", int_list, "a list of ints")
+    elif payload.get("type") == "remove":
+        need("message_ids", int_list, "a list of ints")
+    return problems

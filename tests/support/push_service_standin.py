@@ -13,6 +13,15 @@ Like the real service, push/notify is refused until the server has uploaded its 
 role counts (server/analytics: "Missing data"), and for an organization of more than 10 people
 (the free limit without a plan).
 
+End-to-end encrypted push (Zulip 11/12, zilencer's push/e2ee/register and push/e2ee/notify): the
+stand-in has its own key pair, `bouncer_public_key` (the real service's public key is built into
+the app; its private key is the service's). A registration is opened with the private key and
+checked as zilencer checks it (the public key named, the sealed JSON with token, token_kind,
+timestamp and, for APNs only, ios_app_id; the token id matching the token; not older than a day),
+and kept in `e2ee_devices`. A notify request is checked field by field; what the service would
+hand to FCM (data: push_key_id as a string, encrypted_data) or APNs (the payload) is kept in
+`e2ee_delivered`; token ids it does not know come back in delete_token_ids.
+
 Everything accepted is kept: `servers`, `devices`, `calls` (endpoint, fields), `notifications`,
 `analytics` (uploads). `fail_next` makes the next N authenticated calls answer 500.
 """
@@ -20,13 +29,18 @@ Everything accepted is kept: `servers`, `devices`, `calls` (endpoint, fields), `
 from __future__ import annotations
 
 import base64
+import binascii
+import hashlib
 import hmac
 import json
 import re
 import threading
+import time
 import uuid
 
 from flask import Flask, jsonify, request
+from nacl.exceptions import CryptoError
+from nacl.public import PrivateKey, SealedBox
 from werkzeug.serving import make_server
 
 APNS, FCM = 1, 2
@@ -41,6 +55,9 @@ MAX_USERS_WITHOUT_PLAN = 10
 REALM_KEYS = {"id": int, "host": str, "url": str, "date_created": (int, float), "deactivated": bool,
               "uuid": str, "uuid_owner_secret": str}
 REALM_OPTIONAL = {"name": str, "org_type": int, "is_system_bot_realm": bool, "authentication_methods": dict}
+# zilencer refuses a sealed registration older than this (PUSH_REGISTRATION_LIVENESS_TIMEOUT).
+REGISTRATION_LIVENESS_SECONDS = 24 * 60 * 60
+APNS_APP_ID = re.compile(r"^[A-Za-z0-9.-]+$")
 
 
 class ServiceError(Exception):
@@ -109,6 +126,43 @@ def payload_problems(body):
     return problems
 
 
+def e2ee_request_problems(where, push_request, problems):
+    """What is wrong with one entry of push/e2ee/notify's push_requests (zilencer's
+    FCMPushRequest or APNsPushRequest, nothing more)."""
+    if not isinstance(push_request, dict):
+        problems.append(f"{where} is not an object")
+        return
+    payload = push_request.get("payload")
+    if "fcm_priority" in push_request:
+        expected = {"token_id", "fcm_priority", "payload"}
+        if push_request["fcm_priority"] not in ("high", "normal"):
+            problems.append(f"{where}.fcm_priority {push_request['fcm_priority']!r}")
+        payload_keys = {"push_key_id", "encrypted_data"}
+    else:
+        expected = {"token_id", "http_headers", "payload"}
+        headers = push_request.get("http_headers")
+        if headers not in ({"apns_priority": 10, "apns_push_type": "alert"},
+                           {"apns_priority": 5, "apns_push_type": "background"},
+                           {"apns_priority": 1, "apns_push_type": "background"}):
+            problems.append(f"{where}.http_headers {headers!r}")
+        payload_keys = {"push_key_id", "encrypted_data", "aps"}
+    if set(push_request) != expected:
+        problems.append(f"{where} has keys {sorted(push_request)}, not {sorted(expected)}")
+    if not isinstance(push_request.get("token_id"), str):
+        problems.append(f"{where}.token_id is not a string")
+    if not isinstance(payload, dict) or set(payload) != payload_keys:
+        problems.append(f"{where}.payload must have exactly {sorted(payload_keys)}")
+        return
+    key_id = payload["push_key_id"]
+    if not isinstance(key_id, int) or isinstance(key_id, bool) or not 0 <= key_id < 2**32:
+        problems.append(f"{where}.payload.push_key_id is not an unsigned 32-bit integer")
+    try:
+        if len(base64.b64decode(payload["encrypted_data"], validate=True)) < 24 + 16:
+            problems.append(f"{where}.payload.encrypted_data is shorter than a nonce and a MAC")
+    except (binascii.Error, ValueError, TypeError):
+        problems.append(f"{where}.payload.encrypted_data is not base64")
+
+
 class PushServiceStandIn:
     """Start with .start(), stop with .stop(); `url` is where it listens."""
 
@@ -122,6 +176,11 @@ class PushServiceStandIn:
         self.humans = {}  # (org id, realm uuid) -> people counted from the last role-count row
         self.problems = []  # why requests were refused
         self.fail_next = 0
+        self.bouncer_key = PrivateKey.generate()
+        self.bouncer_public_key = base64.b64encode(bytes(self.bouncer_key.public_key)).decode()
+        self.e2ee_devices = {}  # (org id, realm uuid, token id) -> {"token", "token_kind", "ios_app_id"}
+        # {"token", "token_kind", "fcm_data" | "apns_payload", "fcm_priority" | "http_headers"}
+        self.e2ee_delivered = []
         self.lock = threading.Lock()
         self.app = self.build()
         self.httpd = None
@@ -143,6 +202,33 @@ class PushServiceStandIn:
         key = key or "k" * 64
         self.servers[org_id] = {"key": key, "hostname": hostname, "contact_email": "admin@zulip.example"}
         return org_id, key
+
+    def open_registration(self, sealed, token_id):
+        """The app's PushRegistration, opened and checked as zilencer checks it."""
+        invalid = ServiceError("Invalid encrypted_push_registration")
+        try:
+            registration = json.loads(SealedBox(self.bouncer_key).decrypt(base64.b64decode(sealed, validate=True)))
+        except (binascii.Error, ValueError, CryptoError):
+            raise invalid from None
+        if not isinstance(registration, dict) or set(registration) - {"token", "token_kind", "timestamp", "ios_app_id"}:
+            raise invalid
+        token, kind, app_id = registration.get("token"), registration.get("token_kind"), registration.get("ios_app_id")
+        if not isinstance(token, str) or not token or len(token) > 4096 or kind not in ("fcm", "apns"):
+            raise invalid
+        if not isinstance(registration.get("timestamp"), int):
+            raise invalid
+        if kind == "apns":
+            if not isinstance(app_id, str) or not APNS_APP_ID.match(app_id):
+                raise invalid
+            try:
+                bytes.fromhex(token)
+            except ValueError:
+                raise invalid from None
+        elif app_id is not None:
+            raise invalid
+        if base64.b64encode(hashlib.sha256(token.encode()).digest()[:8]).decode() != token_id:
+            raise invalid
+        return registration
 
     def calls_to(self, endpoint):
         return [fields for name, fields in self.calls if name == endpoint]
@@ -405,6 +491,66 @@ class PushServiceStandIn:
                        "apple_devices": sorted(set(body.get("apple_devices") or []) - set(apple))}
             return jsonify(result="success", msg="", total_android_devices=len(android),
                            total_apple_devices=len(apple), deleted_devices=deleted, realm=None)
+
+        def known_realm(org_id, realm_uuid):
+            if (org_id, realm_uuid) not in self.humans:
+                raise ServiceError("Organization not registered", "MISSING_REMOTE_REALM", 403)
+
+        @app.post("/api/v1/remotes/push/e2ee/register")
+        @authenticated
+        def push_e2ee_register(org_id):
+            realm_uuid = self.form_str("realm_uuid", True)
+            token_id = self.form_str("token_id", True)
+            sealed = self.form_str("encrypted_push_registration", True)
+            public_key = self.form_str("bouncer_public_key", True)
+            known_realm(org_id, realm_uuid)
+            if public_key != self.bouncer_public_key:
+                raise ServiceError("Invalid bouncer_public_key", "INVALID_BOUNCER_PUBLIC_KEY")
+            registration = self.open_registration(sealed, token_id)
+            if registration["timestamp"] < time.time() - REGISTRATION_LIVENESS_SECONDS:
+                raise ServiceError("Request expired", "REQUEST_EXPIRED")
+            with self.lock:
+                self.e2ee_devices[(org_id, realm_uuid, token_id)] = {
+                    key: registration.get(key) for key in ("token", "token_kind", "ios_app_id")}
+                self.calls.append(("push/e2ee/register", request.form.to_dict()))
+            return jsonify(result="success", msg="")
+
+        @app.post("/api/v1/remotes/push/e2ee/notify")
+        @authenticated
+        def push_e2ee_notify(org_id):
+            body = json_body({"realm_uuid": str, "push_requests": list}, ("realm_uuid", "push_requests"))
+            known_realm(org_id, body["realm_uuid"])
+            problems = []
+            for index, push_request in enumerate(body["push_requests"]):
+                e2ee_request_problems(f"push_requests[{index}]", push_request, problems)
+            if problems:
+                raise ServiceError("; ".join(problems))
+            delivered, gone = [], []
+            with self.lock:
+                for push_request in body["push_requests"]:
+                    device = self.e2ee_devices.get((org_id, body["realm_uuid"], push_request["token_id"]))
+                    if device is None:
+                        gone.append(push_request["token_id"])
+                    elif device["token_kind"] == "fcm" and "fcm_priority" in push_request:
+                        # zilencer hands FCM only strings.
+                        payload = push_request["payload"]
+                        delivered.append({"token": device["token"], "token_kind": "fcm",
+                                          "fcm_priority": push_request["fcm_priority"],
+                                          "fcm_data": {"push_key_id": str(payload["push_key_id"]),
+                                                       "encrypted_data": payload["encrypted_data"]}})
+                    elif device["token_kind"] == "apns" and "http_headers" in push_request:
+                        delivered.append({"token": device["token"], "token_kind": "apns",
+                                          "http_headers": push_request["http_headers"],
+                                          "apns_payload": push_request["payload"]})
+                    else:
+                        raise ServiceError(f"push request for a {device['token_kind']} token in the other shape")
+                self.e2ee_delivered.extend(delivered)
+                self.calls.append(("push/e2ee/notify", body))
+            return jsonify(result="success", msg="",
+                           android_successfully_sent_count=sum(d["token_kind"] == "fcm" for d in delivered),
+                           apple_successfully_sent_count=sum(d["token_kind"] == "apns" for d in delivered),
+                           delete_token_ids=gone,
+                           realm_push_status={"can_push": True, "expected_end_timestamp": None})
 
         @app.post("/api/v1/remotes/push/test_notification")
         @authenticated
