@@ -163,16 +163,21 @@ def test_the_checked_address_is_the_one_connected_to(org, app, internal, monkeyp
 
 
 def test_no_module_fetches_urls_but_safe_fetch():
-    """Do the server's modules reach the network only through lib/safe_fetch (no urllib.request,
-    http.client or requests anywhere else), so that every future fetch gets the guard?"""
+    """Do the server's modules reach the network only through clients/safe_fetch (no urllib.request,
+    http.client or requests anywhere else), so that every future fetch of a URL a user gave gets
+    the guard? The one exception is the ACME client: it talks only to the operator's own
+    ACME_DIRECTORY, through the acme library, which is built on requests."""
     import pathlib
 
     import chat_appliance
 
     root = pathlib.Path(chat_appliance.__file__).parent
+    operator_only = {pathlib.Path("server/acme_client.py")}
     offenders = []
     for path in root.rglob("*.py"):
         if path.name == "safe_fetch.py" or "testing" in path.parts:  # testing/: the test fixtures' own probes
+            continue
+        if path.relative_to(root) in operator_only:
             continue
         text = path.read_text()
         for needle in ("urllib.request", "http.client", "import requests", "urlopen(", "import httpx"):
