@@ -3,10 +3,7 @@ mrkdwn, converted to Zulip Markdown. Lets scripts written for Slack post here un
 
 import re
 
-from chat_appliance.integrations.base import UnsupportedEvent
-
-NAME = "slack_incoming"
-DEFAULT_TOPIC = "(no topic)"
+from chat_appliance.integrations.base import AnomalousPayload, Integration, WebhookRequest, always
 
 LINK_RE = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]+))?>")
 MENTION_RE = re.compile(r"<[@#!]([^|>]+)(?:\|([^>]+))?>")
@@ -51,10 +48,11 @@ def attachment_text(attachment):
     return "\n".join(lines)
 
 
-def format_message(payload, headers):
+def format_message(request: WebhookRequest) -> tuple[str, str]:
     """Topic from the payload's channel name, if any; content from text, blocks and attachments."""
+    payload = request.payload
     if not isinstance(payload, dict):
-        raise UnsupportedEvent(NAME, "non-object")
+        raise AnomalousPayload()
     pieces = []
     if payload.get("text"):
         pieces.append(convert_mrkdwn(str(payload["text"])))
@@ -71,7 +69,16 @@ def format_message(payload, headers):
             if text:
                 pieces.append(text)
     if not pieces:
-        raise UnsupportedEvent(NAME, "empty message")
+        raise AnomalousPayload()
     channel = payload.get("channel")
-    topic = channel.lstrip("#") if isinstance(channel, str) and channel.strip("#") else None
+    topic = channel.lstrip("#") if isinstance(channel, str) and channel.strip("#") else ""
     return topic, "\n\n".join(pieces)
+
+
+INTEGRATION = Integration(
+    name="slack_incoming",
+    display_name="SlackIncoming",
+    description="Messages in the format of Slack's incoming webhooks (text, blocks, attachments).",
+    find_event=always("message"),
+    formatters={"message": format_message},
+)

@@ -15,7 +15,7 @@ from chat_appliance.models.realm import EDIT_HISTORY_POLICIES, Realm, instance_r
 
 if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY: tests/test_lazy_imports.py)
     from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR, ROLE_OWNER,
-                                             ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_OUTGOING_WEBHOOK,
+                                             ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK,
                                              EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
                                              EMAIL_VISIBLE_MODERATORS, GroupGroupMembership, UserGroup,
                                              UserGroupMembership, UserProfile)
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # for mypy: what __getattr__ returns (the same names as _LAZY
 # imports (the order in which models/everything.py loads them).
 _LAZY = {
     "users": ("ROLE_ADMINISTRATOR", "ROLE_GUEST", "ROLE_MEMBER", "ROLE_MODERATOR", "ROLE_OWNER", "ROLES",
-              "BOT_EMBEDDED", "BOT_GENERIC", "BOT_OUTGOING_WEBHOOK", "EMAIL_VISIBLE_ADMINS", "EMAIL_VISIBLE_EVERYONE",
+              "BOT_EMBEDDED", "BOT_GENERIC", "BOT_INCOMING_WEBHOOK", "BOT_OUTGOING_WEBHOOK", "EMAIL_VISIBLE_ADMINS", "EMAIL_VISIBLE_EVERYONE",
               "EMAIL_VISIBLE_MEMBERS", "EMAIL_VISIBLE_MODERATORS", "GroupGroupMembership", "UserGroup",
               "UserGroupMembership", "UserProfile"),
     "channels": ("RECIPIENT_DIRECT_MESSAGE_GROUP", "RECIPIENT_STREAM", "DirectMessageGroup", "DirectMessageGroupMember",
