@@ -4,6 +4,7 @@
 An integration's test file is a table of cases: (fixture, headers, expected topic, expected
 content), checked by check_case; `query` adds URL parameters (topic=, branches=, ...)."""
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,8 @@ from chat_appliance.models import Message, database
 from .helpers import ok
 
 FIXTURES = Path(__file__).parent / "data" / "webhooks"
+# Bots' short names must differ within an organization.
+_bot_numbers = itertools.count(1)
 
 
 @dataclass
@@ -30,8 +33,10 @@ class Case:
 
 
 def incoming_bot(org):
-    """An incoming webhook bot of Hamlet's: (its user id, its API key)."""
-    created = ok(org.client(org.hamlet).post("bots", full_name="Alerts Bot", short_name="alerts", bot_type=2))
+    """A new incoming webhook bot of Hamlet's: (its user id, its API key)."""
+    number = next(_bot_numbers)
+    created = ok(org.client(org.hamlet).post("bots", full_name=f"Alerts Bot {number}", short_name=f"alerts{number}",
+                                             bot_type=2))
     return created["user_id"], created["api_key"]
 
 

@@ -94,9 +94,10 @@ def webhook_user():
 
 
 def format_event(integration: Integration, hook: WebhookRequest):
-    """(event, topic, content) for this request, or None when it posts nothing. The
-    integration's own errors carry its display name; a payload it cannot read is an
-    AnomalousPayload."""
+    """(event, [(topic, content), ...]) for this request, or None when it posts nothing (a
+    formatter returns one pair, or a list of them when one request tells several things, as a
+    Bitbucket push to several branches does). The integration's own errors carry its display
+    name; a payload it cannot read is an AnomalousPayload."""
     try:
         event = integration.event_of(hook)
         if event is None:
@@ -111,9 +112,9 @@ def format_event(integration: Integration, hook: WebhookRequest):
         raise
     except PAYLOAD_SHAPE_ERRORS:
         raise AnomalousPayload(integration.display_name) from None
-    if formatted is None:
+    if not formatted:
         return None
-    return (event, *formatted)
+    return event, formatted if isinstance(formatted, list) else [formatted]
 
 
 @bp.post("/external/<integration>")
@@ -144,14 +145,15 @@ def incoming_webhook(integration):
         raise JsonableError(error.message(), code="ANOMALOUS_WEBHOOK_PAYLOAD", webhook_name=error.integration) from None
     if formatted is None:
         return json_success()
-    event, topic, content = formatted
+    event, messages = formatted
     if not wanted(event, only_events, exclude_events):
         return json_success()
-    if user_topic is not None:
-        topic = user_topic
     configured = limits()
-    if len(topic) > configured.max_topic_length:  # Zulip's truncate_topic
-        topic = topic[: configured.max_topic_length - 3] + "..."
-    do_send_webhook_message(user, stream=stream, topic=topic, content=content,
-                            client_name=f"Zulip{found.display_name.replace(' ', '')}Webhook", limits=configured)
+    for topic, content in messages:
+        if user_topic is not None:
+            topic = user_topic
+        if len(topic) > configured.max_topic_length:  # Zulip's truncate_topic
+            topic = topic[: configured.max_topic_length - 3] + "..."
+        do_send_webhook_message(user, stream=stream, topic=topic, content=content,
+                                client_name=f"Zulip{found.display_name.replace(' ', '')}Webhook", limits=configured)
     return json_success()

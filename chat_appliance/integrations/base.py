@@ -4,7 +4,7 @@
 An integration is one module of this package that defines INTEGRATION. It says how the event
 type is found (a header, a payload field, or a function), has one formatter per event type it
 posts, and lists the events it knowingly ignores. A formatter takes the WebhookRequest and returns
-(topic, content in Zulip Markdown), or None to post nothing. The HTTP side (api/webhooks.py) does
+(topic, content in Zulip Markdown), a list of such pairs, or None to post nothing. The HTTP side (api/webhooks.py) does
 the rest in one place for all: authentication, the body, the topic= override, only_events= and
 exclude_events=, the unsupported-event answer and the send.
 """
