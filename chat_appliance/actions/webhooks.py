@@ -79,6 +79,8 @@ def do_send_webhook_message(bot: UserProfile, *, stream: Any, topic: str, conten
     owner, as Zulip does (an account that is not a bot gets it itself). A channel name that does
     not exist sends nothing and tells the bot's owner, and the service gets success, as in Zulip
     (an id that does not exist is still an error). Returns the message id, or None."""
+    # Zulip's normalize_body: templates that start or end with newlines read the same.
+    content = content.rstrip().lstrip("\n")
     if len(content) > limits.max_message_length:
         content = content[: limits.max_message_length - len(TRUNCATED_SUFFIX)] + TRUNCATED_SUFFIX
     if stream is None:
