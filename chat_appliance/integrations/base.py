@@ -12,6 +12,7 @@ exclude_events=, the unsupported-event answer and the send.
 from __future__ import annotations
 
 import fnmatch
+from datetime import datetime
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,3 +143,9 @@ def matches_any(event: str, patterns: list[str]) -> bool:
 def link(text: str, url: str | None) -> str:
     """A Markdown link, or the bare text when there is no URL."""
     return f"[{text}]({url})" if url else text
+
+
+def global_time(value: str) -> str:
+    """Zulip's global time, <time:ISO 8601>, which each reader sees in their own time zone. The
+    offset the service gave is kept, as Zulip keeps it."""
+    return f"<time:{datetime.fromisoformat(value).isoformat(timespec='seconds')}>"

@@ -8,19 +8,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from urllib.parse import urljoin
 
-from chat_appliance.integrations.base import Integration, UnsupportedEvent, WebhookRequest
+from chat_appliance.integrations.base import Integration, UnsupportedEvent, WebhookRequest, global_time
 
 # Sentry's platform -> the code block's language.
 SYNTAX_HIGHLIGHT_AS = {"go": "go", "java": "java", "javascript": "javascript", "node": "javascript",
                        "python": "python3", "ruby": "ruby"}
 
-
-def global_time(value: str) -> str:
-    """A <time:...> that every reader sees in their own time zone."""
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
-    return f"<time:{moment.isoformat(timespec='seconds')}>"
 
 
 def traceback_lines(lines: list[str] | None) -> str:
