@@ -102,7 +102,7 @@ def format_event(integration: Integration, hook: WebhookRequest):
         event = integration.event_of(hook)
         if event is None:
             return None
-        formatter = integration.formatters.get(event)
+        formatter = integration.formatter_for(event)
         if formatter is None:
             raise UnsupportedEvent(event)
         hook.event = event

@@ -86,6 +86,11 @@ class WebhookRequest:
         return branch in {name.strip() for name in allowed.split(",")}
 
 
+# The formatters key of an integration that formats every event name the same way (Opsgenie's
+# actions include custom ones).
+ANY_EVENT = "*"
+
+
 def always(value: str) -> Callable[[WebhookRequest], str]:
     """An event finder for a service with a single kind of event."""
     return lambda request: value
@@ -127,6 +132,10 @@ class Integration:
         if event is None or self.ignores(event):
             return None
         return event
+
+    def formatter_for(self, event: str) -> Callable[[WebhookRequest], Any] | None:
+        """The event's formatter; ANY_EVENT's for a service whose event names are open-ended."""
+        return self.formatters.get(event) or self.formatters.get(ANY_EVENT)
 
     def ignores(self, event: str) -> bool:
         return any(fnmatch.fnmatchcase(event, pattern) for pattern in self.ignored_events)
