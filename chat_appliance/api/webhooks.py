@@ -18,6 +18,7 @@ from chat_appliance.integrations import registry
 from chat_appliance.integrations.base import (
     AnomalousPayload,
     Integration,
+    InvalidPayload,
     MissingEventHeader,
     UnsupportedEvent,
     WebhookRequest,
@@ -107,7 +108,7 @@ def format_event(integration: Integration, hook: WebhookRequest):
             raise UnsupportedEvent(event)
         hook.event = event
         formatted = formatter(hook)
-    except (UnsupportedEvent, AnomalousPayload, MissingEventHeader) as error:
+    except (UnsupportedEvent, AnomalousPayload, MissingEventHeader, InvalidPayload) as error:
         error.integration = integration.display_name
         raise
     except PAYLOAD_SHAPE_ERRORS:
@@ -141,6 +142,8 @@ def incoming_webhook(integration):
         return json_success({"msg": error.message()})
     except MissingEventHeader as error:
         raise JsonableError(error.message(), code="MISSING_HTTP_EVENT_HEADER", header=error.header) from None
+    except InvalidPayload as error:
+        raise JsonableError(error.message()) from None
     except AnomalousPayload as error:
         raise JsonableError(error.message(), code="ANOMALOUS_WEBHOOK_PAYLOAD", webhook_name=error.integration) from None
     if formatted is None:

@@ -44,6 +44,18 @@ class AnomalousPayload(WebhookError):
         return f"Unable to parse request: Did {self.integration} generate this event?"
 
 
+class InvalidPayload(WebhookError):
+    """A payload that lacks what the integration needs, answered with a plain 400 and `text`
+    (Zulip's "Invalid payload" for UptimeRobot)."""
+
+    def __init__(self, text: str = "Invalid payload") -> None:
+        super().__init__()
+        self.text = text
+
+    def message(self) -> str:
+        return self.text
+
+
 class MissingEventHeader(WebhookError):
     """The header that names the event type is absent: usually the URL of another integration."""
 
