@@ -118,6 +118,18 @@ def format_event(integration: Integration, hook: WebhookRequest):
     return event, formatted if isinstance(formatted, list) else [formatted]
 
 
+@bp.route("/external/<integration>", methods=["HEAD"])
+def check_webhook_url(integration):
+    """Some services (Trello) check that the URL answers a HEAD request before they post to it;
+    like Zulip, answer success without credentials for those integrations only."""
+    found = registry().get(integration)
+    if found is None:
+        raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    if not found.answers_head_requests:
+        raise JsonableError("Method Not Allowed", http_status=405)
+    return json_success()
+
+
 @bp.post("/external/<integration>")
 def incoming_webhook(integration):
     """Format the service's request with the integration and send it as the calling bot."""

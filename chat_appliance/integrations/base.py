@@ -118,8 +118,9 @@ class Integration:
     value alone is not it (a payload field, an action); it may raise UnsupportedEvent, or return
     None for an event knowingly ignored. formatters: event type -> formatter. ignored_events:
     events knowingly ignored (shell-style patterns). options: URL parameters this integration
-    reads besides the common ones, with what they do. default_topic: when a formatter returns
-    no topic. unquote_url_parameters: the service double-escapes the URL's stream= and topic=.
+    reads besides the common ones, with what they do. description: one line for
+    docs/integrations.md. unquote_url_parameters: the service double-escapes the URL's stream= and topic=.
+    answers_head_requests: the service checks the URL with a HEAD request before posting.
     """
 
     name: str
@@ -131,6 +132,7 @@ class Integration:
     options: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
     unquote_url_parameters: bool = False
+    answers_head_requests: bool = False
     doc_url: str = ""
 
     def event_of(self, request: WebhookRequest) -> str | None:
