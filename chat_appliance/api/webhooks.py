@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
-from flask import Blueprint, request
+from flask import Blueprint, jsonify, request
 
 from chat_appliance.actions.webhooks import do_send_webhook_message, full_name_for_email, user_for_webhook_key
 from chat_appliance.integrations import registry
@@ -138,11 +138,25 @@ def incoming_webhook(integration):
         raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
     user = webhook_user()
     check_api_request(user)
+    if not found.slack_compatible:
+        return handle_webhook(found, user)
+    # Scripts written for Slack read {"ok": ...}, as Zulip's slack_incoming answers them.
+    try:
+        handle_webhook(found, user)
+    except JsonableError as error:
+        response = jsonify({"ok": False, "error": error.msg})
+        response.status_code = error.http_status
+        return response
+    return json_success({"ok": True})
+
+
+def handle_webhook(found: Integration, user):
+    """Read, format, filter and send; the success answer."""
     payload = webhook_payload()
     only_events, exclude_events = json_list_param("only_events"), json_list_param("exclude_events")
     stream, user_topic = request.args.get("stream"), request.args.get("topic")
     if found.unquote_url_parameters:
-        # Jira double-escapes the URL it was given, so %20 arrives as %2520.
+        # Jira and Bitbucket double-escape the URL they were given, so %20 arrives as %2520.
         stream = unquote(stream) if stream is not None else None
         user_topic = unquote(user_topic) if user_topic is not None else None
     hook = WebhookRequest(payload=payload, headers=request.headers, params=request.args,

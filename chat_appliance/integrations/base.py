@@ -74,7 +74,7 @@ class WebhookRequest:
     way to show an organization member's full name for an email a payload mentions."""
 
     payload: Any
-    headers: Mapping[str, str]
+    headers: Any  # a case-insensitive mapping of the request's headers
     params: Mapping[str, str]
     topic_given: bool = False
     full_name_for_email: Callable[[str], str | None] = lambda email: None
@@ -121,6 +121,8 @@ class Integration:
     reads besides the common ones, with what they do. description: one line for
     docs/integrations.md. unquote_url_parameters: the service double-escapes the URL's stream= and topic=.
     answers_head_requests: the service checks the URL with a HEAD request before posting.
+    slack_compatible: answer as Slack does, {"ok": true} and {"ok": false, "error": ...}, since
+    scripts written for Slack read that.
     """
 
     name: str
@@ -133,6 +135,7 @@ class Integration:
     description: str = ""
     unquote_url_parameters: bool = False
     answers_head_requests: bool = False
+    slack_compatible: bool = False
     doc_url: str = ""
 
     def event_of(self, request: WebhookRequest) -> str | None:

@@ -124,7 +124,7 @@ def find_event(hook: WebhookRequest) -> str:
         return V1_ACTIONS[first["type"]]
     if first.get("event") in V2_ACTIONS:
         return V2_ACTIONS[first["event"]]
-    return V3_ACTIONS.get((p.get("event") or {}).get("event_type"), "triggered")
+    return V3_ACTIONS.get(str((p.get("event") or {}).get("event_type")), "triggered")
 
 
 INTEGRATION = Integration(
