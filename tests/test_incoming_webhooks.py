@@ -3,7 +3,9 @@ the body, the topic and channel, the event filters, the answers), and the regist
 Each integration's own messages are tested in tests/test_webhooks_<name>.py."""
 
 import base64
+import html
 import json
+import re
 
 from chat_appliance.integrations import registry
 from chat_appliance.models import Message, UserProfile, database
@@ -186,3 +188,26 @@ def test_every_integration_is_registered_with_its_events():
     for name, integration in found.items():
         assert integration.name == name and integration.formatters
         assert integration.documentation_url().startswith("https://")
+
+
+def test_web_client_page_lists_the_integrations(flask_client):
+    """Does the web client's page carry every integration, with its documentation link, for the
+    bots settings to offer?"""
+    page = flask_client.get("/").get_data(as_text=True)
+    content = re.search(r'<meta name="integrations" content="([^"]*)">', page).group(1)
+    listed = json.loads(html.unescape(content))
+    assert [name for name, _label, _doc in listed] == sorted(registry())
+    assert ["github", "GitHub", "https://zulip.com/integrations/doc/github"] in listed
+
+
+def test_payload_html_is_never_rendered_as_html(org, flask_client):
+    """Does HTML inside a payload come out as text, only the integration's Markdown rendering?"""
+    bot_id, key = incoming_bot(org)
+    ok_body = post_payload(flask_client, "slack_incoming", key,
+                           {"text": "*done* <script>alert(1)</script><img src=x onerror=alert(2)>"},
+                           stream="Denmark").get_json()
+    assert ok_body["ok"] is True
+    [message] = messages_from(bot_id)
+    assert "<strong>done</strong>" in message.rendered_content
+    assert "<script" not in message.rendered_content and "<img" not in message.rendered_content
+    assert "&lt;script&gt;" in message.rendered_content

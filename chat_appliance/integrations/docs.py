@@ -7,7 +7,7 @@ regenerates it and compares). Regenerate with:
 from __future__ import annotations
 
 from chat_appliance.integrations import registry
-from chat_appliance.integrations.base import Integration
+from chat_appliance.integrations.base import ANY_EVENT, Integration
 
 COMMON_OPTIONS = {
     "api_key": "The incoming webhook bot's API key (or send it as HTTP Basic credentials).",
@@ -43,7 +43,11 @@ def integration_section(integration: Integration) -> str:
     lines += [f"URL: `/api/v1/external/{integration.name}?api_key=<key>&stream=<channel>`", ""]
     if integration.event_header:
         lines += [f"The event type comes from the `{integration.event_header}` header.", ""]
-    lines += ["Events: " + ", ".join(f"`{event}`" for event in sorted(integration.formatters)) + ".", ""]
+    events = sorted(integration.formatters)
+    if events == [ANY_EVENT]:
+        lines += ["Events: any; the event name for filtering is the service's own.", ""]
+    else:
+        lines += ["Events: " + ", ".join(f"`{event}`" for event in events) + ".", ""]
     if integration.ignored_events:
         lines += ["Received and knowingly ignored: "
                   + ", ".join(f"`{event}`" for event in sorted(integration.ignored_events)) + ".", ""]
