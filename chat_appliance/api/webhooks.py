@@ -42,13 +42,21 @@ MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
 PAYLOAD_SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 
 
-def webhook_payload():
-    """The JSON of the request's body, or of a form's `payload` field."""
+def read_body():
+    """Read the body once, bounded, before anything parses a form: the form is then parsed from
+    the kept bytes, and a JSON body labelled as a form is still there to read."""
     if request.content_length is not None and request.content_length > MAX_PAYLOAD_BYTES:
         raise JsonableError("Request body too large", http_status=413)
-    raw = request.get_data(cache=True)
-    if len(raw) > MAX_PAYLOAD_BYTES:
+    if len(request.get_data(cache=True)) > MAX_PAYLOAD_BYTES:
         raise JsonableError("Request body too large", http_status=413)
+
+
+def webhook_payload(integration: Integration):
+    """The JSON of the request's body, or of a form's `payload` field; the request's parameters
+    for an integration that reads a form."""
+    if integration.form_parameters:
+        return request.values.to_dict()
+    raw = request.get_data(cache=True)
     if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data") and "payload" in request.form:
         raw = request.form["payload"].encode()
     if not raw.strip():
@@ -61,7 +69,7 @@ def webhook_payload():
 
 def json_list_param(name):
     """only_events / exclude_events: a JSON list of strings, or None when absent."""
-    raw = request.args.get(name)
+    raw = request.values.get(name)
     if raw is None:
         return None
     try:
@@ -86,7 +94,7 @@ def wanted(event, only_events, exclude_events):
 def webhook_user():
     """The account of the key in the URL, else of HTTP Basic credentials (which, here alone,
     may be an incoming webhook bot's)."""
-    api_key = request.args.get("api_key")
+    api_key = request.values.get("api_key")
     try:
         return user_for_webhook_key(api_key) if api_key is not None else authenticate_request(allow_webhook_access=True)
     except JsonableError:
@@ -136,6 +144,7 @@ def incoming_webhook(integration):
     found = registry().get(integration)
     if found is None:
         raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
+    read_body()
     user = webhook_user()
     check_api_request(user)
     if not found.slack_compatible:
@@ -152,9 +161,10 @@ def incoming_webhook(integration):
 
 def handle_webhook(found: Integration, user):
     """Read, format, filter and send; the success answer."""
-    payload = webhook_payload()
+    payload = webhook_payload(found)
     only_events, exclude_events = json_list_param("only_events"), json_list_param("exclude_events")
-    stream, user_topic = request.args.get("stream"), request.args.get("topic")
+    # Like Zulip's REQ, the common parameters may come in the query string or a form body.
+    stream, user_topic = request.values.get("stream"), request.values.get("topic")
     if found.unquote_url_parameters:
         # Jira and Bitbucket double-escape the URL they were given, so %20 arrives as %2520.
         stream = unquote(stream) if stream is not None else None
@@ -169,7 +179,7 @@ def handle_webhook(found: Integration, user):
     except MissingEventHeader as error:
         raise JsonableError(error.message(), code="MISSING_HTTP_EVENT_HEADER", header=error.header) from None
     except InvalidPayload as error:
-        raise JsonableError(error.message()) from None
+        raise JsonableError(error.message(), code=error.code, **error.data) from None
     except AnomalousPayload as error:
         raise JsonableError(error.message(), code="ANOMALOUS_WEBHOOK_PAYLOAD", webhook_name=error.integration) from None
     if formatted is None:

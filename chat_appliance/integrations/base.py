@@ -48,12 +48,19 @@ class InvalidPayload(WebhookError):
     """A payload that lacks what the integration needs, answered with a plain 400 and `text`
     (Zulip's "Invalid payload" for UptimeRobot)."""
 
-    def __init__(self, text: str = "Invalid payload") -> None:
+    def __init__(self, text: str = "Invalid payload", code: str = "BAD_REQUEST", **data: Any) -> None:
         super().__init__()
         self.text = text
+        self.code = code
+        self.data = data
 
     def message(self) -> str:
         return self.text
+
+
+def missing_argument(name: str) -> InvalidPayload:
+    """Zulip's error for a parameter an integration requires (Zendesk's ticket_id)."""
+    return InvalidPayload(f"Missing '{name}' argument", code="REQUEST_VARIABLE_MISSING", var_name=name)
 
 
 class MissingEventHeader(WebhookError):
@@ -122,7 +129,8 @@ class Integration:
     docs/integrations.md. unquote_url_parameters: the service double-escapes the URL's stream= and topic=.
     answers_head_requests: the service checks the URL with a HEAD request before posting.
     slack_compatible: answer as Slack does, {"ok": true} and {"ok": false, "error": ...}, since
-    scripts written for Slack read that.
+    scripts written for Slack read that. form_parameters: the payload is the request's parameters
+    (query string and form fields), for services that post a form rather than JSON (Zendesk).
     """
 
     name: str
@@ -136,6 +144,7 @@ class Integration:
     unquote_url_parameters: bool = False
     answers_head_requests: bool = False
     slack_compatible: bool = False
+    form_parameters: bool = False
     doc_url: str = ""
 
     def event_of(self, request: WebhookRequest) -> str | None:
