@@ -23,11 +23,6 @@ PUSH_CONTENT = ("ana [pushed](https://github.com/o/widgets/compare/a...b) 1 comm
                 "* Fix the frobnicator ([0123456789a](https://github.com/o/widgets/commit/0123456))")
 
 
-def newest_direct_message_to(user_id):
-    with database.connection_context():
-        return (Message.select().where(Message.stream.is_null(True)).order_by(Message.id.desc()).first())
-
-
 def test_json_formatter_posts_a_code_block(org, flask_client):
     """Does the json integration post the payload as a ```json block in the given channel and topic?"""
     bot_id, key = incoming_bot(org)

@@ -175,11 +175,6 @@ def matches_any(event: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(event, pattern) for pattern in patterns)
 
 
-def link(text: str, url: str | None) -> str:
-    """A Markdown link, or the bare text when there is no URL."""
-    return f"[{text}]({url})" if url else text
-
-
 def global_time(value: str) -> str:
     """Zulip's global time, <time:ISO 8601>, which each reader sees in their own time zone. The
     offset the service gave is kept, as Zulip keeps it."""
