@@ -53,18 +53,21 @@ def read_body():
 
 def webhook_payload(integration: Integration):
     """The JSON of the request's body, or of a form's `payload` field; the request's parameters
-    for an integration that reads a form."""
-    if integration.form_parameters:
-        return request.values.to_dict()
+    for an integration that reads a form (any JSON it was sent is still held to the depth limit,
+    as everywhere JSON is read)."""
     raw = request.get_data(cache=True)
     if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data") and "payload" in request.form:
         raw = request.form["payload"].encode()
-    if not raw.strip():
-        return {}
-    try:
-        return parse_json(raw)
-    except JsonInputError as error:
-        raise JsonableError("Malformed JSON" if "deeply" not in str(error) else "Malformed JSON: nested too deeply") from None
+    payload = {}
+    if raw.strip():
+        try:
+            payload = parse_json(raw)
+        except JsonInputError as error:
+            if "deeply" in str(error):
+                raise JsonableError("Malformed JSON: nested too deeply") from None
+            if not integration.form_parameters:
+                raise JsonableError("Malformed JSON") from None
+    return request.values.to_dict() if integration.form_parameters else payload
 
 
 def json_list_param(name):
