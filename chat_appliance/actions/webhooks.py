@@ -50,6 +50,29 @@ def full_name_for_email(realm_id: int, email: str) -> str | None:
     return user.full_name
 
 
+def guess_user(realm_id: int, name: str) -> int | None:
+    """The first active member of the organization whose full name is `name` (in any case) or
+    whose email starts with it, as Zulip guesses who a service's user name means."""
+    if not isinstance(name, str) or not name:
+        return None
+    lowered = name.lower()
+    candidates = (UserProfile.select(UserProfile.id, UserProfile.full_name, UserProfile.email)
+                  .where((UserProfile.realm == realm_id) & (UserProfile.is_active == True))  # noqa: E712
+                  .order_by(UserProfile.id))
+    for user in candidates:
+        if user.full_name.lower() == lowered or user.email.lower().startswith(lowered):
+            return user.id
+    return None
+
+
+def do_send_webhook_direct_message(bot: UserProfile, *, user_id: int, content: str, client_name: str,
+                                   limits: Limits) -> Any:
+    """A direct message from the bot to one member (a personal build's result to whoever ran it)."""
+    content = content.rstrip().lstrip("\n")
+    return check_send_message(bot, message_type="private", to=[user_id], topic=None, content=content,
+                              client_name=client_name, limits=limits)[0]
+
+
 def notify_bot_owner(bot: UserProfile, content: str) -> None:
     """A direct message from Notification Bot to the bot's owner, at most once a minute per bot."""
     if not bot.is_bot or bot.bot_owner_id is None:

@@ -13,10 +13,17 @@ from urllib.parse import unquote
 
 from flask import Blueprint, jsonify, request
 
-from chat_appliance.actions.webhooks import do_send_webhook_message, full_name_for_email, user_for_webhook_key
+from chat_appliance.actions.webhooks import (
+    do_send_webhook_direct_message,
+    do_send_webhook_message,
+    full_name_for_email,
+    guess_user,
+    user_for_webhook_key,
+)
 from chat_appliance.integrations import registry
 from chat_appliance.integrations.base import (
     AnomalousPayload,
+    DirectMessage,
     Integration,
     InvalidPayload,
     MissingEventHeader,
@@ -174,7 +181,8 @@ def handle_webhook(found: Integration, user):
         user_topic = unquote(user_topic) if user_topic is not None else None
     hook = WebhookRequest(payload=payload, headers=request.headers, params=request.args,
                           topic_given=user_topic is not None,
-                          full_name_for_email=lambda email: full_name_for_email(user.realm_id, email))
+                          full_name_for_email=lambda email: full_name_for_email(user.realm_id, email),
+                          guess_user=lambda name: guess_user(user.realm_id, name))
     try:
         formatted = format_event(found, hook)
     except UnsupportedEvent as error:
@@ -191,11 +199,17 @@ def handle_webhook(found: Integration, user):
     if not wanted(event, only_events, exclude_events):
         return json_success()
     configured = limits()
-    for topic, content in messages:
+    client_name = f"Zulip{found.display_name.replace(' ', '')}Webhook"
+    for message in messages:
+        if isinstance(message, DirectMessage):
+            do_send_webhook_direct_message(user, user_id=message.user_id, content=message.content,
+                                           client_name=client_name, limits=configured)
+            continue
+        topic, content = message
         if user_topic is not None:
             topic = user_topic
         if len(topic) > configured.max_topic_length:  # Zulip's truncate_topic
             topic = topic[: configured.max_topic_length - 3] + "..."
-        do_send_webhook_message(user, stream=stream, topic=topic, content=content,
-                                client_name=f"Zulip{found.display_name.replace(' ', '')}Webhook", limits=configured)
+        do_send_webhook_message(user, stream=stream, topic=topic, content=content, client_name=client_name,
+                                limits=configured)
     return json_success()

@@ -74,6 +74,15 @@ class MissingEventHeader(WebhookError):
         return f"Missing the HTTP event header '{self.header}'"
 
 
+@dataclass(frozen=True)
+class DirectMessage:
+    """What a formatter returns for a message to one member rather than to the channel (TeamCity's
+    personal builds go to whoever started them)."""
+
+    user_id: int
+    content: str
+
+
 @dataclass
 class WebhookRequest:
     """What a formatter may read: the JSON payload, the request's headers and query parameters,
@@ -85,6 +94,9 @@ class WebhookRequest:
     params: Mapping[str, str]
     topic_given: bool = False
     full_name_for_email: Callable[[str], str | None] = lambda email: None
+    # The active member whose full name is this, or whose email starts with it: Zulip's guess at
+    # who a service's user name means (TeamCity). Their id, or None.
+    guess_user: Callable[[str], int | None] = lambda name: None
     event: str = ""
 
     def header(self, name: str) -> str | None:
