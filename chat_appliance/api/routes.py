@@ -163,6 +163,7 @@ ROUTES = (
         ('/api/v1/users/<user_id_or_email>/presence', 'presence.get_user_presence', ('GET',)),
     )),
     ('chat_appliance.api.webhooks', 'bp', (
+        ('/api/v1/external/<integration>', 'webhooks.check_webhook_url', ('HEAD',)),
         ('/api/v1/external/<integration>', 'webhooks.incoming_webhook', ('POST',)),
     )),
     ('chat_appliance.api.dev', 'bp', (

@@ -1,14 +1,30 @@
-"""Incoming webhook integrations: each module turns a third-party service's request into a
-message. A module has NAME, DEFAULT_TOPIC and `format_message(payload, headers)` returning
-(topic or None, content in Zulip Markdown), or raising UnsupportedEvent. Adding one is adding a
-module here and listing it in INTEGRATIONS.
+"""Incoming webhook integrations: each module of this package that defines INTEGRATION (an
+integrations.base.Integration) is one integration, found by registry() without being listed
+anywhere. Adding one is adding its module, its fixtures (tests/support/data/webhooks/<name>/) and its
+test file.
 
 This package is pure: it knows nothing of HTTP frameworks or the database.
 """
 
-from chat_appliance.integrations import github, json_formatter, slack_incoming
-from chat_appliance.integrations.base import UnsupportedEvent
+from __future__ import annotations
 
-INTEGRATIONS = {module.NAME: module for module in (slack_incoming, github, json_formatter)}
+import importlib
+import pkgutil
+from functools import lru_cache
 
-__all__ = ["INTEGRATIONS", "UnsupportedEvent"]
+from chat_appliance.integrations.base import Integration
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Integration]:
+    """Every integration by its URL name, in name order (imported on first use)."""
+    found = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        integration = getattr(module, "INTEGRATION", None)
+        if isinstance(integration, Integration):
+            found[integration.name] = integration
+    return dict(sorted(found.items()))
+
+
+__all__ = ["Integration", "registry"]

@@ -1,15 +1,24 @@
-"""The JSON formatter: any JSON body, shown as a highlighted code block."""
+"""JSON formatter: any JSON body, posted as a highlighted code block (Zulip's "json")."""
 
 import json
 
-NAME = "json"
-DEFAULT_TOPIC = "JSON"
+from chat_appliance.integrations.base import Integration, WebhookRequest, always
 
 
-def format_message(payload, headers):
-    """The payload pretty-printed in a ```json block (a fence longer than any backtick run inside)."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True)
+def format_payload(request: WebhookRequest) -> tuple[str, str]:
+    """The payload as Zulip shows it: json.dumps with an indent of 2 in a ```json block (a
+    longer fence when the text itself holds three backticks)."""
+    text = json.dumps(request.payload, indent=2)
     fence = "```"
     while fence in text:
         fence += "`"
-    return None, f"{fence}json\n{text}\n{fence}"
+    return "JSON", f"{fence}json\n{text}\n{fence}"
+
+
+INTEGRATION = Integration(
+    name="json",
+    display_name="JSON",
+    description="Any JSON payload, shown as a code block.",
+    find_event=always("json"),
+    formatters={"json": format_payload},
+)

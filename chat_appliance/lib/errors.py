@@ -155,6 +155,14 @@ class CsrfFailedError(JsonableError):
         super().__init__(f"CSRF error: {reason}")
 
 
+class WebhookBotOnlyError(JsonableError):
+    """An incoming webhook bot's key, whose home is URLs handed to other services, used on a
+    route other than /api/v1/external/* (Zulip's answer: 400)."""
+
+    def __init__(self):
+        super().__init__("This API is not available to incoming webhook bots.")
+
+
 class AuthenticationFailedError(JsonableError):
     """Zulip's answer to a wrong email or password (401)."""
 

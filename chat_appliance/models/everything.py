@@ -9,7 +9,7 @@ any model is in use. Python makes another thread that imports this module meanwh
 it is complete."""
 
 from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_MODERATOR, ROLE_OWNER,
-                                         ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_OUTGOING_WEBHOOK,
+                                         ROLES, BOT_EMBEDDED, BOT_GENERIC, BOT_INCOMING_WEBHOOK, BOT_OUTGOING_WEBHOOK,
                                          EMAIL_VISIBLE_ADMINS, EMAIL_VISIBLE_EVERYONE, EMAIL_VISIBLE_MEMBERS,
                                          EMAIL_VISIBLE_MODERATORS, GroupGroupMembership, UserGroup,
                                          UserGroupMembership, UserProfile)

@@ -16,6 +16,7 @@ from chat_appliance.lib.errors import (
     InvalidAPIKeyError,
     UnauthorizedError,
     UserDeactivatedError,
+    WebhookBotOnlyError,
 )
 from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.lib.snapshots import read_through, snapshot_versions
@@ -41,8 +42,10 @@ def basic_auth_pair(header):
         return name.decode("latin1"), password.decode("latin1")
 
 
-def verify_api_key(email, api_key):
-    """Find the account by email (API or real address) and compare keys in constant time."""
+def verify_api_key(email, api_key, *, allow_webhook_access=False):
+    """Find the account by email (API or real address) and compare keys in constant time. An
+    incoming webhook bot's key opens /api/v1/external/* alone (allow_webhook_access), as in Zulip:
+    a key pasted into a third-party service must not read or act as anyone elsewhere."""
     if not email and not api_key:
         raise UnauthorizedError()
     user = user_for_login_email(email) if email else None
@@ -50,7 +53,13 @@ def verify_api_key(email, api_key):
         raise InvalidAPIKeyError()
     if not user.is_active:
         raise UserDeactivatedError()
+    if not allow_webhook_access and is_incoming_webhook_bot(user):
+        raise WebhookBotOnlyError()
     return user
+
+
+def is_incoming_webhook_bot(user):
+    return bool(user.is_bot) and user.bot_type == models.BOT_INCOMING_WEBHOOK
 
 
 # Login email -> account id (the app's runtime.login_ids), so that most requests find their
@@ -91,14 +100,15 @@ def account_by_id(user_id):
     return user
 
 
-def authenticate_request():
+def authenticate_request(*, allow_webhook_access=False):
     """The authenticated user of this request; raises a 401 error otherwise. Requests of the web
     client (/json/...) authenticate by session cookie and CSRF token instead (web.sessions)."""
     if is_session_request():
         user = sessions.authenticate_session(*request_session_args())
         g.user = user
         return user
-    user = verify_api_key(*basic_auth_pair(request.environ.get("HTTP_AUTHORIZATION")))
+    user = verify_api_key(*basic_auth_pair(request.environ.get("HTTP_AUTHORIZATION")),
+                          allow_webhook_access=allow_webhook_access)
     g.user = user
     return user
 

@@ -23,6 +23,7 @@ from chat_appliance.actions.invites import do_accept_invitation, get_valid_invit
 from chat_appliance.actions.email_change import do_confirm_email_change
 from chat_appliance.markdown.katex import KATEX_DIR
 from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
+from chat_appliance.integrations import registry
 from chat_appliance.models.realm import instance_realm
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
@@ -46,11 +47,16 @@ STATIC_DIR = Path(__file__).parent / "static"
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 CSRF_PLACEHOLDER = "__CSRF_TOKEN__"
 EMAIL_PLACEHOLDER = "__EMAIL_CONFIGURED__"
+INTEGRATIONS_PLACEHOLDER = "__INTEGRATIONS__"
 
 
 @functools.lru_cache(maxsize=1)
 def page_template():
-    return (TEMPLATE_DIR / "index.html").read_text()
+    """The page, with the list of incoming webhook integrations the bots settings offer
+    ([name, display name, documentation URL] each, from the registry) written in."""
+    integrations = [[i.name, i.display_name, i.documentation_url()] for i in registry().values()]
+    listing = html.escape(json.dumps(integrations), quote=True)
+    return (TEMPLATE_DIR / "index.html").read_text().replace(INTEGRATIONS_PLACEHOLDER, listing)
 
 
 def render_page():

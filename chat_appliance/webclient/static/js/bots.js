@@ -7,8 +7,15 @@ import { model } from "./model.js";
 import { clear, confirmDialog, download, h, toast } from "./util.js";
 
 const TYPES = [[1, "Generic"], [2, "Incoming webhook"], [3, "Outgoing webhook"], [4, "Embedded"]];
-// The integrations of chat_appliance/integrations: the last part of an incoming webhook's URL.
-const INTEGRATIONS = [["json", "Any JSON (shown as a code block)"], ["slack_incoming", "Slack-compatible"], ["github", "GitHub"]];
+// The integrations of chat_appliance/integrations ([URL name, display name, documentation URL]),
+// written into the page by the server: the last part of an incoming webhook's URL.
+const INTEGRATIONS = (() => {
+  try {
+    return JSON.parse(document.querySelector('meta[name="integrations"]')?.content || "[]");
+  } catch {
+    return [];
+  }
+})();
 const EMBEDDED = ["converter", "encrypt", "helloworld", "virtual_fs", "giphy", "followup"];
 
 export const zuliprc = (email, key) => `[api]\nemail=${email}\nkey=${key}\nsite=${location.origin}\n`;
@@ -48,7 +55,8 @@ function lazyDetails(summary, build) {
 
 // The webhook URL of an incoming webhook bot, with its integration and channel to choose.
 function urlBuilder(bot, key) {
-  const integration = h("select", { "aria-label": `Integration of ${bot.full_name}` }, INTEGRATIONS.map(([value, label]) => h("option", { value }, label)));
+  const integration = h("select", { "aria-label": `Integration of ${bot.full_name}` }, INTEGRATIONS.map(([value, label]) => h("option", { value, selected: value === "json" }, `${label} (${value})`)));
+  const docs = h("a", { target: "_blank", rel: "noopener noreferrer" }, "How to set it up");
   const channels = [...model.streams.values()].filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
   const preferred = channels.find((s) => s.name === "general") || channels.find((s) => model.subs.has(s.stream_id)) || channels[0];
   const channel = h("select", { "aria-label": `Channel of ${bot.full_name}` }, channels.map((s) => h("option", { value: s.name, selected: s === preferred }, s.name)));
@@ -56,11 +64,12 @@ function urlBuilder(bot, key) {
   const text = h("code.webhook-url-text");
   const update = () => {
     url.value = text.textContent = webhookUrl(key, integration.value, channel.value);
+    docs.href = (INTEGRATIONS.find(([name]) => name === integration.value) || [])[2] || "";
   };
   integration.addEventListener("change", update);
   channel.addEventListener("change", update);
   update();
-  return h("div.webhook-url", field("Integration", integration), field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)), text);
+  return h("div.webhook-url", field("Integration", integration), docs, field("Channel", channel), h("div.row", url, copyButton(url, `Copy webhook URL of ${bot.full_name}`)), text);
 }
 
 // The open panel's list redraws when a realm_bot event arrives (one listener, added when the
