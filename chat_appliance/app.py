@@ -22,7 +22,7 @@ from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
 from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
-from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
+from chat_appliance.lib.disk import DISK_FULL_MESSAGE, failed_write_status, is_disk_full, note_disk_full
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.web.fast_routing import API_PREFIX, JSON_PREFIX, add_routes, routing_app
@@ -32,6 +32,7 @@ from chat_appliance.web.longpoll import LongPoll
 from chat_appliance.web.sessions import authenticate_session_headers
 from chat_appliance.lib.cache_events import invalidate_messages_on_event, invalidate_on_event
 from chat_appliance.db.runtime import activate, deactivate
+from chat_appliance.db.admission import turns
 from chat_appliance.workers import WORKERS, WorkerContext
 
 log = logging.getLogger("chat_appliance")
@@ -333,6 +334,10 @@ def register_error_handlers(app):
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
 
 
+def _log_request_line(method, path, started, who, status):
+    request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000, who)
+
+
 def register_request_hooks(app):
     """Timing and a log line per request; the database connection closes after every request."""
 
@@ -344,11 +349,19 @@ def register_request_hooks(app):
 
     @app.after_request
     def log_request(response):
-        if app.config["LOG_REQUESTS"]:
-            elapsed_ms = (time.perf_counter() - g.get("request_started", time.perf_counter())) * 1000
-            user = g.get("user")
-            request_log.info("%s %s %s %.1fms %s", request.method, request.path, response.status_code, elapsed_ms,
-                             user.email if user is not None else "-")
+        if not app.config["LOG_REQUESTS"]:
+            return response
+        started = g.get("request_started", time.perf_counter())
+        user = g.get("user")
+        line = partial(_log_request_line, request.method, request.path, started, user.email if user is not None else "-")
+        debt = turns.debt()
+        if debt is None:
+            line(response.status_code)
+        else:
+            # The answer waits for a COMMIT still to come (a send under `serve`), and goes out
+            # as an error if that fails: the log says what the client got, once it is known.
+            status = response.status_code
+            debt.hold(lambda: line(status), lambda error: line(failed_write_status(error)))
         return response
 
     app.teardown_request(close_connection)
