@@ -17,12 +17,14 @@ from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
-from chat_appliance.db.connection import backend, close_connection, init_database, migrate
+from chat_appliance.db.connection import backend, check_database, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
 from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
 from chat_appliance.lib.disk import DISK_FULL_MESSAGE, failed_write_status, is_disk_full, note_disk_full
+from chat_appliance.lib.database_outage import (DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS, note_available,
+                                                note_unavailable, should_probe)
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.web.fast_routing import API_PREFIX, JSON_PREFIX, add_routes, routing_app
@@ -326,6 +328,12 @@ def register_error_handlers(app):
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
             return handle_jsonable(JsonableError(refused))
+        if backend().unavailable(error):
+            note_unavailable(error)
+            response = json_error(JsonableError(DATABASE_UNAVAILABLE_MESSAGE, code="DATABASE_UNAVAILABLE",
+                                                http_status=503))
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
         if is_disk_full(error):
             note_disk_full()
             log.error("disk full on %s %s: %s", request.method, request.path, error)
@@ -346,6 +354,19 @@ def register_request_hooks(app):
         g.request_started = time.perf_counter()
 
     app.after_request(rate_limit.add_headers)
+
+    @app.after_request
+    def notice_outage_end(response):
+        # During an outage the failing requests note nothing more; one request a second asks the
+        # database whether it answers again, so that the end is logged even if no request needs it.
+        if should_probe():
+            try:
+                check_database()
+            except Exception:  # noqa: BLE001 - still down: nothing more to say
+                pass
+            else:
+                note_available()
+        return response
 
     @app.after_request
     def log_request(response):

@@ -13,7 +13,9 @@ import logging
 import threading
 import time
 
+from chat_appliance.db.connection import backend
 from chat_appliance.events import bus
+from chat_appliance.lib.database_outage import note_unavailable
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
@@ -77,8 +79,11 @@ class Scheduler:
                 continue
             try:
                 wait = self.seconds_until(self.run_once())
-            except Exception:  # a bad row must not stop deliveries for good
-                log.exception("scheduled message delivery failed")
+            except Exception as error:  # a bad row must not stop deliveries for good
+                if backend().unavailable(error):  # an outage: logged once, by whoever meets it first
+                    note_unavailable(error)
+                else:
+                    log.exception("scheduled message delivery failed")
                 wait = min(self.max_wait, 5.0)
             self._wake.wait(wait)
 
