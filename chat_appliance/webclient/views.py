@@ -22,7 +22,8 @@ from chat_appliance.actions.account import uploaded_avatar
 from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
 from chat_appliance.actions.email_change import do_confirm_email_change
 from chat_appliance.markdown.katex import KATEX_DIR
-from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
+from chat_appliance.actions.password_reset import (check_reset_address, do_request_password_reset, do_reset_password,
+                                                   user_for_reset_token)
 from chat_appliance.models.realm import instance_realm
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
@@ -139,6 +140,7 @@ def password_reset_page(token=None):
 def request_password_reset(email):
     """Mail a reset link; the answer is the same whether or not the address has an account."""
     require_same_origin_form()
+    email = check_reset_address(email)
     realm = instance_realm()
     if realm is not None:
         do_request_password_reset(realm, email, secret=instance_key(), mailer=mailer(),

@@ -242,6 +242,34 @@ def test_reset_mails_to_one_address_are_rate_limited_quietly(org, app, mail):
     assert len(mail.settle()) == 2
 
 
+@pytest.mark.parametrize("email", [
+    '"Click https://evil.example/verify now" <hamlet@zulip.example>',
+    "Click https://evil.example/verify now <x>@zulip.example",
+    "King Hamlet <hamlet@zulip.example>",
+    "hamlet@zulip.example, othello@zulip.example",
+    "not an address",
+])
+def test_reset_form_refuses_anything_but_a_plain_address(org, app, mail, email):
+    """Is an address with a display name, several addresses, or free text refused with a 400,
+    and nothing mailed (the text would otherwise be repeated in a mail to someone else)?"""
+    response = request_reset(app.test_client(), email)
+    assert response.status_code == 400
+    assert response.get_json()["msg"] == "Enter a valid email address."
+    assert mail.settle(0.3) == []
+
+
+def test_reset_rate_limit_counts_one_mailbox_whatever_its_tag_or_case(org, app, mail):
+    """With rate limits on, do hamlet@, Hamlet+1@ and hamlet+2@ share one allowance (the third
+    is answered the same but not mailed), since they all reach one mailbox?"""
+    app.config["RATE_LIMITING"] = True
+    client = app.test_client()
+    answers = [request_reset(client, email).get_json()
+               for email in (HAMLET, "Hamlet+1@zulip.example", "hamlet+2@zulip.example")]
+    assert answers[0] == answers[1] == answers[2]
+    assert len(mail.wait(2)) == 2
+    assert len(mail.settle()) == 2
+
+
 def test_reset_form_needs_the_same_origin_header(org, app, mail):
     """Is a reset request without X-Requested-With (a cross-site form) refused, and nothing mailed?"""
     response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET})
