@@ -250,7 +250,7 @@ class OnFirstUse:
 def build_mailer(config):
     from chat_appliance.clients.send_email import Mailer
 
-    return Mailer(config, keep=bool(config.get("DEV_MODE")))
+    return Mailer(config, keep=bool(config.get("DEV_MODE")), durable=True)
 
 
 def register_workers(app):

@@ -31,6 +31,7 @@ from email.message import EmailMessage
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, build_message
+from chat_appliance.lib.system_bots import without_external_notifications
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (FLAG_BITS, TOPIC_FOLLOWED, Message, Realm, UserMessage, UserProfile, UserTopic,
                                    database)
@@ -170,6 +171,8 @@ class MissedMessageNotifier:
         if event.get("type") != "message" or not self.mailer.configured:
             return
         message = event["message"]
+        if without_external_notifications(message):
+            return
         flags = {int(k): v for k, v in (event.get("flags") or {}).items()}
         noted = []
         unmentioned = []  # unread, in a channel, with no other reason to be mailed

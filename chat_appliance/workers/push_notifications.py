@@ -38,6 +38,7 @@ from chat_appliance.lib import push_credentials
 from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
 from chat_appliance.lib.groups import is_user_in_group
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
+from chat_appliance.lib.system_bots import without_external_notifications
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (
     FLAG_BITS,
@@ -167,7 +168,8 @@ class PushNotifier:
                 self._add(("deleted", uid, list(event["message_ids"])))
             return
         if kind == "message":
-            self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
+            if not without_external_notifications(event["message"]):
+                self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
         elif kind == "update_message_flags" and event.get("flag") == "read" and event.get("op") == "add":
             for uid in user_ids:
                 self._add(("remove", uid, list(event.get("messages") or [])))
