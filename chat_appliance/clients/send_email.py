@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from chat_appliance import models
-from chat_appliance.db.connection import on_commit, write_transaction
+from chat_appliance.db.connection import backend, on_commit, write_transaction
+from chat_appliance.lib.database_outage import note_unavailable
 from chat_appliance.models import database
 
 # smtplib and the email package's header classes (250 KB of bytecode) load with the first
@@ -368,8 +369,11 @@ class Mailer:
             except OSError as error:  # the password file cannot be read
                 log.error("email not sent: cannot read EMAIL_HOST_PASSWORD_FILE: %s", error)
                 taken = None
-            except Exception:  # the database: try again in a while
-                log.exception("the mail queue could not be read")
+            except Exception as error:  # the database: try again in a while
+                if backend().unavailable(error):  # an outage: logged once, by whoever meets it first
+                    note_unavailable(error)
+                else:
+                    log.exception("the mail queue could not be read")
                 taken = None
             if taken is None:
                 self._idle()

@@ -42,15 +42,24 @@ def refuse_connections(conn, name, refused):
 
 
 @pytest.fixture
-def outage_database():
+def outage_database(tmp_path):
+    """(admin connection, database name, URL) of the database the test's `serve` uses: the one
+    the suite gives the instance folder when it runs on PostgreSQL, else one made here."""
     conn = admin()
-    name = f"chat_outage_{os.getpid()}_{int(time.time())}"
-    run(conn, f'CREATE DATABASE "{name}"')
+    if pg.ENABLED:
+        url = pg.database_for_instance(tmp_path / "instance")
+        name, made = urlparse(url).path.lstrip("/"), False
+    else:
+        name, made = f"chat_outage_{os.getpid()}_{int(time.time())}", True
+        url = urlunparse(urlparse(ADMIN_URL)._replace(path="/" + name))
+        run(conn, f'CREATE DATABASE "{name}"')
     try:
-        yield conn, name, urlunparse(urlparse(ADMIN_URL)._replace(path="/" + name))
+        yield conn, name, url
     finally:
         refuse_connections(conn, name, True)
-        run(conn, f'DROP DATABASE IF EXISTS "{name}"')
+        refuse_connections(conn, name, False)
+        if made:
+            run(conn, f'DROP DATABASE IF EXISTS "{name}"')
         conn.close()
 
 
