@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import time
 
+from chat_appliance.db.connection import backend
+
 log = logging.getLogger("chat_appliance")
 
 DATABASE_UNAVAILABLE_MESSAGE = "The server's database is unavailable; try again later."
@@ -54,6 +56,15 @@ def note_available() -> None:
     since = _state.pop("since", None)
     if since is not None:
         log.warning("the database is available again after %.0f s", time.monotonic() - since)
+
+
+def log_failure(logger: logging.Logger, error: BaseException, message: str, *args: object) -> None:
+    """A background job failed: during a database outage, the outage's one line (noted here),
+    else the job's own line with its traceback."""
+    if backend().unavailable(error):
+        note_unavailable(error)
+    else:
+        logger.error(message, *args, exc_info=error)
 
 
 def _first_line(error: BaseException) -> str:

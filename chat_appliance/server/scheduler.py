@@ -13,9 +13,8 @@ import logging
 import threading
 import time
 
-from chat_appliance.db.connection import backend
 from chat_appliance.events import bus
-from chat_appliance.lib.database_outage import note_unavailable
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
@@ -80,10 +79,7 @@ class Scheduler:
             try:
                 wait = self.seconds_until(self.run_once())
             except Exception as error:  # a bad row must not stop deliveries for good
-                if backend().unavailable(error):  # an outage: logged once, by whoever meets it first
-                    note_unavailable(error)
-                else:
-                    log.exception("scheduled message delivery failed")
+                log_failure(log, error, "scheduled message delivery failed")
                 wait = min(self.max_wait, 5.0)
             self._wake.wait(wait)
 

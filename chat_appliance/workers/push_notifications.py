@@ -35,6 +35,7 @@ from chat_appliance.clients import push_service
 from chat_appliance.clients.push_service import PushMessage, PushService
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_credentials
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
 from chat_appliance.lib.groups import is_user_in_group
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
@@ -209,8 +210,8 @@ class PushNotifier:
                         self.send_removal(job[1], job[2])
                     else:
                         self.notify_removal(job[1], job[2])
-            except Exception:  # one job must never stop the others
-                log.exception("push notification job %s failed", job[0])
+            except Exception as error:  # one job must never stop the others
+                log_failure(log, error, "push notification job %s failed", job[0])
             finally:
                 self._jobs.task_done()
 
