@@ -333,9 +333,11 @@ class Mailer:
                 del self.outbox[:-OUTBOX_LIMIT]
             return
         with self._lock:
-            if self._closed:
-                log.warning("email to %s not queued: the server is stopping", message["To"])
-                return
+            closed = self._closed
+        if closed and isinstance(self._queue, MemoryQueue):
+            log.warning("email to %s not queued: the server is stopping", message["To"])
+            return
+        # Stored even while stopping: the next start sends it.
         self._queue.add(message.as_bytes(), str(message["To"]), str(message["Subject"]), self._clock())
         self.start()
         self._queue.after_commit(self._notify)  # a sender woken before the COMMIT would not see it
