@@ -17,12 +17,14 @@ from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
-from chat_appliance.db.connection import backend, close_connection, init_database, migrate
+from chat_appliance.db.connection import backend, check_database, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
 from chat_appliance.web import rate_limit
 from chat_appliance.web.auth import CREDENTIALS_MARKER, set_credentials_marker
-from chat_appliance.lib.disk import DISK_FULL_MESSAGE, is_disk_full, note_disk_full
+from chat_appliance.lib.disk import DISK_FULL_MESSAGE, failed_write_status, is_disk_full, note_disk_full
+from chat_appliance.lib.database_outage import (DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS, note_available,
+                                                note_unavailable, should_probe)
 from chat_appliance.lib.errors import JsonableError, RateLimitedError
 from chat_appliance.models.limits import TextTooLongError
 from chat_appliance.web.fast_routing import API_PREFIX, JSON_PREFIX, add_routes, routing_app
@@ -32,6 +34,7 @@ from chat_appliance.web.longpoll import LongPoll
 from chat_appliance.web.sessions import authenticate_session_headers
 from chat_appliance.lib.cache_events import invalidate_messages_on_event, invalidate_on_event
 from chat_appliance.db.runtime import activate, deactivate
+from chat_appliance.db.admission import turns
 from chat_appliance.workers import WORKERS, WorkerContext
 
 log = logging.getLogger("chat_appliance")
@@ -247,7 +250,7 @@ class OnFirstUse:
 def build_mailer(config):
     from chat_appliance.clients.send_email import Mailer
 
-    return Mailer(config, keep=bool(config.get("DEV_MODE")))
+    return Mailer(config, keep=bool(config.get("DEV_MODE")), durable=True)
 
 
 def register_workers(app):
@@ -325,12 +328,22 @@ def register_error_handlers(app):
         refused = backend().client_error(error)  # a value this engine cannot store: 400, not 500
         if refused is not None:
             return handle_jsonable(JsonableError(refused))
+        if backend().unavailable(error):
+            note_unavailable(error)
+            response = json_error(JsonableError(DATABASE_UNAVAILABLE_MESSAGE, code="DATABASE_UNAVAILABLE",
+                                                http_status=503))
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
         if is_disk_full(error):
             note_disk_full()
             log.error("disk full on %s %s: %s", request.method, request.path, error)
             return json_error(JsonableError(DISK_FULL_MESSAGE, code="DISK_FULL", http_status=507))
         log.error("unhandled exception on %s %s\n%s", request.method, request.path, traceback.format_exc())
         return json_error(JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR", http_status=500))
+
+
+def _log_request_line(method, path, started, who, status):
+    request_log.info("%s %s %s %.1fms %s", method, path, status, (time.perf_counter() - started) * 1000, who)
 
 
 def register_request_hooks(app):
@@ -343,12 +356,33 @@ def register_request_hooks(app):
     app.after_request(rate_limit.add_headers)
 
     @app.after_request
+    def notice_outage_end(response):
+        # During an outage the failing requests note nothing more; one request a second asks the
+        # database whether it answers again, so that the end is logged even if no request needs it.
+        if should_probe():
+            try:
+                check_database()
+            except Exception:  # noqa: BLE001 - still down: nothing more to say
+                pass
+            else:
+                note_available()
+        return response
+
+    @app.after_request
     def log_request(response):
-        if app.config["LOG_REQUESTS"]:
-            elapsed_ms = (time.perf_counter() - g.get("request_started", time.perf_counter())) * 1000
-            user = g.get("user")
-            request_log.info("%s %s %s %.1fms %s", request.method, request.path, response.status_code, elapsed_ms,
-                             user.email if user is not None else "-")
+        if not app.config["LOG_REQUESTS"]:
+            return response
+        started = g.get("request_started", time.perf_counter())
+        user = g.get("user")
+        line = partial(_log_request_line, request.method, request.path, started, user.email if user is not None else "-")
+        debt = turns.debt()
+        if debt is None:
+            line(response.status_code)
+        else:
+            # The answer waits for a COMMIT still to come (a send under `serve`), and goes out
+            # as an error if that fails: the log says what the client got, once it is known.
+            status = response.status_code
+            debt.hold(lambda: line(status), lambda error: line(failed_write_status(error)))
         return response
 
     app.teardown_request(close_connection)

@@ -136,11 +136,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("EMAIL_USE_TLS", False, "STARTTLS on EMAIL_PORT (587)."),
     Setting("EMAIL_USE_SSL", False, "TLS from the first byte (465)."),
     Setting("NOREPLY_EMAIL_ADDRESS", "noreply@localhost", "The From address of every mail (Zulip's setting)."),
-    Setting("EMAIL_TIMEOUT_SECONDS", 10, "Seconds to wait for the SMTP server."),
-    Setting("EMAIL_SEND_ATTEMPTS", 3,
-            "Attempts a mail gets before the failure is logged for good. Sending is off the request path "
-            "either way."),
-    Setting("EMAIL_RETRY_SECONDS", 30, "Seconds between those attempts."),
+    Setting("EMAIL_TIMEOUT_SECONDS", 600,
+            "Seconds to wait for each answer of the SMTP server once connected (RFC 5321 allows 10 minutes "
+            "for the end of DATA; a connection must open within 30 seconds)."),
+    Setting("EMAIL_SEND_ATTEMPTS", 20,
+            "Attempts a mail gets before it is dropped and the failure logged for good. Mail waits in the "
+            "database between attempts, across restarts."),
+    Setting("EMAIL_RETRY_SECONDS", 30,
+            "Seconds before the second attempt; each later wait doubles, up to an hour (20 attempts span "
+            "about 16 hours)."),
+    Setting("EMAIL_SENDERS", 4, "Mails sent at once, each on its own connection."),
     Setting("MISSED_MESSAGE_EMAIL_DELAY_SECONDS", 120,
             "A direct message or mention reaching someone away is mailed after this many seconds, with "
             "whatever else reached them meanwhile (Zulip batches for two minutes); a message read by then "

@@ -34,10 +34,12 @@ from chat_appliance.lib.errors import (
     InvalidInvitationError,
     InvitationFailedError,
     JsonableError,
+    MissingArgumentError,
     OrganizationOwnerRequiredError,
 )
 from chat_appliance.lib.onboarding_settings import MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, can_subscribe_other_users
 from chat_appliance.clients.send_email import Mailer, standard_email
+from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.lib import event_catalogue
 from chat_appliance.models import (
@@ -55,7 +57,8 @@ from chat_appliance.actions.channels import create_subscription_rows, default_st
 from chat_appliance.actions.invite_status import notify_invites_changed
 from chat_appliance.actions.messages import internal_send_direct_message
 from chat_appliance.actions.user_groups import access_group, check_member_change_permission, notify_group
-from chat_appliance.actions.users import EMAIL_RE, check_email, check_full_name, create_user_row, email_in_use, notify_user_added
+from chat_appliance.actions.users import (EMAIL_RE, check_email, check_full_name, check_not_placeholder, create_user_row,
+                                          email_in_use, notify_user_added)
 from chat_appliance.actions.welcome import send_welcome_message
 
 if TYPE_CHECKING:
@@ -300,6 +303,58 @@ def get_valid_invitation(key: str) -> Invitation:
     if invite.status != INVITE_ACTIVE or not is_unexpired(invite):
         raise InvalidInvitationError()
     return invite
+
+
+# A reusable link's sign-up confirms its address by a mailed link, valid this long (as a password
+# reset's). The token names the invitation and the address (hex: token parts hold no "-"), and is
+# bound to the invitation's status, so that a revoked link's confirmations stop working too.
+JOIN_CONFIRMATION_SECONDS = 24 * 3600
+JOIN_PURPOSE = "join-confirmation"
+
+
+def join_confirmation_token(secret: bytes, invite: Invitation, email: str, issued: int | None = None) -> str:
+    return make_token(secret, JOIN_PURPOSE, [str(invite.id), email.lower().encode().hex()], [str(invite.status)], issued)
+
+
+def confirmed_join_email(secret: bytes, invite: Invitation, token: str) -> str:
+    """The address a join confirmation token confirms for this reusable link; JsonableError when
+    it is not valid now."""
+    parts = token_parts(token, 2, JOIN_CONFIRMATION_SECONDS) if isinstance(token, str) else None
+    if parts is None or parts[0] != str(invite.id) or not token_valid(secret, JOIN_PURPOSE, token, [str(invite.status)]):
+        raise JsonableError("The confirmation link has expired or is not valid.")
+    try:
+        return bytes.fromhex(parts[1]).decode()
+    except ValueError:
+        raise JsonableError("The confirmation link has expired or is not valid.") from None
+
+
+def do_send_join_confirmation(key: str, email: str | None, *, secret: bytes, mailer: Mailer) -> str:
+    """A reusable link's sign-up with email configured: mail the address a link that confirms it
+    (the account is made only when it is followed, so nobody can sign up, nor have anyone's
+    pending invitation revoked, with an address that is not theirs). Returns the address."""
+    invite = get_valid_invitation(key)
+    if not invite.is_multiuse:
+        raise JsonableError("This invitation does not need a confirmation.")
+    if not email:
+        raise MissingArgumentError("email")
+    realm = invite.realm
+    email = check_not_placeholder(realm, check_email(email))
+    if email_in_use(realm, email):
+        raise JsonableError(f"Email '{email}' already in use")
+    realm_url = realm.url.rstrip("/")
+    link = f"{realm_url}/join/{invite.key}?confirm={join_confirmation_token(secret, invite, email)}"
+    try:
+        mailer.send(standard_email(
+            noreply=mailer.noreply(), sender_name=realm.name, to_name="", to_email=email,
+            subject=f"Confirm your email address for {realm.name}",
+            paragraphs=[f"Someone (possibly you) asked to join {realm.name} ({realm_url}) with this address "
+                        "through an invitation link.",
+                        "Follow the link below to create your account. It works within 24 hours. If you did not "
+                        "ask, ignore this email: no account is made."],
+            link=("Confirm and create your account", link), footer=f"Sent by {realm.name} ({realm_url})."))
+    except ValueError:
+        raise JsonableError(f"Invalid email '{email}'") from None
+    return email
 
 
 def do_accept_invitation(key: str, full_name: str, password: str, *, email: str | None = None,

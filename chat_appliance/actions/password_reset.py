@@ -11,9 +11,10 @@ link issued before, stops working; so does a link after an email change or a dea
 """
 
 import logging
+import re
 from typing import Optional
 
-from chat_appliance.lib.errors import InvalidResetLinkError
+from chat_appliance.lib.errors import InvalidResetLinkError, JsonableError
 from chat_appliance.actions.account import do_set_password
 from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, standard_email
 from chat_appliance.lib.signed_links import make_token, token_parts, token_valid
@@ -45,6 +46,21 @@ def user_for_reset_token(secret: bytes, token: str) -> UserProfile:
     if user is None or not user.is_active or user.is_bot or not token_valid(secret, PURPOSE, token, _bound(user)):
         raise InvalidResetLinkError()
     return user
+
+
+# A plain addr-spec (RFC 5322's dot-atom on both sides): no display name, no quotes, no angle
+# brackets, no spaces. The form's address is repeated in the mail it sends, so anything else
+# would let a stranger write the text of a mail that this server sends to someone else.
+PLAIN_ADDRESS_RE = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+                              r"@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
+
+
+def check_reset_address(email: str) -> str:
+    """The form's address, stripped; JsonableError unless it is a plain address."""
+    email = email.strip()
+    if len(email) > 254 or not PLAIN_ADDRESS_RE.fullmatch(email):
+        raise JsonableError("Enter a valid email address.")
+    return email
 
 
 def reset_account(realm: Realm, email: str) -> Optional[UserProfile]:

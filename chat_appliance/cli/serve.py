@@ -319,6 +319,9 @@ def run_server(app, args, instance, listening=None):
         backend_module, url = app.extensions[EXTENSION].runtime.backend, app.config["DATABASE_URL"]
         leadership = Leadership(lambda: backend_module.autocommit_connection(url))
     scheduler = Scheduler(app, leadership=leadership, first_pass_after=SCHEDULER_FIRST_PASS_SECONDS).start()
+    if app.config.get("EMAIL_HOST"):
+        # Mail queued before a restart (or by another process) goes out without waiting for new mail.
+        app.extensions[EXTENSION].mailer.start()
     if link is not None:
         link.remote_listeners.append(scheduler)
     try:

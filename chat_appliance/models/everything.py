@@ -32,6 +32,7 @@ from chat_appliance.models.invites import INVITE_ACTIVE, INVITE_REVOKED, INVITE_
 from chat_appliance.models.bots import INTERFACE_GENERIC, INTERFACE_SLACK, BotService
 from chat_appliance.models.scheduled import REMINDER, SEND_LATER, ScheduledMessage
 from chat_appliance.models.channel_email import ChannelEmailAddress
+from chat_appliance.models.outgoing_email import OutgoingEmail
 
 # The names above, in order: what chat_appliance.models gives beyond its core. (Only
 # identifiers: pytest's assertion rewriting, which covers this package as a plugin's, adds

@@ -30,7 +30,8 @@ import uvicorn
 from werkzeug.wrappers import Request
 
 from chat_appliance.db.admission import turns
-from chat_appliance.db.connection import close_connection
+from chat_appliance.db.connection import backend, close_connection
+from chat_appliance.lib.database_outage import DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS, note_unavailable
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.server import connections
 from chat_appliance.server.tls import HSTS_HEADER, TlsListeners
@@ -185,10 +186,16 @@ class ChatApplianceASGI:
                         return
         except JsonableError as error:
             answer = handler.error(error, [], session=session)
-        except Exception:
-            log.exception("unhandled exception on %s %s", method, scope["path"])
-            answer = Answer(500, JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR",
-                                               http_status=500).to_dict())
+        except Exception as error:
+            if backend().unavailable(error):  # as the Flask app answers an outage (app.py)
+                note_unavailable(error)
+                answer = Answer(503, JsonableError(DATABASE_UNAVAILABLE_MESSAGE, code="DATABASE_UNAVAILABLE",
+                                                   http_status=503).to_dict(),
+                                [("Retry-After", str(RETRY_AFTER_SECONDS))])
+            else:
+                log.exception("unhandled exception on %s %s", method, scope["path"])
+                answer = Answer(500, JsonableError("Internal server error", code="INTERNAL_SERVER_ERROR",
+                                                   http_status=500).to_dict())
         payload = (self.encode(answer.body) + "\n").encode()
         await send({"type": "http.response.start", "status": answer.status, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),

@@ -14,6 +14,7 @@ import threading
 import time
 
 from chat_appliance.events import bus
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.web.context import EXTENSION
 from chat_appliance.models import database
 
@@ -77,8 +78,8 @@ class Scheduler:
                 continue
             try:
                 wait = self.seconds_until(self.run_once())
-            except Exception:  # a bad row must not stop deliveries for good
-                log.exception("scheduled message delivery failed")
+            except Exception as error:  # a bad row must not stop deliveries for good
+                log_failure(log, error, "scheduled message delivery failed")
                 wait = min(self.max_wait, 5.0)
             self._wake.wait(wait)
 

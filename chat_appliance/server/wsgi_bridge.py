@@ -29,6 +29,7 @@ from collections import deque
 from concurrent.futures import Future
 
 from chat_appliance.db.admission import turns
+from chat_appliance.lib.disk import DISK_FULL_MESSAGE, failed_write_status
 from chat_appliance.server.thread_pool import StackExecutor
 
 if TYPE_CHECKING:
@@ -39,8 +40,7 @@ log = logging.getLogger("chat_appliance")
 # A response is sent in one piece up to this size; past it, piece by piece as the app yields.
 STREAM_AFTER = 1024 * 1024
 INTERNAL_ERROR = b'{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}\n'
-# The answer of a request whose deferred write could not be committed (a full disk, say).
-COMMIT_FAILED = (500, [(b"content-type", b"application/json")], [INTERNAL_ERROR])
+DISK_FULL_ERROR = json.dumps({"result": "error", "msg": DISK_FULL_MESSAGE, "code": "DISK_FULL"}).encode() + b"\n"
 # With workers taking turns, an answer held for its COMMIT (see _work) waits at most about this
 # long for the writes of the requests after it to join that COMMIT.
 HOLD_SECONDS = 0.050
@@ -53,6 +53,14 @@ MIN_BODY_BYTES_PER_SECOND = 1024
 DEFAULT_BODY_TIMEOUT = 60
 BODY_TIMEOUT_ERROR = json.dumps({"result": "error", "code": "REQUEST_TIMEOUT",
                                  "msg": "The request body arrived too slowly."}).encode() + b"\n"
+
+
+def commit_failed(error: BaseException) -> Any:
+    """The answer of a request whose deferred write could not be committed: 507 DISK_FULL for a
+    full disk, as the app answers one raised in a view, else 500."""
+    if failed_write_status(error) == 507:
+        return 507, [(b"content-type", b"application/json")], [DISK_FULL_ERROR]
+    return 500, [(b"content-type", b"application/json")], [INTERNAL_ERROR]
 
 
 class BodyTimeout(Exception):
@@ -236,7 +244,8 @@ class WSGIBridge:
         if debt is None:
             self._hold_or_send(functools.partial(future.set_result, answer))
         else:
-            debt.hold(functools.partial(future.set_result, answer), functools.partial(future.set_result, COMMIT_FAILED))
+            debt.hold(functools.partial(future.set_result, answer),
+                      lambda error: future.set_result(commit_failed(error)))
         return debt
 
     def _settle(self, debt: Any) -> None:

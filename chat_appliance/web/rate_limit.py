@@ -237,9 +237,16 @@ def password_reset_allowed(email):
     never says: the form answers the same either way)."""
     if not enabled():
         return True
-    allowed, _statuses = limiter().hit(PASSWORD_RESET_BY_EMAIL, email.strip().lower(),
-                                       rules_for(PASSWORD_RESET_BY_EMAIL))
+    allowed, _statuses = limiter().hit(PASSWORD_RESET_BY_EMAIL, mailbox(email), rules_for(PASSWORD_RESET_BY_EMAIL))
     return allowed
+
+
+def mailbox(email):
+    """The mailbox an address reaches, as a rate limit's key: lower case, without a +tag (most
+    mail servers deliver victim+1@ and victim+2@ to victim@, so each must not get an allowance
+    of its own)."""
+    local, _, domain = email.strip().lower().rpartition("@")
+    return f"{local.split('+', 1)[0]}@{domain}"
 
 
 def _login_key(email, user):

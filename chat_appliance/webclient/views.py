@@ -19,15 +19,17 @@ from flask import Blueprint, Response, current_app, request, send_file
 from werkzeug.security import safe_join
 
 from chat_appliance.actions.account import uploaded_avatar
-from chat_appliance.actions.invites import do_accept_invitation, get_valid_invitation
+from chat_appliance.actions.invites import (confirmed_join_email, do_accept_invitation, do_send_join_confirmation,
+                                           get_valid_invitation)
 from chat_appliance.actions.email_change import do_confirm_email_change
 from chat_appliance.markdown.katex import KATEX_DIR
-from chat_appliance.actions.password_reset import do_request_password_reset, do_reset_password, user_for_reset_token
+from chat_appliance.actions.password_reset import (check_reset_address, do_request_password_reset, do_reset_password,
+                                                   user_for_reset_token)
 from chat_appliance.integrations import registry
 from chat_appliance.models.realm import instance_realm
 from chat_appliance.web.context import avatars_root
 from chat_appliance.web.auth import authenticate_by_password, clear_session_cookie, set_session_cookie
-from chat_appliance.lib.errors import JsonableError
+from chat_appliance.lib.errors import JsonableError, MissingArgumentError
 from chat_appliance.web.context import instance_key, mailer, password_method
 from chat_appliance.web.rate_limit import password_reset_allowed
 from chat_appliance.web.params import Param, endpoint
@@ -116,19 +118,41 @@ def login(username, password):
 
 
 @bp.get("/accounts/join/<key>")
-@endpoint(auth=False)
-def invitation_info(key):
-    """What the sign-up page shows: the organization and, for an email invitation, the address."""
+@endpoint(auth=False, confirm=Param(default=None))
+def invitation_info(key, confirm):
+    """What the sign-up page shows: the organization and, for an email invitation (or a reusable
+    link's confirmed address), the address; `needs_confirmation` when a reusable link's sign-up
+    first mails the address a link to confirm it."""
     invite = get_valid_invitation(key)
-    return {"realm_name": invite.realm.name, "email": None if invite.is_multiuse else invite.email,
-            "is_multiuse": invite.is_multiuse}
+    email = None if invite.is_multiuse else invite.email
+    if invite.is_multiuse and confirm:
+        email = confirmed_join_email(instance_key(), invite, confirm)
+    return {"realm_name": invite.realm.name, "email": email, "is_multiuse": invite.is_multiuse,
+            "needs_confirmation": invite.is_multiuse and mailer().configured and not confirm}
 
 
 @bp.post("/accounts/join/<key>")
-@endpoint(auth=False, full_name=Param(), password=Param(), email=Param(default=None))
-def join(key, full_name, password, email):
-    """Create the account an invitation offers (actions.invites decides validity) and sign in."""
+@endpoint(auth=False, full_name=Param(default=None), password=Param(default=None), email=Param(default=None),
+          confirm=Param(default=None))
+def join(key, full_name, password, email, confirm):
+    """Create the account an invitation offers (actions.invites decides validity) and sign in.
+    A reusable link, with email configured, first mails the address a confirmation link and
+    creates nothing (Zulip's way): the account is made by the POST that carries `confirm`, the
+    token of that link, for the address it confirms."""
     require_same_origin_form()
+    invite = get_valid_invitation(key)
+    if invite.is_multiuse and mailer().configured:
+        if not confirm:
+            sent_to = do_send_join_confirmation(key, email, secret=instance_key(), mailer=mailer())
+            return {"msg": f"We have sent a confirmation link to {sent_to}: follow it to create your account.",
+                    "confirmation_sent": True}
+        confirmed = confirmed_join_email(instance_key(), invite, confirm)
+        if email and email.strip().lower() != confirmed.lower():
+            raise JsonableError("This confirmation link is for another email address.")
+        email = confirmed
+    for name, value in (("full_name", full_name), ("password", password)):
+        if value is None:
+            raise MissingArgumentError(name)
     user = do_accept_invitation(key, full_name, password, email=email, password_method=password_method())
     return signed_in_response(user)
 
@@ -145,6 +169,7 @@ def password_reset_page(token=None):
 def request_password_reset(email):
     """Mail a reset link; the answer is the same whether or not the address has an account."""
     require_same_origin_form()
+    email = check_reset_address(email)
     realm = instance_realm()
     if realm is not None:
         do_request_password_reset(realm, email, secret=instance_key(), mailer=mailer(),

@@ -30,6 +30,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from chat_appliance import __version__
 from chat_appliance.actions.link_previews import do_add_link_previews
 from chat_appliance.clients import safe_fetch
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.models import Message, UserProfile, database
 from chat_appliance.workers.base import WorkerContext
 
@@ -198,8 +199,8 @@ class LinkPreviewer:
         try:
             with database.connection_context():
                 self.run(message_id)
-        except Exception:  # a worker must survive any page
-            log.exception("link preview failed for message %s", message_id)
+        except Exception as error:  # a worker must survive any page
+            log_failure(log, error, "link preview failed for message %s", message_id)
 
     def run(self, message_id: int) -> None:
         message = Message.get_or_none(Message.id == message_id)

@@ -31,6 +31,8 @@ from email.message import EmailMessage
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from chat_appliance.clients.send_email import EmailNotConfiguredError, Mailer, build_message
+from chat_appliance.lib.database_outage import log_failure
+from chat_appliance.lib.system_bots import without_external_notifications
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (FLAG_BITS, TOPIC_FOLLOWED, Message, Realm, UserMessage, UserProfile, UserTopic,
                                    database)
@@ -170,6 +172,8 @@ class MissedMessageNotifier:
         if event.get("type") != "message" or not self.mailer.configured:
             return
         message = event["message"]
+        if without_external_notifications(message):
+            return
         flags = {int(k): v for k, v in (event.get("flags") or {}).items()}
         noted = []
         unmentioned = []  # unread, in a channel, with no other reason to be mailed
@@ -235,8 +239,8 @@ class MissedMessageNotifier:
                 try:
                     with database.connection_context():
                         self.mail_batch(user_id, batch)
-                except Exception:  # one person's batch must never stop the others'
-                    log.exception("missed-message email for user %s failed", user_id)
+                except Exception as error:  # one person's batch must never stop the others'
+                    log_failure(log, error, "missed-message email for user %s failed", user_id)
 
     def mail_batch(self, user_id: int, batch: List[Missed]) -> None:
         """Mail what is still unread of a person's batch, one email per conversation."""

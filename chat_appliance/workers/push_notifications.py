@@ -40,9 +40,11 @@ from chat_appliance.clients import push_e2ee, push_service
 from chat_appliance.clients.push_service import PushMessage, PushService
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.lib import push_credentials
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.lib.errors import PushServiceRefusedError, PushServiceRetryLaterError
 from chat_appliance.lib.groups import is_user_in_group
 from chat_appliance.lib.serializers import gravatar_url, uploaded_avatar_url
+from chat_appliance.lib.system_bots import without_external_notifications
 from chat_appliance.lib.user_settings import user_setting
 from chat_appliance.models import (
     FLAG_BITS,
@@ -175,7 +177,8 @@ class PushNotifier:
                 self._add(("deleted", uid, list(event["message_ids"])))
             return
         if kind == "message":
-            self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
+            if not without_external_notifications(event["message"]):
+                self._add(("message", event["message"], event.get("flags") or {}, list(user_ids)))
         elif kind == "update_message_flags" and event.get("flag") == "read" and event.get("op") == "add":
             for uid in user_ids:
                 self._add(("remove", uid, list(event.get("messages") or [])))
@@ -217,8 +220,8 @@ class PushNotifier:
                         self.send_removal(job[1], job[2])
                     else:
                         self.notify_removal(job[1], job[2])
-            except Exception:  # one job must never stop the others
-                log.exception("push notification job %s failed", job[0])
+            except Exception as error:  # one job must never stop the others
+                log_failure(log, error, "push notification job %s failed", job[0])
             finally:
                 self._jobs.task_done()
 

@@ -23,6 +23,7 @@ from importlib import import_module
 from chat_appliance import __version__
 from chat_appliance.config import Limits
 from chat_appliance.clients import safe_fetch
+from chat_appliance.lib.database_outage import log_failure
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.json_input import JsonInputError, parse_json
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
@@ -148,8 +149,8 @@ class ServiceDispatcher:
             with database.connection_context():
                 for bot, service, trigger in triggered_bots(event):
                     self.handle(bot, service, trigger, event)
-        except Exception:  # a worker must survive anything one bot does
-            log.exception("service bot dispatch failed for message %s", event["message"].get("id"))
+        except Exception as error:  # a worker must survive anything one bot does
+            log_failure(log, error, "service bot dispatch failed for message %s", event["message"].get("id"))
 
     def handle(self, bot: UserProfile, service: BotService, trigger: str, event: JSONDict) -> None:
         """Call one bot about one message."""

@@ -155,3 +155,29 @@ def test_invitations_by_email_from_settings_with_resend_and_revoke(browser, site
     assert all(i.get("email") != "hank@example.com" for i in site.api("GET", "invites")["invites"])
     page.context.close()
     assert owner.errors == [] and owner.dialogs == []
+
+
+def test_sign_up_through_a_reusable_link_confirms_the_address_first(browser, site, smtp):
+    """With email configured, does a reusable link's sign-up page ask for the address only, mail
+    it a confirmation link, and does that link's page then create the account and sign in?"""
+    link = site.api("POST", "invites/multiuse")["invite_link"]
+    context = browser.new_context()
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(link)
+    expect(page.get_by_label("Full name")).to_have_count(0)
+    before = len(smtp.messages)
+    page.get_by_label("Email").fill("zoe@example.com")
+    page.get_by_role("button", name="Send confirmation link").click()
+    expect(page.get_by_role("status")).to_contain_text("We have sent a confirmation link to zoe@example.com")
+    confirm = link_in(mail_to(smtp, "zoe@example.com", before), r"http://\S+/join/\S+\?confirm=\S+")
+    assert confirm.startswith(site.url + "/")
+    page.goto(confirm)
+    expect(page.get_by_label("Email")).to_have_value("zoe@example.com")
+    page.get_by_label("Full name").fill("Zoe Newcomer")
+    page.get_by_label("Password").fill("zoe's password")
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+    assert site.api("POST", "fetch_api_key", username="zoe@example.com", password="zoe's password")["api_key"]
+    context.close()
+    assert watched.errors == []

@@ -305,7 +305,7 @@ def deferred_insert(label, log, sql=None):
 
 
 def hold(debt, log, label):
-    debt.hold(lambda: log.append(f"{label} answered"), lambda: log.append(f"{label} failed"))
+    debt.hold(lambda: log.append(f"{label} answered"), lambda _error: log.append(f"{label} failed"))
 
 
 def held_write(label, log):

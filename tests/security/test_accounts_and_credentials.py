@@ -3,12 +3,14 @@ addresses reserved, one password policy), a login takes as long for an unknown e
 known one, the lock-out counts per account, and keys rotate with the old ones failing at once.
 (The login's answers and lock-out headers are also in tests/api/test_rate_limits.py.)"""
 
+import re
 import subprocess
 import sys
 
 from chat_appliance.models import UserProfile, database
 
 from ..support.helpers import PASSWORD, err, ok
+from ..support.smtp_sink import body as body_of
 
 
 def test_unknown_email_costs_a_password_hash(org, anon, monkeypatch):
@@ -108,7 +110,11 @@ def test_sign_up_and_password_change_share_one_password_policy(org, flask_client
     """Does sign-up by invitation (link and email) refuse a password shorter than 6 characters,
     as a password change does, and accept one of 6?"""
     link_key, email_key = invitation_keys(org, "newcomer@zulip.example")
-    for key, data in ((link_key, {"email": "other@zulip.example"}), (email_key, {})):
+    # With email configured, a link's sign-up goes through the address's confirmation link.
+    assert join(flask_client, link_key, email="other@zulip.example")[1]["confirmation_sent"] is True
+    message = next(m for m in mail.wait(2) if m["To"].addresses[0].addr_spec == "other@zulip.example")
+    token = re.search(r"\?confirm=(\S+)", body_of(message, "plain")).group(1)
+    for key, data in ((link_key, {"confirm": token}), (email_key, {})):
         status, body = join(flask_client, key, full_name="New Comer", password="12345", **data)
         assert status == 400 and body["msg"] == "The password is too weak.", body
     status, body = join(flask_client, email_key, full_name="New Comer", password="123456")

@@ -22,10 +22,11 @@ def free_port():
 class ServeProcess:
     """`python -m chat_appliance serve` on a fresh instance; parses the printed owner credentials."""
 
-    def __init__(self, instance_path, *extra_args, port=None, rate_limiting=False, listen=None, ready=None, env=None):
+    def __init__(self, instance_path, *extra_args, port=None, rate_limiting=False, listen=None, ready=None, env=None,
+                 quiet=True):
         """`listen` replaces `--port PORT` (e.g. --http-port/--https-port); `ready` is called until
         it stops raising ConnectionError (default: GET /api/v1/server_settings on `url`); `env`
-        adds environment variables."""
+        adds environment variables; `quiet=False` keeps the request log."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ready = ready or (lambda: requests.get(self.url + "/api/v1/server_settings", timeout=1))
@@ -37,7 +38,8 @@ class ServeProcess:
             env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance_path)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
-             *(listen if listen is not None else ["--port", str(self.port)]), "--quiet", *extra_args],
+             *(listen if listen is not None else ["--port", str(self.port)]), *(["--quiet"] if quiet else []),
+             *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.output = []
         self._wait_ready()

@@ -1,5 +1,6 @@
 """A real SMTP server on loopback for the tests (aiosmtpd), keeping what it receives."""
 
+import asyncio
 import email
 import email.policy
 import socket
@@ -18,7 +19,9 @@ def free_port():
 class SmtpSink:
     """Messages received, parsed (email.message.EmailMessage), with their envelope recipients."""
 
-    def __init__(self, port=None):
+    def __init__(self, port=None, delay=None):
+        """`delay(envelope)`: seconds to wait before confirming that mail (a slow server)."""
+        self.delay = delay
         self.messages = []
         self.envelopes = []
         self._changed = threading.Condition()
@@ -30,6 +33,8 @@ class SmtpSink:
             self.messages.append(message)
             self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
             self._changed.notify_all()
+        if self.delay is not None:  # kept already, as a real server may, and confirmed late
+            await asyncio.sleep(self.delay(envelope))
         return "250 Message accepted for delivery"
 
     @property

@@ -9,6 +9,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     migration_transaction(db) -> context manager for one migration; never_reuse_ids(db, table)
     clone_database(source_url, target_url): make target a copy of source (test templates)
     client_error(exc) -> the message of a 400 for a value only this engine refuses, else None
+    unavailable(exc) -> whether exc means the database cannot be reached (503, not a bug)
     close_database(db): release the connection and whatever else the backend holds for it
     WORKERS_TAKE_TURNS: whether serve's worker threads run the app one at a time (lib/admission.py)
 

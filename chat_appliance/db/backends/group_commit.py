@@ -80,15 +80,19 @@ class _Debt:
         self.group = group
         self.batch = batch
 
-    def hold(self, committed: Callable[[], Any], failed: Callable[[], Any]) -> None:
+    def hold(self, committed: Callable[[], Any], failed: Callable[[BaseException], Any]) -> None:
         """Call `committed` once the batch is committed and its callbacks have run, or `failed`
-        if it could not be committed; at once if that is already known."""
+        with the error if it could not be committed (a full disk must answer as one, not as a
+        bug); at once if that is already known."""
         batch = self.batch
         with self.group.guard:
             if not batch.ended:
                 batch.held.append((committed, failed))
                 return
-        (failed if batch.error is not None else committed)()
+        if batch.error is not None:
+            failed(batch.error)
+        else:
+            committed()
 
     def add_callback(self, callback: Callable[[], Any]) -> None:
         """Run `callback` after the batch's COMMIT (never if it fails), after those before it."""
@@ -217,7 +221,7 @@ class GroupCommit:
                     raise sqlite3.OperationalError(
                         f"the transaction's COMMIT did not happen within {COMMIT_WAIT_SECONDS} s")
         if batch.error is not None:
-            raise sqlite3.OperationalError(f"the transaction could not be committed: {batch.error}")
+            raise sqlite3.OperationalError(f"the transaction could not be committed: {batch.error}") from batch.error
 
     # --- inside ------------------------------------------------------------------------------
 
@@ -280,7 +284,7 @@ class GroupCommit:
             held, batch.held = batch.held, []
         batch.done.set()
         for _committed, failed in held:
-            failed()
+            failed(batch.error)
 
     def _settle(self, batch):
         """Commit an open batch that deferred writers left (see _Debt), unless it has ended."""
@@ -330,7 +334,11 @@ class GroupCommit:
             with turns.waiting_on_others():
                 self.connection.execute("COMMIT")
         except sqlite3.Error as error:
-            log.exception("group commit failed")
+            # A full disk is the operator's to fix, not a bug: one line, no traceback.
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                log.error("group commit failed: %s", error)
+            else:
+                log.exception("group commit failed")
             self._fail(batch, error)
             return False
         if self.committed is not None:

@@ -83,6 +83,27 @@ def client_error(error: Any) -> Any:
     return None
 
 
+# SQLSTATEs that mean the database is not there to answer (an outage to wait out, not a bug):
+# the server shutting down or starting (57P01-57P03), the database gone or renamed (3D000).
+# Class 08 (connection exceptions) counts too, as does a driver error with no SQLSTATE at all:
+# psycopg2 raises those when the connection fails, is refused or was closed under it.
+_UNAVAILABLE = {"57P01", "57P02", "57P03", "3D000"}
+
+
+def unavailable(error: Any) -> bool:
+    """Whether an exception (or one it was raised from) means the database cannot be reached."""
+    import psycopg2
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, (psycopg2.OperationalError, psycopg2.InterfaceError)):
+            code = error.pgcode
+            return code is None or code.startswith("08") or code in _UNAVAILABLE
+        error = error.__cause__ or error.__context__ or getattr(error, "orig", None)
+    return False
+
+
 def autocommit_connection(database_url: str) -> Any:
     """A psycopg2 connection of its own (outside the pool), in autocommit, to the URL's database:
     a shard's LISTEN connection, its control notifications, the shared rate limits."""

@@ -324,6 +324,20 @@ def client_error(error: Any) -> None:
     return None
 
 
+def unavailable(error: Any) -> bool:
+    """Whether an exception (or one it was raised from) means the database file cannot be opened
+    (gone, unreadable, its folder unmounted): an outage to wait out, not a bug."""
+    import sqlite3
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, sqlite3.Error):
+            return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_CANTOPEN
+        error = error.__cause__ or error.__context__ or getattr(error, "orig", None)
+    return False
+
+
 @contextmanager
 def migration_transaction(db: RuntimeDatabase) -> Iterator[None]:
     """One migration's transaction, with foreign keys off as SQLite's documented way to rebuild a

@@ -55,6 +55,7 @@ export function invitesPanel(root) {
       },
       h("h4", "Invitation link"),
       h("p.detail", "Anyone with the link can join until it expires."),
+      emailConfigured() ? null : h("p.detail", "Email is not configured: sign-ups through a link are not verified, and anyone with it can join with any address."),
       h("button.primary", { type: "submit" }, "Create invitation link"),
       out,
     ),

@@ -97,9 +97,11 @@ export async function showJoin(root, key) {
   const password = field("Password", { type: "password", name: "password", autocomplete: "new-password", required: true, minlength: "6" });
   const email = field("Email", { type: "email", name: "email", autocomplete: "email" });
   const intro = h("p");
+  // A reusable link's sign-up mails the address a link back here carrying `confirm`.
+  const confirm = new URLSearchParams(location.search).get("confirm");
   let info = null;
   try {
-    info = await (await fetch(`/accounts/join/${encodeURIComponent(key)}`, { credentials: "same-origin" })).json();
+    info = await (await fetch(`/accounts/join/${encodeURIComponent(key)}${confirm ? `?confirm=${encodeURIComponent(confirm)}` : ""}`, { credentials: "same-origin" })).json();
   } catch {
     info = null;
   }
@@ -112,9 +114,11 @@ export async function showJoin(root, key) {
     email.input.value = info.email;
     email.input.readOnly = true;
   } else email.input.required = true;
-  const form = authForm("Sign up", [email.row, name.row, password.row], async () => {
-    await api.signIn(`/accounts/join/${encodeURIComponent(key)}`, { email: email.input.value, full_name: name.input.value, password: password.input.value });
-    location.replace("/");
+  const fields = info.needs_confirmation ? [email.row] : [email.row, name.row, password.row];
+  const form = authForm(info.needs_confirmation ? "Send confirmation link" : "Sign up", fields, async () => {
+    const data = await api.signIn(`/accounts/join/${encodeURIComponent(key)}`, { email: email.input.value, full_name: name.input.value, password: password.input.value, ...(confirm ? { confirm } : {}) });
+    if (data.confirmation_sent) clear(root, card("Join", h("p", { role: "status" }, data.msg)));
+    else location.replace("/");
   });
   clear(root, card("Join", intro, form));
   (info.email ? name : email).input.focus();
