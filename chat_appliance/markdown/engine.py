@@ -24,7 +24,7 @@ from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown import util
 from markdown.treeprocessors import Treeprocessor, UnescapeTreeprocessor
 
-from chat_appliance.markdown import budget, inline, katex
+from chat_appliance.markdown import budget, inline, katex, linkifier_regex
 from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
@@ -321,9 +321,9 @@ def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dic
     context = context or RenderContext()
     found: list[tuple[int, int, str, str]] = []
     for rx, template in inline.compile_linkifiers(context.linkifiers):
-        for m in rx.finditer(topic):
-            start, end = m.span("linkifier_match")
-            found.append((start, end, m.group("linkifier_match"), inline.linkifier_url(m, template)))
+        for match in linkifier_regex.matches(rx, topic):
+            start, end = linkifier_regex.match_span(match)
+            found.append((start, end, topic[start:end], inline.linkifier_url(match, template)))
     for m in find_bare_urls(topic):
         found.append((m.start("url"), m.end("url"), m.group("url"), autolink_href(m)))
     found.sort(key=lambda item: item[0])
