@@ -297,8 +297,10 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         md.zulip_checked_hrefs = set()
         md.zulip_unquoted_link_html = set()
         md.zulip_href_tokens = {}
-    html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
-    result.html = katex.typeset(restore_code_blocks(html, code_blocks), formulas)
+    # Every piece in place first, then the allow-list: sanitising is the last step, so nothing
+    # spliced in afterwards can escape its position.
+    html = katex.typeset(restore_code_blocks(restore_hrefs(html, hrefs, md.zulip_nonce), code_blocks), formulas)
+    result.html = sanitize_html(html)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (

@@ -15,8 +15,9 @@ returns ``FALLBACK`` and the renderer keeps Zulip's error markup, which shows th
 first such call logs it once.
 
 KaTeX runs with its defaults (``trust`` off: no ``\\href``, ``\\url`` or HTML extensions; user
-text is escaped by KaTeX), so its output is stored as produced, like Zulip's, without going
-through the HTML sanitiser (whose allow-list has no MathML or SVG).
+text is escaped by KaTeX). Its output is spliced into text positions only and then goes through
+the HTML sanitiser with the rest of the message (its MathML, SVG and styles are allowed inside
+KaTeX's span only, and come out as KaTeX wrote them: sanitize.py).
 """
 
 from __future__ import annotations
@@ -131,9 +132,11 @@ def stash_tex(md: Any, tex: str, display: bool) -> str:
 
 
 def typeset(html: str, formulas: list[tuple[str, str, bool]]) -> str:
-    """Replace each formula's token in the sanitised ``html`` with KaTeX's HTML, or with
-    Zulip's error markup (the escaped source) where KaTeX rejects it or is not available.
-    One pass over the text, however many formulas (a message of thousands stays linear)."""
+    """Replace each formula's token in ``html`` with KaTeX's HTML, or with Zulip's error markup
+    (the escaped source) where KaTeX rejects it or is not available. Only tokens in text are
+    typeset: a token inside a tag (a link's text copied into a preview's ``title``) becomes the
+    formula's source, since markup has no place in an attribute. One pass over the text, however
+    many formulas (a message of thousands stays linear). The sanitiser runs after this."""
     if not formulas:
         return html
     rendered = render_tex([(tex, display) for _, tex, display in formulas])
@@ -141,8 +144,26 @@ def typeset(html: str, formulas: list[tuple[str, str, bool]]) -> str:
         rendered = [None] * len(formulas)
     by_token = {token: (out if out is not None else tex_fallback(tex, display))
                 for (token, tex, display), out in zip(formulas, rendered)}
+    source = {token: html_module.escape(tex if display else f"$${tex}$$", quote=True)
+              for token, tex, display in formulas}
     prefix = formulas[0][0].split("N", 1)[0]  # "ZTEX<nonce>"
-    return re.sub(re.escape(prefix) + r"N[0-9]+Z", lambda m: by_token.get(m.group(0), m.group(0)), html)
+    token_re = re.compile(re.escape(prefix) + r"N[0-9]+Z")
+
+    def in_text(m: "re.Match[str]") -> str:
+        return by_token.get(m.group(0), m.group(0))
+
+    def in_tag(m: "re.Match[str]") -> str:
+        return source.get(m.group(0), m.group(0))
+
+    pieces = _TAG_SPLIT_RE.split(html)
+    for i, piece in enumerate(pieces):
+        if prefix in piece:
+            pieces[i] = token_re.sub(in_tag if i % 2 else in_text, piece)
+    return "".join(pieces)
+
+
+# Our serialiser escapes "<" and ">" inside attribute values, so a tag ends at its first ">".
+_TAG_SPLIT_RE = re.compile(r"(<[^>]*>)")
 
 
 def tex_fallback(tex: str, display: bool) -> str:
