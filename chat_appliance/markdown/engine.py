@@ -277,6 +277,9 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
         formulas = md.zulip_tex
+        # KaTeX's engine time is the message's too: what is left of its budget, at most.
+        left = budget.remaining(md)
+        tex_seconds = katex.FORMULA_SECONDS if left is None else max(0.0, min(katex.FORMULA_SECONDS, left))
     except (RecursionError, budget.RenderBudgetExceeded) as error:
         # Pathologically nested or costly input: show it as plain text rather than fail.
         if isinstance(error, budget.RenderBudgetExceeded):
@@ -287,6 +290,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
         formulas = []
+        tex_seconds = 0.0
     finally:
         md.zulip_deadline = None
         md.zulip_context = None
@@ -299,7 +303,8 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         md.zulip_href_tokens = {}
     # Every piece in place first, then the allow-list: sanitising is the last step, so nothing
     # spliced in afterwards can escape its position.
-    html = katex.typeset(restore_code_blocks(restore_hrefs(html, hrefs, md.zulip_nonce), code_blocks), formulas)
+    html = katex.typeset(restore_code_blocks(restore_hrefs(html, hrefs, md.zulip_nonce), code_blocks), formulas,
+                         tex_seconds, context.tex_owner)
     result.html = sanitize_html(html)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
