@@ -156,7 +156,7 @@ def pattern_values(m: LinkifierMatch) -> dict[str, str]:
 def matches(regex: LinkifierPattern, text: str) -> Iterator[LinkifierMatch]:
     """The matches of a wrapped pattern in `text`, each search starting where the last linked
     text ended, as the inline pass does (`finditer` would go on after the delimiter that follows
-    a match, and miss the match that delimiter starts: "#1 #2")."""
+    a match, and miss the match that delimiter starts: "T1 T2")."""
     pos = 0
     while pos <= len(text):
         m = regex.search(text, pos)
