@@ -102,3 +102,42 @@ def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
         EpsImagePlugin.EpsImageFile._open = original
     assert info is None and opened == []
     assert answer["url"].endswith("drawing.png")
+
+
+def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
+    """When six uploads arrive at once, are at most THUMBNAIL_SLOTS images decoded side by side
+    (and every one still thumbnailed)?"""
+    import threading
+
+    from chat_appliance.actions import uploads
+    from chat_appliance.lib import thumbnails
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+    original = thumbnails.make_thumbnails
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(thumbnails, "make_thumbnails", counted)
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (1, 2, 3)).save(out, "PNG")
+    for index in range(6):
+        (tmp_path / f"{index}.png").write_bytes(out.getvalue())
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(
+        i, uploads.bounded_thumbnail_upload(tmp_path, f"{i}.png", "image/png"))) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] <= uploads.THUMBNAIL_SLOTS
+    assert all(info is not None for info in results.values()) and len(results) == 6
