@@ -11,6 +11,13 @@ engine per formula. Also checks that each engine's output for Zulip's `tex_inlin
 Zulip's.
 
     python scripts/bench_katex.py
+    python scripts/bench_katex.py --interference [--seconds 5]
+
+With --interference: against a real `serve`, a member sends messages of the costliest TeX
+(4 KB of nested \\frac, which KaTeX takes about a second over, and 8 KB of `array`, whose markup
+is a hundred times its size) from eight threads, while another member's `$$x^2$$` sends and
+GET /users/me are timed, beside a baseline measured in the same run with nothing else running.
+Target: GET /users/me p99 under 50 ms; the bystander's formula typeset.
 """
 
 from __future__ import annotations
@@ -87,7 +94,81 @@ def run_batched() -> None:
     print(f"{'renderer (one call/message)':<28}{'':>12}{best * 1000:>10.1f} ms   {'ok' if best * 1000 < TARGET_MS else 'OVER'}")
 
 
+WORST_TEX = [
+    "$$" + "\\frac{" * 400 + "x" + "}{y}" * 400 + "$$",
+    "$$\\begin{array}{" + "c" * 20 + "}" + (" & ".join(["x^2"] * 20) + " \\\\ ") * 60 + "\\end{array}$$",
+]
+
+
+def run_interference(seconds: float) -> None:
+    import tempfile
+    import threading
+
+    import requests
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from benchlib import latencies_while, report, serve_with_member
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server, owner, member = serve_with_member(Path(tmp) / "instance")
+        try:
+            local = threading.local()
+
+            def attack():
+                session = getattr(local, "session", None)
+                if session is None:
+                    session = local.session = requests.Session()
+                    session.auth = owner
+                    local.turn = 0
+                local.turn += 1
+                session.post(f"{server.url}/api/v1/messages", data={
+                    "type": "stream", "to": "general", "topic": "tex", "content": WORST_TEX[local.turn % 2]})
+
+            bystander = requests.Session()
+            bystander.auth = member
+
+            def bystander_formula():
+                start = time.perf_counter()
+                answer = bystander.post(f"{server.url}/api/v1/messages", data={
+                    "type": "stream", "to": "general", "topic": "tex", "content": "$$x^2$$"}).json()
+                took = (time.perf_counter() - start) * 1000
+                html = bystander.get(f"{server.url}/api/v1/messages/{answer['id']}").json()["message"]["content"]
+                return took, 'class="katex"' in html
+
+            bystander_formula()
+            baseline = report("baseline (nothing else running)", latencies_while(server.url, member, seconds)[0])
+            times, calls = latencies_while(server.url, member, seconds, attack, attackers=8)
+            loaded = report("while 8 threads send the worst TeX", times, calls)
+            results = []
+            stop = threading.Event()
+
+            def flood():
+                while not stop.is_set():
+                    attack()
+
+            threads = [threading.Thread(target=flood, daemon=True) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.5)
+            for _ in range(5):
+                results.append(bystander_formula())
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+            sends = sorted(took for took, _ in results)
+            print(f"the bystander's $$x^2$$ meanwhile: send {sends[len(sends) // 2]:.0f} ms median, "
+                  f"{sends[-1]:.0f} ms worst; typeset {sum(ok for _, ok in results)} of {len(results)}")
+            print(f"target < 50 ms while the TeX runs: p50 {'ok' if loaded[0] < 50 else 'OVER'}, "
+                  f"p99 {'ok' if loaded[1] < 50 else 'OVER'} (baseline p50 {baseline[0]:.1f}, p99 {baseline[1]:.1f} ms)")
+        finally:
+            server.stop()
+
+
 def main() -> None:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--interference":
+        seconds = float(sys.argv[3]) if len(sys.argv) >= 4 and sys.argv[2] == "--seconds" else 5.0
+        run_interference(seconds)
+        return
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         if sys.argv[2] == "batched":
             run_batched()

@@ -8,6 +8,13 @@ wall-clock and CPU seconds (best of --repeat), the growth of peak RSS over the p
 and the ratio to the baseline. Targets: under 1 s and under 150 MiB.
 
     python scripts/bench_thumbnails.py
+    python scripts/bench_thumbnails.py --interference [--seconds 5]
+
+With --interference: against a real `serve`, a member uploads the worst images in a loop (a 3 KB
+GIF of 120 one-pixel frames on a 3100x3100 canvas, a PNG of 9400x9400, an EPS file named `.png`,
+and the 12 MP photo) while another member's GET /users/me is timed, beside a baseline measured in
+the same run with nothing else running; the server's peak RSS is reported too. Target: p99
+under 50 ms.
 """
 
 from __future__ import annotations
@@ -72,13 +79,67 @@ def run(mode: str, source: Path, out: Path) -> dict:
     return json.loads(proc.stdout)
 
 
+def run_interference(seconds: float) -> None:
+    import threading
+
+    import psutil
+    import requests
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT))
+    from benchlib import latencies_while, report, serve_with_member
+    from tests.uploads.test_hostile_images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
+
+    with tempfile.TemporaryDirectory() as tmp:
+        photo = Path(tmp) / "photo.jpg"
+        make_photo(photo)
+        files = [("frames.gif", gif_canvas_with_tiny_frames()), ("big.png", png_of_zeros()),
+                 ("drawing.png", EPS), ("photo.jpg", photo.read_bytes())]
+        server, owner, member = serve_with_member(Path(tmp) / "instance")
+        process = psutil.Process(server.process.pid)
+        peak = [process.memory_info().rss]
+        stop = threading.Event()
+
+        def watch():
+            while not stop.is_set():
+                peak[0] = max(peak[0], process.memory_info().rss)
+                time.sleep(0.02)
+
+        threading.Thread(target=watch, daemon=True).start()
+        try:
+            session = requests.Session()
+            session.auth = owner
+            turn = [0]
+
+            def attack():
+                name, data = files[turn[0] % len(files)]
+                turn[0] += 1
+                session.post(f"{server.url}/api/v1/user_uploads", files={"file": (name, data)}).raise_for_status()
+
+            start_rss = process.memory_info().rss
+            baseline = report("baseline (nothing else running)", latencies_while(server.url, member, seconds)[0])
+            times, calls = latencies_while(server.url, member, seconds, attack)
+            loaded = report("while the worst images are uploaded", times, calls)
+            print(f"server RSS: {start_rss / 2**20:.0f} MiB before, {peak[0] / 2**20:.0f} MiB at its peak")
+            print(f"target < 50 ms while the uploads run: p50 {'ok' if loaded[0] < 50 else 'OVER'}, "
+                  f"p99 {'ok' if loaded[1] < 50 else 'OVER'} (baseline p50 {baseline[0]:.1f}, p99 {baseline[1]:.1f} ms)")
+        finally:
+            stop.set()
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--interference", action="store_true", help="time a bystander while the worst images upload")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each --interference measurement")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.interference:
+        run_interference(args.seconds)
         return
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "photo.jpg"

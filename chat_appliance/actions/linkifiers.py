@@ -17,16 +17,18 @@ from chat_appliance.lib.linkifiers import realm_linkifiers
 from chat_appliance.lib.serializers import linkifier_dict
 from chat_appliance.lib.uri_template import InvalidTemplate, template_variables
 from chat_appliance.lib import event_catalogue
+from chat_appliance.markdown.linkifier_regex import BadPattern, pattern_groups
 from chat_appliance.models import Linkifier
 
 
 def check_linkifier(pattern: str, url_template: str) -> None:
-    """The pattern compiles as a Python regex, the template is RFC 6570, and the template's
-    variables are exactly the pattern's named groups."""
+    """The pattern compiles with RE2, the engine the renderer runs it with (linear time: no
+    backreferences or look-around), the template is RFC 6570, and the template's variables are
+    exactly the pattern's named groups."""
     try:
-        groups = set(re.compile(pattern).groupindex)
-    except re.error as error:
-        raise JsonableError(f"Bad regular expression: {error}") from None
+        groups = pattern_groups(pattern)
+    except BadPattern as error:
+        raise JsonableError(str(error)) from None
     if not pattern.strip():
         raise JsonableError("Linkifier pattern cannot be empty.")
     try:

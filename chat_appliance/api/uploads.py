@@ -106,13 +106,17 @@ INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", 
 
 def send_attachment(attachment):
     """The file's bytes; a download unless its type is on INLINE_TYPES, so that an uploaded HTML
-    page, script or SVG never runs in the server's origin. `sandbox` keeps even a file opened
-    directly from running with the origin's rights."""
+    page, script or SVG never runs in the server's origin. A download is typed
+    application/octet-stream whatever was uploaded: a `.js` served as text/javascript from this
+    origin would be a script the page's `script-src 'self'` trusts, from a <script src> of any
+    page here. `sandbox` keeps even a file opened directly from running with the origin's
+    rights."""
     path = app_state().uploads.path(attachment.path_id)
     if not path.is_file():
         raise ResourceNotFoundError("File not found")
     inline = attachment.content_type.split(";")[0].strip().lower() in INLINE_TYPES
-    response = send_file(path, mimetype=attachment.content_type, as_attachment=not inline,
+    response = send_file(path, mimetype=attachment.content_type if inline else "application/octet-stream",
+                         as_attachment=not inline,
                          download_name=attachment.file_name, max_age=0)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Content-Security-Policy"] = "sandbox"

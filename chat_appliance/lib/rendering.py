@@ -180,6 +180,7 @@ def render_context(realm: Realm, sender: UserProfile | None = None) -> RenderCon
         find_upload_image=lambda path_id: upload_image(realm.id, path_id),
         realm_emoji=data.realm_emoji,
         default_code_block_language=data.default_code_block_language,
+        tex_owner=None if sender is None else sender.id,
     )
 
 

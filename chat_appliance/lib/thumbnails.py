@@ -4,9 +4,16 @@ Zulip's facts, kept here: one still thumbnail ``840x560.webp`` (fits in 840x560,
 enlarged) and, for an animated image, also ``840x560-anim.webp``; the message's
 ``message_inline_image`` markup points at the animated one when the image has several frames, at
 the still one otherwise. A thumbnail is served at ``/user_uploads/thumbnail/{path_id}/{format}``
-to whoever may download the file itself. Images over 90 million pixels (30 million times the
-frames used, for animations) are refused as decompression bombs: they get no thumbnail and stay a
-plain link. EXIF orientation is applied, and no metadata (EXIF, XMP, ICC aside) is written.
+to whoever may download the file itself. EXIF orientation is applied, and no metadata (EXIF,
+XMP, ICC aside) is written.
+
+An upload is a member's file: the decoder is the attack surface. Only the decoders of the types
+thumbnailed are ever asked to read it (a file named `.png` that holds EPS would otherwise reach
+Pillow's EPS plugin, which runs Ghostscript). Its size is budgeted from its header before any
+pixel is decoded: width x height x every frame at most 90 million pixels (Zulip's limit for one
+image; an animation's frames are all decoded), and an image that cannot be decoded at a reduced
+scale (JPEG can, with draft mode) at most MAX_FULL_DECODE_PIXELS, since its decode holds every
+pixel at once. Over a budget it is refused as a decompression bomb: no thumbnail, a plain link.
 
 Thumbnails are files under the uploads folder: ``thumbnail/{path_id}/{format}``.
 """
@@ -29,11 +36,16 @@ TRANSCODED_LANDSCAPE, TRANSCODED_PORTRAIT = "4032x3024.webp", "3024x4032.webp"
 FORMATS = (STILL_FORMAT, ANIMATED_FORMAT, TRANSCODED_LANDSCAPE, TRANSCODED_PORTRAIT)
 BROWSER_TYPES = frozenset({"image/gif", "image/jpeg", "image/png", "image/webp", "image/bmp"})
 IMAGE_BOMB_TOTAL_PIXELS = 90_000_000
-IMAGE_MAX_ANIMATED_PIXELS = IMAGE_BOMB_TOTAL_PIXELS // 3
 # Frames kept in an animated thumbnail (the original is always there in full).
 MAX_ANIMATED_FRAMES = 100
 # The content types Zulip thumbnails that Pillow reads without extra plugins.
 THUMBNAIL_TYPES = frozenset({"image/gif", "image/jpeg", "image/png", "image/tiff", "image/webp", "image/bmp"})
+# Pillow's names of the decoders of those types: the only ones Image.open may try.
+PILLOW_FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "TIFF", "BMP")
+# Formats Pillow decodes at a reduced scale (draft mode): their decode costs the thumbnail's size.
+DRAFT_FORMATS = frozenset({"JPEG", "MPO"})
+# Pixels of an image decoded whole (PNG, GIF, WebP, TIFF, BMP): about 100 MB as RGBA.
+MAX_FULL_DECODE_PIXELS = 25_000_000
 WEBP_QUALITY = 80
 
 
@@ -59,12 +71,14 @@ def _open(source: pathlib.Path) -> Any:
     # Pillow's own bomb check is a warning below twice its limit: ours is explicit, below.
     Image.MAX_IMAGE_PIXELS = None
     try:
-        image = Image.open(source)
-    except (OSError, ValueError, SyntaxError) as error:
+        image = Image.open(source, formats=PILLOW_FORMATS)
+        frames = getattr(image, "n_frames", 1)
+    except (OSError, ValueError, SyntaxError, EOFError) as error:
         raise BadImageError(str(error)) from error
-    frames = getattr(image, "n_frames", 1)
     pixels = image.width * image.height
-    if pixels > IMAGE_BOMB_TOTAL_PIXELS or (frames > 1 and pixels * min(3, frames) > IMAGE_MAX_ANIMATED_PIXELS):
+    decoded = pixels * min(frames, MAX_ANIMATED_FRAMES + 1)  # the frames _animated decodes, and one more
+    if (pixels * frames > IMAGE_BOMB_TOTAL_PIXELS or decoded > IMAGE_BOMB_TOTAL_PIXELS
+            or (image.format not in DRAFT_FORMATS and pixels > MAX_FULL_DECODE_PIXELS)):
         image.close()
         raise BadImageError("Image size exceeds limit.")
     return image

@@ -32,6 +32,14 @@ def start(md, seconds: float | None) -> None:
     _once.spent = 0.0
 
 
+def remaining(md) -> float | None:
+    """Seconds left of the message's budget (None: no budget)."""
+    deadline = getattr(md, "zulip_deadline", None)
+    if deadline is None:
+        return None
+    return deadline - (time.thread_time() - getattr(_once, "spent", 0.0))
+
+
 def check(md) -> None:
     deadline = getattr(md, "zulip_deadline", None)
     if deadline is not None and time.thread_time() - getattr(_once, "spent", 0.0) > deadline:

@@ -9,7 +9,7 @@ callables the caller supplies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Hashable, Callable, Mapping, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class RenderContext:
     # find_topic_message(channel id, topic) -> the id a topic link's /with/ suffix names (Zulip's
     # "with" operand: the topic's first message the sender may read), or None for no suffix.
     find_topic_message: Callable[[int, str], Optional[int]] = _no_topic_message
+    # Whose budget of KaTeX engine time the message's formulas spend (the sender's id), or None
+    # for no per-person budget (markdown/katex.py).
+    tex_owner: Optional[Hashable] = None
 
 
 @dataclass

@@ -24,7 +24,7 @@ from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown import util
 from markdown.treeprocessors import Treeprocessor, UnescapeTreeprocessor
 
-from chat_appliance.markdown import budget, inline, katex
+from chat_appliance.markdown import budget, inline, katex, linkifier_regex
 from chat_appliance.markdown.blocks import (
     FencedBlockPreprocessor,
     IndentedCodeTreeprocessor,
@@ -277,6 +277,9 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         html = md.convert(content[:MAX_CONTENT])
         code_blocks = md.zulip_code_blocks
         formulas = md.zulip_tex
+        # KaTeX's engine time is the message's too: what is left of its budget, at most.
+        left = budget.remaining(md)
+        tex_seconds = katex.FORMULA_SECONDS if left is None else max(0.0, min(katex.FORMULA_SECONDS, left))
     except (RecursionError, budget.RenderBudgetExceeded) as error:
         # Pathologically nested or costly input: show it as plain text rather than fail.
         if isinstance(error, budget.RenderBudgetExceeded):
@@ -287,6 +290,7 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         html = plain_text_html(content[:MAX_CONTENT])
         code_blocks = []
         formulas = []
+        tex_seconds = 0.0
     finally:
         md.zulip_deadline = None
         md.zulip_context = None
@@ -297,8 +301,11 @@ def render_markdown(content: str, context: RenderContext) -> RenderResult:
         md.zulip_checked_hrefs = set()
         md.zulip_unquoted_link_html = set()
         md.zulip_href_tokens = {}
-    html = restore_hrefs(sanitize_html(html), hrefs, md.zulip_nonce)
-    result.html = katex.typeset(restore_code_blocks(html, code_blocks), formulas)
+    # Every piece in place first, then the allow-list: sanitising is the last step, so nothing
+    # spliced in afterwards can escape its position.
+    html = katex.typeset(restore_code_blocks(restore_hrefs(html, hrefs, md.zulip_nonce), code_blocks), formulas,
+                         tex_seconds, context.tex_owner)
+    result.html = sanitize_html(html)
     # Zulip's rule: "/me " at the start of a one-line message that rendered
     # as a single paragraph.
     result.is_me_message = (
@@ -321,9 +328,9 @@ def topic_links(topic: str, context: Optional[RenderContext] = None) -> list[dic
     context = context or RenderContext()
     found: list[tuple[int, int, str, str]] = []
     for rx, template in inline.compile_linkifiers(context.linkifiers):
-        for m in rx.finditer(topic):
-            start, end = m.span("linkifier_match")
-            found.append((start, end, m.group("linkifier_match"), inline.linkifier_url(m, template)))
+        for match in linkifier_regex.matches(rx, topic):
+            start, end = linkifier_regex.match_span(match)
+            found.append((start, end, topic[start:end], inline.linkifier_url(match, template)))
     for m in find_bare_urls(topic):
         found.append((m.start("url"), m.end("url"), m.group("url"), autolink_href(m)))
     found.sort(key=lambda item: item[0])

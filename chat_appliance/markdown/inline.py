@@ -14,7 +14,7 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.serializers import _escape_attrib_html, _escape_cdata
 from markdown.treeprocessors import InlineProcessor as InlineTreeprocessor
 
-from chat_appliance.markdown import budget
+from chat_appliance.markdown import budget, linkifier_regex
 from chat_appliance.markdown.katex import stash_tex
 from chat_appliance.markdown.previews import href_token, may_preview, note_link
 from chat_appliance.markdown.urls import AUTOLINK_RE, autolink_href, channel_narrow, expand_template, relative_to_realm, sanitize_url, topic_narrow
@@ -482,37 +482,38 @@ class AutoLinkProcessor(_Base):
         return _link(href, m.group("url")), m.start("url"), m.end("url")
 
 
-_LINKIFIER_CACHE: dict[tuple[tuple[str, str], ...], list[tuple["re.Pattern[str]", str]]] = {}
+_LINKIFIER_CACHE: dict[tuple[tuple[str, str], ...], list[tuple[Any, str]]] = {}
 
 
-def compile_linkifiers(linkifiers) -> list[tuple["re.Pattern[str]", str]]:
+def compile_linkifiers(linkifiers) -> list[tuple[Any, str]]:
+    """[(RE2 pattern, template)] for (pattern, template) pairs, memoised per list: the same
+    list gets the same answer object (LinkifierProcessor rebuilds only when it changes)."""
     key = tuple((p, t) for p, t in linkifiers)
     compiled = _LINKIFIER_CACHE.get(key)
     if compiled is None:
         compiled = []
         for pattern, template in key:
-            try:
-                rx = re.compile(r"(?<![^\s'\"(,:<\x03])(?P<linkifier_match>%s)(?!\w)" % pattern, re.UNICODE)
-            except re.error:
-                continue
-            compiled.append((rx, template))
+            rx = linkifier_regex.compile_wrapped(pattern)
+            if rx is not None:
+                compiled.append((rx, template))
         if len(_LINKIFIER_CACHE) > 256:
             _LINKIFIER_CACHE.clear()
         _LINKIFIER_CACHE[key] = compiled
     return compiled
 
 
-def linkifier_url(m: "re.Match[str]", template: str) -> str:
-    values = {k: v for k, v in m.groupdict().items() if v is not None}
-    return expand_template(template, values)
+def linkifier_url(m: Any, template: str) -> str:
+    return expand_template(template, linkifier_regex.pattern_values(m))
 
 
 class _MultiRegex:
     """Looks like a compiled regex to Python-Markdown; yields the earliest
     match among several patterns (earlier patterns win ties)."""
 
-    def __init__(self, patterns: list["re.Pattern[str]"]):
+    def __init__(self, patterns: list[Any]):
         self.patterns = patterns
+        self._text: Optional[str] = None
+        self._last: list[Any] = []
 
     def search(self, data: str, pos: int = 0) -> Optional["re.Match[str]"]:
         """Whether any of the patterns matches (a trigger test): the first found, not the earliest."""
@@ -525,9 +526,19 @@ class _MultiRegex:
     def earliest(self, data: str, pos: int = 0) -> Optional["re.Match[str]"]:
         if len(self.patterns) == 1:
             return self.patterns[0].search(data, pos)
+        # A search from `pos` finds the match an earlier search from before `pos` found, when
+        # that one starts at `pos` or later: keep each pattern's last answer for this text, so
+        # the searches are one per match, not one per match and pattern.
+        if self._text is not data:
+            self._text, self._last = data, [None] * len(self.patterns)
         best = None
-        for rx in self.patterns:
-            m = rx.search(data, pos)
+        for i, rx in enumerate(self.patterns):
+            last = self._last[i]
+            if last is not None and last[0] <= pos and (last[1] is None or last[1].start() >= pos):
+                m = last[1]
+            else:
+                m = rx.search(data, pos)
+                self._last[i] = (pos, m)
             if m and (best is None or m.start() < best.start()):
                 best = m
         return best
@@ -588,8 +599,8 @@ class LinkifierProcessor(_Base):
         if url is None:
             return NOT_HANDLED
         self.md.zulip_checked_hrefs.add(url)  # the link pass need not check it again
-        start, end = m.span("linkifier_match")
-        return _link(url, m.group("linkifier_match")), start, end
+        start, end = linkifier_regex.match_span(m)
+        return _link(url, data[start:end]), start, end
 
 
 WILDCARDS_CHANNEL = {"all", "everyone", "channel", "stream"}

@@ -38,6 +38,10 @@ TEXT_LIMITS = {
     "custom_profile_field_value.value": 20_000,
     "custom_profile_field_value.rendered_value": 200_000,
     "push_device.push_public_key": 10_000,
+    # A mail's subject is one header line (RFC 5322: at most 998 characters); the last error is
+    # the SMTP server's reply, kept short.
+    "outgoing_email.subject": 998,
+    "outgoing_email.last_error": 2000,
     "push_device.bouncer_public_key": 10_000,
     "push_device.encrypted_push_registration": 20_000,
     "realm_playground.url_template": 2048,

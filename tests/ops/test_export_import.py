@@ -7,18 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from chat_appliance.app import create_app
-from chat_appliance.db.connection import close_connection
 from chat_appliance.models import RealmExport, UserProfile, database
 from chat_appliance.ops.transfer.importer import ArchiveError, import_export
 
 from ..support import pg
 from ..support.helpers import (
-    FAST_HASH,
     PNG,
     ZULIP_REALM_ID,
-    ApiClient,
     err,
+    new_instance_client,
     ok,
     polled,
     queues,
@@ -62,18 +59,6 @@ def fill_organization(org):
     ok(hamlet.post("saved_snippets", title="Greeting", content="Good morrow"))
     ok(hamlet.post("navigation_views", fragment="narrow/channel/Denmark", is_pinned=True, name="Home"))
     return url
-
-
-def new_instance_client(path, email):
-    """A Flask client on the imported instance, as `email` (with the key the import gave them)."""
-    close_connection()
-    from chat_appliance.config import load_config
-
-    app = create_app({"INSTANCE_PATH": str(path), "DATABASE_URL": load_config(path)["DATABASE_URL"],
-                      "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False, "TESTING": True})
-    with database.connection_context():
-        user = UserProfile.get(UserProfile.delivery_email == email)
-    return app.test_client(), ApiClient(app.test_client(), user.email, user.api_key)
 
 
 def test_export_reimports_intact(org, app, tmp_path_factory, monkeypatch):

@@ -439,3 +439,17 @@ def local_http_server(answer):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def new_instance_client(path, email):
+    """A Flask client on an instance an import made, as `email` (with the key the import gave them)."""
+    from chat_appliance.app import create_app
+    from chat_appliance.config import load_config
+    from chat_appliance.db.connection import close_connection
+
+    close_connection()
+    app = create_app({"INSTANCE_PATH": str(path), "DATABASE_URL": load_config(path)["DATABASE_URL"],
+                      "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False, "TESTING": True})
+    with database.connection_context():
+        user = UserProfile.get(UserProfile.delivery_email == email)
+    return app.test_client(), ApiClient(app.test_client(), user.email, user.api_key)

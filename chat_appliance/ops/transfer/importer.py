@@ -70,8 +70,16 @@ from chat_appliance.models import (
 )
 from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
+from chat_appliance.markdown.sanitize import sanitize_html
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
+
+
+def _stored_html(value) -> str:
+    """HTML from an archive, through the renderer's allow-list: the archive is whoever made it,
+    and its rendered_content, rendered_description and rendered_value reach every client as
+    they are stored (a <script> or a javascript: link in them would run in the web client)."""
+    return sanitize_html(value) if isinstance(value, str) and value else ""
 
 
 class ArchiveError(Exception):
@@ -601,7 +609,7 @@ class Writer:
         folders = [r for r in self.a.table("zerver_channelfolder") if "id" in r and "name" in r]
         self.insert(ChannelFolder, [{
             "id": r["id"], "realm": self.realm.id, "name": r["name"][:60], "description": r.get("description") or "",
-            "rendered_description": r.get("rendered_description") or "",
+            "rendered_description": _stored_html(r.get("rendered_description")),
             "date_created": _int(r.get("date_created")) or 0,
             "creator": r.get("creator") if r.get("creator") in self.user_ids else None,
             "order": r.get("order") or 0, "is_archived": bool(r.get("is_archived")),
@@ -620,7 +628,7 @@ class Writer:
             rows.append({
                 "id": s["id"], "realm": self.realm.id, "name": s["name"][:60], "name_key": s["name"][:60].lower(),
                 "description": (s.get("description") or "")[:1024],
-                "rendered_description": s.get("rendered_description") or "",
+                "rendered_description": _stored_html(s.get("rendered_description")),
                 "invite_only": bool(s.get("invite_only")),
                 "history_public_to_subscribers": bool(s.get("history_public_to_subscribers", True)),
                 "is_web_public": bool(s.get("is_web_public")), "date_created": _int(s.get("date_created")) or 0,
@@ -709,7 +717,7 @@ class Writer:
             rows.append({
                 "id": m["id"], "realm": self.realm.id, "sender": m["sender"], "recipient": recipient_id,
                 "stream": stream_id, "topic": topic[:60], "topic_key": topic[:60].casefold(),
-                "content": m["content"], "rendered_content": m.get("rendered_content") or "",
+                "content": m["content"], "rendered_content": _stored_html(m.get("rendered_content")),
                 "date_sent": _int(m.get("date_sent", m.get("pub_date"))), "sending_client": "",
                 "last_edit_time": _int(m.get("last_edit_time")), "last_moved_time": _int(max(moved)) if moved else None,
                 "edit_history": history, "is_me_message": (m["content"] or "").startswith("/me "),
@@ -866,7 +874,7 @@ class Writer:
         field_ids = {r["id"] for r in fields}
         self.insert(CustomProfileFieldValue, [{
             "user_profile": r["user_profile"], "field": r["field"], "value": r["value"],
-            "rendered_value": r.get("rendered_value"),
+            "rendered_value": None if r.get("rendered_value") is None else _stored_html(r.get("rendered_value")),
         } for r in t("zerver_customprofilefieldvalue")
             if r.get("user_profile") in users and r.get("field") in field_ids])
 

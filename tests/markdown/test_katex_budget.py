@@ -1,0 +1,94 @@
+"""The KaTeX engine is shared: one person's formulas cannot hold it, queue others behind it,
+spend it without limit, or store megabytes."""
+
+import threading
+import time
+
+import pytest
+
+from chat_appliance.markdown import RenderContext, katex, render
+
+from ..support.helpers import content_of, send
+
+# About a second of KaTeX's time, in 4 KB.
+SLOW = "$$" + "\\frac{" * 400 + "x" + "}{y}" * 400 + "$$"
+
+
+@pytest.fixture(autouse=True)
+def engine_started():
+    """The engine started (its first start is not a message's), and every allowance fresh."""
+    render("$$x$$")
+    allowances = getattr(katex, "_allowance", None)
+    if allowances is not None:
+        allowances.spent.clear()
+    yield
+    if allowances is not None:
+        allowances.spent.clear()
+
+
+def test_a_slow_formula_is_stopped_within_the_message_limit():
+    """Does a formula that takes KaTeX a second stop at the per-message limit, as error markup?"""
+    start = time.monotonic()
+    html = render(SLOW).html
+    assert time.monotonic() - start < katex.FORMULA_SECONDS + 0.3
+    assert html.startswith('<p><span class="tex-error">')
+
+
+def test_a_busy_engine_fails_fast_to_the_error_markup():
+    """While one message's slow formula holds the engine, does another person's `$$x^2$$` come
+    back at once as error markup rather than wait behind it?"""
+    started = threading.Event()
+    worker = threading.Thread(target=lambda: (started.set(), render(SLOW)))
+    worker.start()
+    started.wait()
+    time.sleep(0.05)
+    start = time.monotonic()
+    html = render("$$x^2$$").html
+    waited = time.monotonic() - start
+    worker.join()
+    assert waited < 0.15, waited
+    assert html == '<p><span class="tex-error">$$x^2$$</span></p>'
+    assert 'class="katex"' in render("$$x^2$$").html  # free again
+
+
+def test_each_person_has_a_budget_of_engine_time(monkeypatch):
+    """Once one person has spent their engine time, do their formulas render as error markup
+    while another person's still typeset?"""
+    monkeypatch.setattr(katex, "ENGINE_SECONDS_PER_MINUTE", 0.2)
+    mallory, alice = RenderContext(tex_owner=1), RenderContext(tex_owner=2)
+    for _ in range(3):  # each spends up to the per-message limit
+        render(SLOW, mallory)
+    assert render("$$x^2$$", mallory).html.startswith('<p><span class="tex-error">')
+    assert 'class="katex"' in render("$$x^2$$", alice).html
+
+
+def test_the_senders_budget_applies_through_the_api(org, monkeypatch):
+    """Does a message sent through the API spend its sender's engine time (and only theirs)?"""
+    monkeypatch.setattr(katex, "ENGINE_SECONDS_PER_MINUTE", 0.2)
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    for _ in range(3):  # each spends up to the per-message limit, less when the render budget has less left
+        send(hamlet, content=SLOW)
+    assert 'class="tex-error"' in content_of(hamlet, send(hamlet, content="$$x^2$$"))
+    assert 'class="katex"' in content_of(othello, send(othello, content="$$x^2$$"))
+
+
+def test_typeset_output_per_message_is_capped(monkeypatch):
+    """Is a message's typeset HTML held under the output cap (KaTeX's markup can be a hundred
+    times its source), the formulas past it shown as source?"""
+    formula = "$$" + "\\sqrt{" * 15 + "x" + "}" * 15 + "$$"
+    one = len(render(formula).html)
+    monkeypatch.setattr(katex, "MAX_OUTPUT_CHARS", int(one * 2.5))
+    html = render(" ".join([formula] * 8)).html
+    assert len(html) < one * 2.5 + 8 * len(formula)
+    assert html.count('class="katex"') == 2 and html.count('class="tex-error"') == 6
+
+
+def test_the_engine_starts_afresh_when_its_heap_grew(monkeypatch):
+    """After a long call that left V8's heap past the restart size, is the next formula typeset
+    by a fresh engine?"""
+    monkeypatch.setattr(katex, "HEAP_RESTART_BYTES", 0)
+    monkeypatch.setattr(katex, "HEAP_CHECK_AFTER_SECONDS", 0.0)
+    before = katex._engine.ctx
+    render("$$y$$")
+    assert katex._engine.ctx is None or katex._engine.ctx is not before
+    assert 'class="katex"' in render("$$z$$").html

@@ -1,0 +1,143 @@
+"""Hostile images: only the thumbnailed formats' decoders read an upload, and its pixels are
+budgeted over every frame, before anything is decoded."""
+
+import io
+import struct
+import time
+import zlib
+
+from PIL import Image
+
+from chat_appliance.lib.thumbnails import thumbnail_upload
+
+from ..support.helpers import ok, upload
+
+
+def gif_canvas_with_tiny_frames(side=3100, frames=120):
+    """A few KB: a huge logical screen, each frame one pixel (written by hand: Pillow's encoder
+    would need the whole canvas in memory for every frame)."""
+    out = [b"GIF89a", struct.pack("<HHBBB", side, side, 0xF0, 0, 0), b"\x00\x00\x00\xff\xff\xff",
+           b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"]
+    for index in range(frames):
+        out.append(b"\x21\xf9\x04\x04" + struct.pack("<H", 2) + b"\x00\x00")  # 20 ms, keep the canvas
+        out.append(b"\x2c" + struct.pack("<HHHH", index % side, 0, 1, 1) + b"\x00")
+        # LZW, minimum code size 2: clear (4), the pixel (0 or 1), end (5), three bits each.
+        code = 4 | ((index % 2) << 3) | (5 << 6)
+        out.append(b"\x02\x02" + struct.pack("<H", code) + b"\x00")
+    out.append(b"\x3b")
+    return b"".join(out)
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png_of_zeros(side=9400):
+    """A valid grayscale PNG of side x side black pixels, a few hundred KB."""
+    compressor = zlib.compressobj(9)
+    row = b"\x00" * (side + 1)
+    body = b"".join(compressor.compress(row) for _ in range(side)) + compressor.flush()
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
+            + png_chunk(b"IDAT", body) + png_chunk(b"IEND", b""))
+
+
+EPS = (b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n%%EndComments\n"
+       b"newpath 0 0 moveto 100 100 lineto stroke showpage\n%%EOF\n")
+
+
+def timed_thumbnail(tmp_path, data, content_type):
+    (tmp_path / "f").write_bytes(data)
+    start = time.process_time()
+    info = thumbnail_upload(tmp_path, "f", content_type)
+    return info, time.process_time() - start
+
+
+def test_an_animation_is_budgeted_over_every_frame(tmp_path):
+    """Is a GIF of 120 frames on a 3100x3100 canvas (1.15 billion pixels to decode, in 3 KB)
+    refused from its header, in well under a second of CPU?"""
+    data = gif_canvas_with_tiny_frames()
+    assert len(data) < 20_000
+    info, cpu = timed_thumbnail(tmp_path, data, "image/gif")
+    assert info is None and cpu < 0.5
+    assert not (tmp_path / "thumbnail").exists()
+
+
+def test_a_large_png_is_refused_before_its_full_decode(tmp_path):
+    """Is a PNG of 9400x9400 (88 million pixels, decoded whole as PNG must be) refused without
+    decoding it?"""
+    info, cpu = timed_thumbnail(tmp_path, png_of_zeros(), "image/png")
+    assert info is None and cpu < 0.5
+
+
+def test_a_small_animation_and_a_large_jpeg_still_get_thumbnails(tmp_path):
+    """Do an ordinary animated GIF and a 40-megapixel JPEG (decoded at a reduced scale) still get thumbnails?"""
+    out = io.BytesIO()
+    frames = [Image.new("RGB", (200, 200), (i * 40, 0, 0)) for i in range(5)]
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=50, loop=0)
+    info, _ = timed_thumbnail(tmp_path, out.getvalue(), "image/gif")
+    assert info is not None and info.frames == 5
+    out = io.BytesIO()
+    Image.new("L", (8000, 5000), 128).save(out, "JPEG", quality=50)
+    info, _ = timed_thumbnail(tmp_path, out.getvalue(), "image/jpeg")
+    assert info is not None and (info.width, info.height) == (8000, 5000)
+
+
+def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
+    """Is an EPS file uploaded as `.png` left without a thumbnail, never opened as EPS (whose
+    decoder runs Ghostscript)?"""
+    from PIL import EpsImagePlugin
+
+    opened = []
+    original = EpsImagePlugin.EpsImageFile._open
+
+    def spy(self):
+        opened.append(True)
+        return original(self)
+
+    EpsImagePlugin.EpsImageFile._open = spy
+    try:
+        info, _ = timed_thumbnail(tmp_path, EPS, "image/png")
+        answer = ok(upload(org, org.hamlet, EPS, name="drawing.png"))
+    finally:
+        EpsImagePlugin.EpsImageFile._open = original
+    assert info is None and opened == []
+    assert answer["url"].endswith("drawing.png")
+
+
+def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
+    """When six uploads arrive at once, are at most THUMBNAIL_SLOTS images decoded side by side
+    (and every one still thumbnailed)?"""
+    import threading
+
+    from chat_appliance.actions import uploads
+    from chat_appliance.lib import thumbnails
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+    original = thumbnails.make_thumbnails
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(thumbnails, "make_thumbnails", counted)
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (1, 2, 3)).save(out, "PNG")
+    for index in range(6):
+        (tmp_path / f"{index}.png").write_bytes(out.getvalue())
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(
+        i, uploads.bounded_thumbnail_upload(tmp_path, f"{i}.png", "image/png"))) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] <= uploads.THUMBNAIL_SLOTS
+    assert all(info is not None for info in results.values()) and len(results) == 6
