@@ -16,6 +16,7 @@ from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
+from chat_appliance.lib.auth_backends import auth_settings
 from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
 from chat_appliance.db.connection import backend, close_connection, init_database, migrate
 from chat_appliance.events import bus
@@ -50,6 +51,9 @@ class AppState:
     def __init__(self, config, runtime):
         self.limits = Limits.from_config(config)
         self.password_method = config["PASSWORD_HASH_METHOD"]
+        # The ways to sign in (lib/auth_backends.py), checked here so that a wrong setting stops
+        # the start instead of failing the first sign-in.
+        self.auth = auth_settings(config)
         instance = Path(config["INSTANCE_PATH"])
         self.secret = instance_secret(instance)
         self.uploads = UploadStore(instance / "uploads", self.secret)
