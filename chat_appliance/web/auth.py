@@ -9,6 +9,7 @@ from werkzeug.datastructures import Authorization
 from chat_appliance.db import runtime
 from chat_appliance import models  # the account models load on first use (models/__init__.py)
 from chat_appliance.lib import passwords
+from chat_appliance.models.realm import instance_realm
 from chat_appliance.web import sessions
 from chat_appliance.web.context import auth_settings, password_method
 from chat_appliance.lib.errors import (
@@ -259,19 +260,18 @@ def authenticate_by_ldap(settings, login, password):
     # Loaded at the first LDAP sign-in: a server answers /server_settings before it loads the
     # account models (tests/test_lazy_imports.py), and ldap3 is needed only here.
     from chat_appliance.actions.external_auth import account_for_email, do_create_external_user, do_sync_full_name
-    from chat_appliance.clients import ldap_directory
-    from chat_appliance.models.realm import instance_realm
+    from chat_appliance.clients.ldap_directory import DirectoryUnavailable, check_password, find_person
 
     try:
-        person = ldap_directory.find_person(settings, login)
-    except ldap_directory.DirectoryUnavailable:
+        person = find_person(settings, login)
+    except DirectoryUnavailable:
         return None
     if person is None or not person.email:
         return None
     realm = instance_realm()
     user = account_for_email(realm, person.email) if realm is not None else None
     check_login_allowed(person.email, user)
-    if realm is None or not ldap_directory.check_password(settings, person, password):
+    if realm is None or not check_password(settings, person, password):
         record_failed_login(person.email, user)
         raise AuthenticationFailedError()
     if user is None:
