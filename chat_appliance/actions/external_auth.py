@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.models import ROLE_MEMBER, Realm, UserProfile
+from chat_appliance.models import ROLE_ADMINISTRATOR, ROLE_MEMBER, Realm, UserProfile
 from chat_appliance.actions.users import check_full_name, do_change_full_name, do_create_user, do_deactivate_user
 
 
@@ -62,21 +62,28 @@ class SyncSummary:
 
 
 def do_sync_directory_users(realm: Realm, people: dict[str, str | None], *, deactivate_missing: bool,
-                            keep: frozenset[int] = frozenset()) -> SyncSummary:
+                            force: bool = False) -> SyncSummary:
     """Bring the active human accounts in line with the directory: `people` maps each lower-cased
     email the directory has to its name. Accounts it lacks are deactivated when
-    `deactivate_missing` says so (the ids in `keep` never are: the organization's last owner)."""
+    `deactivate_missing` says so, unless that would leave the organization without an active
+    person or administrator (most likely a wrong search setting, as Zulip's sync assumes):
+    then nothing is deactivated and JsonableError says why, unless `force`."""
     summary = SyncSummary()
-    accounts = UserProfile.select().where((UserProfile.realm == realm) & UserProfile.is_active
-                                          & ~UserProfile.is_bot).order_by(UserProfile.id)
+    accounts = list(UserProfile.select().where((UserProfile.realm == realm) & UserProfile.is_active
+                                               & ~UserProfile.is_bot).order_by(UserProfile.id))
+    missing = [user for user in accounts if user.delivery_email.lower() not in people]
+    summary.checked, summary.missing = len(accounts), len(missing)
+    if deactivate_missing and missing and not force:
+        staying = [user for user in accounts if user not in missing]
+        if not staying or not any(user.role <= ROLE_ADMINISTRATOR for user in staying):
+            who = "every active person" if not staying else "every administrator"
+            raise JsonableError(f"The LDAP sync would deactivate {who} of the organization; nothing was changed. "
+                                "Check AUTH_LDAP_USER_SEARCH, or use --force if that is meant.")
     for user in accounts:
-        summary.checked += 1
-        email = user.delivery_email.lower()
-        if email in people:
-            summary.renamed += do_sync_full_name(user, people[email])
+        if user in missing:
+            if deactivate_missing:
+                do_deactivate_user(user)
+                summary.deactivated += 1
             continue
-        summary.missing += 1
-        if deactivate_missing and user.id not in keep:
-            do_deactivate_user(user)
-            summary.deactivated += 1
+        summary.renamed += do_sync_full_name(user, people[user.delivery_email.lower()])
     return summary
