@@ -42,7 +42,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         uses = set(getattr(item, "fixturenames", ()))
-        if module in ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_e2e_email"):
+        if module in ("test_e2e_webclient", "test_e2e_webclient_admin", "test_e2e_webclient_habits", "test_e2e_email",
+                      "test_e2e_webclient_sso"):
             item.add_marker(pytest.mark.browser)
         if module.startswith("test_e2e_") or module in E2E_MODULES or uses & {"instance", "chat_server"}:
             item.add_marker(pytest.mark.e2e)

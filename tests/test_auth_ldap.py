@@ -3,7 +3,7 @@
 
 import pytest
 
-from .helpers import PASSWORD, err, ok
+from .helpers import PASSWORD, err, ok, register
 from .ldap_server import LdapServer
 
 DOMAIN = "zulip.example"
@@ -123,3 +123,19 @@ def test_email_attribute_lookup(org, anon, directory):
     assert by_mail["email"] == "mira@elsewhere.example"
     assert ok(fetch(anon, "mira", "mira pw"))["user_id"] == by_mail["user_id"]
 
+
+
+def test_names_managed_by_ldap(org):
+    """With the name in the attribute map, does /register say names are locked and which methods
+    are on, does a member's name change leave the name as it is, and may an administrator still
+    change theirs?"""
+    hamlet, iago = org.client(org.hamlet), org.client(org.admin)
+    state = register(hamlet, fetch_event_types=["realm"])
+    assert state["server_name_changes_disabled"] is True and state["realm_name_changes_disabled"] is False
+    assert state["realm_authentication_methods"] == {"Email": {"enabled": True, "available": True},
+                                                     "LDAP": {"enabled": True, "available": True},
+                                                     "OpenID Connect": {"enabled": False, "available": False}}
+    ok(hamlet.patch("settings", full_name="Prince Hamlet"))
+    assert ok(hamlet.get("users/me"))["full_name"] == "King Hamlet"
+    ok(iago.patch("settings", full_name="Iago the Admin"))
+    assert ok(iago.get("users/me"))["full_name"] == "Iago the Admin"

@@ -76,12 +76,12 @@ def page(title, *paragraphs, status=200, extra=""):
     """A small page of its own (not the single-page app): the flow ends in a full navigation."""
     body = "".join(f"<p>{html.escape(text)}</p>" for text in paragraphs)
     document = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-                f'<link rel="stylesheet" href="/static/webclient/app.css"></head><body><main class="auth-card">'
+                f'<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/webclient/app.css"></head><body><main class="auth-card">'
                 f"<h1>{html.escape(title)}</h1>{body}{extra}"
                 f'<p class="auth-links"><a href="/">Back to log in</a></p></main></body></html>')
     response = Response(document, status=status, mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Content-Security-Policy"] = ("default-src 'self'; script-src 'none'; object-src 'none'; "
+    response.headers["Content-Security-Policy"] = ("default-src 'self'; img-src 'self' data:; script-src 'none'; object-src 'none'; "
                                                    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
     response.headers["Referrer-Policy"] = "same-origin"
     return response

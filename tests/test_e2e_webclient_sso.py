@@ -1,0 +1,176 @@
+"""End to end in Chromium: signing in to a real `serve` through a real OpenID Connect provider
+(oidc-provider, tests/oidc_provider.py) and a real LDAP directory (slapd, tests/ldap_server.py),
+from the sign-in page a person sees. Sign-up refusal without auto_signup and the sync are
+covered through HTTP (tests/test_auth_oidc.py, tests/test_e2e_ldap_sync.py)."""
+
+import json
+import re
+import secrets
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+
+pytest.importorskip("playwright", reason="the browser tests need the test extra's playwright")
+
+from playwright.sync_api import expect  # noqa: E402
+
+from .browser import DESKTOP, Site, Watched, browser  # noqa: E402,F401 (fixtures)
+from .ldap_server import LdapServer  # noqa: E402
+from .oidc_provider import OidcProvider  # noqa: E402
+from .serve_process import free_port  # noqa: E402
+
+expect.set_options(timeout=15_000)
+
+ACCOUNTS = {
+    "alice": {"email": "Alice@Example.com", "name": "Alice Liddell"},
+    "newbie": {"email": "newbie@example.com", "name": "Nova Newcomer"},
+    "carol": {"email": "carol@example.com", "name": "Carol"},
+}
+
+
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory):
+    server = LdapServer(tmp_path_factory.mktemp("slapd"))
+    server.add_person("lena", "lena ldap pw", "Lena from LDAP")
+    server.add_person("walt", "walt ldap pw", "Walt from LDAP")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, directory):
+    """serve with all three backends on: local passwords, LDAP (emails <uid>@example.com) and the
+    provider, with auto_signup; Alice and Carol have accounts, Carol's deactivated."""
+    port = free_port()
+    folder = tmp_path_factory.mktemp("webclient-sso")
+    provider = OidcProvider(folder, [f"http://127.0.0.1:{port}/complete/oidc/"], ACCOUNTS)
+    instance = folder / "instance"
+    instance.mkdir()
+    config = directory.config(LDAP_APPEND_DOMAIN="example.com", SOCIAL_AUTH_OIDC_ENABLED_IDPS=provider.idp_settings())
+    config["AUTHENTICATION_BACKENDS"].append("zproject.backends.GenericOpenIdConnectBackend")
+    (instance / "config.json").write_text(json.dumps(config))
+    running = Site(instance, port=port)
+    running.provider = provider
+    running.alice = running.person("alice@example.com", "Alice Liddell")
+    running.carol = running.person("carol@example.com", "Carol")
+    running.api("DELETE", f"users/{running.carol[2]}")
+    yield running
+    running.stop()
+    provider.stop()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser (no session here or at the provider); no console error may occur, except
+    the refusals the test itself provokes, which it lists in `page.expected`."""
+    context = browser.new_context(viewport=DESKTOP)
+    watched = Watched(context.new_page())
+    watched.page.expected = []
+    yield watched.page
+    errors = [e for e in watched.errors if not any(x in e for x in watched.page.expected)]
+    context.close()
+    assert errors == [] and watched.dialogs == [], (errors, watched.dialogs)
+
+
+def provider_link(page, site):
+    page.goto(site.url + "/")
+    link = page.get_by_role("link", name="Log in with Test IdP", exact=True)
+    expect(link).to_be_visible()
+    return link
+
+
+def in_the_app(page):
+    page.get_by_role("textbox", name="Message").wait_for()
+
+
+def test_sign_in_page_offers_the_provider_and_usernames(page, site):
+    """Does the sign-in page show a "Log in with Test IdP" link (a link, to the login URL) and a
+    text field whose name starts with "Email", taking a bare user name?"""
+    link = provider_link(page, site)
+    assert link.get_attribute("href") == "/accounts/login/social/oidc"
+    field = page.get_by_label(re.compile("^Email"))
+    assert field.get_attribute("type") == "text"
+    expect(page.get_by_label("Email or username")).to_be_visible()
+
+
+def test_existing_user_through_the_provider(page, site):
+    """Does Alice, whose provider email differs in case, land in the app as herself?"""
+    site.provider.sign_in_as("alice")
+    provider_link(page, site).click()
+    in_the_app(page)
+    me = page.evaluate("async () => (await (await fetch('/json/users/me', {headers: {'X-CSRFToken': "
+                       "document.querySelector('meta[name=csrf-token]').content}})).json())")
+    assert me["user_id"] == site.alice[2]
+
+
+def test_new_user_signs_up_through_the_provider(page, site):
+    """With auto_signup, does a newcomer get an account named by the provider and land in the app?"""
+    site.provider.sign_in_as("newbie")
+    provider_link(page, site).click()
+    in_the_app(page)
+    users = site.api("GET", "users")["members"]
+    assert [u["full_name"] for u in users if u["email"] == "newbie@example.com"] == ["Nova Newcomer"]
+
+
+def test_deactivated_user_is_told(page, site):
+    """Is Carol, deactivated, shown that her account is deactivated, and not signed in?"""
+    site.provider.sign_in_as("carol")
+    page.expected = ["403"]
+    provider_link(page, site).click()
+    expect(page.get_by_text("Your account carol@example.com has been deactivated.")).to_be_visible()
+    page.goto(site.url + "/")
+    expect(page.get_by_role("link", name="Log in with Test IdP")).to_be_visible()
+
+
+def test_tampered_callback_is_refused(page, site):
+    """Does a callback with a forged state (this browser never started a flow) end on a refusal
+    page, still signed out?"""
+    page.expected = ["400"]
+    page.goto(f"{site.url}/complete/oidc/?state=forged&code=stolen")
+    expect(page.get_by_role("heading", name="Authentication failed")).to_be_visible()
+    page.goto(site.url + "/")
+    expect(page.get_by_role("link", name="Log in with Test IdP")).to_be_visible()
+
+
+def test_mobile_flow_gives_a_working_key(page, site):
+    """Does the mobile app's flow end in a redirect to zulip://login whose encrypted key, decoded
+    with the pad, works against the API?"""
+    site.provider.sign_in_as("alice")
+    otp = secrets.token_hex(32)
+    page.expected = ["zulip://"]
+    with page.expect_response(lambda r: "/complete/oidc/" in r.url) as answer:
+        try:
+            page.goto(f"{site.url}/accounts/login/social/oidc?mobile_flow_otp={otp}")
+        except Exception:  # Chromium cannot open zulip://, which is the app's to open
+            pass
+    location = answer.value.headers["location"]
+    assert answer.value.status == 302 and location.startswith("zulip://login?")
+    params = {k: v[0] for k, v in parse_qs(urlparse(location).query).items()}
+    key = bytes.fromhex("".join(f"{int(a, 16) ^ int(b, 16):x}" for a, b in zip(params["otp_encrypted_api_key"], otp)))
+    me = requests.get(f"{site.url}/api/v1/users/me", auth=(params["email"], key.decode()), timeout=30).json()
+    assert me["user_id"] == site.alice[2] == int(params["user_id"])
+
+
+def test_ldap_by_uid_email_refusal_and_first_login(page, site):
+    """Through the sign-in form: is a wrong LDAP password refused with a message, does Lena's bare
+    uid with her directory password create her account and sign her in, and does Walt sign in
+    with his email?"""
+    page.expected = ["401"]
+    page.goto(site.url + "/")
+    page.get_by_label("Email or username").fill("lena")
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_have_text(re.compile("."))
+    page.get_by_label("Password").fill("lena ldap pw")
+    page.get_by_role("button", name="Log in").click()
+    in_the_app(page)
+    users = {u["email"]: u["full_name"] for u in site.api("GET", "users")["members"]}
+    assert users["lena@example.com"] == "Lena from LDAP"
+    other = page.context.browser.new_context(viewport=DESKTOP).new_page()
+    other.goto(site.url + "/")
+    other.get_by_label("Email or username").fill("walt@example.com")
+    other.get_by_label("Password").fill("walt ldap pw")
+    other.get_by_role("button", name="Log in").click()
+    other.get_by_role("textbox", name="Message").wait_for()
+    other.context.close()
