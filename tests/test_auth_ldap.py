@@ -139,3 +139,12 @@ def test_names_managed_by_ldap(org):
     assert ok(hamlet.get("users/me"))["full_name"] == "King Hamlet"
     ok(iago.patch("settings", full_name="Iago the Admin"))
     assert ok(iago.get("users/me"))["full_name"] == "Iago the Admin"
+
+
+def test_two_matching_entries_refused(org, anon, directory):
+    """Is a user name that two entries answer to refused, whichever password is given?"""
+    directory.add_person("twin", "twin pw", "Twin One")
+    with directory.admin() as connection:
+        connection.add("cn=Twin Two,ou=People,dc=example,dc=com", ["inetOrgPerson"],
+                       {"uid": "twin", "cn": "Twin Two", "sn": "Two", "userPassword": "twin pw"})
+    err(fetch(anon, "twin", "twin pw"), 401, "AUTHENTICATION_FAILED")

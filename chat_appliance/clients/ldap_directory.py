@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 import ldap3
-from ldap3.core.exceptions import LDAPException
+from ldap3.core.exceptions import LDAPException, LDAPSizeLimitExceededResult
 from ldap3.utils.conv import escape_filter_chars
 
 from chat_appliance.lib.auth_backends import LdapSettings
@@ -108,9 +108,9 @@ def find_person(settings: LdapSettings, login: str) -> LdapPerson | None:
             connection.search(settings.search_base, query, search_scope=SCOPES[settings.search_scope],
                               attributes=wanted_attributes(settings), size_limit=2)
             entries = [entry for entry in connection.response if entry.get("type") == "searchResEntry"]
+    except LDAPSizeLimitExceededResult:  # more than one entry: no one in particular
+        return None
     except LDAPException as error:
-        if "sizeLimitExceeded" in type(error).__name__ or "size limit" in str(error).lower():
-            return None
         log.warning("LDAP search for %r failed: %s", login, error)
         raise DirectoryUnavailable(str(error)) from None
     if len(entries) != 1:
