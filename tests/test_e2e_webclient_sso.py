@@ -174,3 +174,51 @@ def test_ldap_by_uid_email_refusal_and_first_login(page, site):
     other.get_by_role("button", name="Log in").click()
     other.get_by_role("textbox", name="Message").wait_for()
     other.context.close()
+
+
+# What Zulip's desktop app gives the pages it shows (its preload script's electron_bridge):
+# decrypt_clipboard(1) -> {key, pasted}. The app itself is not under test, so this stand-in
+# resolves `pasted` with whatever the test hands to window.__paste (the app would decrypt what
+# the person copies).
+ELECTRON_BRIDGE = """(() => {
+    let paste;
+    const pasted = new Promise((resolve) => { paste = resolve; });
+    window.__paste = (token) => paste(token);
+    window.electron_bridge = {
+        decrypt_clipboard(version) {
+            window.__key = crypto.getRandomValues(new Uint8Array(32));
+            window.__version = version;
+            return { version, key: window.__key, pasted };
+        },
+    };
+})();"""
+
+
+def test_desktop_app_flow(browser, site):
+    """Inside the desktop app, does the provider link open the login URL with desktop_flow_otp in
+    another window (the system browser), whose page shows a token encrypted with the app's key
+    (AES-GCM), which, once decrypted and handed back, signs the app's page in?"""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    site.provider.sign_in_as("alice")
+    context = browser.new_context(viewport=DESKTOP)
+    context.add_init_script(ELECTRON_BRIDGE)
+    app = Watched(context.new_page())
+    requested = []
+    context.on("request", lambda request: requested.append(request.url))
+    try:
+        app.page.goto(site.url + "/")
+        with context.expect_page() as opened:
+            app.page.get_by_role("link", name="Log in with Test IdP").click()
+        field = opened.value.get_by_label("Login token")
+        expect(field).to_be_visible()
+        data = bytes.fromhex(field.input_value())
+        key = bytes(app.page.evaluate("() => [...window.__key]"))
+        assert f"{site.url}/accounts/login/social/oidc?desktop_flow_otp={key.hex()}" in requested
+        assert app.page.evaluate("() => window.__version") == 1
+        token = AESGCM(key).decrypt(data[:12], data[12:], b"").decode()
+        app.page.evaluate("(token) => window.__paste(token)", token)
+        in_the_app(app.page)
+        assert app.errors == [] and app.dialogs == []
+    finally:
+        context.close()

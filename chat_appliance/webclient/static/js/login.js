@@ -74,11 +74,27 @@ export async function showLogin(root) {
   // Each external provider is a link, not a form: the page's form-action 'self' would stop a
   // form's redirect to the provider, while a link is a plain navigation.
   const external = (settings?.external_authentication_methods || []).map((method) =>
-    h("p.auth-external", h("a.button", { href: method.login_url }, `Log in with ${method.display_name}`)),
+    h("p.auth-external", h("a.button", { href: method.login_url, on: { click: (event) => desktopFlow(event, method.login_url) } }, `Log in with ${method.display_name}`)),
   );
   const passwordForm = !settings || settings.authentication_methods?.password !== false ? form : null;
   clear(root, card("Log in", ...external, passwordForm, forgot));
   (passwordForm ? email.input : root.querySelector("a.button"))?.focus();
+}
+
+// Inside Zulip's desktop app (its preload script gives window.electron_bridge), the provider's
+// pages open in the system browser, which has no session of the app's. As Zulip's web app does:
+// ask the bridge for a key, open the login URL with desktop_flow_otp=<the key in hex> in the
+// browser, wait for the app to decrypt the token the person copies there, and redeem it here
+// for the app's own session.
+async function desktopFlow(event, loginUrl) {
+  const bridge = window.electron_bridge;
+  if (!bridge || typeof bridge.decrypt_clipboard !== "function") return;
+  event.preventDefault();
+  const { key, pasted } = bridge.decrypt_clipboard(1);
+  const hex = [...key].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  window.open(`${loginUrl}?desktop_flow_otp=${encodeURIComponent(hex)}`, "_blank");
+  const token = await pasted;
+  location.href = `/accounts/login/subdomain/${encodeURIComponent(token)}`;
 }
 
 // Ask for a reset link. The answer is the same whether or not the address has an account.
