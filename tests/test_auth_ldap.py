@@ -148,3 +148,9 @@ def test_two_matching_entries_refused(org, anon, directory):
         connection.add("cn=Twin Two,ou=People,dc=example,dc=com", ["inetOrgPerson"],
                        {"uid": "twin", "cn": "Twin Two", "sn": "Two", "userPassword": "twin pw"})
     err(fetch(anon, "twin", "twin pw"), 401, "AUTHENTICATION_FAILED")
+
+
+def test_uid_case_follows_the_directory(org, anon, directory):
+    """Does a first sign-in typed in capitals make the account with the directory's spelling?"""
+    directory.add_person("grace", "grace pw", "Grace Hopper")
+    assert ok(fetch(anon, "GRACE", "grace pw"))["email"] == "grace@zulip.example"

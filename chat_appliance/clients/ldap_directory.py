@@ -61,8 +61,10 @@ def attribute(entry: dict, name: str | None) -> str | None:
 
 
 def wanted_attributes(settings: LdapSettings) -> list[str]:
+    """The attributes a person is made of: the mapped ones, the email's, the user name's."""
     names = set(settings.attr_map.values())
-    names.update(name for name in (settings.email_attr, settings.username_attr) if name)
+    names.update(name for name in (settings.email_attr, settings.username_attr,
+                                   filter_attribute(settings.search_filter)) if name)
     return sorted(names) or [ldap3.NO_ATTRIBUTES]
 
 
@@ -115,7 +117,8 @@ def find_person(settings: LdapSettings, login: str) -> LdapPerson | None:
         raise DirectoryUnavailable(str(error)) from None
     if len(entries) != 1:
         return None
-    return person_of(settings, entries[0], username)
+    # The directory's spelling of the user name (HAMLET typed, hamlet stored) makes the email.
+    return person_of(settings, entries[0], first_username(settings, entries[0]) or username)
 
 
 def check_password(settings: LdapSettings, person: LdapPerson, password: str) -> bool:
@@ -137,7 +140,7 @@ def all_people(settings: LdapSettings) -> list[LdapPerson]:
         with connect(settings) as connection:
             entries = connection.extend.standard.paged_search(
                 settings.search_base, query, search_scope=SCOPES[settings.search_scope],
-                attributes=sorted({*wanted_attributes(settings), *username_attributes(settings)} - {ldap3.NO_ATTRIBUTES}),
+                attributes=wanted_attributes(settings),
                 paged_size=500, generator=False)
     except LDAPException as error:
         raise DirectoryUnavailable(str(error)) from None
@@ -148,12 +151,6 @@ def all_people(settings: LdapSettings) -> list[LdapPerson]:
         username = first_username(settings, entry)
         people.append(person_of(settings, entry, username))
     return people
-
-
-def username_attributes(settings: LdapSettings) -> list[str]:
-    """The attribute the search filter matches the user name against, e.g. uid in (uid=%(user)s)."""
-    name = filter_attribute(settings.search_filter)
-    return [name] if name else []
 
 
 def filter_attribute(search_filter: str) -> str | None:

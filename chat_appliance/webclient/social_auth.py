@@ -76,13 +76,14 @@ def page(title, *paragraphs, status=200, extra=""):
     """A small page of its own (not the single-page app): the flow ends in a full navigation."""
     body = "".join(f"<p>{html.escape(text)}</p>" for text in paragraphs)
     document = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-                f'<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/webclient/app.css"></head><body><main class="auth-card">'
-                f"<h1>{html.escape(title)}</h1>{body}{extra}"
+                '<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/webclient/app.css"></head>'
+                f'<body><main class="auth-card"><h1>{html.escape(title)}</h1>{body}{extra}'
                 f'<p class="auth-links"><a href="/">Back to log in</a></p></main></body></html>')
     response = Response(document, status=status, mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Content-Security-Policy"] = ("default-src 'self'; img-src 'self' data:; script-src 'none'; object-src 'none'; "
-                                                   "base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+    response.headers["Content-Security-Policy"] = ("default-src 'self'; img-src 'self' data:; script-src 'none'; "
+                                                   "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+                                                   "form-action 'self'")
     response.headers["Referrer-Policy"] = "same-origin"
     return response
 
@@ -168,7 +169,7 @@ def complete():
     except OidcError as error:
         return failed(str(error))
     response = login_or_register(idp, identity.email, identity.full_name, flow)
-    if response.status_code != 200:  # the sign-up confirmation keeps the cookie, for its button
+    if not getattr(response, "keeps_flow", False):
         response.delete_cookie(FLOW_COOKIE, path=OIDC_COMPLETE_PATH)
     return response
 
@@ -195,13 +196,16 @@ def login_or_register(idp, email, full_name, flow):
 
 def signup_confirmation(email, full_name, flow):
     """Zulip's confirm_continue_registration: the address has no account here; a button creates it."""
-    token = serializer("oidc signup").dumps({"email": email, "full_name": full_name, "state": flow["state"],
-                                              **{k: flow[k] for k in ("mobile_flow_otp", "desktop_flow_otp") if k in flow}})
+    otps = {k: flow[k] for k in ("mobile_flow_otp", "desktop_flow_otp") if k in flow}
+    token = serializer("oidc signup").dumps({"email": email, "full_name": full_name, "state": flow["state"], **otps})
     form = (f'<form method="post" action="{CONFIRM_PATH}"><input type="hidden" name="token" '
             f'value="{html.escape(token, quote=True)}"><button class="primary" type="submit">Continue to registration'
             f"</button></form>")
-    return page("Create your account", f"You attempted to log in using the email {email}, which does not have an "
-                "account in this organization.", "Do you want to create a new account with this email?", extra=form)
+    response = page("Create your account", f"You attempted to log in using the email {email}, which does not have "
+                    "an account in this organization.", "Do you want to create a new account with this email?",
+                    extra=form)
+    response.keeps_flow = True  # the button's POST proves it comes from this browser with the cookie
+    return response
 
 
 @bp.post(CONFIRM_PATH)
