@@ -4,8 +4,11 @@ from the sign-in page a person sees. Sign-up refusal without auto_signup and the
 covered through HTTP (tests/test_auth_oidc.py, tests/test_e2e_ldap_sync.py)."""
 
 import json
+import os
 import re
 import secrets
+import subprocess
+import sys
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -15,7 +18,8 @@ pytest.importorskip("playwright", reason="the browser tests need the test extra'
 
 from playwright.sync_api import expect  # noqa: E402
 
-from .browser import DESKTOP, Site, Watched, browser  # noqa: E402,F401 (fixtures)
+from . import pg  # noqa: E402
+from .browser import DESKTOP, PASSWORD, Site, Watched, browser  # noqa: E402,F401 (fixtures)
 from .ldap_server import LdapServer  # noqa: E402
 from .oidc_provider import OidcProvider  # noqa: E402
 from .serve_process import free_port  # noqa: E402
@@ -31,26 +35,33 @@ ACCOUNTS = {
 
 @pytest.fixture(scope="module")
 def directory(tmp_path_factory):
+    """Everyone active in the organization is in the directory (emails in `mail`), so that the
+    sync leaves them be; Lena and Walt have no account yet."""
     server = LdapServer(tmp_path_factory.mktemp("slapd"))
-    server.add_person("lena", "lena ldap pw", "Lena from LDAP")
-    server.add_person("walt", "walt ldap pw", "Walt from LDAP")
+    server.add_person("owner", "owner ldap pw", "Owner", mail="owner@localhost")
+    # Alice's directory password is the one the site gives the people it creates.
+    server.add_person("alice", PASSWORD, "Alice Liddell", mail="alice@example.com")
+    for uid, name in [("newbie", "Nova Newcomer"), ("lena", "Lena from LDAP"), ("walt", "Walt from LDAP")]:
+        server.add_person(uid, f"{uid} ldap pw", name, mail=f"{uid}@example.com")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, directory):
-    """serve with all three backends on: local passwords, LDAP (emails <uid>@example.com) and the
+    """serve with all three backends on: local passwords, LDAP (emails in `mail`) and the
     provider, with auto_signup; Alice and Carol have accounts, Carol's deactivated."""
     port = free_port()
     folder = tmp_path_factory.mktemp("webclient-sso")
     provider = OidcProvider(folder, [f"http://127.0.0.1:{port}/complete/oidc/"], ACCOUNTS)
     instance = folder / "instance"
     instance.mkdir()
-    config = directory.config(LDAP_APPEND_DOMAIN="example.com", SOCIAL_AUTH_OIDC_ENABLED_IDPS=provider.idp_settings())
+    config = directory.config(LDAP_EMAIL_ATTR="mail", LDAP_DEACTIVATE_NON_MATCHING_USERS=True,
+                              SOCIAL_AUTH_OIDC_ENABLED_IDPS=provider.idp_settings())
     config["AUTHENTICATION_BACKENDS"].append("zproject.backends.GenericOpenIdConnectBackend")
     (instance / "config.json").write_text(json.dumps(config))
     running = Site(instance, port=port)
+    running.instance = instance
     running.provider = provider
     running.alice = running.person("alice@example.com", "Alice Liddell")
     running.carol = running.person("carol@example.com", "Carol")
@@ -176,6 +187,30 @@ def test_ldap_by_uid_email_refusal_and_first_login(page, site):
     other.context.close()
 
 
+def test_sync_signs_out_who_left_the_directory(page, site, directory):
+    """Once Walt leaves the directory, does sync-ldap-users (run beside the server) end his
+    browser session, so that a reload shows the sign-in page, and refuse his next sign-in?"""
+    page.expected = ["401"]
+    page.goto(site.url + "/")
+    page.get_by_label("Email or username").fill("walt")
+    page.get_by_label("Password").fill("walt ldap pw")
+    page.get_by_role("button", name="Log in").click()
+    in_the_app(page)
+    directory.delete_person("walt")
+    env = dict(os.environ)
+    if pg.ENABLED:
+        env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(site.instance)
+    done = subprocess.run([sys.executable, "-m", "chat_appliance", "sync-ldap-users", "--instance", str(site.instance)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and "1 deactivated" in done.stdout, (done.stdout, done.stderr)
+    page.reload()
+    expect(page.get_by_label("Email or username")).to_be_visible()
+    page.get_by_label("Email or username").fill("walt")
+    page.get_by_label("Password").fill("walt ldap pw")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_have_text(re.compile("."))
+
+
 # What Zulip's desktop app gives the pages it shows (its preload script's electron_bridge):
 # decrypt_clipboard(1) -> {key, pasted}. The app itself is not under test, so this stand-in
 # resolves `pasted` with whatever the test hands to window.__paste (the app would decrypt what
@@ -222,3 +257,34 @@ def test_desktop_app_flow(browser, site):
         assert app.errors == [] and app.dialogs == []
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def strict_site(tmp_path_factory):
+    """A second serve whose provider has auto_signup false: newcomers are asked first."""
+    port = free_port()
+    folder = tmp_path_factory.mktemp("webclient-sso-strict")
+    provider = OidcProvider(folder, [f"http://127.0.0.1:{port}/complete/oidc/"], ACCOUNTS)
+    instance = folder / "instance"
+    instance.mkdir()
+    (instance / "config.json").write_text(json.dumps({
+        "AUTHENTICATION_BACKENDS": ["zproject.backends.EmailAuthBackend",
+                                    "zproject.backends.GenericOpenIdConnectBackend"],
+        "SOCIAL_AUTH_OIDC_ENABLED_IDPS": provider.idp_settings(auto_signup=False)}))
+    running = Site(instance, port=port)
+    running.provider = provider
+    yield running
+    running.stop()
+    provider.stop()
+
+
+def test_sign_up_without_auto_signup_asks_first(page, strict_site):
+    """Without auto_signup, is a newcomer shown Zulip's confirmation with no account made, and
+    does "Continue to registration" create it and land them in the app?"""
+    strict_site.provider.sign_in_as("newbie")
+    provider_link(page, strict_site).click()
+    expect(page.get_by_text("which does not have an account in this organization")).to_be_visible()
+    assert "newbie@example.com" not in [u["email"] for u in strict_site.api("GET", "users")["members"]]
+    page.get_by_role("button", name="Continue to registration").click()
+    in_the_app(page)
+    assert "newbie@example.com" in [u["email"] for u in strict_site.api("GET", "users")["members"]]
