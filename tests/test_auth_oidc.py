@@ -10,6 +10,7 @@ import pytest
 import requests
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .flutter_app import problems_of
 from .helpers import REALM_HOST, ApiClient, ok
 from .oidc_provider import CLIENT_ID, OidcProvider
 
@@ -90,6 +91,8 @@ def test_server_settings_list_the_provider(org, anon):
     assert body["external_authentication_methods"] == [{
         "name": "oidc:testidp", "display_name": "Test IdP", "display_icon": None,
         "login_url": "/accounts/login/social/oidc", "signup_url": "/accounts/register/social/oidc"}]
+    # The mobile app decodes it with its generated decoders (tests/data/flutter_keys.json).
+    assert problems_of(body, "GetServerSettingsResult", "server_settings") == []
 
 
 def test_redirect_to_the_provider(org, flask_client, provider):
