@@ -166,7 +166,11 @@ def test_h1_the_checked_address_is_the_one_connected_to(org, app, internal, monk
 
 def test_h1_no_module_fetches_urls_but_safe_fetch():
     """Do the server's modules reach the network only through clients/safe_fetch (no urllib.request,
-    http.client or requests anywhere else), so that every future fetch gets the guard?"""
+    http.client or requests anywhere else), so that every future fetch gets the guard? The one
+    exception is clients/oidc.py: it talks only to the OpenID Connect provider the operator
+    configured (SOCIAL_AUTH_OIDC_ENABLED_IDPS), which may well be on a private or loopback
+    address (Zulip accepts those too), through Authlib's requests session; no URL a user sends
+    reaches it."""
     import pathlib
 
     import chat_appliance
@@ -175,6 +179,8 @@ def test_h1_no_module_fetches_urls_but_safe_fetch():
     offenders = []
     for path in root.rglob("*.py"):
         if path.name == "safe_fetch.py" or "testing" in path.parts:  # testing/: the test fixtures' own probes
+            continue
+        if path.relative_to(root).as_posix() == "clients/oidc.py":
             continue
         text = path.read_text()
         for needle in ("urllib.request", "http.client", "import requests", "urlopen(", "import httpx"):
