@@ -158,9 +158,9 @@ SETTINGS: tuple[Setting, ...] = (
             "accepted, as on Zulip. The provider must allow the redirect URI <realm url>/complete/oidc/. "
             "One provider, as on Zulip."),
     Setting("SOCIAL_AUTH_OIDC_FULL_NAME_VALIDATED", False,
-            "Zulip's setting: true when the provider's names are trusted. A new account then takes its name "
-            "from the provider without asking; false still uses the provider's name (chat-appliance has no "
-            "name step in its sign-up)."),
+            "Zulip's setting: true when the provider's names are trusted. Without auto_signup, the sign-up "
+            "confirmation then asks no name and takes the provider's; false lets the person correct it there. "
+            "With auto_signup the provider's name is always taken."),
     Setting("AUTH_LDAP_SERVER_URI", None, "The LDAP server, e.g. ldaps://ldap.example.com or ldap://127.0.0.1:389."),
     Setting("AUTH_LDAP_BIND_DN", None,
             "The DN the server binds as to search the directory; unset: an anonymous search."),

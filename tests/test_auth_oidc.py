@@ -137,9 +137,11 @@ def test_new_user_without_auto_signup_is_asked(org, flask_client, provider):
     emails = [u["email"] for u in ok(owner.get("users"))["members"]]
     assert "newbie@zulip.example" not in emails
     token = text.split('name="token" value="', 1)[1].split('"', 1)[0]
-    created = flask_client.post("/complete/oidc/confirm", data={"token": token})
+    assert 'name="full_name"' in text and 'value="New Person"' in text
+    created = flask_client.post("/complete/oidc/confirm", data={"token": token, "full_name": "Nova Person"})
     assert created.status_code == 302 and created.headers["Location"] == "/"
-    assert session_user(flask_client)["email"] == "newbie@zulip.example"
+    me = session_user(flask_client)
+    assert (me["email"], me["full_name"]) == ("newbie@zulip.example", "Nova Person")
     again = flask_client.post("/complete/oidc/confirm", data={"token": token})
     assert again.status_code == 400
 
@@ -170,6 +172,17 @@ def test_tampering_refused(org, flask_client, provider):
     refused = through_provider(provider, to_provider(thief), None)
     assert "error=access_denied" in refused
     assert back_at(thief, refused).status_code == 400 and session_user(thief) is None
+
+
+@pytest.mark.config(OIDC_AUTO_SIGNUP=False, SOCIAL_AUTH_OIDC_FULL_NAME_VALIDATED=True)
+def test_validated_names_are_not_asked(org, flask_client, provider):
+    """With SOCIAL_AUTH_OIDC_FULL_NAME_VALIDATED, does the confirmation ask no name and take the
+    provider's, whatever the form sends?"""
+    shown = sign_in(flask_client, provider, "newbie").get_data(as_text=True)
+    assert 'name="full_name"' not in shown
+    token = shown.split('name="token" value="', 1)[1].split('"', 1)[0]
+    flask_client.post("/complete/oidc/confirm", data={"token": token, "full_name": "Someone Else"})
+    assert session_user(flask_client)["full_name"] == "New Person"
 
 
 @pytest.mark.config(AUTHENTICATION_BACKENDS=["zproject.backends.EmailAuthBackend"])

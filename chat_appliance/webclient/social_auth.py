@@ -198,9 +198,14 @@ def signup_confirmation(email, full_name, flow):
     """Zulip's confirm_continue_registration: the address has no account here; a button creates it."""
     otps = {k: flow[k] for k in ("mobile_flow_otp", "desktop_flow_otp") if k in flow}
     token = serializer("oidc signup").dumps({"email": email, "full_name": full_name, "state": flow["state"], **otps})
+    # Unless SOCIAL_AUTH_OIDC_FULL_NAME_VALIDATED vouches for the provider's names, the person may
+    # correct theirs here, as on Zulip's registration form.
+    name_field = "" if auth_settings().oidc_full_name_validated else (
+        f'<label class="field"><span>Full name</span><input name="full_name" maxlength="60" required '
+        f'value="{html.escape(full_name or "", quote=True)}"></label>')
     form = (f'<form method="post" action="{CONFIRM_PATH}"><input type="hidden" name="token" '
-            f'value="{html.escape(token, quote=True)}"><button class="primary" type="submit">Continue to registration'
-            f"</button></form>")
+            f'value="{html.escape(token, quote=True)}">{name_field}<button class="primary" type="submit">'
+            "Continue to registration</button></form>")
     response = page("Create your account", f"You attempted to log in using the email {email}, which does not have "
                     "an account in this organization.", "Do you want to create a new account with this email?",
                     extra=form)
@@ -224,8 +229,11 @@ def confirm_signup():
     realm, _ = realm_and_redirect_uri()
     if not claim_once(("oidc signup", data["state"]), FLOW_SECONDS) or account_for_email(realm, data["email"]):
         return failed("the sign-up confirmation was already used")
+    full_name = data.get("full_name")
+    if not auth_settings().oidc_full_name_validated and request.form.get("full_name", "").strip():
+        full_name = request.form["full_name"]
     try:
-        user = do_create_external_user(realm, data["email"], data.get("full_name"), password_method())
+        user = do_create_external_user(realm, data["email"], full_name, password_method())
     except JsonableError as error:
         return failed(f"cannot create an account for {data['email']!r}: {error.msg}")
     response = finish(user, data)
