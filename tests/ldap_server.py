@@ -55,10 +55,14 @@ class LdapServer:
         # -d 0: stay in the foreground (a child the tests own and stop), logging nothing.
         self.process = subprocess.Popen([SLAPD, "-f", str(self.folder / "slapd.conf"), "-h", self.uri, "-d", "0"],
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self._wait_ready()
-        with self.admin() as connection:
-            connection.add(SUFFIX, ["dcObject", "organization"], {"o": "Example", "dc": "example"})
-            connection.add(PEOPLE, ["organizationalUnit"], {"ou": "People"})
+        try:
+            self._wait_ready()
+            with self.admin() as connection:
+                connection.add(SUFFIX, ["dcObject", "organization"], {"o": "Example", "dc": "example"})
+                connection.add(PEOPLE, ["organizationalUnit"], {"ou": "People"})
+        except BaseException:
+            self.stop()  # never leave a slapd behind a fixture that failed to start
+            raise
 
     def _wait_ready(self, seconds=15):
         deadline = time.monotonic() + seconds

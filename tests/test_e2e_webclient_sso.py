@@ -60,15 +60,19 @@ def site(tmp_path_factory, directory):
                               SOCIAL_AUTH_OIDC_ENABLED_IDPS=provider.idp_settings())
     config["AUTHENTICATION_BACKENDS"].append("zproject.backends.GenericOpenIdConnectBackend")
     (instance / "config.json").write_text(json.dumps(config))
-    running = Site(instance, port=port)
-    running.instance = instance
-    running.provider = provider
-    running.alice = running.person("alice@example.com", "Alice Liddell")
-    running.carol = running.person("carol@example.com", "Carol")
-    running.api("DELETE", f"users/{running.carol[2]}")
-    yield running
-    running.stop()
-    provider.stop()
+    try:
+        running = Site(instance, port=port)
+        try:
+            running.instance = instance
+            running.provider = provider
+            running.alice = running.person("alice@example.com", "Alice Liddell")
+            running.carol = running.person("carol@example.com", "Carol")
+            running.api("DELETE", f"users/{running.carol[2]}")
+            yield running
+        finally:
+            running.stop()
+    finally:
+        provider.stop()
 
 
 @pytest.fixture
@@ -271,11 +275,13 @@ def strict_site(tmp_path_factory):
         "AUTHENTICATION_BACKENDS": ["zproject.backends.EmailAuthBackend",
                                     "zproject.backends.GenericOpenIdConnectBackend"],
         "SOCIAL_AUTH_OIDC_ENABLED_IDPS": provider.idp_settings(auto_signup=False)}))
-    running = Site(instance, port=port)
-    running.provider = provider
-    yield running
-    running.stop()
-    provider.stop()
+    try:
+        running = Site(instance, port=port)
+        running.provider = provider
+        yield running
+        running.stop()
+    finally:
+        provider.stop()
 
 
 def test_sign_up_without_auto_signup_asks_first(page, strict_site):
