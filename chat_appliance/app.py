@@ -16,7 +16,9 @@ from chat_appliance.api import BLUEPRINTS, ROOT_BLUEPRINTS
 from chat_appliance.api.routes import ROUTES
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_VERSION
 from chat_appliance.web.context import EXTENSION
+from chat_appliance.lib.auth_backends import auth_settings
 from chat_appliance.config import DEFAULTS, ConfigError, Limits, check_shard_id, database_url_for, instance_secret
+from chat_appliance.db.runtime import ExpiringCache
 from chat_appliance.db.connection import backend, check_database, close_connection, init_database, migrate
 from chat_appliance.events import bus
 from chat_appliance.events.queues import QueueManager
@@ -53,6 +55,11 @@ class AppState:
     def __init__(self, config, runtime):
         self.limits = Limits.from_config(config)
         self.password_method = config["PASSWORD_HASH_METHOD"]
+        # The ways to sign in (lib/auth_backends.py), checked here so that a wrong setting stops
+        # the start instead of failing the first sign-in.
+        self.auth = auth_settings(config)
+        # Sign-in states and desktop tokens already taken (webclient/social_auth.py): each works once.
+        self.used_sign_in_tokens = ExpiringCache(100_000)
         instance = Path(config["INSTANCE_PATH"])
         self.secret = instance_secret(instance)
         self.uploads = UploadStore(instance / "uploads", self.secret)
@@ -88,6 +95,7 @@ def blueprint_mounts():
         yield f"chat_appliance.api.{module}", attribute, {}
     yield "chat_appliance.webclient.views", "bp", {}
     yield "chat_appliance.webclient.dev_emails", "bp", {}
+    yield "chat_appliance.webclient.social_auth", "bp", {}
 
 
 

@@ -150,6 +150,44 @@ SETTINGS: tuple[Setting, ...] = (
             "A direct message or mention reaching someone away is mailed after this many seconds, with "
             "whatever else reached them meanwhile (Zulip batches for two minutes); a message read by then "
             "is left out."),
+    Setting("AUTHENTICATION_BACKENDS", ["zproject.backends.EmailAuthBackend"],
+            "Ways to sign in, with Zulip's names (docs/auth-ldap.md, docs/auth-oidc.md): "
+            "zproject.backends.EmailAuthBackend (email and password kept here), "
+            "zproject.backends.ZulipLDAPAuthBackend (an LDAP directory checks the password) and "
+            "zproject.backends.GenericOpenIdConnectBackend (an OpenID Connect provider, "
+            "SOCIAL_AUTH_OIDC_ENABLED_IDPS). Other names are refused at start."),
+    Setting("SOCIAL_AUTH_OIDC_ENABLED_IDPS", {},
+            "OpenID Connect providers as Zulip takes them: {\"<name>\": {\"oidc_url\": issuer, "
+            "\"display_name\", \"display_icon\", \"client_id\", \"secret\", \"auto_signup\"}}. The "
+            "issuer publishes /.well-known/openid-configuration; plain HTTP and loopback issuers are "
+            "accepted, as on Zulip. The provider must allow the redirect URI <realm url>/complete/oidc/. "
+            "One provider, as on Zulip."),
+    Setting("SOCIAL_AUTH_OIDC_FULL_NAME_VALIDATED", False,
+            "Zulip's setting: true when the provider's names are trusted. Without auto_signup, the sign-up "
+            "confirmation then asks no name and takes the provider's; false lets the person correct it there. "
+            "With auto_signup the provider's name is always taken."),
+    Setting("AUTH_LDAP_SERVER_URI", None, "The LDAP server, e.g. ldaps://ldap.example.com or ldap://127.0.0.1:389."),
+    Setting("AUTH_LDAP_BIND_DN", None,
+            "The DN the server binds as to search the directory; unset: an anonymous search."),
+    Setting("AUTH_LDAP_BIND_PASSWORD", None, "The password of AUTH_LDAP_BIND_DN."),
+    Setting("AUTH_LDAP_USER_SEARCH", None,
+            "Zulip's LDAPSearch arguments as a JSON list: [base DN, \"SCOPE_SUBTREE\" (or SCOPE_ONELEVEL, "
+            "SCOPE_BASE), filter with %(user)s], e.g. [\"ou=People,dc=example,dc=com\", \"SCOPE_SUBTREE\", "
+            "\"(uid=%(user)s)\"]. The user name is escaped (RFC 4515) before it goes into the filter."),
+    Setting("AUTH_LDAP_USER_ATTR_MAP", {"full_name": "cn"},
+            "Account fields taken from LDAP attributes, as Zulip's: {\"full_name\": \"cn\"}, or "
+            "{\"first_name\": \"givenName\", \"last_name\": \"sn\"}. A name that LDAP manages cannot be "
+            "changed in the app."),
+    Setting("LDAP_APPEND_DOMAIN", None,
+            "LDAP user names are not emails: the email is <user name>@<this domain> (Zulip's setting)."),
+    Setting("LDAP_EMAIL_ATTR", None,
+            "The LDAP attribute holding each person's email (Zulip's setting), instead of LDAP_APPEND_DOMAIN."),
+    Setting("AUTH_LDAP_USERNAME_ATTR", None,
+            "With LDAP_EMAIL_ATTR: the attribute holding the user name that goes into the search filter "
+            "(Zulip's setting), so that people sign in with their user name or their email."),
+    Setting("LDAP_DEACTIVATE_NON_MATCHING_USERS", None,
+            "`chat-appliance sync-ldap-users` deactivates active people the directory no longer has. null: "
+            "only when LDAP is the only way to sign in, as on Zulip."),
     Setting("SHARD_ID", None,
             "Several `serve` processes on one PostgreSQL database (docs/scaling.md): this process's shard "
             "name (letters and digits, at most 16; `serve --shard-id` sets it). Queue ids start with it, "
@@ -186,7 +224,8 @@ STRING_KEYS = frozenset({"INSTANCE_PATH", "DATABASE_URL", "PASSWORD_HASH_METHOD"
                          "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_HOST_PASSWORD_FILE",
                          "NOREPLY_EMAIL_ADDRESS", "SHARD_ID", "VIMEO_OEMBED_URL", "EXTERNAL_HOST",
                          "TLS_DOMAIN", "ACME_DIRECTORY", "ACME_CA_BUNDLE", "ACME_EMAIL", "TLS_CERT_FILE",
-                         "TLS_KEY_FILE"})
+                         "TLS_KEY_FILE", "AUTH_LDAP_SERVER_URI", "AUTH_LDAP_BIND_DN", "AUTH_LDAP_BIND_PASSWORD",
+                         "LDAP_APPEND_DOMAIN", "LDAP_EMAIL_ATTR", "AUTH_LDAP_USERNAME_ATTR"})
 ENV_PREFIX = "CHAT_APPLIANCE_"
 # The instance folder has its own variable (CHAT_APPLIANCE_INSTANCE), read before any config.json.
 NOT_FROM_ENV = frozenset({"INSTANCE_PATH"})

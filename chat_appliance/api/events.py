@@ -11,7 +11,7 @@ from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.web.params import Param, endpoint, request_values
 from chat_appliance.lib.validators import check_bool, check_dict, check_json_list, check_string, is_id_string, list_of
 from chat_appliance.api.channels import parse_include_subscribers
-from chat_appliance.web.context import app_state, limits, queue_manager
+from chat_appliance.web.context import app_state, auth_settings, limits, queue_manager
 from chat_appliance.web.longpoll import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, EventsBody, Poll
 from chat_appliance.web.rate_limit import client_ip
 from chat_appliance.api.server import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
@@ -103,7 +103,8 @@ def register(user, event_types, fetch_event_types, narrow, apply_markdown, clien
                # on the realm's URL).
                "base_url": request.host_url.rstrip("/"),
                "longpoll_timeout_seconds": int(queue_manager().heartbeat_seconds),
-               "push_notifications_enabled": push_configured(current_app.config) is not None}
+               "push_notifications_enabled": push_configured(current_app.config) is not None,
+               "auth": auth_settings()}
     # The queue exists before the state is read, so no change falls between the two (at worst
     # the client sees one change twice, which Zulip's clients tolerate).
     queue = queue_manager().register(user_id=user.id, realm_id=user.realm_id, user_email=user.email,

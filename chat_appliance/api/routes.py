@@ -295,4 +295,11 @@ ROUTES = (
         ('/emails', 'dev_emails.emails', ('GET',)),
         ('/emails/<int:number>.html', 'dev_emails.email_html', ('GET',)),
     )),
+    ('chat_appliance.webclient.social_auth', 'bp', (
+        ('/accounts/register/social/oidc', 'social_auth.start', ('GET',)),
+        ('/accounts/login/social/oidc', 'social_auth.start', ('GET',)),
+        ('/complete/oidc/', 'social_auth.complete', ('GET',)),
+        ('/complete/oidc/confirm', 'social_auth.confirm_signup', ('POST',)),
+        ('/accounts/login/subdomain/<token>', 'social_auth.desktop_login', ('GET',)),
+    )),
 )

@@ -7,6 +7,7 @@ from chat_appliance.models.realm import instance_realm
 from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.lib.realm_icon import realm_icon_url_path
 from chat_appliance.web.auth import authenticate_by_password
+from chat_appliance.web.context import auth_settings
 from chat_appliance.web.params import Param, endpoint
 
 bp = Blueprint("server", __name__)
@@ -24,16 +25,17 @@ def server_settings():
     """Never requires auth and ignores any credentials sent: the zulip library calls it with
     them from its constructor and asserts zulip_version is present."""
     realm = instance_realm()
+    auth = auth_settings()
     return {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
         "zulip_merge_base": ZULIP_MERGE_BASE,
         "push_notifications_enabled": push_configured(current_app.config) is not None,
         "is_incompatible": False,
-        "email_auth_enabled": True,
-        "require_email_format_usernames": True,
-        "authentication_methods": {"password": True, "dev": False, "email": True, "ldap": False},
-        "external_authentication_methods": [],
+        "email_auth_enabled": auth.email,
+        "require_email_format_usernames": auth.require_email_format_usernames,
+        "authentication_methods": auth.authentication_methods(),
+        "external_authentication_methods": auth.external_authentication_methods(),
         "realm_uri": realm.url if realm else "",
         "realm_url": realm.url if realm else "",
         "realm_name": realm.name if realm else "",

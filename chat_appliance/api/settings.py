@@ -11,7 +11,7 @@ from chat_appliance.actions.users import check_full_name, do_change_full_name, d
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS
 from chat_appliance.lib.validators import check_bool, check_int, int_range, one_of
 from chat_appliance.lib.errors import JsonableError, ParamError, WrongPasswordError
-from chat_appliance.web.context import instance_key, mailer, password_method
+from chat_appliance.web.context import auth_settings, instance_key, mailer, password_method
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
 from chat_appliance.web.sessions import SESSION_COOKIE, delete_other_sessions
@@ -84,6 +84,14 @@ def change_password(user, old_password, new_password):
     delete_other_sessions(user.id, keep_token=keep)
 
 
+def name_locked(user):
+    """Names come from LDAP (AUTH_LDAP_USER_ATTR_MAP): only an administrator may change one, and a
+    request from anyone else leaves the name as it is without an error, as on Zulip (whose web
+    app disables the field; the next sync would undo the change anyway)."""
+    settings = auth_settings()
+    return settings.ldap is not None and settings.ldap.manages_name and not user.is_realm_admin
+
+
 @bp.patch("/settings")
 @endpoint(**_settings_params())
 def update_settings(user, full_name, email, old_password, new_password, **settings):
@@ -98,7 +106,7 @@ def update_settings(user, full_name, email, old_password, new_password, **settin
         result["account_email"] = "Check your email for a confirmation link."
     if new_password:
         change_password(user, old_password, new_password)
-    if full_name is not None and full_name.strip() != user.full_name:
+    if full_name is not None and full_name.strip() != user.full_name and not name_locked(user):
         do_change_full_name(user, check_full_name(full_name))
     changes = {k: v for k, v in settings.items() if v is not None}
     if changes:

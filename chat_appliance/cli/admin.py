@@ -1,5 +1,6 @@
 """The administrator's commands on accounts: create-user, change-role, reset-api-key,
-set-permission, list-users, set-password; and on the organization's address: set-realm-url."""
+set-permission, list-users, set-password, sync-ldap-users; and on the organization's address:
+set-realm-url."""
 
 import sys
 from urllib.parse import urlsplit
@@ -150,6 +151,37 @@ def cmd_set_realm_url(args):
         changed = set_realm_url(require_realm(), url)
     print(f"The organization's address is {url}" + ("" if changed else " (unchanged)") +
           ". A running `serve` uses it after a restart.")
+
+
+def cmd_sync_ldap_users(args):
+    """Zulip's sync_ldap_user_data: names from the directory's attribute map, and deactivation of
+    active people it no longer has when LDAP_DEACTIVATE_NON_MATCHING_USERS says so. Safe while
+    `serve` runs: a deactivated account's API key and sessions stop working within seconds."""
+    from chat_appliance.actions.external_auth import do_sync_directory_users
+    from chat_appliance.clients.ldap_directory import DirectoryUnavailable, all_people
+    from chat_appliance.lib.auth_backends import auth_settings
+    from chat_appliance.lib.errors import JsonableError
+    from chat_appliance.models import database
+
+    _instance, config = open_instance(args)
+    auth = auth_settings(config)
+    if auth.ldap is None:
+        raise CommandError("LDAP is not on: add zproject.backends.ZulipLDAPAuthBackend to AUTHENTICATION_BACKENDS "
+                           "(docs/auth-ldap.md).")
+    try:
+        people = {person.email.lower(): person.full_name for person in all_people(auth.ldap) if person.email}
+    except DirectoryUnavailable as error:
+        raise CommandError(f"Cannot search the directory at {auth.ldap.server_uri}: {error}") from None
+    with database.connection_context():
+        try:
+            summary = do_sync_directory_users(require_realm(), people, force=args.force,
+                                              deactivate_missing=auth.deactivate_non_matching)
+        except JsonableError as error:
+            raise CommandError(error.msg) from None
+    missing = (f"{summary.deactivated} deactivated" if auth.deactivate_non_matching
+               else f"{summary.missing} not in LDAP, left active (LDAP_DEACTIVATE_NON_MATCHING_USERS is off)")
+    print(f"{len(people)} people in LDAP; {summary.checked} active accounts checked: {summary.renamed} renamed, "
+          f"{missing}.")
     return 0
 
 
@@ -177,6 +209,12 @@ def add_commands(add):
     perm.add_argument("--revoke", action="store_true")
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
+
+    sync = add("sync-ldap-users", cmd_sync_ldap_users,
+               "Update names from LDAP and deactivate active people no longer in it (when "
+               "LDAP_DEACTIVATE_NON_MATCHING_USERS says so), as Zulip's sync_ldap_user_data.")
+    sync.add_argument("--force", action="store_true",
+                      help="deactivate even when that leaves no active person or administrator")
 
     password = add("set-password", cmd_set_password,
                    "Set an account's password (asked twice on the terminal, or read from stdin).")

@@ -167,9 +167,29 @@ def fetch_realm(user: UserProfile, state: JSONDict, options: Any) -> None:
         "event_queue_longpoll_timeout_seconds": options["longpoll_timeout_seconds"],
     })
     state.update(realm_message_settings_state(realm))
+    state.update(authentication_state(options.get("auth")))
     state.update(onboarding_settings_state(user))
     state["max_reminder_note_length"] = MAX_REMINDER_NOTE_LENGTH
     state["max_bulk_new_subscription_messages"] = MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+
+
+# Zulip's names for its backends in realm_authentication_methods.
+AUTH_METHOD_NAMES = (("Email", "email"), ("LDAP", "ldap"), ("OpenID Connect", "openid connect"))
+
+
+def authentication_state(auth: Any) -> JSONDict:
+    """Which ways to sign in are on (the server's configuration decides: each is enabled exactly
+    when available), and whether names are the directory's: Zulip's server_name_changes_disabled,
+    which its clients read to lock the name field."""
+    if auth is None:
+        return {}
+    methods = auth.authentication_methods()
+    return {
+        "realm_authentication_methods": {name: {"enabled": methods[key], "available": methods[key]}
+                                         for name, key in AUTH_METHOD_NAMES},
+        "realm_name_changes_disabled": False,
+        "server_name_changes_disabled": bool(auth.ldap is not None and auth.ldap.manages_name),
+    }
 
 
 def legacy_wildcard_mention_policy(realm: Any) -> int:

@@ -9,10 +9,12 @@ from werkzeug.datastructures import Authorization
 from chat_appliance.db import runtime
 from chat_appliance import models  # the account models load on first use (models/__init__.py)
 from chat_appliance.lib import passwords
+from chat_appliance.models.realm import instance_realm
 from chat_appliance.web import sessions
-from chat_appliance.web.context import password_method
+from chat_appliance.web.context import auth_settings, password_method
 from chat_appliance.lib.errors import (
     AuthenticationFailedError,
+    JsonableError,
     InvalidAPIKeyError,
     UnauthorizedError,
     UserDeactivatedError,
@@ -227,13 +229,25 @@ def clear_session_cookie(response):
 
 
 def authenticate_by_password(email, password):
-    """The active human account `email` if `password` is its password; every sign-in path
-    (POST /fetch_api_key, the web client's login form) goes through here.
+    """The active human account `email` (with LDAP: a user name or an email) if `password` is its
+    password; every sign-in path (POST /fetch_api_key, the web client's login form) goes through
+    here. With LDAP on, the directory is asked first; a name it does not know falls through to the
+    passwords kept here when EmailAuthBackend is on too, so accounts outside the directory keep
+    theirs (Zulip tries its backends in turn the same way).
 
     Failed attempts count toward the account's authenticate_by_username limit; once it is used
     up, even the right password is refused until the window ends. An unknown email costs the same
     hashing work as a known one, and a deactivated account gives the same answer whether or not
     the password was right, so neither timing nor the error tells an attacker anything."""
+    auth = auth_settings()
+    if auth.ldap is not None and email:
+        user = authenticate_by_ldap(auth.ldap, email, password)
+        if user is not None:
+            return user
+    if not auth.email:
+        check_login_allowed(email, None)
+        record_failed_login(email, None)
+        raise AuthenticationFailedError()
     user = models.UserProfile.get_by_login_email(email) if email else None
     check_login_allowed(email, user)
     if user is None or user.is_bot or not user.password:
@@ -244,4 +258,39 @@ def authenticate_by_password(email, password):
     if not matches or not user.is_active:
         record_failed_login(email, user)
         raise AuthenticationFailedError()
+    return user
+
+
+def authenticate_by_ldap(settings, login, password):
+    """The account of the one directory entry `login` names, once a bind as that entry with
+    `password` succeeds: created as a member on first sign-in, its name taken from the directory.
+    None when the directory has no such entry (or cannot be reached), so that the next backend
+    may answer; AuthenticationFailedError when the entry refuses the password or the account is
+    deactivated."""
+    # Loaded at the first LDAP sign-in: a server answers /server_settings before it loads the
+    # account models (tests/test_lazy_imports.py), and ldap3 is needed only here.
+    from chat_appliance.actions.external_auth import account_for_email, do_create_external_user, do_sync_full_name
+    from chat_appliance.clients.ldap_directory import DirectoryUnavailable, check_password, find_person
+
+    try:
+        person = find_person(settings, login)
+    except DirectoryUnavailable:
+        return None
+    if person is None or not person.email:
+        return None
+    realm = instance_realm()
+    user = account_for_email(realm, person.email) if realm is not None else None
+    check_login_allowed(person.email, user)
+    if realm is None or not check_password(settings, person, password):
+        record_failed_login(person.email, user)
+        raise AuthenticationFailedError()
+    if user is None:
+        try:
+            return do_create_external_user(realm, person.email, person.full_name, password_method())
+        except JsonableError:  # an address Zulip's rules refuse (or a race on the same address)
+            raise AuthenticationFailedError() from None
+    if not user.is_active:
+        raise AuthenticationFailedError()
+    if settings.manages_name:
+        do_sync_full_name(user, person.full_name)
     return user

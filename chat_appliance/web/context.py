@@ -42,3 +42,8 @@ def mailer():
 def instance_key():
     """The instance's secret key (config.instance_secret): signs what must outlive a restart."""
     return app_state().secret
+
+
+def auth_settings():
+    """Which ways to sign in are on (lib.auth_backends.AuthSettings)."""
+    return app_state().auth

@@ -18,6 +18,11 @@ LOCAL_IMPORTS_ALLOWED = ("chat_appliance.cli", "chat_appliance.db.backends")
 # sits below everything that loads it lazily; test_lazy_modules_import_none_of_their_loaders
 # checks that no cycle hides behind such an import.
 LAZY_TARGETS = (
+    # Sign-in through LDAP or OpenID Connect (ldap3, Authlib) and the accounts it creates: at the
+    # first such sign-in, so that a restarted server answers /server_settings without them.
+    "chat_appliance.actions.external_auth",
+    "chat_appliance.clients.ldap_directory",
+    "chat_appliance.clients.oidc",
     "chat_appliance.markdown.engine",  # Python-Markdown, Pygments, nh3, dateutil: at the first render
     "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
     "chat_appliance.markdown.fastlex",  # with Pygments: at the first code block

@@ -29,8 +29,8 @@ def launch(playwright):
 class Site:
     """A running serve with its owner, and people made through the API."""
 
-    def __init__(self, instance):
-        self.server = ServeProcess(instance)
+    def __init__(self, instance, **serve_options):
+        self.server = ServeProcess(instance, **serve_options)
         self.url = self.server.url
         text = "".join(self.server.output)
         self.owner_password = re.search(r"password:\s+(\S+)", text).group(1)

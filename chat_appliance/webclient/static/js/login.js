@@ -40,8 +40,26 @@ function authForm(buttonLabel, rows, send, afterFailure = () => {}) {
   );
 }
 
-export function showLogin(root) {
-  const email = field("Email", { type: "email", name: "username", autocomplete: "username", required: true });
+// The server's sign-in methods (/server_settings, which needs no session), or null when it fails.
+async function serverSettings() {
+  try {
+    const body = await (await fetch("/api/v1/server_settings", { credentials: "same-origin" })).json();
+    return body.result === "success" ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function showLogin(root) {
+  const settings = await serverSettings();
+  // With LDAP user names that are not addresses, the field takes a bare user name too.
+  const usernames = settings && settings.require_email_format_usernames === false;
+  const email = field(usernames ? "Email or username" : "Email", {
+    type: usernames ? "text" : "email",
+    name: "username",
+    autocomplete: "username",
+    required: true,
+  });
   const password = field("Password", { type: "password", name: "password", autocomplete: "current-password", required: true });
   const form = authForm(
     "Log in",
@@ -52,9 +70,31 @@ export function showLogin(root) {
     },
     () => password.input.select(),
   );
-  const forgot = h("p.auth-links", h("a", { href: "/accounts/password/reset" }, "Forgot your password?"));
-  clear(root, card("Log in", form, forgot));
-  email.input.focus();
+  const forgot = settings && settings.email_auth_enabled === false ? null : h("p.auth-links", h("a", { href: "/accounts/password/reset" }, "Forgot your password?"));
+  // Each external provider is a link, not a form: the page's form-action 'self' would stop a
+  // form's redirect to the provider, while a link is a plain navigation.
+  const external = (settings?.external_authentication_methods || []).map((method) =>
+    h("p.auth-external", h("a.button", { href: method.login_url, on: { click: (event) => desktopFlow(event, method.login_url) } }, `Log in with ${method.display_name}`)),
+  );
+  const passwordForm = !settings || settings.authentication_methods?.password !== false ? form : null;
+  clear(root, card("Log in", ...external, passwordForm, forgot));
+  (passwordForm ? email.input : root.querySelector("a.button"))?.focus();
+}
+
+// Inside Zulip's desktop app (its preload script gives window.electron_bridge), the provider's
+// pages open in the system browser, which has no session of the app's. As Zulip's web app does:
+// ask the bridge for a key, open the login URL with desktop_flow_otp=<the key in hex> in the
+// browser, wait for the app to decrypt the token the person copies there, and redeem it here
+// for the app's own session.
+async function desktopFlow(event, loginUrl) {
+  const bridge = window.electron_bridge;
+  if (!bridge || typeof bridge.decrypt_clipboard !== "function") return;
+  event.preventDefault();
+  const { key, pasted } = bridge.decrypt_clipboard(1);
+  const hex = [...key].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  window.open(`${loginUrl}?desktop_flow_otp=${encodeURIComponent(hex)}`, "_blank");
+  const token = await pasted;
+  location.href = `/accounts/login/subdomain/${encodeURIComponent(token)}`;
 }
 
 // Ask for a reset link. The answer is the same whether or not the address has an account.

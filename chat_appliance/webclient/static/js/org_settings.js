@@ -76,9 +76,23 @@ export function organizationPanel(root) {
     ),
     address,
     iconForm(),
+    authenticationMethods(),
   );
   defaultChannels(root);
   permissions(root);
+}
+
+// Which ways to sign in are on: the server's configuration decides (docs/auth-ldap.md,
+// docs/auth-oidc.md), so this is a read-only list.
+function authenticationMethods() {
+  const methods = model.state.realm_authentication_methods || {};
+  return h(
+    "section.auth-methods",
+    { "aria-label": "Authentication methods" },
+    h("h4", "Authentication methods"),
+    h("ul", Object.entries(methods).map(([label, m]) => h("li", `${label}: ${m.enabled ? "on" : "off"}`))),
+    h("p.detail", "Set by the server's configuration (AUTHENTICATION_BACKENDS)."),
+  );
 }
 
 function iconForm() {

@@ -131,7 +131,9 @@ async function channelsPanel(root) {
 
 function profilePanel(root) {
   const me = model.me();
-  const name = h("input", { type: "text", value: me.full_name, maxlength: "100" });
+  // Names from LDAP (Zulip's server_name_changes_disabled): only an administrator changes them.
+  const nameLocked = (model.state.server_name_changes_disabled || model.state.realm_name_changes_disabled) && !(me.is_admin || me.is_owner);
+  const name = h("input", { type: "text", value: me.full_name, maxlength: "100", disabled: nameLocked });
   const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
   const currentZone = model.state.user_settings?.timezone || me.timezone || "";
   const timezone = h("select", h("option", { value: "" }, "(not set)"), zones.map((z) => h("option", { value: z, selected: z === currentZone }, z)));
@@ -148,6 +150,7 @@ function profilePanel(root) {
         },
       },
       field("Full name", name),
+      nameLocked ? h("p.detail", "Your name is managed by your organization's directory (LDAP).") : null,
       field("Time zone", timezone),
       h("button.primary", { type: "submit" }, "Save profile"),
     ),
