@@ -222,6 +222,8 @@ def main():
         database_name = f"{args.postgres.rsplit('/', 1)[1] or 'bench'}_big_org_{os.getpid()}"
         admin(args.postgres, f'CREATE DATABASE "{database_name}"')
         env["CHAT_APPLIANCE_DATABASE_URL"] = args.postgres.rsplit("/", 1)[0] + "/" + database_name
+        # This process reads the imported instance too (the API keys, the raw SQL baselines).
+        os.environ["CHAT_APPLIANCE_DATABASE_URL"] = env["CHAT_APPLIANCE_DATABASE_URL"]
     try:
         started = time.perf_counter()
         stats = write_export(work / "export", people=args.people, channels=args.channels, messages=args.messages,
