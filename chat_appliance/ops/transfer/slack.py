@@ -36,7 +36,8 @@ from typing import Any
 from peewee import DatabaseError
 
 from chat_appliance.config import load_config
-from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
+from chat_appliance.db.connection import (backend, bulk_insert, close_connection, init_database, migrate,
+                                          write_transaction)
 from chat_appliance.lib.thumbnails import thumbnail_dir, thumbnail_upload
 from chat_appliance.lib.rendering import invalidate_render_context, render_message, render_plain
 from chat_appliance.models import (
@@ -770,8 +771,6 @@ def _write(export, instance, realm_url, progress):
 
 def _restore(instance: Path, existed: bool):
     """Put the instance folder back as it was: gone, or empty."""
-    from chat_appliance.db.connection import close_connection
-
     try:
         close_connection()
     except Exception:  # noqa: BLE001 - nothing may hide the error that brought us here
