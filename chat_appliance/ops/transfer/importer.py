@@ -1,9 +1,19 @@
 """Read an export in Zulip's layout (layout.py) into a new, empty instance.
 
 Sources: this server's exports and a Zulip server's `manage.py export` (a folder, or the .tar.gz
-Zulip writes). The whole archive is read and checked first, every file and every reference
-between rows; only then is anything written. The rows go in with their exported ids, in one
-transaction; the organization keeps its id, so upload and emoji URLs inside messages stay valid.
+Zulip writes). The whole archive is checked first, every file and every reference between rows;
+only then is anything written. The rows go in with their exported ids; the organization keeps
+its id, so upload and emoji URLs inside messages stay valid.
+
+The message files (the bulk of an export: a message per row, and a row per recipient of each)
+are streamed, in both passes: the check reads them one at a time and keeps only the message ids
+(8 bytes each) and the direct conversations; the write reads each again, writes its messages and
+per-user rows in bulk and forgets them. So memory is that of the realm tables and one message
+file, whatever the number of messages. Everything is still written in one transaction, which
+keeps the all-or-nothing promise on SQLite and PostgreSQL alike with nothing to clean up: the
+rows written so far live in the database (SQLite spills them from its page cache to the WAL,
+which grows to about the database's size until the commit), not in Python. Writing into a
+temporary database and moving it in at the end would have served SQLite only.
 
 Decisions where Zulip's format and this server differ:
 - One-to-one conversations (Zulip's personal recipients) and group conversations (huddles)
@@ -13,6 +23,7 @@ Decisions where Zulip's format and this server differ:
 - Anonymous groups used as settings become the setting's inline {direct_members, direct_subgroups}.
 """
 
+import bisect
 import json
 import mimetypes
 import os
@@ -22,9 +33,12 @@ import stat
 import tarfile
 import tempfile
 import zlib
+from array import array
+from itertools import islice
 from pathlib import Path
 
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY
+from chat_appliance.markdown.sanitize import sanitize_html
 from chat_appliance.config import load_config
 from chat_appliance.db.connection import backend, bulk_insert, init_database, migrate, write_transaction
 from chat_appliance.lib.groups import NOBODY_GROUP, SYSTEM_GROUPS, set_role_group_membership
@@ -70,16 +84,8 @@ from chat_appliance.models import (
 )
 from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
-from chat_appliance.markdown.sanitize import sanitize_html
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
-
-
-def _stored_html(value) -> str:
-    """HTML from an archive, through the renderer's allow-list: the archive is whoever made it,
-    and its rendered_content, rendered_description and rendered_value reach every client as
-    they are stored (a <script> or a javascript: link in them would run in the web client)."""
-    return sanitize_html(value) if isinstance(value, str) and value else ""
 
 
 class ArchiveError(Exception):
@@ -123,6 +129,13 @@ def open_regular(path):
 def _major(version):
     match = re.match(r"(\d+)", str(version or ""))
     return int(match.group(1)) if match else None
+
+
+def _stored_html(value) -> str:
+    """HTML from an archive, through the renderer's allow-list: the archive is whoever made it,
+    and its rendered_content, rendered_description and rendered_value reach every client as
+    they are stored (a <script> or a javascript: link in them would run in the web client)."""
+    return sanitize_html(value) if isinstance(value, str) and value else ""
 
 
 def _int(value):
@@ -200,18 +213,11 @@ class Archive:
         for table in layout.REQUIRED_REALM_TABLES:
             if not isinstance(self.realm_data.get(table), list):
                 self.problems.append(f"realm.json has no {table} table")
-        self.messages, self.usermessages = [], []
-        number = 1
-        while self.has(layout.MESSAGE_FILE_TEMPLATE.format(number)):
-            name = layout.MESSAGE_FILE_TEMPLATE.format(number)
-            data = self.read_json(name, dict) or {}
-            if not isinstance(data.get("zerver_message"), list) or not isinstance(data.get("zerver_usermessage"),
-                                                                                   list):
-                self.problems.append(f"{name} lacks zerver_message or zerver_usermessage")
-            else:
-                self.messages += data["zerver_message"]
-                self.usermessages += data["zerver_usermessage"]
-            number += 1
+        # Only the names here: the message files are read one at a time, by check_messages and
+        # again by the Writer, so that an export's size never decides the memory an import needs.
+        self.message_files = []
+        while self.has(layout.MESSAGE_FILE_TEMPLATE.format(len(self.message_files) + 1)):
+            self.message_files.append(layout.MESSAGE_FILE_TEMPLATE.format(len(self.message_files) + 1))
         self.attachments = (self.read_json("attachment.json", dict, required=False, default={})
                             .get("zerver_attachment", []))
         self.upload_records = self.read_json("uploads/records.json", list, required=False, default=[])
@@ -281,31 +287,99 @@ class Archive:
                 self.problems.append(f"subscription {sub['id']} names missing recipient {sub['recipient']}")
             if sub["user_profile"] not in all_user_ids:
                 self.problems.append(f"subscription {sub['id']} names missing user {sub['user_profile']}")
-        self.messages = self.rows_with("zerver_message", self.messages, "id", "sender", "recipient", "content")
-        message_ids = set()
-        for m in self.messages:
-            if m["id"] in message_ids:
+        self.all_user_ids = all_user_ids
+        self.check_messages()
+        self.reactions = self.rows_with("zerver_reaction", self.table("zerver_reaction"), "id", "user_profile",
+                                        "message", "emoji_name", "emoji_code")
+        for r in self.reactions:
+            if not self.has_message(r["message"]) or r["user_profile"] not in all_user_ids:
+                self.problems.append(f"reaction {r['id']} names a missing message or user")
+        self.check_files(all_user_ids)
+
+    # --- the message files, streamed -----------------------------------------------------------
+
+    def read_message_file(self, name):
+        """(messages, usermessages) of one message file; None, with the problem noted, if unusable."""
+        data = self.read_json(name, dict) or {}
+        messages, usermessages = data.get("zerver_message"), data.get("zerver_usermessage")
+        if not isinstance(messages, list) or not isinstance(usermessages, list):
+            self.problems.append(f"{name} lacks zerver_message or zerver_usermessage")
+            return None
+        return messages, usermessages
+
+    def check_message_file(self, messages, usermessages):
+        """Check one file's rows; returns those that are objects with their fields. A file's
+        usermessage rows belong to its own messages (both Zulip and this server write them so),
+        which lets a file be checked, and its rows deduplicated, without the others."""
+        messages = self.rows_with("zerver_message", messages, "id", "sender", "recipient", "content")
+        in_file = set()
+        for m in messages:
+            if not isinstance(m["id"], int) or isinstance(m["id"], bool):
+                self.problems.append(f"message {m['id']!r} has an id that is not an integer")
+                continue
+            if m["id"] in in_file:
                 self.problems.append(f"message {m['id']} appears twice")
-            message_ids.add(m["id"])
-            if m["sender"] not in all_user_ids:
+            in_file.add(m["id"])
+            if m["sender"] not in self.all_user_ids:
                 self.problems.append(f"message {m['id']} has missing sender {m['sender']}")
             if m["recipient"] not in self.recipient_by_id:
                 self.problems.append(f"message {m['id']} has missing recipient {m['recipient']}")
             if "date_sent" not in m and "pub_date" not in m:
                 self.problems.append(f"message {m['id']} has no date_sent")
-        self.usermessages = self.rows_with("zerver_usermessage", self.usermessages, "user_profile", "message")
-        for um in self.usermessages:
-            if um["message"] not in message_ids or um["user_profile"] not in all_user_ids:
+        usermessages = self.rows_with("zerver_usermessage", usermessages, "user_profile", "message")
+        for um in usermessages:
+            if um["message"] not in in_file or um["user_profile"] not in self.all_user_ids:
                 self.problems.append(f"usermessage of message {um['message']} / user {um['user_profile']} "
-                                     "names a missing message or user")
+                                     "names a missing message (in its file) or user")
             elif not isinstance(um.get("flags_mask", 0), int):
                 self.problems.append(f"usermessage of message {um['message']} has a non-integer flags_mask")
-        self.reactions = self.rows_with("zerver_reaction", self.table("zerver_reaction"), "id", "user_profile",
-                                        "message", "emoji_name", "emoji_code")
-        for r in self.reactions:
-            if r["message"] not in message_ids or r["user_profile"] not in all_user_ids:
-                self.problems.append(f"reaction {r['id']} names a missing message or user")
-        self.check_files(all_user_ids)
+        return messages, usermessages
+
+    def check_messages(self):
+        """The validation pass: read each message file, check it, and keep only what the import
+        needs of it later: the message ids (8 bytes each, sorted, to check references from
+        reactions and attachments) and the direct conversations' (recipient, sender) pairs."""
+        ids = array("q")
+        self.conversations = {}  # (archive recipient, sender) -> None, in order of first message
+        self.message_count = 0
+        for name in self.message_files:
+            chunk = self.read_message_file(name)
+            if chunk is None:
+                continue
+            messages, _ = self.check_message_file(*chunk)
+            for m in messages:
+                if not isinstance(m["id"], int):
+                    continue
+                ids.append(m["id"])
+                recipient = self.recipient_by_id.get(m["recipient"])
+                if recipient is not None and recipient["type"] != layout.RECIPIENT_STREAM:
+                    self.conversations.setdefault((m["recipient"], m["sender"]), None)
+            self.message_count += len(messages)
+            del chunk, messages
+        # Both Zulip and this server write messages in id order: sort (through a list) only when not.
+        if any(before > after for before, after in zip(ids, islice(ids, 1, None))):
+            ids = array("q", sorted(ids))
+        self.message_ids = ids
+        for before, after in zip(ids, islice(ids, 1, None)):
+            twice = f"message {after} appears twice"
+            if before == after and twice not in self.problems:  # not again if within one file
+                self.problems.append(twice)
+
+    def has_message(self, message_id):
+        """Whether the export holds a message of this id (after check_messages)."""
+        at = bisect.bisect_left(self.message_ids, message_id) if isinstance(message_id, int) else -1
+        return 0 <= at < len(self.message_ids) and self.message_ids[at] == message_id
+
+    def message_chunks(self):
+        """Each message file's checked (messages, usermessages), one file at a time. A file is
+        checked again as it is read, in case it changed since the validation pass: the import
+        then ends with ArchiveError inside its transaction, which writes nothing."""
+        for name in self.message_files:
+            chunk = self.read_message_file(name)
+            checked = self.check_message_file(*chunk) if chunk is not None else None
+            if self.problems:
+                raise ArchiveError(self.summary() + f" ({name} changed during the import)")
+            yield checked
 
     def check_files(self, user_ids):
         self.attachments = self.rows_with("zerver_attachment", self.attachments, "id", "path_id", "owner")
@@ -664,20 +738,21 @@ class Writer:
         return members
 
     def write_direct_conversations(self):
-        """A direct-message group per distinct set of members; {archive recipient: (our recipient, key)}."""
+        """A direct-message group per distinct set of members, from the (recipient, sender) pairs
+        the validation pass kept, in the order of their first message."""
         huddle_members = self.conversation_members()
         next_recipient = max([r["id"] for r in self.a.recipients] + [0]) + 1
         groups = {}  # member key -> recipient id
         self.dm_recipient = {}
-        for m in self.a.messages:
-            recipient = self.a.recipient_by_id[m["recipient"]]
-            if recipient["type"] == layout.RECIPIENT_STREAM or m["recipient"] in self.dm_recipient:
+        for archive_recipient, sender in self.a.conversations:
+            recipient = self.a.recipient_by_id[archive_recipient]
+            if archive_recipient in self.dm_recipient:
                 continue
             if recipient["type"] == layout.RECIPIENT_HUDDLE:
-                ids = huddle_members.get(m["recipient"], set()) | {m["sender"]}
-                preferred = m["recipient"]
+                ids = huddle_members.get(archive_recipient, set()) | {sender}
+                preferred = archive_recipient
             else:
-                ids = {m["sender"], recipient["type_id"]}
+                ids = {sender, recipient["type_id"]}
                 preferred = None
             ids = {i for i in ids if i in self.user_ids}
             key = ",".join(str(i) for i in sorted(ids))
@@ -686,9 +761,9 @@ class Writer:
                     preferred, next_recipient = next_recipient, next_recipient + 1
                 groups[key] = preferred
             if recipient["type"] == layout.RECIPIENT_PERSONAL:
-                self.dm_recipient.setdefault(("personal", m["sender"], recipient["type_id"]), groups[key])
+                self.dm_recipient.setdefault(("personal", sender, recipient["type_id"]), groups[key])
             else:
-                self.dm_recipient[m["recipient"]] = groups[key]
+                self.dm_recipient[archive_recipient] = groups[key]
         self.insert(Recipient, [{"id": rid, "type": RECIPIENT_DIRECT_MESSAGE_GROUP} for rid in groups.values()])
         for key, rid in groups.items():
             ids = [int(i) for i in key.split(",")]
@@ -703,71 +778,80 @@ class Writer:
             return self.dm_recipient[("personal", m["sender"], recipient["type_id"])], None
         return self.dm_recipient[m["recipient"]], None
 
+    def message_row(self, m, clients, senders):
+        """Our Message row for an archive message, rendered here if the export has no HTML."""
+        recipient_id, stream_id = self.message_recipient(m)
+        topic = (m.get("subject") if m.get("subject") is not None else m.get("topic_name")) or ""
+        history = m.get("edit_history")
+        if isinstance(history, str):
+            history = json.loads(history) if history else None
+        moved = [e.get("timestamp") for e in history or [] if isinstance(e, dict)
+                 and ("prev_topic" in e or "prev_stream" in e)]
+        html = _stored_html(m.get("rendered_content"))
+        if not html:
+            sender = senders.get(m["sender"]) or senders.setdefault(m["sender"], UserProfile.get_by_id(m["sender"]))
+            html = render_message(m["content"], realm=self.realm, sender=sender).html
+        return {
+            "id": m["id"], "realm": self.realm.id, "sender": m["sender"], "recipient": recipient_id,
+            "stream": stream_id, "topic": topic[:60], "topic_key": topic[:60].casefold(),
+            "content": m["content"], "rendered_content": html,
+            "date_sent": _int(m.get("date_sent", m.get("pub_date"))),
+            "sending_client": str(clients.get(m.get("sending_client"), ""))[:60],
+            "last_edit_time": _int(m.get("last_edit_time")), "last_moved_time": _int(max(moved)) if moved else None,
+            "edit_history": history, "is_me_message": (m["content"] or "").startswith("/me "),
+            "has_link": bool(m.get("has_link")), "has_image": bool(m.get("has_image")),
+            "has_attachment": bool(m.get("has_attachment")),
+        }
+
     def write_messages(self):
-
-        rows, to_render = [], []
-        for m in sorted(self.a.messages, key=lambda m: m["id"]):
-            recipient_id, stream_id = self.message_recipient(m)
-            topic = (m.get("subject") if m.get("subject") is not None else m.get("topic_name")) or ""
-            history = m.get("edit_history")
-            if isinstance(history, str):
-                history = json.loads(history) if history else None
-            moved = [e.get("timestamp") for e in history or [] if isinstance(e, dict)
-                     and ("prev_topic" in e or "prev_stream" in e)]
-            rows.append({
-                "id": m["id"], "realm": self.realm.id, "sender": m["sender"], "recipient": recipient_id,
-                "stream": stream_id, "topic": topic[:60], "topic_key": topic[:60].casefold(),
-                "content": m["content"], "rendered_content": _stored_html(m.get("rendered_content")),
-                "date_sent": _int(m.get("date_sent", m.get("pub_date"))), "sending_client": "",
-                "last_edit_time": _int(m.get("last_edit_time")), "last_moved_time": _int(max(moved)) if moved else None,
-                "edit_history": history, "is_me_message": (m["content"] or "").startswith("/me "),
-                "has_link": bool(m.get("has_link")), "has_image": bool(m.get("has_image")),
-                "has_attachment": bool(m.get("has_attachment")),
-            })
-            if not m.get("rendered_content"):
-                to_render.append(rows[-1])
+        """Stream the message files: each file's messages, their search index and their per-user
+        rows are written, then forgotten, so memory stays that of one file (at most 1000
+        messages) whatever the export's size. The per-user rows, the bulk of an export, go in as
+        tuples without Writer.insert's per-value conversion."""
         clients = {c["id"]: c["name"] for c in self.a.table("zerver_client") if "id" in c}
-        for row, m in zip(rows, sorted(self.a.messages, key=lambda m: m["id"])):
-            row["sending_client"] = str(clients.get(m.get("sending_client"), ""))[:60]
-        self.insert(Message, rows, "messages")
-        senders = {}
-        for row in to_render:
-
-            sender = senders.get(row["sender"]) or senders.setdefault(row["sender"],
-                                                                       UserProfile.get_by_id(row["sender"]))
-            html = render_message(row["content"], realm=self.realm, sender=sender).html
-            Message.update(rendered_content=html).where(Message.id == row["id"]).execute()
-            row["rendered_content"] = html
-        for chunk in _chunks(rows, 200):
-            backend().index_messages(Message._meta.database,
-                                     [(r["id"], r["topic"], r["rendered_content"]) for r in chunk], new=True)
-        firsts = {}
-        for row in rows:
-            if row["stream"] is not None:
-                firsts.setdefault(row["stream"], row["id"])
+        senders, firsts, bits_of_mask = {}, {}, {}
+        meta = UserMessage._meta
+        columns = [f'"{meta.fields[name].column_name}"' for name in ("message", "user_profile", "flags")]
+        total, done = self.a.message_count, 0
+        for messages, usermessages in self.a.message_chunks():
+            rows = [self.message_row(m, clients, senders) for m in sorted(messages, key=lambda m: m["id"])]
+            self.insert(Message, rows)
+            for chunk in _chunks(rows, 200):
+                backend().index_messages(Message._meta.database,
+                                         [(r["id"], r["topic"], r["rendered_content"]) for r in chunk], new=True)
+            for row in rows:
+                if row["stream"] is not None and row["id"] < firsts.get(row["stream"], row["id"] + 1):
+                    firsts[row["stream"]] = row["id"]
+            seen, user_rows = set(), []
+            for um in usermessages:
+                key = (um["message"], um["user_profile"])
+                if key in seen or um["user_profile"] not in self.user_ids:
+                    continue
+                seen.add(key)
+                mask = um.get("flags_mask")
+                if mask is None:
+                    mask = sum(1 << layout.FLAG_ORDER.index(f) for f in um.get("flags", []) if f in layout.FLAG_ORDER)
+                bits = bits_of_mask.get(mask)
+                if bits is None:
+                    bits = bits_of_mask[mask] = layout.our_flag_bits(mask, FLAG_BITS)
+                user_rows.append((um["message"], um["user_profile"], bits))
+            bulk_insert(f'"{meta.table_name}"', columns, user_rows)
+            done += len(rows)
+            self.progress("messages", done, total)
+            del messages, usermessages, rows, user_rows, seen
+        if not total:
+            self.progress("messages", 0, 0)
         for stream_id, first in firsts.items():
             Stream.update(first_message_id=first).where(Stream.id == stream_id).execute()
-        seen, user_messages = set(), []
-        for um in self.a.usermessages:
-            key = (um["user_profile"], um["message"])
-            if key in seen or um["user_profile"] not in self.user_ids:
-                continue
-            seen.add(key)
-            mask = um.get("flags_mask")
-            if mask is None:
-                mask = sum(1 << layout.FLAG_ORDER.index(f) for f in um.get("flags", []) if f in layout.FLAG_ORDER)
-            user_messages.append({"user_profile": um["user_profile"], "message": um["message"],
-                                  "flags": layout.our_flag_bits(mask, FLAG_BITS)})
-        self.insert(UserMessage, user_messages, "message flags")
-        reactions, seen = [], set()
+        reactions, seen_reactions = [], set()
         for r in self.a.reactions:
             reaction_type = r.get("reaction_type") or "unicode_emoji"
             if reaction_type == "zulip_extra_emoji":
                 reaction_type = "service_extra_emoji"
-            key = (r["message"], r["user_profile"], r["emoji_code"], reaction_type)
-            if key in seen or r["user_profile"] not in self.user_ids:
+            reaction_key = (r["message"], r["user_profile"], r["emoji_code"], reaction_type)
+            if reaction_key in seen_reactions or r["user_profile"] not in self.user_ids:
                 continue
-            seen.add(key)
+            seen_reactions.add(reaction_key)
             reactions.append({"id": r["id"], "message": r["message"], "user_profile": r["user_profile"],
                               "emoji_name": r["emoji_name"], "emoji_code": str(r["emoji_code"]),
                               "reaction_type": reaction_type})
@@ -789,10 +873,10 @@ class Writer:
         self.insert(Attachment, rows, "uploads")
         # The messages that share each file (Zulip exports Attachment.messages): only they give
         # access to it here, as a URL alone does not (actions/uploads.py).
-        imported = {m["id"] for m in self.a.messages}
         self.insert(AttachmentMessage, [{"attachment_id": a["id"], "message_id": message_id}
                                         for a in self.a.attachments
-                                        for message_id in sorted(set(a.get("messages") or ())) if message_id in imported],
+                                        for message_id in sorted(set(a.get("messages") or ()))
+                                        if self.a.has_message(message_id)],
                     "shared files")
         self.insert(RealmEmoji, [{
             "id": e["id"], "realm": self.realm.id, "name": e["name"],
@@ -976,7 +1060,7 @@ def _import_into(path, instance, realm_url, progress):
             if Realm.select().exists():
                 raise ArchiveError(f"The database of {instance} already holds an organization.")
             Writer(archive, instance, realm_url, progress).run()
-        return {"users": len(archive.users), "channels": len(archive.streams), "messages": len(archive.messages),
+        return {"users": len(archive.users), "channels": len(archive.streams), "messages": archive.message_count,
                 "reactions": len(archive.reactions), "uploads": len(archive.attachments),
                 "custom_emoji": len(archive.emoji), "source": archive.flavor, "version": archive.version}
     finally:

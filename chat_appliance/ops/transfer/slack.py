@@ -36,7 +36,8 @@ from typing import Any
 from peewee import DatabaseError
 
 from chat_appliance.config import load_config
-from chat_appliance.db.connection import backend, bulk_insert, close_connection, init_database, migrate, write_transaction
+from chat_appliance.db.connection import (backend, bulk_insert, close_connection, init_database, migrate,
+                                          write_transaction)
 from chat_appliance.lib.thumbnails import thumbnail_dir, thumbnail_upload
 from chat_appliance.lib.rendering import invalidate_render_context, render_message, render_plain
 from chat_appliance.models import (

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""A big organization, built through the import path and then served.
+
+Writes a Zulip export (tests/support/big_export.py): --people people (1% admins, 2.5% guests, 1.5%
+bots), 300 channels, everyone in general and in 20-40 others, --messages messages over three
+years (85% in channels over ~40,000 topics at a million, 15% direct, one-to-one and groups),
+reactions, uploads, 0-5,000 unread each. Then:
+
+- import: `chat-appliance import-zulip` in its own process; messages/s, and peak RSS; baseline:
+  reading and parsing the same JSON files.
+- serve: `chat-appliance serve` on the imported instance, and over HTTP:
+  /register as the web client and as the mobile app call it, for a member of 30 channels with
+  3,000 unread (p50, payload bytes); GET /messages for the newest 100 of the big channel, for
+  is:unread of the person with 5,000 unread, for a one-word search, each beside raw SQL for the
+  same rows and beside the floor of a trivial request (GET /users/me); a send to general (p50,
+  p95); the server's RSS idle, and after 200 people registered and fetched.
+
+Figures are ratios against baselines measured in the same run. `--postgres URL` imports into a
+new database on that server (its name is made from the URL's, and dropped at the end).
+"""
+
+import argparse
+import json
+import os
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchlib import admin, free_port  # noqa: E402  (scripts/ is first on sys.path when run)
+
+# What the clients send with /register (the web client's app.js; zulip-flutter's api/route/events.dart).
+WEB_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_presence": "true",
+                "client_capabilities": json.dumps({
+                    "notification_settings_null": True, "bulk_message_deletion": True,
+                    "user_avatar_url_field_optional": True, "stream_typing_notifications": True,
+                    "user_settings_object": True, "linkifier_url_template": True,
+                    "user_list_incomplete": True, "include_deactivated_groups": True,
+                    "archived_channels": True, "empty_topic_name": True})}
+MOBILE_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_presence": "true",
+                   "client_capabilities": json.dumps({
+                       "notification_settings_null": True, "bulk_message_deletion": True,
+                       "user_avatar_url_field_optional": True, "stream_typing_notifications": True,
+                       "user_settings_object": True, "include_deactivated_groups": True,
+                       "archived_channels": True, "empty_topic_name": True})}
+
+
+def progress(label, done, total):
+    if done == total or done % 50_000 == 0:
+        print(f"  {label}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def parse_only(folder):
+    """The import's baseline: every message file read and its JSON parsed."""
+    started = time.perf_counter()
+    for path in sorted(Path(folder).glob("messages-*.json")):
+        json.loads(path.read_bytes())
+    return time.perf_counter() - started
+
+
+def run_import(export, instance, env):
+    """`import-zulip` in its own process: (seconds, peak RSS MiB of that process)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "chat_appliance", "import-zulip", str(export), "--instance",
+                    str(instance)], env=env, check=True, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - started
+    return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def api_keys(instance):
+    from chat_appliance.config import load_config
+    from chat_appliance.db.connection import init_database
+    from chat_appliance.models import UserProfile, database
+
+    config = load_config(instance)
+    init_database(config["DATABASE_URL"])
+    with database.connection_context():
+        return {u.id: (u.email, u.api_key) for u in UserProfile.select() if not u.is_bot}, config["DATABASE_URL"]
+
+
+def timed(call, repeat):
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def p50(samples):
+    return statistics.median(samples)
+
+
+def p95(samples):
+    return sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
+
+
+class RawSQL:
+    """The same rows as the server's fetches, straight from the database (the fetch baselines)."""
+
+    def __init__(self, url):
+        if url.startswith("sqlite:"):
+            self.conn = sqlite3.connect(url.split("sqlite:///", 1)[1])
+            self.param = "?"
+        else:
+            import psycopg2
+
+            self.conn = psycopg2.connect(url)
+            self.param = "%s"
+
+    def run(self, sql, *args):
+        cursor = self.conn.cursor()
+        cursor.execute(sql.replace("?", self.param), args)
+        return cursor.fetchall()
+
+    def channel(self, stream_id):
+        return self.run("SELECT id, sender_id, topic, rendered_content, date_sent FROM message "
+                        "WHERE stream_id = ? ORDER BY id DESC LIMIT 100", stream_id)
+
+    def unread(self, user_id):
+        return self.run("SELECT m.id, m.sender_id, m.topic, m.rendered_content, um.flags FROM user_message um "
+                        "JOIN message m ON m.id = um.message_id WHERE um.user_profile_id = ? AND um.flags & 1 = 0 "
+                        "ORDER BY um.message_id DESC LIMIT 100", user_id)
+
+    def search(self, user_id, word):
+        return self.run("SELECT m.id, m.sender_id, m.topic, m.rendered_content FROM user_message um "
+                        "JOIN message m ON m.id = um.message_id WHERE um.user_profile_id = ? AND m.content LIKE ? "
+                        "ORDER BY um.message_id DESC LIMIT 100", user_id, f"%{word}%")
+
+
+def serve_figures(instance, env, stats, keys, database_url, repeat):
+    import psutil
+    import requests
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
+                               "--port", str(port), "--quiet"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    results = {}
+    try:
+        while True:
+            try:
+                requests.get(base + "/server_settings", timeout=1)
+                break
+            except requests.ConnectionError:
+                if server.poll() is not None:
+                    raise SystemExit("serve exited")
+                time.sleep(0.1)
+        session = requests.Session()
+
+        def call(method, path, user, **params):
+            response = session.request(method, base + path, auth=keys[user],
+                                       **({"params": params} if method == "GET" else {"data": params}))
+            response.raise_for_status()
+            return response
+
+        reader, heavy = stats["reader"], stats["unread_5k"]
+        call("GET", "/users/me", reader)
+        results["idle RSS MiB"] = psutil.Process(server.pid).memory_info().rss / 2**20
+        for name, params in (("web", WEB_REGISTER), ("mobile", MOBILE_REGISTER)):
+            size = len(call("POST", "/register", reader, **params).content)
+            results[f"/register ({name}) p50 ms"] = p50(timed(lambda p=params: call("POST", "/register", reader, **p),
+                                                              repeat))
+            results[f"/register ({name}) payload KiB"] = size / 1024
+        floor = p50(timed(lambda: call("GET", "/users/me", reader), repeat))
+        results["GET /users/me p50 ms (floor)"] = floor
+        raw = RawSQL(database_url)
+        big = json.dumps([{"operator": "channel", "operand": "big-channel"}])
+        fetches = {
+            "newest 100 of the big channel": (
+                lambda: call("GET", "/messages", reader, anchor="newest", num_before=100, num_after=0, narrow=big),
+                lambda: raw.channel(stats["big"])),
+            "is:unread (5,000 unread)": (
+                lambda: call("GET", "/messages", heavy, anchor="newest", num_before=100, num_after=0,
+                             narrow=json.dumps([{"operator": "is", "operand": "unread"}])),
+                lambda: raw.unread(heavy)),
+            "search one word": (
+                lambda: call("GET", "/messages", reader, anchor="newest", num_before=100, num_after=0,
+                             narrow=json.dumps([{"operator": "search", "operand": "migration"}])),
+                lambda: raw.search(reader, "migration")),
+        }
+        for name, (api, sql) in fetches.items():
+            ours, base_sql = p50(timed(api, repeat)), p50(timed(sql, repeat))
+            results[name] = (ours, base_sql, floor)
+        counter = iter(range(10 ** 9))
+        sends = timed(lambda: call("POST", "/messages", reader, type="stream", to="general", topic="bench",
+                                   content=f"send {next(counter)}"), repeat * 2)
+        results["send to general p50/p95 ms"] = (p50(sends), p95(sends))
+        for user in list(keys)[:200]:
+            call("POST", "/register", user, **WEB_REGISTER)
+            call("GET", "/messages", user, anchor="newest", num_before=100, num_after=0)
+        results["RSS after 200 register+fetch MiB"] = psutil.Process(server.pid).memory_info().rss / 2**20
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages (default 1,000,000)")
+    parser.add_argument("--people", type=int, default=2000, help="people (default 2,000)")
+    parser.add_argument("--channels", type=int, default=300, help="channels (default 300)")
+    parser.add_argument("--repeat", type=int, default=20, help="samples per HTTP figure (default 20)")
+    parser.add_argument("--postgres", metavar="URL", help="import into a new database on this PostgreSQL server")
+    parser.add_argument("--workdir", help="where the export and instance go (default: a temporary folder)")
+    args = parser.parse_args()
+    from tests.support.big_export import write_export
+
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="chat-appliance-big-org-"))
+    env = dict(os.environ, CHAT_APPLIANCE_RATE_LIMITING="false",
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    database_name = None
+    if args.postgres:
+        database_name = f"{args.postgres.rsplit('/', 1)[1] or 'bench'}_big_org_{os.getpid()}"
+        admin(args.postgres, f'CREATE DATABASE "{database_name}"')
+        env["CHAT_APPLIANCE_DATABASE_URL"] = args.postgres.rsplit("/", 1)[0] + "/" + database_name
+        # This process reads the imported instance too (the API keys, the raw SQL baselines).
+        os.environ["CHAT_APPLIANCE_DATABASE_URL"] = env["CHAT_APPLIANCE_DATABASE_URL"]
+    try:
+        started = time.perf_counter()
+        stats = write_export(work / "export", people=args.people, channels=args.channels, messages=args.messages,
+                             progress=progress)
+        print(f"export written: {args.people} people, {stats['channels']} channels, {args.messages:,} messages, "
+              f"{stats['user_messages']:,} per-user rows, in {time.perf_counter() - started:.0f} s", flush=True)
+        parse = parse_only(work / "export")
+        elapsed, peak = run_import(work / "export", work / "instance", env)
+        print(f"import-zulip: {elapsed:.1f} s = {args.messages / elapsed:,.0f} messages/s, "
+              f"{stats['user_messages'] / elapsed:,.0f} per-user rows/s ({elapsed / parse:.1f}x reading and "
+              f"parsing the message files, {parse:.1f} s); peak RSS {peak:.0f} MiB", flush=True)
+        keys, database_url = api_keys(work / "instance")
+        print(f"reader: {stats['received'][stats['reader']]:,} messages, {stats['unread'][stats['reader']]:,} "
+              f"unread; is:unread person: {stats['unread'][stats['unread_5k']]:,} unread", flush=True)
+        results = serve_figures(work / "instance", env, stats, keys, database_url, args.repeat)
+        for name, value in results.items():
+            if isinstance(value, tuple) and len(value) == 3:
+                ours, raw, floor = value
+                print(f"GET /messages {name}: p50 {ours:.1f} ms = {ours / raw:.1f}x raw SQL ({raw:.2f} ms), "
+                      f"{ours / floor:.1f}x GET /users/me ({floor:.1f} ms)")
+            elif isinstance(value, tuple):
+                print(f"{name}: {value[0]:.1f} / {value[1]:.1f}")
+            else:
+                print(f"{name}: {value:.1f}")
+    finally:
+        if database_name:
+            from chat_appliance.db.connection import close_connection
+
+            close_connection()
+            admin(args.postgres, f'DROP DATABASE IF EXISTS "{database_name}" WITH (FORCE)')
+    if not args.workdir:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
