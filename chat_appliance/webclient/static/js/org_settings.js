@@ -11,17 +11,16 @@ import { clear, confirmDialog, h } from "./util.js";
 // Redraw an open panel's list when an event of `type` arrives; forgotten once it is closed. The
 // one listener is added when a panel first asks.
 const redraws = new Map();
-let listening = false;
 function onAdminEvent(type, fill, element) {
+  if (!redraws.has(type)) {
+    model.on(type, () => {
+      const entry = redraws.get(type);
+      if (!entry) return;
+      if (entry.element.isConnected) entry.fill();
+      else redraws.delete(type);
+    });
+  }
   redraws.set(type, { fill, element });
-  if (listening) return;
-  listening = true;
-  model.on("admin-event", (event) => {
-    const entry = redraws.get(event.type);
-    if (!entry) return;
-    if (entry.element.isConnected) entry.fill();
-    else redraws.delete(event.type);
-  });
 }
 
 const WHO = [
