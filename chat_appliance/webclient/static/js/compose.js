@@ -16,7 +16,8 @@ import { showTyping, stopTyping, typing } from "./compose_typing.js";
 export { flushDraft } from "./compose_drafts.js";
 export { forgetTopicSuggestions } from "./compose_recipients.js";
 export { showTyping } from "./compose_typing.js";
-import { accept, closeCompletion, closePreview, complete, insertText, onDrop, onPaste, renderCompletion, togglePreview, uploadFile } from "./compose_extras.js";
+import { sendOptionsButton } from "./compose_send_options.js";
+import { accept, closeCompletion, closePreview, complete, insertText, onDrop, noteIfOutsideView, onPaste, renderCompletion, togglePreview, uploadFile, videoCallButton } from "./compose_extras.js";
 
 export function mountCompose(container) {
   C.els.channel = h("select.channel-select", { "aria-label": "Channel", on: { change: () => retarget({ type: "stream", stream_id: Number(C.els.channel.value), topic: C.els.topic.value }) } });
@@ -48,7 +49,12 @@ export function mountCompose(container) {
     C.els.dmRow,
     h("div.box", C.els.textarea, C.els.preview, C.els.completion),
     h("div.compose-buttons", h("button.icon-text", { type: "button", on: { click: () => C.els.file.click() } }, "Attach files"), C.els.file,
-      h("button.icon-text.add-emoji", { type: "button", "aria-label": "Add emoji", title: "Add emoji", on: { click: (event) => openPicker(event.currentTarget, (name) => { insertText(`:${name}: `); C.els.textarea.focus(); }) } }, "\u263a"), C.els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), C.els.send),
+      videoCallButton(),
+      h("button.icon-text.add-emoji", { type: "button", "aria-label": "Add emoji", title: "Add emoji", on: { click: (event) => openPicker(event.currentTarget, (name) => { insertText(`:${name}: `); C.els.textarea.focus(); }) } }, "\u263a"), C.els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), C.els.send,
+      sendOptionsButton(pendingMessage, () => {
+        cleared(conversationKey(C.target), C.els.textarea.value);
+        saveDraft.cancel();
+      })),
   );
   container.append(C.els.form);
   for (const draft of model.drafts.values()) C.draftIds.set(draftKey(draft), draft.id);
@@ -147,27 +153,54 @@ export function newDirect() {
 
 // --- sending -------------------------------------------------------------------------------
 
-export async function send() {
+// The message as the box holds it, as POST /messages takes it; null when it cannot go (empty, or
+// to nobody: then it says so).
+export function pendingMessage({ quiet = false } = {}) {
   const content = C.els.textarea.value;
-  if (!content.trim()) return;
+  if (!content.trim()) {
+    if (!quiet) toast("Write a message first.", "error");
+    return null;
+  }
   if (C.target.type === "direct" && !readRecipients()?.length) {
     toast("Say whom the message is to.", "error");
     C.els.to.focus();
-    return;
+    return null;
   }
   if (C.target.type === "stream") C.target.topic = C.els.topic.value;
-  const params = C.target.type === "stream"
+  return C.target.type === "stream"
     ? { type: "stream", to: C.target.stream_id, topic: C.target.topic, content }
     : { type: "direct", to: C.target.to, content };
+}
+
+// The box after its message left (sent, or scheduled): empty, its draft gone.
+function cleared(key, content) {
+  if (C.els.textarea.value === content) C.els.textarea.value = "";
+  C.localText.delete(key);
+  fitHeight();
+  closePreview();
+  stopTyping();
+  const id = C.draftIds.get(key);
+  if (id !== undefined) {
+    C.draftIds.delete(key);
+    model.drafts.delete(id);
+    api.del(`drafts/${id}`).catch(() => {});
+  }
+}
+
+export async function send() {
+  const params = pendingMessage({ quiet: true });
+  if (!params) return;
+  const content = params.content;
   const key = conversationKey(C.target);
   // Local echo: the message shows in the feed at once; the server's event replaces it.
   const queueId = currentQueueId();
   const localId = queueId ? `${Date.now()}.${Math.floor(Math.random() * 1e6)}` : null;
+  const fake = C.target.type === "stream"
+    ? { type: "stream", stream_id: C.target.stream_id, subject: C.target.topic, display_recipient: model.streamName(C.target.stream_id), sender_id: model.myId, content, flags: ["read"] }
+    : { type: "private", display_recipient: [...new Set([...C.target.to, model.myId])].map((id) => ({ id, full_name: model.userName(id) })), sender_id: model.myId, content, flags: ["read"] };
   if (localId) {
     Object.assign(params, { queue_id: queueId, local_id: localId });
-    localEcho(localId, C.target.type === "stream"
-      ? { type: "stream", stream_id: C.target.stream_id, subject: C.target.topic, display_recipient: model.streamName(C.target.stream_id), sender_id: model.myId, content, flags: ["read"] }
-      : { type: "private", display_recipient: [...new Set([...C.target.to, model.myId])].map((id) => ({ id, full_name: model.userName(id) })), sender_id: model.myId, content, flags: ["read"] });
+    localEcho(localId, fake);
     if (C.els.textarea.value === content) C.els.textarea.value = "";
   }
   // Back to the box when the send is done, unless the person left it meanwhile (Escape, a click
@@ -182,17 +215,8 @@ export async function send() {
     await api.post("messages", params);
     // Should the event never come (the view changed meanwhile), the echo goes after a while.
     if (localId) setTimeout(() => dropEcho(localId), 15000);
-    if (C.els.textarea.value === content) C.els.textarea.value = "";
-    C.localText.delete(key);
-    fitHeight();
-    closePreview();
-    stopTyping();
-    const id = C.draftIds.get(key);
-    if (id !== undefined) {
-      C.draftIds.delete(key);
-      model.drafts.delete(id);
-      api.del(`drafts/${id}`).catch(() => {});
-    }
+    cleared(key, content);
+    noteIfOutsideView(fake);
   } catch (error) {
     if (localId) {
       dropEcho(localId);
@@ -250,4 +274,14 @@ export function onInput() {
 export function composeEnabled(enabled) {
   C.els.textarea.disabled = !enabled;
   C.els.send.disabled = !enabled;
+}
+
+// A topic moved with all its messages (resolved, renamed, to another channel): a compose box
+// aimed at it follows it, as Zulip's does.
+export function followTopicMove(event) {
+  if (event.propagate_mode !== "change_all" || C.target?.type !== "stream") return;
+  if (event.subject === undefined && event.new_stream_id === undefined) return;
+  if (C.target.stream_id !== event.stream_id || C.target.topic.toLowerCase() !== String(event.orig_subject).toLowerCase()) return;
+  C.target = { ...C.target, stream_id: event.new_stream_id ?? event.stream_id, topic: event.subject ?? C.target.topic };
+  renderTarget();
 }

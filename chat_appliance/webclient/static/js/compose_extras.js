@@ -2,6 +2,7 @@
 import * as api from "./api.js";
 import { emojiLoaded, glyphFor, loadEmoji, searchEmoji, showEmojiGlyphs } from "./emoji.js";
 import { model } from "./model.js";
+import { channelView, dmView, matches, parseHash, viewHash } from "./narrow.js";
 import { h, toast } from "./util.js";
 import { C } from "./compose_state.js";
 import { fitHeight } from "./compose.js";
@@ -78,6 +79,9 @@ export function onDrop(event) {
 
 // --- autocomplete -------------------------------------------------------------------------------
 
+// Zulip's wildcard mentions: who each notifies in a channel.
+const WILDCARDS = [["all", "Notify channel"], ["everyone", "Notify channel"], ["channel", "Notify channel"], ["topic", "Notify topic"]];
+
 export function complete() {
   const box = C.els.textarea;
   const before = box.value.slice(0, box.selectionStart);
@@ -87,10 +91,18 @@ export function complete() {
   const lowered = query.toLowerCase();
   let items = [];
   if (sigil === "@") {
-    items = [...model.users.values()]
+    const people = [...model.users.values()]
       .filter((u) => u.is_active !== false && (u.full_name.toLowerCase().split(/\s+/).some((w) => w.startsWith(lowered)) || u.email.toLowerCase().startsWith(lowered)))
       .slice(0, 8)
       .map((u) => ({ label: `${u.full_name}`, detail: u.email, text: `@**${u.full_name}** ` }));
+    // As Zulip's: the wildcard mentions, and user groups (mentioned as @*name*).
+    const wildcards = WILDCARDS.filter(([name]) => name.startsWith(lowered))
+      .map(([name, detail]) => ({ label: name, detail: C.target?.type === "direct" ? "Notify recipients" : detail, text: `@**${name}** ` }));
+    const groups = (model.state.realm_user_groups || [])
+      .filter((g) => !g.is_system_group && !g.deactivated && g.name.toLowerCase().includes(lowered))
+      .slice(0, 5)
+      .map((g) => ({ label: g.name, detail: g.description || "User group", text: `@*${g.name}* ` }));
+    items = [...people, ...wildcards, ...groups].slice(0, 12);
   } else if (sigil === "#") {
     items = model.sortedSubs().concat([...model.streams.values()].filter((s) => !model.subs.has(s.stream_id)))
       .filter((s) => s.name.toLowerCase().includes(lowered))
@@ -136,4 +148,42 @@ export function closeCompletion() {
     C.els.completion.hidden = true;
     C.els.textarea.removeAttribute("aria-activedescendant");
   }
+}
+
+// --- video calls --------------------------------------------------------------------------------
+
+// Zulip's video call providers: 0 none, 1 Jitsi Meet (the default). A Jitsi call is a link to a new
+// room (a random number) on the organization's Jitsi server, else the server's, else meet.jit.si.
+const PROVIDER_DISABLED = 0;
+const DEFAULT_JITSI = "https://meet.jit.si";
+
+export function videoCallUrl() {
+  const state = model.state || {};
+  const server = state.realm_jitsi_server_url || state.jitsi_server_url || state.server_jitsi_server_url || DEFAULT_JITSI;
+  const room = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => String(n).padStart(10, "0")).join("").slice(0, 15);
+  return `${server.replace(/\/+$/, "")}/${room}`;
+}
+
+export function addVideoCall() {
+  insertText(`[Join video call.](${videoCallUrl()})`);
+  C.els.textarea.focus();
+}
+
+export function videoCallButton() {
+  if ((model.state?.realm_video_chat_provider ?? 1) === PROVIDER_DISABLED) return null;
+  return h("button.icon-text", { type: "button", "aria-label": "Add video call", title: "Add video call", on: { click: addVideoCall } }, "\u{1F4F9}");
+}
+
+// --- where a message went -----------------------------------------------------------------------
+
+// A message sent to a conversation the view shown does not include: say so, with a link there,
+// as Zulip's compose banner does.
+export function noteIfOutsideView(message) {
+  const view = parseHash(location.hash);
+  if ((view.kind !== "feed" && view.kind !== "narrow") || matches(view, message)) return;
+  const there = message.type === "stream" ? channelView(message.stream_id, message.subject) : dmView(model.conversationOf(message).dm);
+  const label = message.type === "stream"
+    ? `#${model.streamName(message.stream_id)} > ${message.subject || "(no topic)"}`
+    : model.conversationOf(message).dm.map((id) => model.userName(id)).join(", ");
+  toast([h("span", "Sent! Your message is outside your current view. "), h("a", { href: viewHash(there) }, `Go to ${label}`)]);
 }

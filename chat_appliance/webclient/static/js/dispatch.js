@@ -8,6 +8,7 @@ import * as channels from "./stores/channels.js";
 import * as drafts from "./stores/drafts.js";
 import * as presence from "./stores/presence.js";
 import * as realm from "./stores/realm.js";
+import * as scheduled from "./stores/scheduled.js";
 import * as topics from "./stores/topics.js";
 import * as unread from "./stores/unread.js";
 import * as users from "./stores/users.js";
@@ -43,6 +44,7 @@ const STORES = {
   muted_users: realm.applyMutedUsers,
   alert_words: realm.applyAlertWords,
   invites_changed: none,
+  scheduled_messages: scheduled.apply,
 };
 
 // Types this client does not show (yet): received, and dropped without a word.
@@ -51,7 +53,6 @@ const IGNORED = new Set([
   "typing_edit_message",
   "channel_folder",
   "saved_snippets",
-  "scheduled_messages",
   "reminders",
   "navigation_view",
   "device",

@@ -76,7 +76,11 @@ export function renderMessage(message, continued) {
   if (message.last_moved_timestamp) marks.push(h("span.mark", { title: `Moved ${formatFullTime(message.last_moved_timestamp)}` }, "moved"));
   if (message.last_edit_timestamp) marks.push(h("span.mark", { title: `Edited ${formatFullTime(message.last_edit_timestamp)}` }, "edited"));
   const content = h("div.content.rendered");
-  content.innerHTML = message.content; // sanitised by the server; the page's CSP runs no inline script
+  // sanitised by the server; the page's CSP runs no inline script. A search's answer carries the
+  // content with its matches marked (match_content): shown as <mark>.
+  content.innerHTML = message.match_content ?? message.content;
+  if (message.match_content) markMatches(content);
+  if (message.content.includes("spoiler-block")) wireSpoilers(content);
   // (each only when the HTML has what it looks for: a long page renders hundreds at a time)
   if (message.content.includes("emoji")) showEmojiGlyphs(content);
   if (message.content.includes("<a ")) fixLinks(content);
@@ -208,4 +212,34 @@ export function rerender(id) {
   const focused = old.contains(document.activeElement) ? document.activeElement : null;
   old.replaceWith(fresh);
   if (focused && fresh.contains(focused)) focused.focus();
+}
+
+// The server's <span class="highlight"> around each search match, as <mark> (what the match is).
+function markMatches(content) {
+  for (const span of content.querySelectorAll("span.highlight")) {
+    const mark = document.createElement("mark");
+    mark.append(...span.childNodes);
+    span.replaceWith(mark);
+  }
+}
+
+// Spoilers, as Zulip's: the header shows, the content stays hidden until the header (or its
+// button) is clicked, and hides again on a second click.
+function wireSpoilers(content) {
+  for (const block of content.querySelectorAll(".spoiler-block")) {
+    const header = block.querySelector(".spoiler-header");
+    const body = block.querySelector(".spoiler-content");
+    if (!header || !body) continue;
+    if (!header.textContent.trim()) header.append(h("p", "Spoiler"));
+    const button = h("button.spoiler-toggle", { type: "button", "aria-expanded": "false", "aria-label": "Show spoiler" });
+    header.prepend(button);
+    header.addEventListener("click", (event) => {
+      if (event.target.closest("a")) return;
+      const open = !block.classList.contains("spoiler-open");
+      block.classList.toggle("spoiler-open", open);
+      body.setAttribute("aria-hidden", String(!open));
+      button.setAttribute("aria-expanded", String(open));
+      button.setAttribute("aria-label", open ? "Hide spoiler" : "Show spoiler");
+    });
+  }
 }

@@ -3,8 +3,9 @@ import * as api from "./api.js";
 import { closePicker, openPicker, placeNear } from "./emoji.js";
 import { model } from "./model.js";
 import { messageLink } from "./narrow.js";
-import { confirmDialog, promptDialog, formatFullTime, h, toast } from "./util.js";
+import { confirmDialog, formatFullTime, h, toast } from "./util.js";
 import { S, messageEl } from "./feed_state.js";
+import { openMoveTopic } from "./topic_actions.js";
 import { selectedMessage } from "./feed_window.js";
 import { markUnreadFrom } from "./feed_read.js";
 
@@ -62,6 +63,7 @@ export function openMenu(anchor, message) {
     item("Edit message", () => editMessage(message), canEdit(message)),
     item("Move topic", () => moveTopic(message), isStream && (message.sender_id === model.myId || model.isAdmin() || model.me()?.role <= 300)),
     item("View edit history", () => showHistory(message), Boolean(message.last_edit_timestamp || message.last_moved_timestamp)),
+    item("View read receipts", () => import("./read_receipts.js").then((m) => m.showReadReceipts(message)), model.state.realm_enable_read_receipts !== false),
     item("Delete message", () => deleteMessage(message), message.sender_id === model.myId || model.isAdmin()),
   );
   document.body.append(menu);
@@ -166,14 +168,8 @@ export async function deleteMessage(message) {
   }
 }
 
-export async function moveTopic(message) {
-  const topic = await promptDialog("Move this topic to:", message.subject, "New topic name");
-  if (topic === null || topic === message.subject) return;
-  try {
-    await api.patch(`messages/${message.id}`, { topic, propagate_mode: "change_all" });
-  } catch (error) {
-    toast(error.message, "error");
-  }
+export function moveTopic(message) {
+  openMoveTopic(message.stream_id, message.subject, message.id);
 }
 
 export async function showHistory(message) {

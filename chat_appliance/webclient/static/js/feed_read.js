@@ -25,8 +25,10 @@ export async function stopReading() {
 
 export async function flushRead() {
   if (!S.readQueue.size) return;
-  const ids = [...S.readQueue];
+  // Only messages still here: one deleted meanwhile would fail the whole request.
+  const ids = [...S.readQueue].filter((id) => S.byId.has(id));
   S.readQueue.clear();
+  if (!ids.length) return;
   for (const id of ids) {
     const message = S.byId.get(id);
     if (message && !message.flags.includes("read")) message.flags.push("read");

@@ -9,10 +9,11 @@ import { notifyMessage } from "./notify.js";
 import { redrawViewActions, refreshView } from "./router.js";
 import { forgetTopics, noteDm, noteTopic, renderSidebars, renderUsers } from "./sidebar.js";
 import { noteAll } from "./stores/presence.js";
+import { followMovedTopic } from "./topic_actions.js";
 
 // The changes after which the sidebars, the view shown and the titles are redrawn.
 const REDRAWN = ["message", "update_message", "delete_message", "reaction", "submessage", "update_message_flags", "typing",
-  "subscription", "stream", "realm_user", "realm", "user_topic", "user_status"];
+  "subscription", "stream", "realm_user", "realm", "user_topic", "user_status", "scheduled_messages"];
 
 export function followChanges() {
   model.on("message", (event) => {
@@ -31,6 +32,8 @@ export function followChanges() {
       if (event.new_stream_id) forgetTopics(event.new_stream_id);
     }
     feed.updateMessage(event);
+    compose.followTopicMove(event);
+    followMovedTopic(event);
   });
   model.on("delete_message", (event) => feed.deleteMessages(event.message_ids || [event.message_id]));
   model.on("reaction", feed.reactionEvent);

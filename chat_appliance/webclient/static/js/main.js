@@ -13,6 +13,8 @@ import { model } from "./model.js";
 import { parseSearch, viewHash } from "./narrow.js";
 import { mountRouter, resetView, route } from "./router.js";
 import { mountSidebars, renderSidebars } from "./sidebar.js";
+import { attachSearchSuggestions } from "./search_suggest.js";
+import { applyTheme } from "./theme.js";
 import { clear, h, toast } from "./util.js";
 
 // Loaded when needed: neither is on the way to the first message.
@@ -50,6 +52,7 @@ function layout() {
   feed.mountFeed(els.feed, { reply: (message, quote) => compose.replyTo(message, quote) });
   compose.mountCompose(els.compose);
   mountRouter(els);
+  attachSearchSuggestions(els.search, () => els.searchForm.requestSubmit());
   els.feed.parentElement.addEventListener("pointerdown", () => { toggleLeft(false); toggleRight(false); });
   els.right.addEventListener("click", (event) => {
     if (event.target.closest("a")) toggleRight(false);
@@ -95,6 +98,7 @@ function onSearch(event) {
 function onReset(state) {
   // A new queue: reload the state and the view. The compose box (text, recipients) stays.
   model.load(state);
+  applyTheme();
   compose.onDraftsReloaded();
   compose.fillChannels();
   renderSidebars();
@@ -144,6 +148,7 @@ async function start() {
   }
   if (location.pathname !== "/") history.replaceState(null, "", `/${location.hash}`);
   model.load(state);
+  applyTheme();
   layout();
   admin.install(els.viewHeader);
   followChanges();

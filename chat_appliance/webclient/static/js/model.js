@@ -7,11 +7,12 @@ import { conversationKey, conversationOf } from "./stores/conversation.js";
 import * as drafts from "./stores/drafts.js";
 import * as presence from "./stores/presence.js";
 import * as realm from "./stores/realm.js";
+import * as scheduled from "./stores/scheduled.js";
 import * as topics from "./stores/topics.js";
 import * as unread from "./stores/unread.js";
 import * as users from "./stores/users.js";
 
-const STORES = [users, channels, unread, topics, drafts, presence, realm];
+const STORES = [users, channels, unread, topics, drafts, presence, scheduled, realm];
 const listeners = new Map();
 
 export const model = {
@@ -29,6 +30,7 @@ export const model = {
   unreadTopics: unread.unreadTopics, // conversation key -> {stream_id, topic} or {dm: [ids]}
   mentions: unread.mentions,
   drafts: drafts.drafts,
+  scheduled: scheduled.scheduled, // scheduled message id -> scheduled message
   presence: presence.presence,
   typing: presence.typing, // conversation key -> Map(user id -> expiry)
   mutedTopics: topics.mutedTopics, // "stream id:lowercased topic" with visibility policy 1 (muted)

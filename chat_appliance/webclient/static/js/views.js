@@ -7,6 +7,7 @@ const LOADERS = {
   inbox: () => import("./inbox.js"),
   recent: () => import("./recent.js"),
   drafts: () => import("./drafts_view.js"),
+  scheduled: () => import("./scheduled_view.js"),
 };
 
 export const viewFor = (kind) => (LOADERS[kind] || LOADERS.feed)();
