@@ -387,3 +387,22 @@ def test_mentions_suggest_wildcards_and_groups(pages, site, tmp_path, width):
     assert serious(page) == []
     options.filter(has_text=group).click()
     expect(box).to_have_value(f"hello @*{group}* ")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_muted_topics_are_left_out_of_the_feed_and_channel_view(pages, site, tmp_path, width):
+    """Are a muted topic's messages left out of the Combined feed and of its channel's view, as
+    in Zulip, while the topic's own view still shows them?"""
+    hush, loud = f"hush {width}", f"loud {width}"
+    site.api("POST", "user_topics", auth=site.alice[1], stream_id=site.stream_id("sealife"), topic=hush, visibility_policy=1)
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="sealife", topic=hush, content=f"quiet words {width}")
+    site.api("POST", "messages", auth=site.bob[1], type="stream", to="sealife", topic=loud, content=f"loud words {width}")
+    page = pages(ALICE, viewport=WIDTHS[width])
+    for hash_ in ("#feed", f"#narrow/channel/{site.stream_id('sealife')}-sealife"):
+        page.goto(f"{site.url}/{hash_}")
+        expect(page.get_by_role("article").filter(has_text=f"loud words {width}")).to_be_visible()
+        expect(page.get_by_role("article").filter(has_text=f"quiet words {width}")).to_have_count(0)
+    page.screenshot(path=str(tmp_path / f"muted-left-out-{width}.png"))
+    assert serious(page) == []
+    open_topic(page, site, "sealife", hush)
+    expect(page.get_by_role("article").filter(has_text=f"quiet words {width}")).to_be_visible()

@@ -17,6 +17,7 @@ export const S = {
   foundNewest: false,
   loadingOlder: false,
   generation: 0,
+  edges: null, // {oldest, newest}: the ids the server's pages reached, the paging anchors
   // Messages of the view that arrived (their events) while a fetch that may reach its newest
   // message was under way (opening it, or loading newer messages): the fetch's answer may have
   // been made before they existed. Null when no such fetch is pending.

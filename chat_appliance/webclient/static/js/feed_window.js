@@ -1,7 +1,7 @@
 // The message window of the current view: fetch with anchors, page older and newer, keep the page
 // to WINDOW messages (trim), select.
 import * as api from "./api.js";
-import { apiNarrow, nearId } from "./narrow.js";
+import { apiNarrow, nearId, shownIn } from "./narrow.js";
 import { clear, h, toast } from "./util.js";
 import { FETCH, PAGE, S, WINDOW, messageEl } from "./feed_state.js";
 import { ensureActions, renderAll, renderRun, rerender } from "./feed_draw.js";
@@ -74,7 +74,10 @@ export async function openView(newView, prefetched = null) {
   S.arrivedWhileFetching = null;
   S.foundOldest = data.found_oldest;
   S.foundNewest = data.found_newest;
-  S.messages = data.messages;
+  // Paging anchors on what the server answered, shown or not (a channel's view leaves its muted
+  // topics out: a page of them alone must not be fetched again and again).
+  S.edges = { oldest: data.messages[0]?.id, newest: data.messages[data.messages.length - 1]?.id };
+  S.messages = shownIn(S.view, data.messages);
   for (const message of S.messages) S.byId.set(message.id, message);
   if (S.foundNewest) S.messages = withArrived(S.messages, arrived);
   S.lo = 0;
@@ -194,12 +197,13 @@ export async function loadOlder() {
   const mine = S.generation;
   try {
     const data = await api.get("messages", {
-      anchor: String(S.messages[0].id), num_before: S.fetched++ ? FETCH : PAGE, num_after: 0, include_anchor: false,
+      anchor: String(S.edges?.oldest ?? S.messages[0].id), num_before: S.fetched++ ? FETCH : PAGE, num_after: 0, include_anchor: false,
       narrow: apiNarrow(S.view), apply_markdown: true, client_gravatar: true,
     });
     if (mine !== S.generation) return;
     S.foundOldest = data.found_oldest;
-    const older = data.messages.filter((m) => !S.byId.has(m.id));
+    if (data.messages.length && S.edges) S.edges.oldest = data.messages[0].id;
+    const older = shownIn(S.view, data.messages).filter((m) => !S.byId.has(m.id));
     if (older.length) {
       for (const m of older) S.byId.set(m.id, m);
       S.messages = [...older, ...S.messages];
@@ -234,13 +238,14 @@ export async function loadNewer() {
   const arrived = (S.arrivedWhileFetching = []);
   try {
     const data = await api.get("messages", {
-      anchor: String(S.messages[S.messages.length - 1].id), num_before: 0, num_after: S.fetched++ ? FETCH : PAGE, include_anchor: false,
+      anchor: String(S.edges?.newest ?? S.messages[S.messages.length - 1].id), num_before: 0, num_after: S.fetched++ ? FETCH : PAGE, include_anchor: false,
       narrow: apiNarrow(S.view), apply_markdown: true, client_gravatar: true,
     });
     if (mine !== S.generation) return;
     S.arrivedWhileFetching = null;
     S.foundNewest = data.found_newest;
-    let newer = data.messages.filter((m) => !S.byId.has(m.id));
+    if (data.messages.length && S.edges) S.edges.newest = data.messages[data.messages.length - 1].id;
+    let newer = shownIn(S.view, data.messages).filter((m) => !S.byId.has(m.id));
     for (const m of newer) S.byId.set(m.id, m);
     if (S.foundNewest) newer = withArrived(newer, arrived);
     if (newer.length) {
