@@ -1,5 +1,5 @@
 """Changing the organization settings of lib/onboarding_settings (invitations, channel creation,
-subscribing others, the welcome text, read receipts) through PATCH /realm."""
+subscribing others, the welcome text, read receipts, video calls) through PATCH /realm."""
 
 from __future__ import annotations
 
@@ -45,4 +45,4 @@ def do_set_onboarding_settings(realm: Realm, changes: JSONDict) -> None:
         if name in REALM_GROUP_SETTING_DEFAULTS:
             publish(event_catalogue.realm_update_dict("default", {name: value}), audience)
         else:
-            publish(event_catalogue.realm_update(name, value), audience)
+            publish(event_catalogue.realm_update(name, realm_value_setting(realm, name)), audience)

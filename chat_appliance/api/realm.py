@@ -1,5 +1,6 @@
 """Organization settings: PATCH /realm, and the preview of the custom welcome message."""
 
+import json
 import re
 
 from flask import Blueprint
@@ -10,7 +11,12 @@ from chat_appliance.actions.welcome import do_send_test_welcome_message
 from chat_appliance.lib.access import group_in_realm, require_realm_admin, stream_in_realm
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.message_permissions import MESSAGE_GROUP_SETTINGS, MESSAGE_LIMIT_SETTINGS
-from chat_appliance.lib.onboarding_settings import ONBOARDING_SETTING_NAMES, REALM_GROUP_SETTING_DEFAULTS, check_welcome_text_param
+from chat_appliance.lib.onboarding_settings import (
+    ONBOARDING_SETTING_NAMES,
+    REALM_GROUP_SETTING_DEFAULTS,
+    VIDEO_CHAT_PROVIDERS,
+    check_welcome_text_param,
+)
 from chat_appliance.lib.validators import check_bool, check_group_id, check_int, int_range, one_of, string_max
 from chat_appliance.models import EDIT_HISTORY_POLICIES
 from chat_appliance.web.params import Param, endpoint
@@ -21,6 +27,8 @@ MAX_REALM_NAME_LENGTH = 40
 MAX_REALM_DESCRIPTION_LENGTH = 1000
 # A Pygments language name or alias; none is near this long.
 MAX_CODE_BLOCK_LANGUAGE_LENGTH = 100
+# Zulip's limit for a URL setting.
+MAX_JITSI_URL_LENGTH = 200
 
 
 def check_edit_limit(var_name, value):
@@ -37,12 +45,33 @@ def check_limit_or_unlimited(var_name, value):
     return int_range(low=0)(var_name, value)
 
 
+def check_video_chat_provider(var_name, value):
+    """One of VIDEO_CHAT_PROVIDERS' ids."""
+    provider = check_int(var_name, value)
+    if provider not in {p["id"] for p in VIDEO_CHAT_PROVIDERS.values()}:
+        raise JsonableError(f"Invalid video_chat_provider {provider}")
+    return provider
+
+
+def check_jitsi_server_url(var_name, value):
+    """Zulip's jitsi_server_url: "default" (the server's Jitsi, stored as "") or an http(s) URL."""
+    if isinstance(value, str) and value.startswith('"'):
+        value = json.loads(value)
+    if value == "default":
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_JITSI_URL_LENGTH or not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+        raise JsonableError("jitsi_server_url is not an allowed_type")
+    return value
+
+
 # PATCH /realm parameters for the onboarding settings of lib/onboarding_settings.py (absent: None).
 def realm_setting_params():
     params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
     params.update(invite_required=Param(check_bool, default=None),
                   enable_read_receipts=Param(check_bool, default=None),
-                  welcome_message_custom_text=Param(check_welcome_text_param, default=None))
+                  welcome_message_custom_text=Param(check_welcome_text_param, default=None),
+                  video_chat_provider=Param(check_video_chat_provider, default=None),
+                  jitsi_server_url=Param(check_jitsi_server_url, default=None))
     return params
 
 

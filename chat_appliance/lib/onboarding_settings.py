@@ -1,5 +1,5 @@
 """Organization settings for invitations, channel creation, subscribing others, the welcome
-message and read receipts, under Zulip's names and with Zulip's defaults. They are stored in
+message, read receipts and video calls, under Zulip's names and with Zulip's defaults. They are stored in
 `realm.settings`; group settings hold a system group name (the default) or a group id.
 """
 
@@ -32,12 +32,26 @@ REALM_VALUE_SETTING_DEFAULTS = {
     "welcome_message_custom_text": "",
     # Zulip turns read receipts on for new organizations (except open Zulip Cloud ones).
     "enable_read_receipts": True,
+    # The video call provider compose's "Add video call" uses (VIDEO_CHAT_PROVIDERS' ids), and the
+    # organization's own Jitsi server (None: the server's, SERVER_JITSI_SERVER_URL).
+    "video_chat_provider": 1,
+    "jitsi_server_url": None,
 }
+
+# Zulip's realm_available_video_chat_providers, of the ones that need no OAuth set-up here.
+VIDEO_CHAT_PROVIDERS = {
+    "disabled": {"name": "None", "id": 0},
+    "jitsi_meet": {"name": "Jitsi Meet", "id": 1},
+}
+# Zulip's default JITSI_SERVER_URL.
+SERVER_JITSI_SERVER_URL = "https://meet.jit.si"
 
 
 def realm_value_setting(realm: Realm, name: str) -> Any:
-    """A non-group organization setting, or Zulip's default."""
-    return (realm.settings or {}).get(name, REALM_VALUE_SETTING_DEFAULTS[name])
+    """A non-group organization setting, or Zulip's default. The Jitsi URL "default" is stored
+    as "" and reads as None (the server's), as Zulip's realm_jitsi_server_url."""
+    value = (realm.settings or {}).get(name, REALM_VALUE_SETTING_DEFAULTS[name])
+    return None if name == "jitsi_server_url" and not value else value
 
 
 def realm_group_setting_id(realm: Realm, name: str) -> int | None:
@@ -70,8 +84,14 @@ def can_subscribe_other_users(user: UserProfile) -> bool:
 def onboarding_settings_state(user: UserProfile) -> JSONDict:
     """These settings as /register's realm_* keys, and the requester's derived permissions."""
     realm = user.realm
-    state = {f"realm_{name}": realm_group_setting_id(realm, name) for name in REALM_GROUP_SETTING_DEFAULTS}
+    state: JSONDict = {f"realm_{name}": realm_group_setting_id(realm, name) for name in REALM_GROUP_SETTING_DEFAULTS}
     state.update({f"realm_{name}": realm_value_setting(realm, name) for name in REALM_VALUE_SETTING_DEFAULTS})
+    state.update({
+        "realm_available_video_chat_providers": VIDEO_CHAT_PROVIDERS,
+        "server_jitsi_server_url": SERVER_JITSI_SERVER_URL,
+        # The legacy key: the Jitsi server in use.
+        "jitsi_server_url": state["realm_jitsi_server_url"] or SERVER_JITSI_SERVER_URL,
+    })
     public = user_has_realm_permission(user, "can_create_public_channel_group")
     private = user_has_realm_permission(user, "can_create_private_channel_group")
     state.update({

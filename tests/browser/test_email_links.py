@@ -140,7 +140,7 @@ def test_invitations_by_email_from_settings_with_resend_and_revoke(browser, site
     page = owner.page
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Invitations").click()
+    settings.get_by_role("tab", name="Invitations").click()
     before = len(smtp.messages)
     settings.get_by_role("textbox", name="Emails").fill("hank@example.com")
     settings.get_by_role("button", name="Send invitations").click()

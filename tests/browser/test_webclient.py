@@ -230,7 +230,7 @@ def test_views_at_phone_width_and_dark(pages, site):
     shot(phone, "settings-phone-dark")
     desktop = pages(ALICE, viewport=DESKTOP)
     desktop.get_by_role("button", name="Settings").click()
-    desktop.get_by_role("dialog", name="Settings").get_by_role("button", name="Channels", exact=True).click()
+    desktop.get_by_role("dialog", name="Settings").get_by_role("tab", name="Channels", exact=True).click()
     expect(desktop.get_by_role("button", name="Unsubscribe from design")).to_be_visible()
     shot(desktop, "settings-channels-desktop")
 
@@ -373,7 +373,7 @@ def test_settings_channels_password_key_and_bots(pages, site):
     settings.get_by_role("button", name="Create channel").click()
     expect(settings.get_by_role("button", name="Unsubscribe from carols")).to_be_visible()
     expect(channel_link(carol, "carols")).to_have_count(1)
-    settings.get_by_role("button", name="Account and API key").click()
+    settings.get_by_role("tab", name="Account and API key").click()
     settings.get_by_label("Old password").fill(PASSWORD)
     settings.get_by_label("New password").fill("carol's new password")
     settings.get_by_role("button", name="Change password").click()
@@ -387,7 +387,7 @@ def test_settings_channels_password_key_and_bots(pages, site):
     assert f"email={carol_email}" in text and f"site={site.url}" in text
     key = re.search(r"key=(\w+)", text).group(1)
     assert site.api("GET", "users/me", auth=(carol_email, key))["email"] == carol_email
-    settings.get_by_role("button", name="Bots").click()
+    settings.get_by_role("tab", name="Bots").click()
     settings.get_by_label("Bot name").fill("Carol's helper")
     settings.get_by_label(re.compile("Short name")).fill("carolhelper")
     settings.get_by_role("button", name="Create bot").click()
@@ -412,7 +412,7 @@ def test_admin_changes_a_role_and_deactivates(browser, site):
     page, context = watched.page, watched.page.context
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Users").click()
+    settings.get_by_role("tab", name="Users").click()
     settings.get_by_role("combobox", name="Role of Dave Null").select_option("Moderator")
     expect(page.get_by_text("Role changed.")).to_be_visible()
     assert site.api("GET", f"users/{dave_id}")["user"]["role"] == 300
@@ -470,10 +470,11 @@ def test_message_actions_and_views(pages, site):
     mine.hover()
     mine.get_by_role("button", name="Message actions").click()
     alice.get_by_role("menuitem", name="Move topic").click()
-    alice.get_by_role("textbox", name="New topic name").fill("moved here")
-    alice.get_by_role("button", name="Save").click()
-    expect(articles.filter(has_text="mine to move")).to_have_count(0)  # it left the "long" topic's view
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/moved here")
+    move = alice.get_by_role("dialog", name=re.compile("^Move topic"))
+    move.get_by_role("textbox", name="New topic").fill("moved here")
+    move.get_by_role("button", name="Confirm").click()
+    # The whole topic moved, and the view followed it.
+    expect(alice.get_by_role("heading", level=1)).to_have_text(re.compile("> moved here$"))
     moved = alice.get_by_role("article").filter(has_text="mine to move")
     expect(moved).to_contain_text("moved")
     moved.hover()
@@ -560,7 +561,7 @@ def test_sign_up_from_an_invitation_link(browser, site):
     page, context = owner.page, owner.page.context
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Invitations").click()
+    settings.get_by_role("tab", name="Invitations").click()
     settings.get_by_role("button", name="Create invitation link").click()
     link = settings.get_by_role("textbox", name="Invitation link").input_value()
     assert "/join/" in link

@@ -132,14 +132,14 @@ def test_axe_administration_screens_and_dialogs(pages, site):
 
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    expect(settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True)).to_be_visible()
-    tabs = [b.inner_text() for b in settings.get_by_role("navigation").get_by_role("button").all()]
+    expect(settings.get_by_role("tablist").get_by_role("tab", name="Users", exact=True)).to_be_visible()
+    tabs = [b.inner_text() for b in settings.get_by_role("tablist").get_by_role("tab").all()]
     assert {"Organization", "Bots", "Invitations", "Users"} <= set(tabs), tabs
     for tab in tabs:
-        settings.get_by_role("navigation").get_by_role("button", name=tab, exact=True).click()
+        settings.get_by_role("tablist").get_by_role("tab", name=tab, exact=True).click()
         owner.wait_for_timeout(400)
         assert axe_in_both_schemes(owner, "dialog[open]") == [], tab
-    settings.get_by_role("navigation").get_by_role("button", name="Users", exact=True).click()
+    settings.get_by_role("tablist").get_by_role("tab", name="Users", exact=True).click()
     bob_row = settings.get_by_role("row", name=re.compile("Bob Builder"))
     confirm_then_cancel(owner, bob_row.get_by_role("button", name="Deactivate"), "Deactivate Bob Builder")
     assert site.api("GET", f"users/{site.bob[2]}")["user"]["is_active"] is True
@@ -236,7 +236,7 @@ def test_archive_and_unarchive_a_channel(pages, site):
     assert site.api("GET", f"streams/{stream_id}")["stream"]["is_archived"] is True
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Channels", exact=True).click()
+    settings.get_by_role("tab", name="Channels", exact=True).click()
     settings.get_by_role("button", name="Unarchive oldstuff").click()
     expect(channel_link(alice, "oldstuff")).to_be_visible()
     assert site.api("GET", f"streams/{stream_id}")["stream"]["is_archived"] is False
@@ -253,7 +253,7 @@ def test_invitations_tick_only_default_channels(browser, pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Invitations").click()
+    settings.get_by_role("tab", name="Invitations").click()
     expect(settings.get_by_role("checkbox", name="general", exact=True)).to_be_checked()
     expect(settings.get_by_role("checkbox", name="secret", exact=True)).not_to_be_checked()
     expect(settings.get_by_role("checkbox", name="random", exact=True)).not_to_be_checked()
@@ -315,7 +315,7 @@ def test_rename_the_organization(pages, site):
     shot(owner, "name-your-organization-desktop")
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Organization", exact=True).click()
+    settings.get_by_role("tab", name="Organization", exact=True).click()
     expect(settings.get_by_label("Organization URL")).to_have_text(site.api("GET", "server_settings")["realm_url"])
     settings.get_by_role("textbox", name="Organization name").fill("Wonderland Inc")
     settings.get_by_role("button", name="Save changes").click()
@@ -343,7 +343,7 @@ def test_rename_the_organization(pages, site):
     phone = owner_page(pages, site, viewport=PHONE)
     expect(phone.get_by_role("form", name="Name your organization")).to_have_count(0)  # named now
     phone.get_by_role("button", name="Settings").click()
-    phone.get_by_role("dialog", name="Settings").get_by_role("button", name="Organization", exact=True).click()
+    phone.get_by_role("dialog", name="Settings").get_by_role("tab", name="Organization", exact=True).click()
     expect(phone.get_by_role("textbox", name="Organization name")).to_have_value("Wonderland Inc")
     shot(phone, "settings-organization-phone")
 
@@ -356,7 +356,7 @@ def test_custom_emoji_usable_right_after_upload(pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Custom emoji").click()
+    settings.get_by_role("tab", name="Custom emoji").click()
     settings.get_by_role("textbox", name="Emoji name").fill("wonder")
     settings.get_by_label("Emoji image").set_input_files(str(ICON))
     settings.get_by_role("button", name="Add emoji").click()
@@ -377,7 +377,7 @@ def test_incoming_webhook_bot_made_in_the_page_posts(pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Bots").click()
+    settings.get_by_role("tab", name="Bots").click()
     settings.get_by_role("combobox", name="Bot type").select_option(label="Incoming webhook")
     settings.get_by_role("textbox", name="Bot name").fill("Deploy notices")  # the short name is made from it
     settings.get_by_role("button", name="Create bot").click()
@@ -392,7 +392,7 @@ def test_incoming_webhook_bot_made_in_the_page_posts(pages, site):
     expect(message).to_contain_text("Deploy notices")
     phone = owner_page(pages, site, viewport=PHONE)
     phone.get_by_role("button", name="Settings").click()
-    phone.get_by_role("dialog", name="Settings").get_by_role("button", name="Bots").click()
+    phone.get_by_role("dialog", name="Settings").get_by_role("tab", name="Bots").click()
     expect(phone.get_by_role("dialog", name="Settings")).to_contain_text("Deploy notices")
     shot(phone, "settings-bots-phone")
 
@@ -405,7 +405,7 @@ def test_users_list_search_filters_and_reactivation(pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Users").click()
+    settings.get_by_role("tab", name="Users").click()
     rows = settings.get_by_role("row")
     expect(settings.get_by_role("row", name=re.compile("Alice Liddell"))).to_be_visible()
     expect(settings.get_by_role("row", name=re.compile("Gus Gone"))).to_have_count(0)
@@ -431,13 +431,13 @@ def test_custom_profile_field_and_linkifier(pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Custom fields").click()
+    settings.get_by_role("tab", name="Custom fields").click()
     settings.get_by_role("textbox", name="Field name").fill("Team")
     settings.get_by_role("textbox", name="Hint").fill("Which team you are on")
     settings.get_by_role("button", name="Add field").click()
     expect(settings.get_by_role("list", name="Profile fields")).to_contain_text("Team")
     shot(owner, "settings-profile-fields-desktop")
-    settings.get_by_role("button", name="Linkifiers").click()
+    settings.get_by_role("tab", name="Linkifiers").click()
     settings.get_by_role("textbox", name="Pattern").fill(r"#(?P<id>[0-9]+)")
     settings.get_by_role("textbox", name="URL template", exact=True).fill("https://tracker.example.com/issues/{id}")
     settings.get_by_role("button", name="Add linkifier").click()
@@ -484,7 +484,7 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
 
     owner.get_by_role("button", name="Settings", exact=True).click()
     settings = owner.get_by_role("dialog", name="Settings")
-    tab = lambda name: settings.get_by_role("navigation").get_by_role("button", name=name, exact=True).click()  # noqa: E731
+    tab = lambda name: settings.get_by_role("tablist").get_by_role("tab", name=name, exact=True).click()  # noqa: E731
     tab("Bots")
     settings.get_by_role("textbox", name="Bot name").fill("Axe checker")
     settings.get_by_role("button", name="Create bot").click()
@@ -553,12 +553,12 @@ def test_axe_what_a_member_sees_on_a_phone(pages, site):
     expect(card).to_have_count(0)
     alice.get_by_role("button", name="Settings", exact=True).click()
     settings = alice.get_by_role("dialog", name="Settings")
-    nav = settings.get_by_role("navigation")
-    expect(nav.get_by_role("button", name="Profile", exact=True)).to_be_attached()
-    tabs = [b.inner_text() for b in nav.get_by_role("button").all()]
+    nav = settings.get_by_role("tablist")
+    expect(nav.get_by_role("tab", name="Profile", exact=True)).to_be_attached()
+    tabs = [b.inner_text() for b in nav.get_by_role("tab").all()]
     assert "Users" not in tabs and "Organization" not in tabs, tabs
     for tab in tabs:
-        nav.get_by_role("button", name=tab, exact=True).click()
+        nav.get_by_role("tab", name=tab, exact=True).click()
         alice.wait_for_timeout(400)
         assert axe_in_both_schemes(alice, "dialog[open]") == [], tab
 

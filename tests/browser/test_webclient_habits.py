@@ -122,8 +122,8 @@ def test_axe_main_view_settings_and_dialogs(pages, site, scheme):
     alice.get_by_role("button", name="Settings").click()
     settings = alice.get_by_role("dialog", name="Settings")
     expect(settings).to_be_visible()
-    for tab in [b.inner_text() for b in settings.get_by_role("navigation").get_by_role("button").all()]:
-        settings.get_by_role("navigation").get_by_role("button", name=tab, exact=True).click()
+    for tab in [b.inner_text() for b in settings.get_by_role("tablist").get_by_role("tab").all()]:
+        settings.get_by_role("tablist").get_by_role("tab", name=tab, exact=True).click()
         alice.wait_for_timeout(300)
         assert axe_violations(alice, "dialog[open]") == [], tab
     alice.keyboard.press("Escape")
@@ -162,7 +162,7 @@ DIALOGS = [
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_message_actions_and_their_dialogs(pages, site, scheme):
     """Does axe-core find no violation in a message's actions menu and in the dialogs its items
-    open: "Move topic" (a question with a text answer), "View edit history" and the confirmation
+    open: "Move topic" (its dialog: new channel and topic), "View edit history" and the confirmation
     of "Delete message" (each cancelled, so the message stays), in light and in dark colours?"""
     from ..support.browser import axe_violations
 
@@ -185,7 +185,7 @@ def test_axe_message_actions_and_their_dialogs(pages, site, scheme):
     assert axe_violations(alice, "#message-menu") == [], "Message actions"
     alice.keyboard.press("Escape")
     expect(alice.get_by_role("menu", name="Message actions")).to_have_count(0)
-    for item, role, name in [("Move topic", "dialog", "Move this topic to:"),
+    for item, role, name in [("Move topic", "dialog", "Move topic"),
                              ("View edit history", "dialog", "Edit history"),
                              ("Delete message", "alertdialog", "Delete this message?")]:
         open_item(item)
@@ -431,7 +431,7 @@ def test_leaving_the_box_while_a_send_is_answered_keeps_the_focus_away(pages, si
     route, response = held[0]
     route.fulfill(response=response)
     alice.unroute("**/json/messages")
-    expect(alice.get_by_role("button", name="Send")).to_be_enabled()  # the send has finished
+    expect(alice.get_by_role("button", name="Send", exact=True)).to_be_enabled()  # the send has finished
     expect(box).not_to_be_focused()
     alice.locator("body").press("e")
     expect(alice.get_by_role("textbox", name="Edit message")).to_be_focused()
@@ -787,8 +787,8 @@ def test_every_keyboard_shortcut(pages, site):
 
 def test_sound_follows_the_settings(pages, site):
     """Does a direct message play the sound, and not once "Play a sound for direct messages and
-    mentions" is turned off in Settings > Notifications; does a channel set to Sound "On" there
-    play it for its messages?"""
+    mentions" is turned off in Settings > Notifications; does a channel whose "Audible
+    notifications" is ticked there play it for its messages?"""
     bob = pages(BOB)
     played = lambda: bob.evaluate("window.__soundsPlayed || 0")  # noqa: E731
     site.api("POST", "messages", auth=site.alice[1], type="direct", to=[site.bob[2]], content="ding")
@@ -797,11 +797,11 @@ def test_sound_follows_the_settings(pages, site):
     assert eventually(lambda: played() == 1)
     bob.get_by_role("button", name="Settings").click()
     settings = bob.get_by_role("dialog", name="Settings")
-    settings.get_by_role("button", name="Notifications", exact=True).click()
+    settings.get_by_role("tab", name="Notifications", exact=True).click()
     sound = settings.get_by_role("checkbox", name="Play a sound for direct messages and mentions")
     expect(sound).to_be_checked()
     sound.uncheck()
-    settings.get_by_role("combobox", name="Sound for #ops").select_option("on")
+    settings.get_by_role("checkbox", name="Audible notifications for #ops").check()
     assert eventually(lambda: site.api("POST", "register", auth=site.bob[1], fetch_event_types=["user_settings"],
                                        client_capabilities={"user_settings_object": True})["user_settings"]["enable_sounds"] is False)
     assert eventually(lambda: [s["audible_notifications"] for s in site.api("GET", "users/me/subscriptions", auth=site.bob[1])["subscriptions"] if s["name"] == "ops"] == [True])

@@ -1,10 +1,12 @@
 // Glue between the page and the administration screens: the channel view's header, clicks on
 // names and avatars (profile cards), the first owner's "name your organization" step, and the
-// events that keep these screens current. The screens themselves load when first needed.
+// changes that keep these screens current. The screens themselves load when first needed and
+// subscribe to the changes they show.
 import * as api from "./api.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
 import { renderSidebars } from "./sidebar.js";
+import { noteSubscription } from "./stores/channels.js";
 import { clear, h, toast } from "./util.js";
 
 // A screen's module loads at its first use. A load that fails (the server restarting just then)
@@ -18,7 +20,6 @@ function lazyModule(load) {
 }
 const channelSettings = lazyModule(() => import("./channel_settings.js"));
 const profileCard = lazyModule(() => import("./profile_card.js"));
-const ignore = () => {};
 
 let header = null;
 let currentView = null;
@@ -37,6 +38,7 @@ export function install(viewHeader) {
     profileCard().then((m) => m.openProfileCard(Number(target.dataset.profileUser)),
       (error) => toast(`Could not open the profile: ${error.message}`, "error"));
   }, true);
+  followChanges();
   nameStep();
   const name = document.querySelector(".realm-name");
   if (name) name.before(h("img.realm-icon", { src: model.state.realm_icon_url, alt: "", width: 24, height: 24 }));
@@ -50,8 +52,7 @@ async function restoreSubscriptions() {
     let changed = false;
     for (const sub of subscriptions) {
       if (model.subs.has(sub.stream_id)) continue;
-      model.subs.set(sub.stream_id, sub);
-      model.streams.set(sub.stream_id, { ...model.streams.get(sub.stream_id), ...sub });
+      noteSubscription(sub);
       changed = true;
     }
     if (changed) renderSidebars();
@@ -77,56 +78,18 @@ export async function onView(view) {
   if (currentView === view) clear(header, channelHeader(channel.operand, { withButton: view.ops.length === 1 }));
 }
 
-export function onEvent(event) {
-  if (event.type === "stream" && event.op === "update" && event.rendered_description !== undefined) {
-    for (const map of [model.streams, model.subs]) {
-      const stream = map.get(event.stream_id);
-      if (stream) stream.rendered_description = event.rendered_description;
+// The screens' subscriptions to changes (the stores have applied them already).
+function followChanges() {
+  model.on("stream", (event) => {
+    if (event.op === "create" && event.streams.some((s) => !model.subs.has(s.stream_id))) restoreSubscriptions();
+  });
+  model.on("realm", (event) => {
+    if (event.property === "icon") for (const el of document.querySelectorAll("img.realm-icon")) el.src = event.data.icon_url;
+    if (event.property === "name" || event.data?.name !== undefined) {
+      for (const el of document.querySelectorAll(".realm-name")) el.textContent = model.state.realm_name;
     }
-  }
-  if (event.type === "user_group") applyGroupEvent(event);
-  if (event.type === "realm_user" && event.op === "update" && event.person.custom_profile_field) {
-    const user = model.users.get(event.person.user_id);
-    const { id, value, rendered_value: rendered } = event.person.custom_profile_field;
-    if (user) {
-      user.profile_data ||= {};
-      if (value === null || value === undefined) delete user.profile_data[String(id)];
-      else user.profile_data[String(id)] = rendered === undefined ? { value } : { value, rendered_value: rendered };
-    }
-  }
-  if (event.type === "realm_emoji" && event.op === "update") model.state.realm_emoji = event.realm_emoji;
-  if (event.type === "realm_linkifiers") model.state.realm_linkifiers = event.realm_linkifiers;
-  if (event.type === "realm_playgrounds") model.state.realm_playgrounds = event.realm_playgrounds;
-  if (event.type === "custom_profile_fields") model.state.custom_profile_fields = event.fields;
-  if (event.type === "default_streams") model.state.realm_default_streams = event.default_streams.map((s) => s.stream_id ?? s);
-  if (event.type === "user_status") {
-    const statuses = (model.state.user_status ||= {});
-    const { type, id, user_id: userId, ...rest } = event;
-    statuses[userId] = { ...(statuses[userId] || {}), ...rest };
-  }
-  if (event.type === "stream" && event.op === "create" && event.streams.some((s) => !model.subs.has(s.stream_id))) restoreSubscriptions();
-  if (event.type === "realm" && event.property === "icon") {
-    for (const el of document.querySelectorAll("img.realm-icon")) el.src = event.data.icon_url;
-  }
-  if (event.type === "realm" && (event.property === "name" || event.data?.name !== undefined)) {
-    for (const el of document.querySelectorAll(".realm-name")) el.textContent = model.state.realm_name;
-  }
-  if (currentView && (event.type === "stream" || event.type === "subscription")) onView(currentView);
-  if (event.type === "stream" || event.type === "subscription" || event.type === "realm_user" || event.type === "user_group") {
-    channelSettings().then((m) => m.onEvent(event), ignore);
-  }
-  profileCard().then((m) => m.onEvent(event), ignore);
-  model.emit("admin-event", event);
-}
-
-function applyGroupEvent(event) {
-  const groups = (model.state.realm_user_groups ||= []);
-  const group = groups.find((g) => g.id === (event.group_id ?? event.group?.id));
-  if (event.op === "add" && !group) groups.push(event.group);
-  else if (event.op === "update" && group) Object.assign(group, event.data);
-  else if (event.op === "remove") model.state.realm_user_groups = groups.filter((g) => g.id !== event.group_id);
-  else if (event.op === "add_members" && group) group.members = [...new Set([...(group.members || []), ...event.user_ids])];
-  else if (event.op === "remove_members" && group) group.members = (group.members || []).filter((id) => !event.user_ids.includes(id));
+  });
+  for (const type of ["stream", "subscription"]) model.on(type, () => currentView && onView(currentView));
 }
 
 // The first owner sign-in after the quick start: a short step to name the organization.

@@ -79,9 +79,7 @@ let listening = false;
 function followBotEvents() {
   if (listening) return;
   listening = true;
-  model.on("admin-event", (event) => {
-    if (event.type === "realm_bot" && redrawList) redrawList();
-  });
+  model.on("realm_bot", () => redrawList?.());
 }
 
 // A bot's short name (its email's start) from its full name: "Deploy notices" -> "deploy-notices".

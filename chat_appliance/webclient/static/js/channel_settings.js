@@ -31,9 +31,9 @@ const privacyOf = (stream) => (!stream.invite_only ? "public" : stream.history_p
 
 let refreshOpen = null; // redraws the open dialog after an event, if one is open
 
-export function onEvent(event) {
-  if (!refreshOpen) return;
-  if (event.type === "stream" || event.type === "subscription" || event.type === "realm_user" || event.type === "user_group") refreshOpen(event);
+// The open dialog follows these changes (subscribed once, when this module loads).
+for (const type of ["stream", "subscription", "realm_user", "user_group"]) {
+  model.on(type, (event) => refreshOpen?.(type, event));
 }
 
 export function openChannelSettings(streamId) {
@@ -233,13 +233,13 @@ export function openChannelSettings(streamId) {
 
   clear(sections, general, members, personal, permissions, archive);
 
-  refreshOpen = (event) => {
-    if (event.type === "subscription" && (event.op === "peer_add" || event.op === "peer_remove")) {
+  refreshOpen = (type, event) => {
+    if (type === "subscription" && (event.op === "peer_add" || event.op === "peer_remove")) {
       if ((event.stream_ids || []).includes(streamId)) fillMembers();
       return;
     }
-    if (event.type === "subscription") drawPersonal();
-    if (event.type === "stream" && event.stream_id === streamId && event.op === "update") {
+    if (type === "subscription") drawPersonal();
+    if (type === "stream" && event.stream_id === streamId && event.op === "update") {
       if (event.property === "name" && document.activeElement !== name) name.value = event.value;
       if (event.property === "description" && document.activeElement !== description) {
         description.value = event.value;
@@ -248,8 +248,8 @@ export function openChannelSettings(streamId) {
       dialog.setAttribute("aria-label", `Channel settings: #${stream().name}`);
       dialog.querySelector(".admin-dialog-head h2").textContent = `Channel settings: #${stream().name}`;
     }
-    if (event.type === "stream" && event.op === "delete" && (event.streams || []).some((s) => s.stream_id === streamId)) dialog.close();
-    if (event.type === "realm_user") drawMembers();
+    if (type === "stream" && event.op === "delete" && (event.streams || []).some((s) => s.stream_id === streamId)) dialog.close();
+    if (type === "realm_user") drawMembers();
   };
 }
 

@@ -4,7 +4,33 @@ import { model } from "./model.js";
 import { channelView, dmView, viewHash } from "./narrow.js";
 import { clear, formatTime, h, toast } from "./util.js";
 
-export function showDrafts(container, { restore }) {
+export const kind = "drafts";
+export const hash = () => "#drafts";
+export const title = () => "Drafts";
+
+let mounted = null;
+
+export function show(view, { list }) {
+  mounted = list;
+  showDrafts(list);
+}
+
+export function close() {
+  mounted = null;
+}
+
+// Drawn again when the drafts change (here or on another device) and after a new event queue.
+export function reset() {
+  if (mounted) showDrafts(mounted);
+}
+model.on("drafts", reset);
+
+// Restoring a draft opens its conversation, where the compose box finds it.
+const restore = (draft, href) => {
+  location.hash = href;
+};
+
+function showDrafts(container) {
   const drafts = [...model.drafts.values()].filter((d) => d.content.trim()).sort((a, b) => b.timestamp - a.timestamp);
   if (!drafts.length) {
     clear(container, h("div.empty", "You have no drafts."));
@@ -21,7 +47,7 @@ export function showDrafts(container, { restore }) {
         try {
           await api.del(`drafts/${draft.id}`);
           model.drafts.delete(draft.id);
-          showDrafts(container, { restore });
+          showDrafts(container);
         } catch (error) {
           toast(error.message, "error");
         }

@@ -51,7 +51,7 @@ export async function register() {
   return state;
 }
 
-// Poll forever; handle(event) for each event, onReset(state) after a re-register.
+// Poll forever; handle(event) for each event (heartbeats too: dispatch.js ignores them), onReset(state) after a re-register.
 export async function pollLoop(handle, onReset, onSignedOut) {
   let failures = 0;
   while (!stopped) {
@@ -61,7 +61,6 @@ export async function pollLoop(handle, onReset, onSignedOut) {
       failures = 0;
       for (const event of events) {
         lastEventId = Math.max(lastEventId, event.id);
-        if (event.type === "heartbeat") continue;
         try {
           handle(event);
         } catch (error) {

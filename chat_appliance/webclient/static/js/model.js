@@ -1,61 +1,43 @@
-// What the page knows: the /register state, kept current by events.
+// What the page knows, as one object for the views: the stores (stores/*.js) own the facts and
+// apply the events to them; this facade hands their maps out and answers the questions several
+// views ask (names, muting, unread counts). Changes reach the views through on(): the
+// dispatcher (dispatch.js) emits one per event, named by its type, after its store applied it.
+import * as channels from "./stores/channels.js";
+import { conversationKey, conversationOf } from "./stores/conversation.js";
+import * as drafts from "./stores/drafts.js";
+import * as presence from "./stores/presence.js";
+import * as realm from "./stores/realm.js";
+import * as scheduled from "./stores/scheduled.js";
+import * as topics from "./stores/topics.js";
+import * as unread from "./stores/unread.js";
+import * as users from "./stores/users.js";
 
+const STORES = [users, channels, unread, topics, drafts, presence, scheduled, realm];
 const listeners = new Map();
 
 export const model = {
-  myId: null,
-  state: null,
-  users: new Map(),
-  streams: new Map(), // every channel the user can see
-  subs: new Map(), // subscribed channels by id
-  unread: new Map(), // message id -> conversation key
-  unreadTopics: new Map(), // conversation key -> {stream_id, topic} or {dm: [ids]}
-  drafts: new Map(),
-  presence: new Map(),
-  mutedTopics: new Set(), // "stream id:lowercased topic" with visibility policy 1 (muted)
-  topicPolicy: new Map(), // "stream id:lowercased topic" -> Zulip's visibility policy (1 muted, 2 unmuted, 3 followed)
-  statuses: new Map(), // user id -> {status_text, emoji_name, emoji_code}
-  typing: new Map(), // conversation key -> Map(user id -> expiry)
+  get myId() {
+    return users.me.id;
+  },
+  get state() {
+    return realm.realm.state;
+  },
+  users: users.users,
+  statuses: users.statuses, // user id -> {status_text, emoji_name, emoji_code}
+  streams: channels.streams, // every channel the user can see
+  subs: channels.subs, // subscribed channels by id
+  unread: unread.unread, // message id -> conversation key
+  unreadTopics: unread.unreadTopics, // conversation key -> {stream_id, topic} or {dm: [ids]}
+  mentions: unread.mentions,
+  drafts: drafts.drafts,
+  scheduled: scheduled.scheduled, // scheduled message id -> scheduled message
+  presence: presence.presence,
+  typing: presence.typing, // conversation key -> Map(user id -> expiry)
+  mutedTopics: topics.mutedTopics, // "stream id:lowercased topic" with visibility policy 1 (muted)
+  topicPolicy: topics.topicPolicy, // "stream id:lowercased topic" -> Zulip's visibility policy
 
   load(state) {
-    this.state = state;
-    this.myId = state.user_id;
-    this.users.clear();
-    for (const user of [...state.realm_users, ...(state.realm_non_active_users || []), ...(state.cross_realm_bots || [])]) {
-      this.users.set(user.user_id, user);
-    }
-    this.streams.clear();
-    this.subs.clear();
-    for (const stream of [...(state.streams || []), ...(state.never_subscribed || []), ...(state.unsubscribed || [])]) {
-      this.streams.set(stream.stream_id, stream);
-    }
-    for (const sub of state.subscriptions) {
-      this.subs.set(sub.stream_id, sub);
-      this.streams.set(sub.stream_id, { ...this.streams.get(sub.stream_id), ...sub });
-    }
-    this.unread.clear();
-    this.unreadTopics.clear();
-    const u = state.unread_msgs;
-    for (const group of u.streams) {
-      for (const id of group.unread_message_ids) this.setUnread(id, { stream_id: group.stream_id, topic: group.topic });
-    }
-    for (const group of u.pms) {
-      for (const id of group.unread_message_ids) this.setUnread(id, { dm: [group.other_user_id ?? group.sender_id] });
-    }
-    for (const group of u.huddles) {
-      const ids = group.user_ids_string.split(",").map(Number).filter((id) => id !== this.myId);
-      for (const id of group.unread_message_ids) this.setUnread(id, { dm: ids });
-    }
-    this.mentions = new Set(u.mentions);
-    this.drafts.clear();
-    for (const draft of state.drafts || []) this.drafts.set(draft.id, draft);
-    this.presence.clear();
-    for (const [id, info] of Object.entries(state.presences || {})) this.presence.set(Number(id), info);
-    this.mutedTopics.clear();
-    this.topicPolicy.clear();
-    for (const t of state.user_topics || []) this.setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
-    this.statuses.clear();
-    for (const [id, status] of Object.entries(state.user_status || {})) this.statuses.set(Number(id), status);
+    for (const store of STORES) store.load(state);
     this.emit("all");
   },
 
@@ -65,7 +47,6 @@ export const model = {
   },
   emit(name, ...args) {
     for (const fn of listeners.get(name) || []) fn(...args);
-    if (name !== "all" && name !== "any") for (const fn of listeners.get("any") || []) fn(name, ...args);
   },
 
   me() {
@@ -106,23 +87,9 @@ export const model = {
     return [...this.subs.values()].sort((a, b) => !!b.pin_to_top - !!a.pin_to_top || a.name.localeCompare(b.name));
   },
 
-  // Conversation keys: channel topics compare case-insensitively, as Zulip's do.
-  conversationKey(conversation) {
-    if (conversation.dm) return `d:${[...conversation.dm].sort((a, b) => a - b).join(",")}`;
-    return `s:${conversation.stream_id}:${conversation.topic.toLowerCase()}`;
-  },
-  conversationOf(message) {
-    if (message.type === "stream") return { stream_id: message.stream_id, topic: message.subject };
-    const ids = message.display_recipient.map((r) => r.id).filter((id) => id !== this.myId);
-    return { dm: ids.length ? ids : [this.myId] };
-  },
-  setTopicPolicy(streamId, topic, policy) {
-    const key = `${streamId}:${topic.toLowerCase()}`;
-    if (policy) this.topicPolicy.set(key, policy);
-    else this.topicPolicy.delete(key);
-    if (policy === 1) this.mutedTopics.add(key);
-    else this.mutedTopics.delete(key);
-  },
+  conversationKey,
+  conversationOf,
+  setTopicPolicy: topics.setPolicy,
   policyOf(streamId, topic) {
     return this.topicPolicy.get(`${streamId}:${String(topic).toLowerCase()}`) || 0;
   },
@@ -138,15 +105,11 @@ export const model = {
     return this.isTopicMuted(message.stream_id, message.subject);
   },
 
-  setUnread(id, conversation) {
-    const key = this.conversationKey(conversation);
-    this.unread.set(id, key);
-    if (!this.unreadTopics.has(key)) this.unreadTopics.set(key, conversation);
-  },
+  setUnread: unread.setUnread,
+  // Messages read here (seen in the feed): counted read at once, before the server's event.
   markRead(ids) {
-    let changed = false;
-    for (const id of ids) changed = this.unread.delete(id) || changed;
-    if (changed) this.emit("unread");
+    unread.markRead(ids);
+    this.emit("unread");
   },
   unreadCount(filter) {
     let count = 0;
@@ -175,11 +138,5 @@ export const model = {
     return count;
   },
 
-  typingFor(key) {
-    const now = Date.now();
-    const entry = this.typing.get(key);
-    if (!entry) return [];
-    for (const [id, expiry] of entry) if (expiry < now) entry.delete(id);
-    return [...entry.keys()];
-  },
+  typingFor: presence.typingFor,
 };

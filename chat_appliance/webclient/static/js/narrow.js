@@ -23,6 +23,7 @@ export function parseHash(hash) {
   if (parts[0] === "inbox") return { kind: "inbox", ops: [] };
   if (parts[0] === "recent") return { kind: "recent", ops: [] };
   if (parts[0] === "drafts") return { kind: "drafts", ops: [] };
+  if (parts[0] === "scheduled") return { kind: "scheduled", ops: [] };
   if (parts[0] !== "narrow") return { kind: "feed", ops: [] };
   const ops = [];
   for (let i = 1; i + 1 < parts.length; i += 2) {
@@ -62,6 +63,7 @@ export function viewHash(view) {
   if (view.kind === "inbox") return "#inbox";
   if (view.kind === "recent") return "#recent";
   if (view.kind === "drafts") return "#drafts";
+  if (view.kind === "scheduled") return "#scheduled";
   if (view.kind === "feed" || !view.ops.length) return "#feed";
   return "#narrow/" + view.ops.map(opHash).join("/");
 }
@@ -165,6 +167,19 @@ export function apiNarrow(view) {
   return view.ops.filter((op) => op.operator !== "near").map(({ operator, operand, negated }) => ({ operator, operand, negated }));
 }
 
+// A channel's own view leaves out its muted topics, as Zulip's does (their own views show them).
+export function hidesMutedTopics(view) {
+  return view.kind === "narrow" && view.ops.length === 1 && view.ops[0].operator === "channel" && !view.ops[0].negated;
+}
+
+// The messages of a fetched page that the view shows: the Combined feed leaves out muted
+// channels and topics (Zulip's "in:home", judged here from the same user_topic facts).
+export function shownIn(view, messages) {
+  if (view.kind === "feed") return messages.filter((m) => !model.isMutedMessage(m));
+  if (!hidesMutedTopics(view)) return messages;
+  return messages.filter((m) => m.type !== "stream" || model.policyOf(m.stream_id, m.subject) !== 1);
+}
+
 export const opOf = (view, operator) => (view.ops || []).find((op) => op.operator === operator && !op.negated);
 
 export function nearId(view) {
@@ -175,7 +190,8 @@ export function nearId(view) {
 // Does a message (as events deliver it) belong in this view? Free-text search narrows cannot
 // be judged here: the server's full-text search decides, so live messages are not added there.
 export function matches(view, message) {
-  if (view.kind === "inbox" || view.kind === "recent" || view.kind === "drafts") return false;
+  if (hidesMutedTopics(view) && message.type === "stream" && model.policyOf(message.stream_id, message.subject) === 1) return false;
+  if (view.kind === "inbox" || view.kind === "recent" || view.kind === "drafts" || view.kind === "scheduled") return false;
   if (view.kind === "feed") return !model.isMutedMessage(message);
   for (const { operator, operand, negated } of view.ops) {
     let ok;
@@ -223,6 +239,7 @@ export function viewTitle(view) {
   if (view.kind === "inbox") return "Inbox";
   if (view.kind === "recent") return "Recent conversations";
   if (view.kind === "drafts") return "Drafts";
+  if (view.kind === "scheduled") return "Scheduled messages";
   if (view.kind === "feed") return "Combined feed";
   const channel = opOf(view, "channel");
   const topic = opOf(view, "topic");

@@ -3,6 +3,7 @@
 // subscription's desktop_notifications / audible_notifications (null: follow the setting); muted
 // topics never notify unless mentioned. The sound is a short tone made with Web Audio.
 import { model } from "./model.js";
+import { viewHash } from "./narrow.js";
 
 const setting = (name, fallback = true) => model.state.user_settings?.[name] ?? model.state[name] ?? fallback;
 
@@ -44,4 +45,19 @@ export function playSound() {
   } catch {
     /* no audio here */
   }
+}
+
+// A new message: its sound, and its desktop notification when the page is not in front.
+export function notifyMessage(message) {
+  const wanted = notificationsFor(message);
+  if (wanted.sound) playSound();
+  if (!wanted.desktop || !("Notification" in window) || Notification.permission !== "granted") return;
+  if (document.visibilityState === "visible" && document.hasFocus()) return;
+  const text = message.content.replace(/<[^>]*>/g, "").slice(0, 200);
+  const title = message.type === "private" ? message.sender_full_name : `${message.sender_full_name} (#${message.display_recipient} > ${message.subject})`;
+  const note = new Notification(title, { body: text, tag: String(message.id) });
+  note.onclick = () => {
+    window.focus();
+    location.hash = viewHash({ kind: "narrow", ops: [{ operator: "near", operand: message.id }] });
+  };
 }

@@ -1,5 +1,5 @@
 // Settings > Notifications, the part beyond the basic switches: sounds and desktop notifications by kind of
-// message, and each channel's own choice (null: the setting applies). Loaded with the settings.
+// message, and each channel's desktop, audible, mobile and email notifications. Loaded with the settings.
 import * as api from "./api.js";
 import { model } from "./model.js";
 import { clear, h, toast } from "./util.js";
@@ -34,26 +34,36 @@ const SETTINGS = [
   ["enable_followed_topic_desktop_notifications", "Desktop notifications for followed topics", true],
 ];
 
+// A channel's notification kinds: its subscription property, the personal default it falls back
+// to, the column heading, and the word its checkboxes are named with.
+const CHANNEL_KINDS = [
+  ["desktop_notifications", "enable_stream_desktop_notifications", "Desktop", "Desktop"],
+  ["audible_notifications", "enable_stream_audible_notifications", "Audible", "Audible"],
+  ["push_notifications", "enable_stream_push_notifications", "Mobile", "Mobile"],
+  ["email_notifications", "enable_stream_email_notifications", "Email", "Email"],
+];
+
 // The settings panel's part: the switches, then each channel's own choice.
 export function notificationSettings(root) {
   const checkbox = (label, checked, onChange) => {
     const input = h("input", { type: "checkbox", checked, on: { change: () => onChange(input.checked) } });
     return h("label.check", input, label);
   };
+  // Each channel's four notifications, as Zulip's settings_notifications table: ticked by the
+  // effective value (the subscription's own, else the personal default for channels); a click
+  // saves that one property of that one channel.
   const table = h("table.user-table.channel-notifications", { "aria-label": "Channel notifications" },
-    h("thead", h("tr", h("th", { scope: "col" }, "Channel"), h("th", { scope: "col" }, "Desktop"), h("th", { scope: "col" }, "Sound"))));
+    h("thead", h("tr", h("th", { scope: "col" }, "Channel"), CHANNEL_KINDS.map(([, , heading]) => h("th", { scope: "col" }, heading)))));
   const body = h("tbody");
-  const choice = (sub, property, fallbackName, kind) => {
-    const value = sub[property];
-    const select = h("select", { "aria-label": `${kind} for #${sub.name}`, on: { change: () => saveSubscription(sub.stream_id, property, select.value === "default" ? null : select.value === "on") } },
-      h("option", { value: "default", selected: value === null || value === undefined }, `Default (${setting(fallbackName, false) ? "on" : "off"})`),
-      h("option", { value: "on", selected: value === true }, "On"),
-      h("option", { value: "off", selected: value === false }, "Off"));
-    return select;
+  const cell = (sub, [property, fallbackName, , kind]) => {
+    const input = h("input", {
+      type: "checkbox", "aria-label": `${kind} notifications for #${sub.name}`,
+      checked: sub[property] ?? setting(fallbackName, false),
+      on: { change: () => saveSubscription(sub.stream_id, property, input.checked) },
+    });
+    return h("td", input);
   };
-  clear(body, model.sortedSubs().map((sub) => h("tr", h("td", `#${sub.name}`),
-    h("td", choice(sub, "desktop_notifications", "enable_stream_desktop_notifications", "Desktop notifications")),
-    h("td", choice(sub, "audible_notifications", "enable_stream_audible_notifications", "Sound")))));
+  clear(body, model.sortedSubs().map((sub) => h("tr", h("th", { scope: "row" }, `#${sub.name}`), CHANNEL_KINDS.map((k) => cell(sub, k)))));
   table.append(body);
   root.append(
     h("div.inline-form", SETTINGS.map(([name, label, fallback]) => checkbox(label, setting(name, fallback), (v) => saveSetting(name, v)))),

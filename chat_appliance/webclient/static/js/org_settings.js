@@ -11,17 +11,16 @@ import { clear, confirmDialog, h } from "./util.js";
 // Redraw an open panel's list when an event of `type` arrives; forgotten once it is closed. The
 // one listener is added when a panel first asks.
 const redraws = new Map();
-let listening = false;
 function onAdminEvent(type, fill, element) {
+  if (!redraws.has(type)) {
+    model.on(type, () => {
+      const entry = redraws.get(type);
+      if (!entry) return;
+      if (entry.element.isConnected) entry.fill();
+      else redraws.delete(type);
+    });
+  }
   redraws.set(type, { fill, element });
-  if (listening) return;
-  listening = true;
-  model.on("admin-event", (event) => {
-    const entry = redraws.get(event.type);
-    if (!entry) return;
-    if (entry.element.isConnected) entry.fill();
-    else redraws.delete(event.type);
-  });
 }
 
 const WHO = [
@@ -77,6 +76,7 @@ export function organizationPanel(root) {
     address,
     iconForm(),
     authenticationMethods(),
+    videoCallForm(),
   );
   defaultChannels(root);
   permissions(root);
@@ -126,6 +126,32 @@ function iconForm() {
         ? h("button", { type: "button", on: { click: async () => { if (await attempt(() => api.del("realm/icon"), "Default icon restored.")) show(`/static/webclient/realm-icon.png?${Date.now()}`); } } }, "Use the default icon")
         : null),
   );
+}
+
+// Video calls, as Zulip's organization settings: the provider compose's "Add video call" uses
+// (None hides the button) and the Jitsi server (empty: the server's).
+function videoCallForm() {
+  const s = model.state;
+  const providers = Object.values(s.realm_available_video_chat_providers || { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } });
+  const provider = h("select", { "aria-label": "Video call provider" },
+    providers.map((p) => h("option", { value: String(p.id), selected: p.id === (s.realm_video_chat_provider ?? 1) }, p.name)));
+  const server = h("input", { type: "url", value: s.realm_jitsi_server_url || "", placeholder: s.server_jitsi_server_url || "https://meet.jit.si", "aria-label": "Jitsi server URL" });
+  return h("form.inline-form", {
+    on: {
+      submit: async (event) => {
+        event.preventDefault();
+        const changes = {};
+        if (Number(provider.value) !== (s.realm_video_chat_provider ?? 1)) changes.video_chat_provider = Number(provider.value);
+        const url = server.value.trim();
+        if (url !== (s.realm_jitsi_server_url || "")) changes.jitsi_server_url = JSON.stringify(url || "default");
+        if (Object.keys(changes).length) await attempt(() => api.patch("realm", changes), "Video call settings saved.");
+      },
+    },
+  },
+  h("h4", "Video calls"),
+  field("Video call provider", provider),
+  field("Jitsi server URL", server),
+  h("button.primary", { type: "submit" }, "Save video call settings"));
 }
 
 function defaultChannels(root) {

@@ -13,9 +13,8 @@ export const roleName = (user) => (user.is_bot ? "Bot" : (ROLES.find(([value]) =
 
 let redraw = null;
 
-export function onEvent(event) {
-  if (redraw && (event.type === "realm_user" || event.type === "user_status" || event.type === "custom_profile_fields")) redraw();
-}
+// The open card follows these changes (subscribed once, when this module loads).
+for (const type of ["realm_user", "user_status", "custom_profile_fields"]) model.on(type, () => redraw?.());
 
 function localTime(zone) {
   if (!zone) return null;
@@ -27,7 +26,7 @@ function localTime(zone) {
 }
 
 function statusLine(userId) {
-  const status = model.state.user_status?.[userId] || model.state.user_status?.[String(userId)];
+  const status = model.statuses.get(userId);
   if (!status) return null;
   const parts = [];
   if (status.away) parts.push("Away");

@@ -45,15 +45,30 @@ function load() {
   return loaded;
 }
 
-export async function showRecent(container, isCurrent) {
-  mounted = container;
-  clear(container, h("div.loading", "Loading conversations\u2026"));
+export const kind = "recent";
+export const hash = () => "#recent";
+export const title = () => "Recent conversations";
+
+// Before this module loads, its first fetch includes every message so far; after, each new one
+// is noted as it arrives (and shown: this module subscribed after the router's redraw).
+model.on("message", (event) => {
+  noteMessage(event.message);
+  refresh();
+});
+
+export async function show(view, { list }) {
+  mounted = list;
+  clear(list, h("div.loading", "Loading conversations\u2026"));
   await load();
-  if (isCurrent()) render();
+  if (mounted === list) render();
 }
 
-// Redraw after an event, if the view is showing.
-export function refreshRecent() {
+export function close() {
+  mounted = null;
+}
+
+// Redraw after a change, if the view is showing.
+export function refresh() {
   if (mounted?.isConnected && mounted.querySelector(".recent")) render();
 }
 

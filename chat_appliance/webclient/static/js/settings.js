@@ -7,6 +7,8 @@ import { attempt, field } from "./dialog.js";
 import { invitesPanel, mayInvite } from "./invitations.js";
 import { emojiPanel, linkifiersPanel, organizationPanel, profileFieldsPanel } from "./org_settings.js";
 import { usersPanel } from "./users_admin.js";
+import { groupsPanel } from "./groups_settings.js";
+import { preferencesPanel } from "./theme.js";
 import { model } from "./model.js";
 import { channelView, viewHash } from "./narrow.js";
 import { clear, download, h } from "./util.js";
@@ -20,7 +22,9 @@ const SECTIONS = [
   ["profile", "Profile", profilePanel],
   ["account", "Account and API key", accountPanel],
   ["bots", "Bots", botsPanel],
+  ["preferences", "Preferences", preferencesPanel],
   ["notifications", "Notifications", notificationsPanel],
+  ["groups", "Groups", groupsPanel, () => !model.me()?.is_guest],
   ["users", "Users", usersPanel, () => model.isAdmin()],
   ["invites", "Invitations", invitesPanel, mayInvite],
   // The organization (org_settings.js): custom emoji for all but guests, the rest for administrators.
@@ -32,8 +36,9 @@ const SECTIONS = [
 
 export function openSettings(section = "profile") {
   if (!dialog) {
-    panel = h("section.settings-panel", { tabindex: "-1" });
-    tabs = h("nav.settings-tabs", { "aria-label": "Settings sections" });
+    // Zulip's settings overlay has sections; here they are tabs (a tablist and its tabpanel).
+    panel = h("section.settings-panel#settings-panel", { tabindex: "-1", role: "tabpanel" });
+    tabs = h("div.settings-tabs", { role: "tablist", "aria-label": "Settings sections", "aria-orientation": "vertical" });
     dialog = h(
       "dialog.settings",
       { "aria-label": "Settings" },
@@ -50,12 +55,28 @@ function show(section) {
   clear(
     tabs,
     SECTIONS.filter(([, , , allowed]) => !allowed || allowed()).map(([key, label]) =>
-      h("button.tab", { type: "button", "aria-current": key === section ? "page" : null, class: key === section ? "tab active" : "tab", on: { click: () => show(key) } }, label),
+      h("button.tab", {
+        type: "button", role: "tab", id: `settings-tab-${key}`, "aria-selected": String(key === section), "aria-controls": "settings-panel",
+        tabindex: key === section ? "0" : "-1", class: key === section ? "tab active" : "tab", on: { click: () => show(key), keydown: tabKeys },
+      }, label),
     ),
   );
   const entry = SECTIONS.find(([key]) => key === section);
+  panel.setAttribute("aria-labelledby", `settings-tab-${section}`);
   clear(panel, h("h3", entry[1]));
   entry[2](panel, { showSection: show });
+}
+
+// Arrow keys move between the tabs (and show each), as a tablist's do.
+function tabKeys(event) {
+  const all = [...tabs.querySelectorAll("[role=tab]")];
+  const index = all.indexOf(event.currentTarget);
+  const next = { ArrowDown: index + 1, ArrowRight: index + 1, ArrowUp: index - 1, ArrowLeft: index - 1, Home: 0, End: all.length - 1 }[event.key];
+  if (next === undefined) return;
+  event.preventDefault();
+  const tab = all[(next + all.length) % all.length];
+  tab.click();
+  tabs.querySelector(`#${tab.id}`)?.focus();
 }
 
 // --- channels ------------------------------------------------------------------------------------

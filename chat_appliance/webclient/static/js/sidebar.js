@@ -60,6 +60,7 @@ export function renderSidebars() {
       h("li", link("#narrow/is/starred", hash === "#narrow/is/starred", h("span.name", "Starred messages"))),
       h("li", link("#narrow/is/mentioned", hash === "#narrow/is/mentioned", h("span.name", "Mentions"), count(mentionCount))),
       h("li", link("#drafts", hash === "#drafts", h("span.name", "Drafts"))),
+      h("li", link("#scheduled", hash === "#scheduled", h("span.name", "Scheduled messages"), count(model.scheduled.size))),
     ),
   );
   const filter = els.channelFilter.value.trim().toLowerCase();

@@ -1,8 +1,9 @@
 // The buttons beside a view's title: mark as read (all, a channel, a topic), mute or follow a
-// topic, mute a channel. Each calls Zulip's API; the events that follow update the page.
+// topic, mute a channel, a topic's actions (topic_actions.js). Each calls Zulip's API; the events that follow update the page.
 import * as api from "./api.js";
 import { model } from "./model.js";
 import { opOf } from "./narrow.js";
+import { topicActionsButton } from "./topic_actions.js";
 import { clear, h, toast } from "./util.js";
 
 // The buttons' requests reach the server in the order they were clicked: each waits for the one
@@ -42,6 +43,7 @@ export function renderViewActions(container, view) {
     if (topic) {
       const policy = model.policyOf(streamId, topic.operand);
       const muted = model.isTopicMuted(streamId, topic.operand);
+      buttons.push(topicActionsButton(streamId, topic.operand));
       buttons.push(button("Mark topic as read", () => markTopicAsRead(streamId, topic.operand)));
       buttons.push(button(muted ? "Unmute topic" : "Mute topic", () => setTopicPolicy(streamId, topic.operand, muted ? (model.subs.get(streamId)?.is_muted ? 2 : 0) : 1)));
       buttons.push(button(policy === 3 ? "Unfollow topic" : "Follow topic", () => setTopicPolicy(streamId, topic.operand, policy === 3 ? 0 : 3)));
