@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import html
 import re
 
-from peewee import JOIN, SQL
+from peewee import JOIN, SQL, Tuple
 
 from chat_appliance.db.connection import backend
 from chat_appliance.models import (
@@ -222,11 +222,12 @@ class Narrow:
         raise BadNarrowError(f"unknown 'is' operand {operand}")
 
     def _topics_with_policy(self, policies):
-        rows = UserTopic.select().where((UserTopic.user_profile == self.user) & UserTopic.visibility_policy.in_(policies))
-        condition = _never()
-        for row in rows:
-            condition = condition | ((Message.stream == row.stream_id) & (Message.topic_key == row.topic_key))
-        return condition
+        """Messages in the user's topics with one of these visibility policies. One row-value IN
+        over a subquery, not an OR per topic: a chain of a few hundred ORs passed SQLite's
+        expression depth limit (1000) and answered 500."""
+        topics = UserTopic.select(UserTopic.stream, UserTopic.topic_key).where(
+            (UserTopic.user_profile == self.user) & UserTopic.visibility_policy.in_(policies))
+        return Tuple(Message.stream, Message.topic_key).in_(topics)
 
     def _muted_condition(self):
         muted_streams = [s.stream_id for s in Subscription.select(Subscription.stream).where(

@@ -248,3 +248,19 @@ def test_user_topics_mute_and_in_home(org, convo):
     assert convo["a1"] not in home and convo["b1"] in home
     assert convo["a1"] in ids_of(get(client, anchor="newest", narrow=[["is", "muted"]]))
     err(client.post("user_topics", stream_id=org.denmark.id, topic="a", visibility_policy=7), 400, "BAD_REQUEST")
+
+
+def test_in_home_with_many_muted_topics(org, convo):
+    """With 1,200 muted topics (and followed ones in a muted channel), does in:home still answer,
+    hiding exactly the muted topics, rather than failing on the query's size?"""
+    from chat_appliance.db.connection import write_transaction
+    from chat_appliance.models import UserTopic, database
+
+    with database.connection_context(), write_transaction():
+        UserTopic.insert_many([{"user_profile": org.othello.id, "stream": org.denmark.id, "topic_key": f"t{i}",
+                                "topic": f"t{i}", "visibility_policy": 1, "last_updated": 0}
+                               for i in range(1200)]).execute()
+    client = org.client(org.othello)
+    ok(client.post("user_topics", stream_id=org.denmark.id, topic="a", visibility_policy=1))
+    home = ids_of(get(client, anchor="first_unread", narrow=[{"operator": "in", "operand": "home"}]))
+    assert convo["a1"] not in home and convo["b1"] in home
