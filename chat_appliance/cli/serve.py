@@ -128,9 +128,13 @@ def _serve(args):
     if args.shard_id is not None:
         overrides["SHARD_ID"] = args.shard_id
     try:
-        check_shard_id(dict(load_config(instance, overrides)))
+        loaded = dict(load_config(instance, overrides))
+        check_shard_id(loaded)
     except ConfigError as error:
         raise CommandError(str(error)) from None
+    # Held until the process ends, taken before anything touches the database (migrations
+    # included): a second server on it would split its clients between two sets of event queues.
+    _owned = own_database_or_explain(loaded["DATABASE_URL"], shard=args.shard_id is not None)
     _instance, config = open_instance(args, overrides=overrides)
     try:
         listening = listening_from(config, args)
@@ -154,6 +158,17 @@ def _serve(args):
     # On an existing organization the app serves from the database open_instance opened and
     # migrated, instead of closing it and doing that work again (about 5 ms of a restart).
     return run_server(create_app(config, opened=opened), args, instance, listening)
+
+
+def own_database_or_explain(database_url, shard=False):
+    """The lock that makes this process the database's server (db/ownership.py), or a
+    CommandError naming the process that has it."""
+    from chat_appliance.db.ownership import DatabaseBusy, own_database
+
+    try:
+        return own_database(database_url, "chat-appliance serve", shard=shard)
+    except DatabaseBusy as error:
+        raise CommandError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -453,6 +468,7 @@ def cmd_dev(args):
     instance.mkdir(parents=True, exist_ok=True)
     site_url = f"http://{args.host}:{args.port}"
     config = load_config(instance, DEV_SETTINGS)
+    _owned = own_database_or_explain(config["DATABASE_URL"])
     from chat_appliance.db.connection import init_database, migrate
 
     init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
