@@ -57,6 +57,14 @@ def cmd_migrate_database(args):
     config = load_config(instance)
     if config["DATABASE_URL"] == args.to:
         raise CommandError("The instance already uses that database.")
+    from chat_appliance.db.ownership import DatabaseBusy, own_database
+
+    try:
+        # The database's own lock, not only the folder's: another folder's DATABASE_URL may name
+        # the file a server is writing.
+        owned = own_database(config["DATABASE_URL"], "chat-appliance migrate-database")
+    except DatabaseBusy as error:
+        raise CommandError(f"{error} Nothing was changed.") from None
     try:
         with exclusively(instance, "migrate-database"):
             print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
@@ -64,6 +72,8 @@ def cmd_migrate_database(args):
             point_instance_at(instance, args.to)
     except (TransferError, InstanceBusy) as error:
         raise CommandError(str(error)) from None
+    finally:
+        owned.release()
     print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
           "uploaded files stay in the instance folder.")
     return 0
