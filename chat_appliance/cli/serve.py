@@ -199,6 +199,7 @@ def _serve(args):
         print(f"Invitations and mails link to {organization_url()} (--host {listening.host or '0.0.0.0'} is no address "
               "to browse to); to change it, set EXTERNAL_HOST in config.json or run "
               f"`chat-appliance set-realm-url URL --instance {instance}`.", flush=True)
+    sweep_orphans(config, instance, shard=args.shard_id is not None)
     if made:
         # Its caches were filled while the organization was made (or its address changed), with
         # no listener yet to empty them on the changes that followed: the app opens the
@@ -208,6 +209,26 @@ def _serve(args):
     # On an existing organization the app serves from the database open_instance opened and
     # migrated, instead of closing it and doing that work again (about 5 ms of a restart).
     return run_server(create_app(config, opened=opened), args, instance, listening, credentials=credentials)
+
+
+# Other shards keep uploading while one starts: a file of theirs whose row is about to commit is
+# no orphan. An upload's file and its row are seconds apart.
+SHARD_ORPHAN_GRACE_SECONDS = 3600
+
+
+def sweep_orphans(config, instance, shard=False):
+    """Remove uploaded files left without their row by a process that died between the two
+    (actions/uploads.py); alone on the database, nothing else is uploading meanwhile."""
+    from chat_appliance.actions.uploads import sweep_orphan_uploads
+    from chat_appliance.lib.uploads import UploadStore
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        removed = sweep_orphan_uploads(UploadStore(instance / "uploads", "unused"),
+                                       SHARD_ORPHAN_GRACE_SECONDS if shard else 0)
+    if removed:
+        print(f"Removed {removed} uploaded file(s) that no upload record names (left by a stopped upload).",
+              flush=True)
 
 
 def creation_refusal(args, instance):
