@@ -36,7 +36,7 @@ def cmd_restore(args):
 
     instance = instance_path_from_env(args.instance)
     try:
-        manifest = restore(instance, args.file)
+        manifest = restore(instance, args.file, trust_settings=args.yes)
     except BackupError as error:
         raise CommandError(str(error)) from None
     tables = manifest["database"].get("tables")
@@ -247,6 +247,9 @@ def add_commands(add):
     restore = add("restore", cmd_restore,
                   "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
     restore.add_argument("file", help="the archive written by chat-appliance backup")
+    restore.add_argument("--yes", action="store_true",
+                         help="keep the backup's settings that widen trust (trusted proxies, host names, mail "
+                              "server, push service), which restore otherwise refuses after listing them")
 
     move = add("migrate-database", cmd_migrate_database,
                "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "
