@@ -270,6 +270,8 @@ def _edit_json(path, change):
      "enable_sounds must be bool, not 'yes'"),
     (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_userprofile"][0].update(full_name=5)),
      "full_name must be str, not 5"),
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_stream"][0].update(invite_only="no")),
+     "invite_only must be bool, not 'no'"),
     (lambda f: (f / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").write_bytes(b"cut"),
      "plan.txt (attachment 50) holds 3 bytes, but the export says"),
 ])

@@ -317,6 +317,10 @@ class Archive:
             self._check_type(f"zerver_userprofile {user['id']}", user, USER_FIELD_TYPES)
             self._check_type(f"zerver_userprofile {user['id']}", user,
                              {k: _setting_type(k, v) for k, v in USER_SETTING_DEFAULTS.items()})
+        for stream in self.streams:
+            self._check_type(f"zerver_stream {stream['id']}", stream, STREAM_FIELD_TYPES)
+        for sub in self.subscriptions:
+            self._check_type(f"zerver_subscription {sub.get('id')}", sub, SUBSCRIPTION_FIELD_TYPES)
 
     def _check_type(self, where, row, types):
         for key, accepted in types.items():
@@ -469,6 +473,14 @@ REALM_FIELD_TYPES = {"name": (str,), "description": (str,), "allow_message_editi
 USER_FIELD_TYPES = {"full_name": (str,), "email": (str,), "delivery_email": (str,), "timezone": (str,),
                     "role": (int,), "is_active": (bool,), "is_bot": (bool,), "bot_type": (int,),
                     "avatar_version": (int,), "date_joined": (int, float)}
+
+STREAM_FIELD_TYPES = {"name": (str,), "description": (str,), "rendered_description": (str,),
+                      "invite_only": (bool,), "history_public_to_subscribers": (bool,), "is_web_public": (bool,),
+                      "deactivated": (bool,), "message_retention_days": (int,), "date_created": (int, float)}
+SUBSCRIPTION_FIELD_TYPES = {"color": (str,), "active": (bool,), "is_muted": (bool,), "in_home_view": (bool,),
+                            "pin_to_top": (bool,), "desktop_notifications": (bool,), "audible_notifications": (bool,),
+                            "push_notifications": (bool,), "email_notifications": (bool,),
+                            "wildcard_mentions_notify": (bool,)}
 
 
 def _setting_type(key, default):
