@@ -61,3 +61,20 @@ def test_an_explicit_instance_without_organization_is_refused_unless_create(tmp_
     assert status == 0 and "password:" in output
     status, output = start(tmp_path, "--instance", str(typo), "--port", str(free_port()))
     assert status == 0 and "password:" not in output
+
+
+def test_the_reminder_stops_once_the_owner_has_signed_in(tmp_path):
+    """Once the owner's client has reported its presence, does a start stop saying how to get
+    new credentials?"""
+    import requests
+
+    from ..support.serve_process import ServeProcess
+
+    first = ServeProcess(tmp_path / "instance")
+    answer = requests.post(first.url + "/api/v1/users/me/presence", auth=(first.email, first.api_key),
+                           data={"status": "active"}, timeout=10).json()
+    assert answer["result"] == "success", answer
+    first.stop()
+    second = ServeProcess(tmp_path / "instance")
+    second.stop()
+    assert "has not signed in yet" not in "".join(second.output)
