@@ -78,8 +78,10 @@ def _own_sqlite(database_url: str, command: str) -> Ownership:
         holder = os.read(descriptor, 200).decode("utf-8", "replace").strip() or "another process"
         os.close(descriptor)
         if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise DatabaseBusy(f"The database {database_url} is in use by {holder}. Only one process at a time may own a "
-                               "SQLite database: stop that one first, or use the server it runs.") from None
+            advice = ("stop serve first, or use the server it runs" if "serve" in holder
+                      else "wait until it has finished")
+            raise DatabaseBusy(f"The database {database_url} is in use by {holder}: {advice} (only one process at a "
+                               "time may own a SQLite database).") from None
         raise
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, f"pid {os.getpid()} ({command})\n".encode(), 0)
