@@ -83,10 +83,7 @@ def ensure_organization(config, realm_url, refusal=None):
 def unused_credentials_hint(instance):
     """While the owner has never signed in (no web session, no presence), a line saying how to
     get new credentials: the ones the first start printed may have been lost. None afterwards."""
-    from chat_appliance.models import UserProfile, database
-    from chat_appliance.models.presence import UserPresence
-    from chat_appliance.models.web import WebSession
-    from chat_appliance.models.users import ROLE_OWNER
+    from chat_appliance.models import ROLE_OWNER, UserPresence, UserProfile, WebSession, database
 
     with database.connection_context():
         realm = current_realm()

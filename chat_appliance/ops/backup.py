@@ -35,6 +35,7 @@ import zlib
 from pathlib import Path
 
 from chat_appliance import __version__
+from chat_appliance.config import DEFAULTS
 from chat_appliance.db.backends import sqlite as sqlite_backend
 from chat_appliance.lib.push_credentials import CREDENTIALS_FILE
 from chat_appliance.ops.instance_files import (
@@ -356,8 +357,6 @@ TRUST_KEYS = ("TRUSTED_PROXIES", "EXTERNAL_HOST", "TLS_DOMAIN", "ACME_DIRECTORY"
 def _check_settings(instance, source_file, trust_settings):
     """Say which settings the restored config.json sets (those that differ from the defaults);
     refuse, unless `trust_settings`, those among them that widen trust (TRUST_KEYS)."""
-    from chat_appliance.config import DEFAULTS
-
     path = instance / "config.json"
     if not path.exists():
         return
