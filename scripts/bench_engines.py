@@ -34,7 +34,7 @@ def start(instance, database_url, threads):
     if database_url:
         env["CHAT_APPLIANCE_DATABASE_URL"] = database_url
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
+    proc = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create",
                              "--port", str(port), "--quiet", "--threads", str(threads)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
     output = []

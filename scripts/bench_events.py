@@ -52,7 +52,7 @@ def start_server(instance):
     """A default `serve` on a fresh instance; returns (process, API URL, owner credentials)."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--host", "127.0.0.1",
+        [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create", "--host", "127.0.0.1",
          "--port", str(port), "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="false"),

@@ -93,7 +93,7 @@ def main():
             results["baseline"].append(measure([sys.executable, BASELINE_APP, str(port)], port, args.requests))
             port = free_port()
             instance = os.path.join(tmp, f"instance{round_number}")
-            command = [sys.executable, "-m", "chat_appliance", "serve", "--instance", instance, "--port", str(port),
+            command = [sys.executable, "-m", "chat_appliance", "serve", "--instance", instance, "--create", "--port", str(port),
                        "--quiet"]
             results["chat-appliance"].append(measure(command, port, args.requests))
             # A restart on the instance just made: what an operator's upgrade or reboot costs.

@@ -344,7 +344,7 @@ def bench_send(instance, workdir, seconds):
     # Three servers start side by side: their ports are picked together, distinct.
     port, base_port, bare_port = free_ports(3)
     env = dict(os.environ, CHAT_APPLIANCE_RATE_LIMITING="false")
-    serve = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
+    serve = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create",
                               "--port", str(port), "--quiet"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     baseline_script = Path(workdir) / "baseline_insert.py"

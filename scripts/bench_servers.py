@@ -38,7 +38,7 @@ def launch(kind, instance):
     port = free_port()
     env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_RATE_LIMITING="false")
     if kind == "serve":
-        cmd = [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--host", "127.0.0.1",
+        cmd = [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create", "--host", "127.0.0.1",
                "--port", str(port), "--quiet"]
     else:
         cmd = [sys.executable, __file__, "--run-server", kind, "--instance", str(instance), "--port", str(port)]

@@ -50,7 +50,7 @@ def start_serve(instance, database_url, shard, threads):
     env = dict(os.environ, PYTHONUNBUFFERED="1", CHAT_APPLIANCE_DATABASE_URL=database_url,
                CHAT_APPLIANCE_RATE_LIMITING="false", CHAT_APPLIANCE_TRUSTED_PROXIES='["127.0.0.1"]')
     port = free_port()
-    args = [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--port", str(port),
+    args = [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create", "--port", str(port),
             "--quiet", "--threads", str(threads)]
     if shard:
         args += ["--shard-id", shard]

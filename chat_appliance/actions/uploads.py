@@ -117,6 +117,38 @@ def do_upload_file(user: UserProfile, store: UploadStore, file_name: str, stream
         raise
 
 
+def sweep_orphan_uploads(store: UploadStore, older_than_seconds: float = 0) -> int:
+    """Delete the stored files that no Attachment row names (with their thumbnails), last
+    changed more than `older_than_seconds` ago; returns how many. A file is written before its
+    row commits, so a process killed in between (kill -9, power loss) leaves one behind that
+    nothing would ever serve or delete. Only the uploads' own layout, REALM_ID/RANDOM/NAME, is
+    looked at; avatars and thumbnails live in folders of other names."""
+    import time
+
+    found: dict[str, pathlib.Path] = {}
+    for realm_folder in store.root.iterdir() if store.root.is_dir() else ():
+        if not realm_folder.name.isdigit() or not realm_folder.is_dir():
+            continue
+        for file in realm_folder.glob("*/*"):
+            if file.is_file() and not file.is_symlink():
+                found[file.relative_to(store.root).as_posix()] = file
+    if not found:
+        return 0
+    known: set[str] = set()
+    names = list(found)
+    for start in range(0, len(names), 500):
+        batch = names[start:start + 500]
+        known.update(row.path_id for row in Attachment.select(Attachment.path_id)
+                     .where(Attachment.path_id.in_(batch)))
+    cutoff = time.time() - older_than_seconds
+    removed = 0
+    for path_id, file in found.items():
+        if path_id not in known and file.stat().st_mtime <= cutoff:
+            remove_file(store, path_id)
+            removed += 1
+    return removed
+
+
 def remove_file(store: UploadStore, path_id: str) -> None:
     """Delete a stored file, its thumbnails and its (now empty) random folder."""
     remove_thumbnails(store.root, path_id)

@@ -36,7 +36,7 @@ def cmd_restore(args):
 
     instance = instance_path_from_env(args.instance)
     try:
-        manifest = restore(instance, args.file)
+        manifest = restore(instance, args.file, trust_settings=args.yes)
     except BackupError as error:
         raise CommandError(str(error)) from None
     tables = manifest["database"].get("tables")
@@ -57,6 +57,14 @@ def cmd_migrate_database(args):
     config = load_config(instance)
     if config["DATABASE_URL"] == args.to:
         raise CommandError("The instance already uses that database.")
+    from chat_appliance.db.ownership import DatabaseBusy, own_database
+
+    try:
+        # The database's own lock, not only the folder's: another folder's DATABASE_URL may name
+        # the file a server is writing.
+        owned = own_database(config["DATABASE_URL"], "chat-appliance migrate-database")
+    except DatabaseBusy as error:
+        raise CommandError(f"{error} Nothing was changed.") from None
     try:
         with exclusively(instance, "migrate-database"):
             print(f"Copying {config['DATABASE_URL']} into {args.to} ...", file=sys.stderr)
@@ -64,6 +72,8 @@ def cmd_migrate_database(args):
             point_instance_at(instance, args.to)
     except (TransferError, InstanceBusy) as error:
         raise CommandError(str(error)) from None
+    finally:
+        owned.release()
     print(f"The instance {instance} now uses {args.to} (config.json). The SQLite file is unchanged; "
           "uploaded files stay in the instance folder.")
     return 0
@@ -237,6 +247,9 @@ def add_commands(add):
     restore = add("restore", cmd_restore,
                   "Unpack a backup into a new, empty instance folder and verify it against its manifest.")
     restore.add_argument("file", help="the archive written by chat-appliance backup")
+    restore.add_argument("--yes", action="store_true",
+                         help="keep the backup's settings that widen trust (trusted proxies, host names, mail "
+                              "server, push service), which restore otherwise refuses after listing them")
 
     move = add("migrate-database", cmd_migrate_database,
                "Copy the instance's SQLite database into an empty PostgreSQL database (ids, search index and "

@@ -3,6 +3,7 @@
 import contextlib
 import gc
 import logging
+import os
 import secrets
 import socket
 import sys
@@ -60,23 +61,59 @@ def cmd_init(args):
     return 0
 
 
-def ensure_organization(config, realm_url):
+def ensure_organization(config, realm_url, refusal=None):
     """On an instance with no organization, create one from defaults (its address from the
-    function `realm_url`) and print its owner's credentials once, so that `chat-appliance serve`
-    alone gives a working server. True when it created one."""
+    function `realm_url`) so that `chat-appliance serve` alone gives a working server; or, given
+    a `refusal`, raise it as a CommandError instead. Returns the lines that give its owner's
+    credentials (shown once, once the port is bound), or None when there was an organization
+    already."""
     from chat_appliance.models import database
 
     with database.connection_context():
         if current_realm() is not None:
-            return False
+            return None
+        if refusal is not None:
+            raise CommandError(refusal)
         password = secrets.token_urlsafe(12)
         owner = create_organization(config, "chat-appliance", "owner@localhost", "Owner", password, realm_url())
-        print("Created a new organization. Sign in with these credentials (shown once):")
-        print(f"  email:    {owner.email}")
-        print(f"  password: {password}")
-        print(f"  API key:  {owner.api_key}")
-        sys.stdout.flush()
-        return True
+        return ["Created a new organization. Sign in with these credentials (shown once):",
+                f"  email:    {owner.email}", f"  password: {password}", f"  API key:  {owner.api_key}"]
+
+
+def unused_credentials_hint(instance):
+    """While the owner has never signed in (no web session, no presence), a line saying how to
+    get new credentials: the ones the first start printed may have been lost. None afterwards."""
+    from chat_appliance.models import ROLE_OWNER, UserPresence, UserProfile, WebSession, database
+
+    with database.connection_context():
+        realm = current_realm()
+        owners = list(UserProfile.select().where(UserProfile.realm == realm, UserProfile.role == ROLE_OWNER,
+                                                 UserProfile.is_bot == False))  # noqa: E712
+        if not owners or any(WebSession.select().where(WebSession.user == o).exists()
+                             or UserPresence.select().where(UserPresence.user_profile == o).exists() for o in owners):
+            return None
+        email = owners[0].email
+    return (f"The owner {email} has not signed in yet. The credentials were shown at the first start; for new "
+            f"ones run `chat-appliance set-password {email} --instance {instance}` or "
+            f"`chat-appliance reset-api-key --email {email} --instance {instance}`.")
+
+
+def check_ports_free(listening):
+    """Refuse, before anything is created, a port another program listens on, naming the option
+    that picks another (the credentials of a new organization must not be printed and lost)."""
+    ports = ([(listening.https_port, "--https-port"), (listening.http_port, "--http-port")] if listening.tls
+             else [(listening.port, "--port")])
+    for port, option in ports:
+        family = socket.AF_INET6 if ":" in listening.host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((listening.host.strip("[]"), port))
+            except PermissionError:
+                continue  # a privileged port: the real bind says what to do (server/tls.py)
+            except OSError as error:
+                raise CommandError(f"Cannot listen on {listening.host}:{port} ({error.strerror or error}): another "
+                                   f"program uses it. Pick another port with {option} PORT.") from None
 
 
 def configure_logging(verbose=True):
@@ -123,14 +160,21 @@ def _serve(args):
     limit_malloc_arenas()  # before any thread starts
     configure_logging(not args.quiet)
     instance = instance_path_from_env(args.instance)
+    refusal = creation_refusal(args, instance)
+    if refusal is not None and not instance.exists():
+        raise CommandError(refusal.replace("{found}", "there is no such folder"))
     make_instance_folder(instance)
     overrides = {"LOG_REQUESTS": False} if args.quiet else {}
     if args.shard_id is not None:
         overrides["SHARD_ID"] = args.shard_id
     try:
-        check_shard_id(dict(load_config(instance, overrides)))
+        loaded = dict(load_config(instance, overrides))
+        check_shard_id(loaded)
     except ConfigError as error:
         raise CommandError(str(error)) from None
+    # Held until the process ends, taken before anything touches the database (migrations
+    # included): a second server on it would split its clients between two sets of event queues.
+    _owned = own_database_or_explain(loaded["DATABASE_URL"], shard=args.shard_id is not None)
     _instance, config = open_instance(args, overrides=overrides)
     try:
         listening = listening_from(config, args)
@@ -138,13 +182,21 @@ def _serve(args):
         raise CommandError(str(error)) from None
     configured = configured_url(config, listening)
     opened = current_runtime()
-    made = ensure_organization(config, lambda: configured or args.realm_url or quick_start_url(listening))
+    check_ports_free(listening)
+    found = f"its database ({config['DATABASE_URL']}) holds no organization"
+    credentials = ensure_organization(config, lambda: configured or args.realm_url or quick_start_url(listening),
+                                      refusal and refusal.replace("{found}", found))
+    made = credentials is not None
+    if not made:
+        hint = unused_credentials_hint(instance)
+        credentials = [hint] if hint else None
     if not made:
         made = update_organization_url(configured, listening)
     if configured is None and listening.host in EVERY_INTERFACE:
         print(f"Invitations and mails link to {organization_url()} (--host {listening.host or '0.0.0.0'} is no address "
               "to browse to); to change it, set EXTERNAL_HOST in config.json or run "
               f"`chat-appliance set-realm-url URL --instance {instance}`.", flush=True)
+    sweep_orphans(config, instance, shard=args.shard_id is not None)
     if made:
         # Its caches were filled while the organization was made (or its address changed), with
         # no listener yet to empty them on the changes that followed: the app opens the
@@ -153,7 +205,51 @@ def _serve(args):
         opened = None
     # On an existing organization the app serves from the database open_instance opened and
     # migrated, instead of closing it and doing that work again (about 5 ms of a restart).
-    return run_server(create_app(config, opened=opened), args, instance, listening)
+    return run_server(create_app(config, opened=opened), args, instance, listening, credentials=credentials)
+
+
+# Other shards keep uploading while one starts: a file of theirs whose row is about to commit is
+# no orphan. An upload's file and its row are seconds apart.
+SHARD_ORPHAN_GRACE_SECONDS = 3600
+
+
+def sweep_orphans(config, instance, shard=False):
+    """Remove uploaded files left without their row by a process that died between the two
+    (actions/uploads.py); alone on the database, nothing else is uploading meanwhile."""
+    from chat_appliance.actions.uploads import sweep_orphan_uploads
+    from chat_appliance.lib.uploads import UploadStore
+    from chat_appliance.models import database
+
+    with database.connection_context():
+        removed = sweep_orphan_uploads(UploadStore(instance / "uploads", "unused"),
+                                       SHARD_ORPHAN_GRACE_SECONDS if shard else 0)
+    if removed:
+        print(f"Removed {removed} uploaded file(s) that no upload record names (left by a stopped upload).",
+              flush=True)
+
+
+def creation_refusal(args, instance):
+    """None when `serve` may create an organization on its own: in the default folder (the
+    one-command start), or with --create. A folder named with --instance or
+    CHAT_APPLIANCE_INSTANCE must hold one already, since a mistyped name would otherwise start a
+    new, empty organization with new owner credentials. Otherwise the refusal, with {found} to
+    fill in."""
+    if args.create or (args.instance is None and not os.environ.get("CHAT_APPLIANCE_INSTANCE")):
+        return None
+    return (f"No organization at {instance}: {{found}}. Check the folder's name; to make a new organization "
+            f"there on purpose, run `chat-appliance serve --create --instance {instance}` or "
+            f"`chat-appliance init --instance {instance} ...`.")
+
+
+def own_database_or_explain(database_url, shard=False):
+    """The lock that makes this process the database's server (db/ownership.py), or a
+    CommandError naming the process that has it."""
+    from chat_appliance.db.ownership import DatabaseBusy, own_database
+
+    try:
+        return own_database(database_url, "chat-appliance serve", shard=shard)
+    except DatabaseBusy as error:
+        raise CommandError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -274,11 +370,12 @@ def update_organization_url(configured, listening):
         return set_realm_url(realm, target)
 
 
-def run_server(app, args, instance, listening=None):
+def run_server(app, args, instance, listening=None, credentials=None):
     """Serve `app` on --host/--port (with TLS on, --https-port beside --http-port) on an event loop
     (chat_appliance/server/asgi.py) until SIGINT or SIGTERM. Event queues saved in the instance folder by the previous graceful stop are
     restored first, and saved again after this one. The scheduler, which sends scheduled
-    messages and reminders, runs beside the server."""
+    messages and reminders, runs beside the server. `credentials`, lines about the owner's
+    credentials, are printed once the ports are bound."""
     from chat_appliance.server import asgi
     from chat_appliance.web.context import EXTENSION
     from chat_appliance.app import close_app
@@ -302,6 +399,8 @@ def run_server(app, args, instance, listening=None):
         print(f"Restored {restored} event queue(s).", flush=True)
 
     def started():
+        for line in credentials or ():
+            print(line, flush=True)
         shard = f", shard {link.shard_id}" if link is not None else ""
         where = f"http://{listening.host}:{listening.port}"
         if listening.tls:
@@ -332,7 +431,7 @@ def run_server(app, args, instance, listening=None):
         if certificates is not None:
             certificates.stop()
     if not server.started:
-        raise CommandError(f"could not listen on {listening.host}:{listening.port}")
+        raise CommandError(f"could not listen on {listening.host}:{listening.port}: pick another port with --port PORT")
     if queue_file is None:
         close_app(app)
         print("Shut down cleanly (a shard keeps no event queues across a restart).", flush=True)
@@ -456,6 +555,7 @@ def cmd_dev(args):
     instance.mkdir(parents=True, exist_ok=True)
     site_url = f"http://{args.host}:{args.port}"
     config = load_config(instance, DEV_SETTINGS)
+    _owned = own_database_or_explain(config["DATABASE_URL"])
     from chat_appliance.db.connection import init_database, migrate
 
     init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
@@ -520,6 +620,9 @@ def add_commands(add):
     serve.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                        help="worker threads for the REST API; long polls hold none (default: %(default)s)")
     serve.add_argument("--realm-url", default=None, help="organization URL used when creating a default one")
+    serve.add_argument("--create", action="store_true",
+                       help="create an organization (printing its owner's credentials) when the folder named by "
+                            "--instance holds none; without --instance, ./instance gets one anyway")
     serve.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
     serve.add_argument("--shard-id", default=None,
                        help="run as one of several processes on one PostgreSQL database, under this name "

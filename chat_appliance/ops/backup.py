@@ -35,6 +35,7 @@ import zlib
 from pathlib import Path
 
 from chat_appliance import __version__
+from chat_appliance.config import DEFAULTS
 from chat_appliance.db.backends import sqlite as sqlite_backend
 from chat_appliance.lib.push_credentials import CREDENTIALS_FILE
 from chat_appliance.ops.instance_files import (
@@ -207,19 +208,20 @@ def _safe_members(archive, destination):
         yield member
 
 
-def restore(instance, source_file):
+def restore(instance, source_file, *, trust_settings=False):
     """Unpack `source_file` into the new instance folder `instance` and verify it; return the
-    manifest. Refuses to write into a folder that holds anything."""
+    manifest. Refuses to write into a folder that holds anything, and (unless `trust_settings`)
+    a configuration that widens whom the server trusts (TRUST_KEYS)."""
     instance = Path(instance)
     source_file = Path(source_file)
     try:
         with exclusively(instance, "restore"):
-            return _restore(instance, source_file)
+            return _restore(instance, source_file, trust_settings)
     except InstanceBusy as error:
         raise BackupError(str(error)) from None
 
 
-def _restore(instance, source_file):
+def _restore(instance, source_file, trust_settings=False):
     if instance.exists() and any(child.name != LOCK_NAME for child in instance.iterdir()):
         raise BackupError(f"{instance} is not empty; restore only into a new or empty folder.")
     if not source_file.is_file():
@@ -227,7 +229,7 @@ def _restore(instance, source_file):
     created = not instance.exists()
     make_instance_folder(instance)
     try:
-        return _restore_into(instance, source_file)
+        return _restore_into(instance, source_file, trust_settings)
     except (EOFError, zlib.error, tarfile.TarError, gzip.BadGzipFile) as error:
         _remove_restored(instance, created)
         raise BackupError(f"{source_file} is truncated or damaged ({error or type(error).__name__}): it cannot be "
@@ -247,7 +249,7 @@ def _remove_restored(instance, created):
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
-def _restore_into(instance, source_file):
+def _restore_into(instance, source_file, trust_settings=False):
     try:
         archive = tarfile.open(source_file, "r:gz")
     except (tarfile.TarError, OSError) as error:
@@ -273,6 +275,7 @@ def _restore_into(instance, source_file):
                 last_report = time.monotonic()
     _verify(instance, manifest)
     _adapt_config(instance)
+    _check_settings(instance, source_file, trust_settings)
     return manifest
 
 
@@ -340,6 +343,33 @@ def _verify(instance, manifest):
             raise BackupError(f"{name} does not match the manifest: the backup was changed or damaged")
     if manifest.get("tls_files"):
         say(f"tls: {len(manifest['tls_files'])} files match the manifest")
+
+
+# Settings that widen whom the server trusts or talks to: the proxies whose X-Forwarded-For it
+# believes, the names it answers and links to, the mail server that receives password resets and
+# invitations, the push service that receives notifications. The manifest's hash proves only that
+# config.json and the manifest agree, not who wrote them, so a restore asks before it keeps them.
+TRUST_KEYS = ("TRUSTED_PROXIES", "EXTERNAL_HOST", "TLS_DOMAIN", "ACME_DIRECTORY", "ACME_CA_BUNDLE",
+              "OUTGOING_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER",
+              "NOREPLY_EMAIL_ADDRESS", "ZULIP_SERVICES_URL", "PUSH_NOTIFICATION_BOUNCER_URL", "ZULIP_ORG_ID")
+
+
+def _check_settings(instance, source_file, trust_settings):
+    """Say which settings the restored config.json sets (those that differ from the defaults);
+    refuse, unless `trust_settings`, those among them that widen trust (TRUST_KEYS)."""
+    path = instance / "config.json"
+    if not path.exists():
+        return
+    config = json.loads(path.read_text())
+    changed = {key: value for key, value in sorted(config.items()) if DEFAULTS.get(key, object()) != value}
+    for key, value in changed.items():
+        shown = "(hidden)" if "PASSWORD" in key or key in ("ZULIP_ORG_KEY", "DATABASE_URL") else json.dumps(value)
+        say(f"config.json sets {key} = {shown}" + (" (widens trust)" if key in TRUST_KEYS else ""))
+    widening = [key for key in changed if key in TRUST_KEYS]
+    if widening and not trust_settings:
+        raise BackupError(f"{source_file} sets {', '.join(widening)} in config.json, which widen whom the server "
+                          "trusts (proxies, host names, mail, push). Check them above; if they are yours, restore "
+                          "again with --yes. Nothing was restored.")
 
 
 def _adapt_config(instance):

@@ -1,7 +1,9 @@
 """`chat-appliance migrate-database`: copy a whole instance from SQLite into an empty PostgreSQL
 database, then point the instance at it.
 
-The source is opened read-only and never changed. Everything in the target happens in one
+The source is opened read-only and never changed, and read in one transaction: every table comes
+from the same snapshot. The command holds the source database's lock (db/ownership.py) while it
+copies, so it refuses while a server serves that file, whichever folder names it. Everything in the target happens in one
 transaction (PostgreSQL's DDL is transactional): the schema by the same migrations as always,
 every table's rows with their ids, id sequences advanced past the largest id ever given out, the
 search index built from the messages; then row counts are compared table by table. Any failure
@@ -81,6 +83,10 @@ def migrate_database(source_url, target_url, out=sys.stderr):
         raise TransferError("migrate-database copies a SQLite instance into PostgreSQL: the instance must be on "
                             "SQLite and --to must be a postgresql:// URL.")
     source = source_backend.open_read_only(source_url)
+    # One read transaction around every read: each table comes from the same snapshot, so rows
+    # written meanwhile (by anything the lock does not stop) cannot leave a child without its parent.
+    source.isolation_level = None
+    source.execute("BEGIN")
     target = target_backend.open_database(target_url, pool_size=2)
     try:
         versions = {row[0] for row in source.execute("SELECT version FROM schema_migration")}

@@ -50,6 +50,12 @@ def body_limit_mib() -> int:
     return -(-largest // (1024 * 1024))
 
 
+# The body of the proxy's own 502, 503 and 504: Zulip's error envelope, with Zulip's generic code
+# (an error without a code of its own is BAD_REQUEST there).
+UNAVAILABLE_BODY = ('{"result":"error","msg":"The server is unavailable right now; try again in a moment.",'
+                    '"code":"BAD_REQUEST"}')
+
+
 def nginx_config(listen: int, shards: list[Shard], *, server_name: str = "_", tls_certificate: str | None = None,
                  tls_certificate_key: str | None = None, long_poll_timeout: int = DEFAULT_LONG_POLL_TIMEOUT,
                  read_timeout: int = DEFAULT_READ_TIMEOUT, max_body_mib: int | None = None,
@@ -143,6 +149,15 @@ def nginx_config(listen: int, shards: list[Shard], *, server_name: str = "_", tl
         "        proxy_connect_timeout 5s;",
         "        # A shard that refuses the connection: try the next (a request never sent is safe to resend).",
         "        proxy_next_upstream error timeout;",
+        "",
+        "        # No shard answered (down, dying mid-request, or too slow): Zulip's JSON error envelope",
+        "        # with the status nginx chose, since clients parse every API answer as JSON. A shard's",
+        "        # own error answers pass through unchanged (no proxy_intercept_errors).",
+        "        error_page 502 503 504 @chat_unavailable;",
+        "        location @chat_unavailable {",
+        "            default_type application/json;",
+        f"            return 200 '{UNAVAILABLE_BODY}';",
+        "        }",
         "",
         "        # Long polls: routed by queue id, held open past the heartbeat, never buffered.",
         "        location ~ ^/(api/v1|json)/events$ {",

@@ -37,7 +37,7 @@ def test_sqlite_refuses_a_shard_id(tmp_path):
     """Does serve on SQLite refuse --shard-id with a message that says why, and start nothing?"""
     env = {k: v for k, v in __import__("os").environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
     done = subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"),
-                           "--port", "1", "--shard-id", "a"], capture_output=True, text=True, env=env, timeout=60)
+                           "--create", "--port", "1", "--shard-id", "a"], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 1
     assert "needs a PostgreSQL database" in done.stderr
     assert not (tmp_path / "i" / "chat.sqlite3").exists()

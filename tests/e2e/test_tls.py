@@ -141,7 +141,8 @@ def test_own_certificate_served_reloaded_on_sighup_and_a_broken_pair_refused(tmp
     assert not lines_with(server, "Traceback")
 
     started = subprocess.run(
-        [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "instance"), "--quiet",
+        [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "instance"), "--create",
+         "--quiet",
          *listen], capture_output=True, text=True, timeout=60,
         env={**os.environ, **env})
     assert started.returncode != 0
@@ -181,7 +182,7 @@ def test_tls_settings_that_cannot_work_are_refused_in_one_line(tmp_path):
     refused before serving, with one clear line?"""
     def serve(*args, **env):
         return subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"),
-                               *args], capture_output=True, text=True, timeout=60,
+                               "--create", *args], capture_output=True, text=True, timeout=60,
                               env={**os.environ, **{f"CHAT_APPLIANCE_{k}": v for k, v in env.items()}})
 
     comma = serve(TLS_DOMAIN="chat.test,www.chat.test")
@@ -455,8 +456,8 @@ def test_a_port_below_1024_without_the_privilege_says_what_to_do(tmp_path):
     cert, key = tmp_path / "own.crt", tmp_path / "own.key"
     authority.issue(cert, key, DOMAIN)
     port = free_privileged_port()
-    command = " ".join([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"), "--quiet",
-                        "--http-port", str(port), "--https-port", str(free_port())])
+    command = " ".join([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(tmp_path / "i"), "--create",
+                        "--quiet", "--http-port", str(port), "--https-port", str(free_port())])
     result = subprocess.run(["capsh", "--drop=cap_net_bind_service", "--", "-c", command], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "CHAT_APPLIANCE_TLS_CERT_FILE": str(cert),
                                                         "CHAT_APPLIANCE_TLS_KEY_FILE": str(key)})

@@ -185,3 +185,23 @@ def test_health(flask_client, anon):
     assert response.status_code == 200
     assert response.get_json() == {"result": "success", "msg": "", "status": "ok", "database": "ok", "disk": "ok"}
     ok(anon.get("server_settings"))
+
+
+def test_restore_lists_the_settings_it_brings_and_asks_before_widening_trust(instance, tmp_path):
+    """Does restore list the settings the backup's config.json sets, refuse (leaving nothing) those
+    that widen trust (trusted proxies, a mail server) unless given --yes, and keep them with it?"""
+    config_file = instance / "config.json"
+    config = json.loads(config_file.read_text()) if config_file.exists() else {}
+    config.update(TRUSTED_PROXIES=["0.0.0.0/0"], EMAIL_HOST="mail.elsewhere.example", RATE_LIMITING=False)
+    config_file.write_text(json.dumps(config))
+    archive = tmp_path / "b.tar.gz"
+    assert run("backup", "--instance", str(instance), str(archive)).returncode == 0
+    refused = run("restore", "--instance", str(tmp_path / "new"), str(archive))
+    assert refused.returncode == 1
+    assert 'config.json sets TRUSTED_PROXIES = ["0.0.0.0/0"] (widens trust)' in refused.stderr
+    assert "config.json sets RATE_LIMITING = false" in refused.stderr
+    assert "TRUSTED_PROXIES, EMAIL_HOST" in refused.stderr or "EMAIL_HOST, TRUSTED_PROXIES" in refused.stderr
+    assert "--yes" in refused.stderr and not (tmp_path / "new").exists()
+    kept = run("restore", "--instance", str(tmp_path / "new"), str(archive), "--yes")
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads((tmp_path / "new" / "config.json").read_text())["TRUSTED_PROXIES"] == ["0.0.0.0/0"]

@@ -238,6 +238,40 @@ def test_bad_archives_are_refused_before_writing(tmp_path, damage, message):
     assert not (tmp_path / "instance").exists()
 
 
+def _edit_json(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_realm"][0].update(
+        message_content_edit_limit_seconds="forever")),
+     "zerver_realm: message_content_edit_limit_seconds must be int, not 'forever'"),
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_realm"][0].update(
+        message_content_delete_limit_seconds=-5)),
+     "message_content_delete_limit_seconds must not be negative"),
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_userprofile"][0].update(enable_sounds="yes")),
+     "enable_sounds must be bool, not 'yes'"),
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_userprofile"][0].update(full_name=5)),
+     "full_name must be str, not 5"),
+    (lambda f: _edit_json(f / "realm.json", lambda d: d["zerver_stream"][0].update(invite_only="no")),
+     "invite_only must be bool, not 'no'"),
+    (lambda f: (f / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").write_bytes(b"cut"),
+     "plan.txt (attachment 50) holds 3 bytes, but the export says"),
+])
+def test_fields_of_the_wrong_type_and_cut_uploads_are_refused(tmp_path, damage, message):
+    """Are realm and account fields of a type the API would refuse (a time limit of "forever", a
+    setting "yes"), and an upload whose size is not the exported one, refused naming the field or
+    file, with nothing written?"""
+    folder = zulip_export(tmp_path / "export")
+    damage(folder)
+    with pytest.raises(ArchiveError) as raised:
+        import_export(folder, tmp_path / "instance")
+    assert message in str(raised.value)
+    assert not (tmp_path / "instance").exists()
+
+
 def test_dangling_references_are_refused(tmp_path):
     """Is a message whose sender does not exist refused, listing the problem, with nothing written?"""
     folder = zulip_export(tmp_path / "export")

@@ -34,3 +34,14 @@ def test_import_refusal_is_a_clear_error(tmp_path):
     assert result.returncode == 1
     assert "Unknown export format" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_a_backup_given_to_import_zulip_is_named_in_the_refusal(instance, tmp_path):
+    """Does import-zulip of a backup (not an export) name the file given, not the temporary folder
+    it was unpacked into, and point at restore?"""
+    backup = tmp_path / "team.tar.gz"
+    made = run("backup", "--instance", str(instance), str(backup))
+    assert made.returncode == 0, made.stderr
+    result = run("import-zulip", str(backup), "--instance", str(tmp_path / "new"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"{backup} is not an export" in result.stderr and "chat-appliance restore" in result.stderr

@@ -165,3 +165,40 @@ def test_migrate_database_refuses_a_non_empty_target(tmp_path, monkeypatch):
     assert files_digest(instance) == digest
     assert not (instance / "config.json").exists()
     pg.drop(target)
+
+
+def test_migrate_database_refuses_a_database_a_server_is_serving(tmp_path):
+    """Is migrate-database from a second folder whose DATABASE_URL names the live SQLite file
+    refused while `serve` runs on it, naming the server's pid, with the target left empty?"""
+    from ..support.serve_process import free_port
+
+    instance = tmp_path / "instance"
+    load_generator().generate(instance, 5)
+    if hasattr(database.obj, "close_all"):
+        database.close_all()
+    env = {k: v for k, v in os.environ.items() if k != "CHAT_APPLIANCE_DATABASE_URL"}
+    server = subprocess.Popen([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance),
+                               "--port", str(free_port()), "--quiet"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        for line in server.stdout:
+            if line.startswith("Serving on"):
+                break
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "config.json").write_text(json.dumps({"DATABASE_URL": f"sqlite:///{instance / 'chat.sqlite3'}"}))
+        target = pg.new_name("live")
+        url = pg.create(target)
+        result = run_cli("migrate-database", "--instance", str(other), "--to", url)
+        assert result.returncode == 1, result.stderr
+        assert f"pid {server.pid}" in result.stderr and "Traceback" not in result.stderr
+        assert "postgres" not in (other / "config.json").read_text()
+        conn = __import__("psycopg2").connect(url)
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            assert cursor.fetchone()[0] == 0
+        conn.close()
+        pg.drop(target)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

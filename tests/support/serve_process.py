@@ -37,7 +37,8 @@ class ServeProcess:
             # A database per instance folder: a restart on the same folder finds its data.
             env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(instance_path)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--host", "127.0.0.1",
+            [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance_path), "--create",
+             "--host", "127.0.0.1",
              *(listen if listen is not None else ["--port", str(self.port)]), *(["--quiet"] if quiet else []),
              *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)

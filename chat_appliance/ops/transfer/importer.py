@@ -144,8 +144,11 @@ def _int(value):
 
 class Archive:
     """An export read into memory and checked: realm tables, message files, attachments, file records."""
-    def __init__(self, folder):
+    def __init__(self, folder, given=None):
+        """`given`: what the person named (a tarball unpacks into a temporary folder, whose name
+        would tell them nothing)."""
         self.folder = Path(folder)
+        self.given = given if given is not None else self.folder
         self.problems = []
 
     # --- reading ------------------------------------------------------------------------------
@@ -182,8 +185,10 @@ class Archive:
             if self.has("migration_status.json"):
                 raise ArchiveError("migration_status.json is unreadable: " + "; ".join(self.problems))
             if not self.has("realm.json"):
-                raise ArchiveError(f"{self.folder} is not an export in Zulip's layout: it has no realm.json "
-                                   "and no migration_status.json.")
+                hint = (" It looks like a backup made by `chat-appliance backup`: restore it with "
+                        "`chat-appliance restore`." if self.has("manifest.json") else "")
+                raise ArchiveError(f"{self.given} is not an export in Zulip's layout: it has no realm.json "
+                                   f"and no migration_status.json.{hint}")
             # Zulip wrote migration_status.json from version 10 on; an export without one comes
             # from an earlier Zulip, whose layout of the tables read here is the same.
             self.flavor, self.version = "zulip", "before 10.0"
@@ -295,6 +300,7 @@ class Archive:
             if not self.has_message(r["message"]) or r["user_profile"] not in all_user_ids:
                 self.problems.append(f"reaction {r['id']} names a missing message or user")
         self.check_files(all_user_ids)
+        self.check_field_types()
 
     # --- the message files, streamed -----------------------------------------------------------
 
@@ -381,6 +387,34 @@ class Archive:
                 raise ArchiveError(self.summary() + f" ({name} changed during the import)")
             yield checked
 
+    def check_field_types(self):
+        """Every organization and account field the import stores has the type the API would
+        accept: a value of another type ("forever" as a time limit) would be stored as it is,
+        and every request that reads it would then fail."""
+        realm = self.realm_row
+        self._check_type("zerver_realm", realm, REALM_FIELD_TYPES)
+        self._check_type("zerver_realm", realm, {k: _setting_type(k, v) for k, v in REALM_MESSAGE_SETTING_DEFAULTS.items()
+                                                 if not k.endswith("_group")})
+        for user in self.users:
+            self._check_type(f"zerver_userprofile {user['id']}", user, USER_FIELD_TYPES)
+            self._check_type(f"zerver_userprofile {user['id']}", user,
+                             {k: _setting_type(k, v) for k, v in USER_SETTING_DEFAULTS.items()})
+        for stream in self.streams:
+            self._check_type(f"zerver_stream {stream['id']}", stream, STREAM_FIELD_TYPES)
+        for sub in self.subscriptions:
+            self._check_type(f"zerver_subscription {sub.get('id')}", sub, SUBSCRIPTION_FIELD_TYPES)
+
+    def _check_type(self, where, row, types):
+        for key, accepted in types.items():
+            value = row.get(key)
+            if value is None or key not in row:
+                continue
+            if isinstance(value, bool) and bool not in accepted or not isinstance(value, accepted):
+                names = " or ".join(t.__name__ for t in accepted)
+                self.problems.append(f"{where}: {key} must be {names}, not {value!r}")
+            elif isinstance(value, int) and not isinstance(value, bool) and key.endswith("_seconds") and value < 0:
+                self.problems.append(f"{where}: {key} must not be negative, not {value!r}")
+
     def check_files(self, user_ids):
         self.attachments = self.rows_with("zerver_attachment", self.attachments, "id", "path_id", "owner")
         records = {r.get("path"): r for r in self.upload_records if isinstance(r, dict)}
@@ -397,6 +431,15 @@ class Archive:
             source = regular_file(self.folder, relative)
             if source is None:
                 self.problems.append(f"uploads/{a['path_id']} (attachment {a['id']}) is missing")
+            else:
+                # A file cut short (or changed) would import with the exported size in its row
+                # and serve other bytes than it says.
+                actual = source.stat().st_size
+                for said in (a.get("size"), record.get("size") if record else None):
+                    if isinstance(said, int) and not isinstance(said, bool) and said != actual:
+                        self.problems.append(f"uploads/{a['path_id']} (attachment {a['id']}) holds {actual} bytes, "
+                                             f"but the export says {said}: it was cut short or changed")
+                        break
             if a["owner"] not in user_ids:
                 self.problems.append(f"attachment {a['id']} has missing owner {a['owner']}")
             self.upload_sources[a["id"]] = source
@@ -503,6 +546,30 @@ SYSTEM_BOT_NAMES = {"welcome-bot": "Welcome Bot", "notification-bot": "Notificat
 # Zulip wrote system group names with a leading "@" before version 8.
 LEGACY_SYSTEM_GROUP_PREFIX = "@role:"
 INSERT_BATCH = 300
+
+
+# The types the API accepts for the realm and account fields the import stores (None is
+# accepted where the column allows it: it means the default or "no limit").
+REALM_FIELD_TYPES = {"name": (str,), "description": (str,), "allow_message_editing": (bool,),
+                     "message_content_edit_limit_seconds": (int,), "date_created": (int, float)}
+USER_FIELD_TYPES = {"full_name": (str,), "email": (str,), "delivery_email": (str,), "timezone": (str,),
+                    "role": (int,), "is_active": (bool,), "is_bot": (bool,), "bot_type": (int,),
+                    "avatar_version": (int,), "date_joined": (int, float)}
+
+STREAM_FIELD_TYPES = {"name": (str,), "description": (str,), "rendered_description": (str,),
+                      "invite_only": (bool,), "history_public_to_subscribers": (bool,), "is_web_public": (bool,),
+                      "deactivated": (bool,), "message_retention_days": (int,), "date_created": (int, float)}
+SUBSCRIPTION_FIELD_TYPES = {"color": (str,), "active": (bool,), "is_muted": (bool,), "in_home_view": (bool,),
+                            "pin_to_top": (bool,), "desktop_notifications": (bool,), "audible_notifications": (bool,),
+                            "push_notifications": (bool,), "email_notifications": (bool,),
+                            "wildcard_mentions_notify": (bool,)}
+
+
+def _setting_type(key, default):
+    """The types a setting accepts, from its default's type."""
+    if isinstance(default, bool):
+        return (bool,)
+    return (type(default),)
 
 
 def _chunks(rows, size=INSERT_BATCH):
@@ -1046,7 +1113,7 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
 def _import_into(path, instance, realm_url, progress):
     folder, temporary = open_archive(path)
     try:
-        archive = Archive(folder).load()
+        archive = Archive(folder, given=path).load()
         config = load_config(instance) if instance.exists() else None
         if config is None or config["DATABASE_URL"].startswith("sqlite:"):
             database_file = instance / "chat.sqlite3"
