@@ -66,7 +66,8 @@ class ChatServer:
         # its folder, whatever database the surrounding suite was pointed at.
         env.pop("CHAT_APPLIANCE_DATABASE_URL", None)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(self.instance), "--host", "127.0.0.1",
+            [sys.executable, "-m", "chat_appliance", "serve", "--instance", str(self.instance), "--create",
+             "--host", "127.0.0.1",
              "--port", str(port), "--quiet"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         output = self._read_until_serving()

@@ -71,7 +71,8 @@ def test_serve_refuses_a_wrong_backend(tmp_path):
     instance = tmp_path / "instance"
     instance.mkdir()
     (instance / "config.json").write_text(json.dumps({"AUTHENTICATION_BACKENDS": ["zproject.backends.Nope"]}))
-    done = subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--port", "1"],
+    done = subprocess.run([sys.executable, "-m", "chat_appliance", "serve", "--instance", str(instance), "--create",
+                           "--port", "1"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "AUTHENTICATION_BACKENDS: unknown backend" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr

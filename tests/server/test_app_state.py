@@ -238,6 +238,8 @@ PURE_MEMOS = {
     ("lib/serializers.py", "gravatar_url"): "the Gravatar URL of an email and avatar version",
     ("db/connection.py", "_transaction_local"): "a thread's open transaction, not a cache",
     ("db/runtime.py", "_latest"): "which runtime is in use outside requests",
+    ("integrations/__init__.py", "registry"): "the integration modules found on disk, the same for every app",
+    ("ops/transfer/slack_text.py", "_slack_emoji_codes"): "iamcal's emoji table, read once from its package",
 }
 MUTABLE_CALLS = {"dict", "set", "list", "OrderedDict", "defaultdict", "local", "deque", "WeakValueDictionary",
                  "WeakKeyDictionary"}
