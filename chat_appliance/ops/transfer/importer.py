@@ -1045,23 +1045,30 @@ class Writer:
                      can_mention_many_users_group_id=mention if isinstance(mention, int)
                      else self.system["role:administrators"]).where(Realm.id == self.realm.id).execute()
 
-    def run(self):
+    def write_tables(self):
+        """Every table, in an order that satisfies the foreign keys (inside run's transaction)."""
+        self.write_realm()
+        self.write_users()
+        self.write_groups()
+        self.write_channels()
+        self.write_direct_conversations()
+        self.write_messages()
+        self.write_files()
+        self.write_personal_tables()
+        self.finish_realm()
 
+    def run(self):
+        """The files first, then every table in one transaction; the files go again if it fails."""
         written = self.copy_files()
         try:
             with write_transaction():
-                self.write_realm()
-                self.write_users()
-                self.write_groups()
-                self.write_channels()
-                self.write_direct_conversations()
-                self.write_messages()
-                self.write_files()
-                self.write_personal_tables()
-                self.finish_realm()
+                self.write_tables()
         except BaseException:
             for path in written:
-                path.unlink(missing_ok=True)
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
             raise
         reset_sequences()
 

@@ -36,8 +36,7 @@ from typing import Any
 from peewee import DatabaseError
 
 from chat_appliance.config import load_config
-from chat_appliance.db.connection import (backend, bulk_insert, close_connection, init_database, migrate,
-                                          write_transaction)
+from chat_appliance.db.connection import backend, bulk_insert, close_connection, init_database, migrate
 from chat_appliance.lib.thumbnails import thumbnail_dir, thumbnail_upload
 from chat_appliance.lib.rendering import invalidate_render_context, render_message, render_plain
 from chat_appliance.models import (
@@ -64,7 +63,6 @@ from chat_appliance.ops.transfer.importer import (
     RATIO_FLOOR_BYTES,
     ArchiveError,
     Writer,
-    reset_sequences,
 )
 from chat_appliance.ops.transfer.slack_text import Converter, collapse, zulip_emoji
 
@@ -693,26 +691,17 @@ class SlackWriter(Writer):
         for stream_id, first in firsts.items():
             Stream.update(first_message_id=first).where(Stream.id == stream_id).execute()
 
-    def run(self):
-        written = self.copy_files()
-        try:
-            with write_transaction():
-                self.write_realm()
-                self.write_users()
-                self.write_groups()
-                self.write_channels()
-                self.write_direct_conversations()
-                self.write_files()
-                self.write_messages()
-                self.finish_realm()
-        except BaseException:
-            for path in written:
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
-            raise
-        reset_sequences()
+    def write_tables(self):
+        """The tables a Slack export fills, in foreign-key order (the files before the messages
+        that link them)."""
+        self.write_realm()
+        self.write_users()
+        self.write_groups()
+        self.write_channels()
+        self.write_direct_conversations()
+        self.write_files()
+        self.write_messages()
+        self.finish_realm()
 
 
 # --- the command ------------------------------------------------------------------------------
