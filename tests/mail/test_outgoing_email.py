@@ -128,11 +128,12 @@ def test_a_hanging_server_never_slows_a_request(org, app, caplog):
     silent.listen(5)
     try:
         app.config.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=silent.getsockname()[1], EMAIL_SEND_ATTEMPTS=1,
-                          EMAIL_TIMEOUT_SECONDS=0.5)
+                          EMAIL_TIMEOUT_SECONDS=4)
         caplog.set_level(logging.WARNING, logger="chat_appliance.clients.send_email")
         started = time.monotonic()
         response = app.test_client().post("/accounts/password/reset", data={"email": HAMLET}, headers=XHR)
-        assert response.status_code == 200 and time.monotonic() - started < 0.5
+        # Well under the server's 4 s of silence, however busy the machine: the request never waits on it.
+        assert response.status_code == 200 and time.monotonic() - started < 3
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not caplog.records:
             time.sleep(0.05)

@@ -24,8 +24,10 @@ TOKENS = [
     "`c`", "&amp;", "&", "<", ">", "\"", "'", "http://a.example/p", "https://b.example/x.png", "www.c.example",
     "[t](http://d.example)", "[*e*](http://e.example)", "[u](/user_uploads/1/ab/f.png)",
     "https://youtu.be/dQw4w9WgXcQ", "@**Ada**", "@_**Ada**", "#**ops**", "\\*", "> ", "* ", "1. ", "# ",
-    "mailto:z@example.com", "z@example.com", "$$x$$", "<time:2024-01-01T00:00:00Z>", "|", "-",
+    "mailto:z@example.com", "z@example.com", "<time:2024-01-01T00:00:00Z>", "|", "-",
 ]
+# No TeX among them: how a formula renders depends on the sender's engine-time budget, spent by
+# the renderings before it, so two renderings of the same text may differ on purpose.
 
 
 def context():
