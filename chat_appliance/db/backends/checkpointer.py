@@ -25,6 +25,8 @@ import logging
 import sqlite3
 import threading
 
+from chat_appliance.db.backends.group_commit import is_full_disk_error
+
 log = logging.getLogger(__name__)
 
 # After a commit, wait this long for more commits before checkpointing: a burst of sends shares
@@ -87,7 +89,7 @@ class Checkpointer:
                 try:
                     self._checkpoint(connection)
                 except sqlite3.Error as error:  # the automatic checkpoint is still there
-                    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                    if is_full_disk_error(error):
                         # The operator's to fix (the sends say so too), not a bug: no traceback.
                         log.error("background WAL checkpoint failed: %s", error)
                     else:

@@ -44,6 +44,12 @@ from chat_appliance.db.admission import turns
 
 log = logging.getLogger(__name__)
 
+
+def is_full_disk_error(error: sqlite3.Error) -> bool:
+    """SQLite's "database or disk is full" (SQLITE_FULL, 13). Python names the code and sets
+    sqlite_errorcode only from 3.11; on 3.10 the message tells it."""
+    return getattr(error, "sqlite_errorcode", None) == 13 or "database or disk is full" in str(error)
+
 # At most this many write transactions share one COMMIT, so that a steady stream of writers
 # cannot hold the first one's answer back for long.
 MAX_BATCH = 32
@@ -335,7 +341,7 @@ class GroupCommit:
                 self.connection.execute("COMMIT")
         except sqlite3.Error as error:
             # A full disk is the operator's to fix, not a bug: one line, no traceback.
-            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            if is_full_disk_error(error):
                 log.error("group commit failed: %s", error)
             else:
                 log.exception("group commit failed")

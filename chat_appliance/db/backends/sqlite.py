@@ -333,7 +333,9 @@ def unavailable(error: Any) -> bool:
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if isinstance(error, sqlite3.Error):
-            return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_CANTOPEN
+            # SQLITE_CANTOPEN (14); Python names the code and sets sqlite_errorcode only from 3.11,
+            # so on 3.10 the message tells it.
+            return getattr(error, "sqlite_errorcode", None) == 14 or "unable to open database file" in str(error)
         error = error.__cause__ or error.__context__ or getattr(error, "orig", None)
     return False
 
