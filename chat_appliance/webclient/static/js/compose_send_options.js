@@ -1,8 +1,8 @@
 // The compose box's "Send options": schedule the message for later (POST /scheduled_messages),
 // at one of the times Zulip's scheduling popover offers, named as Zulip names them.
 import * as api from "./api.js";
-import { placeNear } from "./emoji.js";
 import { model } from "./model.js";
+import { closePopupMenu, showPopupMenu } from "./popup_menu.js";
 import { h, toast } from "./util.js";
 
 // Zulip's choices: today at 9 AM or 4 PM while still ahead, tomorrow at both, Monday at 9 AM.
@@ -26,36 +26,9 @@ export function scheduleChoices(now = new Date()) {
   return choices;
 }
 
-function closeMenu() {
-  document.getElementById("send-options-menu")?.remove();
-  document.removeEventListener("pointerdown", outside, true);
-}
-
-function outside(event) {
-  const menu = document.getElementById("send-options-menu");
-  if (menu && !menu.contains(event.target) && !event.target.closest(".send-options")) closeMenu();
-}
-
-function showMenu(anchor, items) {
-  closeMenu();
-  const menu = h("div.popover.menu#send-options-menu", { role: "menu", "aria-label": "Send options" },
-    items.map(([label, fn]) => h("button.menu-item", { type: "button", role: "menuitem", on: { click: fn } }, label)));
-  document.body.append(menu);
-  placeNear(menu, anchor);
-  menu.querySelector("button")?.focus();
-  menu.addEventListener("keydown", (event) => {
-    const buttons = [...menu.querySelectorAll("button")];
-    const index = buttons.indexOf(document.activeElement);
-    if (event.key === "ArrowDown") buttons[(index + 1) % buttons.length].focus();
-    else if (event.key === "ArrowUp") buttons[(index - 1 + buttons.length) % buttons.length].focus();
-    else if (event.key === "Escape") {
-      closeMenu();
-      anchor.focus();
-    } else return;
-    event.preventDefault();
-  });
-  setTimeout(() => document.addEventListener("pointerdown", outside, true), 0);
-}
+const MENU = "send-options-menu";
+const closeMenu = () => closePopupMenu(MENU);
+const showMenu = (anchor, items) => showPopupMenu(MENU, "Send options", anchor, items, ".send-options");
 
 // `message()`: the compose box's message as POST /messages takes it, or null (it said why);
 // `sent()`: clears the box once scheduled.

@@ -3,8 +3,8 @@
 // channel or name. The page follows a topic that moves while it is shown (view and compose).
 import * as api from "./api.js";
 import { openDialog } from "./dialog.js";
-import { placeNear } from "./emoji.js";
 import { model } from "./model.js";
+import { closePopupMenu, showPopupMenu } from "./popup_menu.js";
 import { apiNarrow, channelView, opOf, parseHash, viewHash } from "./narrow.js";
 import { h, toast } from "./util.js";
 
@@ -64,37 +64,14 @@ export function openMoveTopic(streamId, topic, messageId = null) {
   }, { className: "move-topic-dialog" });
 }
 
-function closeMenu() {
-  document.getElementById("topic-menu")?.remove();
-  document.removeEventListener("pointerdown", outside, true);
-}
-
-function outside(event) {
-  const menu = document.getElementById("topic-menu");
-  if (menu && !menu.contains(event.target) && !event.target.closest(".topic-actions")) closeMenu();
-}
+const MENU = "topic-menu";
 
 function openMenu(anchor, streamId, topic) {
-  closeMenu();
-  const item = (label, fn) => h("button.menu-item", { type: "button", role: "menuitem", on: { click: () => { closeMenu(); fn(); } } }, label);
-  const menu = h("div.popover.menu#topic-menu", { role: "menu", "aria-label": "Topic actions" },
+  const item = (label, fn) => [label, () => { closePopupMenu(MENU); fn(); }];
+  showPopupMenu(MENU, "Topic actions", anchor, [
     item(isResolved(topic) ? "Mark as unresolved" : "Mark as resolved", () => toggleResolved(streamId, topic)),
-    item("Move topic", () => openMoveTopic(streamId, topic)));
-  document.body.append(menu);
-  placeNear(menu, anchor);
-  menu.querySelector("button").focus();
-  menu.addEventListener("keydown", (event) => {
-    const items = [...menu.querySelectorAll("button")];
-    const index = items.indexOf(document.activeElement);
-    if (event.key === "ArrowDown") items[(index + 1) % items.length].focus();
-    else if (event.key === "ArrowUp") items[(index - 1 + items.length) % items.length].focus();
-    else if (event.key === "Escape") {
-      closeMenu();
-      anchor.focus();
-    } else return;
-    event.preventDefault();
-  });
-  setTimeout(() => document.addEventListener("pointerdown", outside, true), 0);
+    item("Move topic", () => openMoveTopic(streamId, topic)),
+  ], ".topic-actions");
 }
 
 // The topic view's button: "Topic actions: NAME".
