@@ -14,8 +14,9 @@ It knows no blueprint of the package: app.py says which blueprints are mounted w
 
 from importlib import import_module
 
-from flask import Blueprint, Flask
+from flask import Blueprint, Flask, Request
 from flask.sessions import NullSession, SessionInterface
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import Rule
 
 from chat_appliance.web.params import BoundedIntConverter
@@ -38,12 +39,27 @@ class NoFlaskSessions(SessionInterface):
         return None
 
 
+class BoundedFormRequest(Request):
+    """Flask's request, with MAX_FORM_MEMORY_SIZE bounding a url-encoded body too. Werkzeug
+    3.1.9 stopped applying that limit to application/x-www-form-urlencoded (it reads such a
+    body whole), which left MAX_CONTENT_LENGTH, the upload limit, as the only bound on a form
+    the server parses into memory. A body past it is a 413, as multipart fields are."""
+
+    def _load_form_data(self) -> None:
+        limit = self.max_form_memory_size
+        if (limit is not None and self.mimetype == "application/x-www-form-urlencoded"
+                and self.content_length is not None and self.content_length > limit):
+            raise RequestEntityTooLarge()
+        super()._load_form_data()
+
+
 class ChatApplianceFlask(Flask):
     """Flask, with /json/... routed as /api/v1/... (create_url_adapter), and `ensure_sync`
     remembering its answer per function: Flask asks it for every hook and view of every request
     (seven times for a trivial GET), and each answer is an inspect.iscoroutinefunction call, a
     few percent of a trivial request."""
 
+    request_class = BoundedFormRequest
     SYNC_CACHE_SIZE = 4096  # distinct functions; a caller making a new one per call is not cached
 
     def create_url_adapter(self, request):
