@@ -73,13 +73,19 @@ class ChatServer:
         output = self._read_until_serving()
         # Keep reading what it prints (its last lines stay in `log`): a pipe nobody reads fills
         # up, and the server's next warning would then block it mid-request.
-        self.log = collections.deque(maxlen=1000)
-        threading.Thread(target=self._read_rest, args=(self._process.stdout, self.log), daemon=True).start()
+        self._log = collections.deque(maxlen=1000)
+        threading.Thread(target=self._read_rest, args=(self._process.stdout, self._log), daemon=True).start()
         self.owner_email = re.search(r"email:\s+(\S+)", output).group(1)
         self.owner_password = re.search(r"password:\s+(\S+)", output).group(1)
         self.owner_api_key = re.search(r"API key:\s+(\S+)", output).group(1)
         self._wait_until_answering()
         self.owner = self.client(self.owner_email, self.owner_api_key)
+
+    @property
+    def log(self):
+        """The server's last 1,000 lines of output, as a list taken now: the deque behind it
+        grows on another thread, and iterating it while a line arrives raises RuntimeError."""
+        return list(self._log)
 
     def _read_until_serving(self):
         lines, deadline = [], time.monotonic() + START_TIMEOUT_SECONDS

@@ -1,6 +1,8 @@
 """The way a bot author tests a bot with the `chat_server` fixture this package installs as a
 pytest plugin: a real server, real zulip.Client objects, no mocks."""
 
+import time
+
 import pytest
 
 
@@ -57,4 +59,9 @@ def test_a_chatty_server_keeps_answering(chat_server):
                                  headers={"X-Requested-With": "XMLHttpRequest"}, timeout=10)
         assert response.status_code == 200, response.text
     assert chat_server.owner.get_profile()["result"] == "success"
+    # The fixture reads the output on a thread of its own: the last warnings may still be on their way.
+    deadline = time.monotonic() + 10
+    while sum(any(address in line for address in addresses) for line in chat_server.log) < 300:
+        assert time.monotonic() < deadline, "the server's warnings did not all reach `log`"
+        time.sleep(0.05)
     assert sum(any(address in line for address in addresses) for line in chat_server.log) == 300
