@@ -110,7 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("RATE_LIMITING_RULES", {},
             "Per domain, a list of [seconds, requests]; a domain given here replaces Zulip's default "
             "(api_by_user [[60, 200]], api_by_ip [[60, 100]] for unauthenticated requests, "
-            "authenticate_by_username [[1800, 5]] failed logins per account)."),
+            "authenticate_by_username [[1800, 5]] failed logins per account, email_change_by_user "
+            "[[3600, 2], [86400, 5]] address-change mails per account)."),
     Setting("TRUSTED_PROXIES", [],
             "Addresses of reverse proxies whose X-Forwarded-For is believed (docs/deploy.md); requests from "
             "anywhere else are identified by their peer address, whatever headers they carry."),

@@ -68,17 +68,15 @@ def check_full_name(full_name: str) -> str:
     return full_name
 
 
-def email_in_use(realm: Any, email: str) -> bool:
-    """Whether an account of the organization already has this address."""
+def email_in_use(realm: Any, email: str, *, except_user_id: int | None = None) -> bool:
+    """Whether an account of the organization (other than `except_user_id`) already has this address."""
     lowered = email.lower()
-    return (
-        UserProfile.select()
-        .where(
-            (UserProfile.realm == realm)
-            & ((fn.LOWER(UserProfile.delivery_email) == lowered) | (fn.LOWER(UserProfile.email) == lowered))
-        )
-        .exists()
-    )
+    query = UserProfile.select().where(
+        (UserProfile.realm == realm)
+        & ((fn.LOWER(UserProfile.delivery_email) == lowered) | (fn.LOWER(UserProfile.email) == lowered)))
+    if except_user_id is not None:
+        query = query.where(UserProfile.id != except_user_id)
+    return query.exists()
 
 
 def api_email_for(user: UserProfile) -> str:
@@ -305,7 +303,7 @@ def do_change_delivery_email(user: UserProfile, new_email: str) -> None:
     """Change an account's real address; the API email follows its visibility setting."""
     new_email = check_not_placeholder(user.realm, check_email(new_email))
     with write_transaction():
-        if email_in_use(user.realm_id, new_email):
+        if email_in_use(user.realm_id, new_email, except_user_id=user.id):
             raise JsonableError("Email is already in use.")
         old_api_email = user.email
         user.delivery_email = new_email

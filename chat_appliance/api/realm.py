@@ -69,6 +69,7 @@ def realm_setting_params():
     params = {name: Param(check_group_id, default=None) for name in REALM_GROUP_SETTING_DEFAULTS}
     params.update(invite_required=Param(check_bool, default=None),
                   enable_read_receipts=Param(check_bool, default=None),
+                  email_changes_disabled=Param(check_bool, default=None),
                   welcome_message_custom_text=Param(check_welcome_text_param, default=None),
                   video_chat_provider=Param(check_video_chat_provider, default=None),
                   jitsi_server_url=Param(check_jitsi_server_url, default=None))

@@ -4,10 +4,10 @@ DELETE /users/me, POST /users/{user_id}/reactivate, POST /users, POST /bots."""
 from flask import Blueprint, current_app
 
 from chat_appliance.actions.bot_services import check_service_settings
+from chat_appliance.actions.email_change import check_new_email
 from chat_appliance.actions.profile_fields import check_profile_data, do_update_profile_data
 from chat_appliance.actions.users import (
     CAN_CHANGE_USER_EMAILS,
-    check_email,
     check_full_name,
     do_change_bot_owner,
     do_change_delivery_email,
@@ -131,14 +131,14 @@ def update_user_as(user, target, full_name, role, profile_data, new_email):
         # user in UserPermission; granted by `chat-appliance set-permission` or an owner).
         if not (user.is_owner and has_permission(user, CAN_CHANGE_USER_EMAILS)):
             raise JsonableError("User not authorized to change user emails")
-        check_email(new_email)
+        new_email = check_new_email(target, new_email)
     if full_name is not None and full_name.strip() != target.full_name:
         do_change_full_name(target, full_name)
     if role is not None and role != target.role:
         do_change_role(target, role)
     if checked_profile:
         do_update_profile_data(target, checked_profile)
-    if new_email is not None and new_email.strip() != target.delivery_email:
+    if new_email is not None and new_email != target.delivery_email:
         do_change_delivery_email(target, new_email)
 
 

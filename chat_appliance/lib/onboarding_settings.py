@@ -1,5 +1,5 @@
 """Organization settings for invitations, channel creation, subscribing others, the welcome
-message, read receipts and video calls, under Zulip's names and with Zulip's defaults. They are stored in
+message, read receipts, video calls and address changes, under Zulip's names and with Zulip's defaults. They are stored in
 `realm.settings`; group settings hold a system group name (the default) or a group id.
 """
 
@@ -36,6 +36,9 @@ REALM_VALUE_SETTING_DEFAULTS = {
     # organization's own Jitsi server (None: the server's, SERVER_JITSI_SERVER_URL).
     "video_chat_provider": 1,
     "jitsi_server_url": None,
+    # Whether members may change their own address (administrators always may); organizations
+    # whose accounts come from a directory turn it on.
+    "email_changes_disabled": False,
 }
 
 # Zulip's realm_available_video_chat_providers, of the ones that need no OAuth set-up here.

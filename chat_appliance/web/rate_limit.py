@@ -30,6 +30,7 @@ API_BY_USER = "api_by_user"
 API_BY_IP = "api_by_ip"
 AUTHENTICATE_BY_USERNAME = "authenticate_by_username"
 PASSWORD_RESET_BY_EMAIL = "password_reset_form_by_email"
+EMAIL_CHANGE_BY_USER = "email_change_by_user"
 
 # Zulip's DEFAULT_RATE_LIMITING_RULES for the domains the appliance serves.
 DEFAULT_RULES = {
@@ -38,6 +39,9 @@ DEFAULT_RULES = {
     AUTHENTICATE_BY_USERNAME: [(1800, 5)],
     # Reset mails per address: 2 an hour, 5 a day, so that the form cannot flood a mailbox.
     PASSWORD_RESET_BY_EMAIL: [(3600, 2), (86400, 5)],
+    # Confirmation mails for a new address per account: the same, so that nobody mails strangers
+    # through the server by asking for address changes.
+    EMAIL_CHANGE_BY_USER: [(3600, 2), (86400, 5)],
 }
 
 # Buckets untouched for this long are full again and can be forgotten.
@@ -239,6 +243,15 @@ def password_reset_allowed(email):
         return True
     allowed, _statuses = limiter().hit(PASSWORD_RESET_BY_EMAIL, mailbox(email), rules_for(PASSWORD_RESET_BY_EMAIL))
     return allowed
+
+
+def check_email_change_allowed(user):
+    """Raise RATE_LIMIT_HIT when the account has asked for too many address-change mails."""
+    if not enabled():
+        return
+    allowed, statuses = limiter().hit(EMAIL_CHANGE_BY_USER, user.id, rules_for(EMAIL_CHANGE_BY_USER))
+    if not allowed:
+        _refuse(statuses)
 
 
 def mailbox(email):

@@ -207,7 +207,7 @@ def confirm_email_page(token):
 def confirm_email(token):
     """Apply the address change the link stands for."""
     require_same_origin_form()
-    user = do_confirm_email_change(instance_key(), token)
+    user = do_confirm_email_change(instance_key(), token, mailer=mailer() if mailer().configured else None)
     return {"email": user.delivery_email}
 
 

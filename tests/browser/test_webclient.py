@@ -412,7 +412,7 @@ def test_admin_changes_a_role_and_deactivates(browser, site):
     page, context = watched.page, watched.page.context
     page.get_by_role("button", name="Settings").click()
     settings = page.get_by_role("dialog", name="Settings")
-    settings.get_by_role("tab", name="Users").click()
+    settings.get_by_role("tab", name="Users", exact=True).click()
     settings.get_by_role("combobox", name="Role of Dave Null").select_option("Moderator")
     expect(page.get_by_text("Role changed.")).to_be_visible()
     assert site.api("GET", f"users/{dave_id}")["user"]["role"] == 300

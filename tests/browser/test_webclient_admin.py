@@ -405,7 +405,7 @@ def test_users_list_search_filters_and_reactivation(pages, site):
     owner = owner_page(pages, site)
     owner.get_by_role("button", name="Settings").click()
     settings = owner.get_by_role("dialog", name="Settings")
-    settings.get_by_role("tab", name="Users").click()
+    settings.get_by_role("tab", name="Users", exact=True).click()
     rows = settings.get_by_role("row")
     expect(settings.get_by_role("row", name=re.compile("Alice Liddell"))).to_be_visible()
     expect(settings.get_by_role("row", name=re.compile("Gus Gone"))).to_have_count(0)

@@ -71,7 +71,9 @@ export function avatar(userId, size = "") {
 
 export function renderMessage(message, continued) {
   const flags = message.flags || [];
-  const senderName = model.users.get(message.sender_id)?.full_name || message.sender_full_name;
+  // A muted sender's message shows neither who sent it nor what it says until "Show message", as in Zulip.
+  const hidden = model.isMutedUser(message.sender_id) && !S.revealed.has(message.id);
+  const senderName = hidden ? "Muted user" : model.users.get(message.sender_id)?.full_name || message.sender_full_name;
   const marks = [];
   if (message.last_moved_timestamp) marks.push(h("span.mark", { title: `Moved ${formatFullTime(message.last_moved_timestamp)}` }, "moved"));
   if (message.last_edit_timestamp) marks.push(h("span.mark", { title: `Edited ${formatFullTime(message.last_edit_timestamp)}` }, "edited"));
@@ -85,7 +87,7 @@ export function renderMessage(message, continued) {
   if (message.content.includes("emoji")) showEmojiGlyphs(content);
   if (message.content.includes("<a ")) fixLinks(content);
   // A /poll or /todo message shows its widget in place of its text, as Zulip's clients do.
-  const widget = renderWidget(message);
+  const widget = hidden ? mutedNote(message) : renderWidget(message);
   const article = h(
     "div.message",
     {
@@ -93,15 +95,15 @@ export function renderMessage(message, continued) {
       "aria-label": `${senderName}, ${formatTime(message.timestamp)}`,
       tabindex: "-1",
       dataset: { id: message.id },
-      class: `message${continued ? " continued" : ""}${flags.includes("read") ? "" : " unread"}${flags.includes("starred") ? " starred" : ""}${flags.some((f) => /mentioned/.test(f)) ? " mentioned" : ""}`,
+      class: `message${continued ? " continued" : ""}${flags.includes("read") ? "" : " unread"}${flags.includes("starred") ? " starred" : ""}${flags.some((f) => /mentioned/.test(f) || f === "has_alert_word") ? " mentioned" : ""}`,
       on: { click: (event) => onMessageClick(event, message) },
     },
-    continued ? h("span.avatar-space") : avatar(message.sender_id),
+    continued ? h("span.avatar-space") : hidden ? h("span.avatar", { "aria-hidden": "true" }, "?") : avatar(message.sender_id),
     h(
       "div.body",
       continued
         ? null
-        : h("div.meta", h("button.sender", { type: "button", dataset: { profileUser: message.sender_id } }, senderName), h("a.time", { href: messageLink(message), title: formatFullTime(message.timestamp) }, formatTime(message.timestamp))),
+        : h("div.meta", hidden ? h("span.sender", senderName) : h("button.sender", { type: "button", dataset: { profileUser: message.sender_id } }, senderName), h("a.time", { href: messageLink(message), title: formatFullTime(message.timestamp) }, formatTime(message.timestamp))),
       widget || content,
       marks.length ? h("div.marks", marks) : null,
       renderReactions(message),
@@ -110,6 +112,15 @@ export function renderMessage(message, continued) {
   );
   if (!flags.includes("read")) S.observer.observe(article);
   return article;
+}
+
+function mutedNote(message) {
+  const show = () => {
+    S.revealed.add(message.id);
+    rerender(message.id);
+  };
+  return h("div.muted-note", "This message was hidden because you have muted the sender. ",
+    h("button.link-button", { type: "button", on: { click: show } }, "Show message"));
 }
 
 // A message's action buttons, made when first wanted (pointer over it, focus in it, selected,

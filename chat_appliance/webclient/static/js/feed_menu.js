@@ -182,12 +182,16 @@ export async function showHistory(message) {
   }
   const dialog = h(
     "dialog.history",
-    { "aria-label": "Edit history" },
-    h("h2", "Edit history"),
-    h("ol", history.map((entry) => {
+    { "aria-label": "Message edit history" },
+    h("h2", "Message edit history"),
+    h("ol", history.map((entry, index) => {
       const content = h("div.rendered");
       content.innerHTML = entry.rendered_content || "";
-      return h("li", h("div.meta", `${model.userName(entry.user_id)} \u00b7 ${formatFullTime(entry.timestamp)}`), entry.topic && entry.prev_topic ? h("div", `Topic: ${entry.prev_topic} \u2192 ${entry.topic}`) : null, content);
+      // The first entry is the message as sent; each later one an edit (its text) or a move.
+      const kind = index === 0 ? "Original" : entry.prev_rendered_content !== undefined ? "Edited" : "Moved";
+      const current = index === history.length - 1 && index > 0 ? " (current)" : "";
+      return h("li", h("div.meta", `${kind}${current}: ${model.userName(entry.user_id)} \u00b7 ${formatFullTime(entry.timestamp)}`),
+        entry.topic && entry.prev_topic ? h("div", `Topic: ${entry.prev_topic} \u2192 ${entry.topic}`) : null, content);
     })),
     h("form", { method: "dialog" }, h("button", "Close")),
   );

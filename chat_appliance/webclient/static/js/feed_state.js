@@ -38,6 +38,7 @@ export const S = {
   readQueue: new Set(),
   readTimer: null,
   readingPaused: false, // after "Mark as unread", until the next view: no marking read on sight
+  revealed: new Set(), // ids of muted senders' messages shown anyway ("Show message")
   hooks: { reply: () => {}, edit: () => {} },
 };
 

@@ -45,6 +45,8 @@ export function followChanges() {
   model.on("realm_user", (event) => {
     if (event.op === "update") feed.refreshAll();
   });
+  // Muting or unmuting someone hides or shows their messages in the page.
+  model.on("muted_users", () => feed.refreshAll());
   model.on("presence", () => renderUsers());
   model.on("drafts", (event) => {
     compose.onDraftsReloaded();

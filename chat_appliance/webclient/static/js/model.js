@@ -100,6 +100,10 @@ export const model = {
     if (policy === 2 || policy === 3) return false;
     return Boolean(this.subs.get(Number(streamId))?.is_muted);
   },
+  // A muted person (Settings > Muted users): their messages are hidden until shown, and never notify.
+  isMutedUser(id) {
+    return (this.state?.muted_users || []).some((entry) => entry.id === Number(id));
+  },
   isMutedMessage(message) {
     if (message.type !== "stream") return false;
     return this.isTopicMuted(message.stream_id, message.subject);

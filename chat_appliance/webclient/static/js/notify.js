@@ -1,7 +1,7 @@
 // Notifications as Zulip decides them: the user's settings (desktop notifications and sounds for
 // direct messages and mentions, for channels, for followed topics), overridden per channel by the
 // subscription's desktop_notifications / audible_notifications (null: follow the setting); muted
-// topics never notify unless mentioned. The sound is a short tone made with Web Audio.
+// topics never notify unless mentioned, muted people never. The sound is a short tone made with Web Audio.
 import { model } from "./model.js";
 import { viewHash } from "./narrow.js";
 
@@ -10,9 +10,10 @@ const setting = (name, fallback = true) => model.state.user_settings?.[name] ?? 
 // {desktop, sound}: what a new message should raise.
 export function notificationsFor(message) {
   const none = { desktop: false, sound: false };
-  if (message.sender_id === model.myId) return none;
+  if (message.sender_id === model.myId || model.isMutedUser(message.sender_id)) return none;
   const flags = message.flags || [];
-  const mentioned = flags.some((f) => /mentioned/.test(f));
+  // An alert word notifies as a mention does (Zulip's rule).
+  const mentioned = flags.some((f) => /mentioned/.test(f)) || flags.includes("has_alert_word");
   if (message.type === "private" || mentioned) {
     if (!mentioned || message.type === "private") {
       return { desktop: setting("enable_desktop_notifications"), sound: setting("enable_sounds") };

@@ -193,6 +193,7 @@ function permissions(root) {
   const s = model.state;
   const selects = WHO.map(([key, label]) => [key, h("select", { "aria-label": label }, groupOptions(s.realm_user_groups, s[`realm_${key}`]))]);
   const editing = h("input", { type: "checkbox", checked: !!s.realm_allow_message_editing });
+  const emailLocked = h("input", { type: "checkbox", checked: !!s.realm_email_changes_disabled });
   const editLimit = limitSelect("Time limit for editing messages", s.realm_message_content_edit_limit_seconds, 0);
   const deleteLimit = limitSelect("Time limit for deleting messages", s.realm_message_content_delete_limit_seconds, null);
   const moveLimit = limitSelect("Time limit for moving messages between topics", s.realm_move_messages_within_stream_limit_seconds, null);
@@ -205,6 +206,7 @@ function permissions(root) {
           const changes = {};
           for (const [key, select] of selects) if (select.value && Number(select.value) !== s[`realm_${key}`]) changes[key] = Number(select.value);
           if (editing.checked !== !!s.realm_allow_message_editing) changes.allow_message_editing = editing.checked;
+          if (emailLocked.checked !== !!s.realm_email_changes_disabled) changes.email_changes_disabled = emailLocked.checked;
           changes.message_content_edit_limit_seconds = editLimit.value;
           changes.message_content_delete_limit_seconds = deleteLimit.value;
           changes.move_messages_within_stream_limit_seconds = moveLimit.value;
@@ -215,6 +217,7 @@ function permissions(root) {
     h("h4", "Permissions"),
     selects.map(([key, select]) => field(WHO.find(([k]) => k === key)[1], select)),
     h("label.check", editing, " People can edit their messages"),
+    h("label.check", emailLocked, " Prevent users from changing their email address"),
     field("Time limit for editing messages", editLimit),
     field("Time limit for deleting messages", deleteLimit),
     field("Time limit for moving messages between topics", moveLimit),

@@ -1,11 +1,13 @@
 // A person's profile card, from any sender name or avatar: name, role, email (as far as the
 // organization's email visibility lets this viewer see it), local time, status, custom profile
-// fields, "Send direct message", and for administrators "Manage user" (role, deactivate).
+// fields, "Send direct message", "Mute this user" (or "Unmute this user"), and for administrators
+// "Manage user" (role, deactivate; for owners, the address).
 import * as api from "./api.js";
 import { attempt, field, openDialog } from "./dialog.js";
 import { avatar } from "./feed.js";
 import { model } from "./model.js";
 import { dmView, viewHash } from "./narrow.js";
+import { setMuted } from "./settings_lists.js";
 import { clear, confirmDialog, h, toast } from "./util.js";
 
 export const ROLES = [[100, "Owner"], [200, "Administrator"], [300, "Moderator"], [400, "Member"], [600, "Guest"]];
@@ -14,7 +16,7 @@ export const roleName = (user) => (user.is_bot ? "Bot" : (ROLES.find(([value]) =
 let redraw = null;
 
 // The open card follows these changes (subscribed once, when this module loads).
-for (const type of ["realm_user", "user_status", "custom_profile_fields"]) model.on(type, () => redraw?.());
+for (const type of ["realm_user", "user_status", "custom_profile_fields", "muted_users"]) model.on(type, () => redraw?.());
 
 function localTime(zone) {
   if (!zone) return null;
@@ -93,6 +95,9 @@ export function openProfileCard(userId) {
         userId !== model.myId && !user.is_system_bot
           ? h("button.primary", { type: "button", on: { click: () => { dialog.close(); location.hash = viewHash(dmView([userId])); } } }, "Send direct message")
           : null,
+        userId !== model.myId && !user.is_system_bot
+          ? h("button", { type: "button", on: { click: () => setMuted(userId, !model.isMutedUser(userId)) } }, model.isMutedUser(userId) ? "Unmute this user" : "Mute this user")
+          : null,
         model.isAdmin() && userId !== model.myId && !user.is_system_bot ? h("button", { type: "button", "aria-expanded": "false", on: { click: (e) => toggleManage(e.currentTarget) } }, "Manage user") : null,
       ),
       manage,
@@ -106,6 +111,7 @@ export function openProfileCard(userId) {
     button.setAttribute("aria-expanded", String(open));
     if (!open) return;
     const role = h("select", { "aria-label": `Role of ${user.full_name}` }, ROLES.map(([value, label]) => h("option", { value: String(value), selected: user.role === value }, label)));
+    const newEmail = h("input", { type: "email", required: true, maxlength: "254", "aria-label": `New email for ${user.full_name}` });
     clear(
       manage,
       h(
@@ -114,6 +120,15 @@ export function openProfileCard(userId) {
         field("Role", role),
         h("button.primary", { type: "submit" }, "Change role"),
       ),
+      // Zulip's rule: only an owner holding the can_change_user_emails permission (granted on the
+      // server: `chat-appliance set-permission`) changes someone else's address; it changes at once.
+      model.me()?.is_owner && !user.is_bot ? h(
+        "form.inline-form",
+        { on: { submit: async (event) => { event.preventDefault(); if (await attempt(() => api.patch(`users/${userId}`, { new_email: newEmail.value.trim() }), "Email changed.")) newEmail.value = ""; } } },
+        field("New email", newEmail),
+        h("p.detail", "Owners with the server's can_change_user_emails permission (chat-appliance set-permission) change it at once."),
+        h("button", { type: "submit" }, "Change email"),
+      ) : null,
       user.is_active === false
         ? h("button", { type: "button", on: { click: () => attempt(() => api.post(`users/${userId}/reactivate`), "User reactivated.") } }, "Reactivate user")
         : h("button.danger", {

@@ -1,5 +1,6 @@
 // Channels and settings, in one dialog: channels (browse, create, subscribe), profile, account
-// (password, API key, zuliprc), bots (bots.js), notifications, invitations (invitations.js), and for
+// (email address: account_email.js; password, API key, zuliprc), bots (bots.js), notifications,
+// alert words and muted users (settings_lists.js), invitations (invitations.js), and for
 // administrators users (users_admin.js) and the organization's settings (org_settings.js).
 import * as api from "./api.js";
 import { botsPanel, zuliprc } from "./bots.js";
@@ -9,6 +10,8 @@ import { emojiPanel, linkifiersPanel, organizationPanel, profileFieldsPanel } fr
 import { usersPanel } from "./users_admin.js";
 import { groupsPanel } from "./groups_settings.js";
 import { preferencesPanel } from "./theme.js";
+import { alertWordsPanel, mutedUsersPanel } from "./settings_lists.js";
+import { emailSection } from "./account_email.js";
 import { model } from "./model.js";
 import { channelView, viewHash } from "./narrow.js";
 import { clear, download, h } from "./util.js";
@@ -24,6 +27,8 @@ const SECTIONS = [
   ["bots", "Bots", botsPanel],
   ["preferences", "Preferences", preferencesPanel],
   ["notifications", "Notifications", notificationsPanel],
+  ["alert-words", "Alert words", alertWordsPanel],
+  ["muted-users", "Muted users", mutedUsersPanel],
   ["groups", "Groups", groupsPanel, () => !model.me()?.is_guest],
   ["users", "Users", usersPanel, () => model.isAdmin()],
   ["invites", "Invitations", invitesPanel, mayInvite],
@@ -205,8 +210,8 @@ function accountPanel(root) {
   const newPassword = h("input", { type: "password", autocomplete: "new-password", required: true, minlength: "6" });
   const keyPassword = h("input", { type: "password", autocomplete: "current-password", required: true });
   const keyOut = h("div.api-key");
+  emailSection(root);
   root.append(
-    h("p", `Signed in as ${me.email}.`),
     h(
       "form.inline-form",
       {

@@ -20,8 +20,9 @@ export function apply(event) {
   const user = users.get(event.person.user_id);
   if (event.op === "add") users.set(event.person.user_id, event.person);
   else if (event.op === "update" && user) {
-    const { custom_profile_field: field, ...changed } = event.person;
+    const { custom_profile_field: field, new_email: newEmail, ...changed } = event.person;
     Object.assign(user, changed);
+    if (newEmail !== undefined) user.email = newEmail; // the API email (Zulip's field for it)
     if (changed.role !== undefined) Object.assign(user, { is_admin: changed.role <= 200, is_owner: changed.role === 100 });
     if (field) {
       user.profile_data ||= {};
