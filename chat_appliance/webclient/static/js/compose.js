@@ -58,7 +58,10 @@ export function mountCompose(container) {
   );
   container.append(C.els.form);
   for (const draft of model.drafts.values()) C.draftIds.set(draftKey(draft), draft.id);
-  fillChannels();
+  // Aimed from the start, so that one kind of recipient shows (channel and topic, or people) even
+  // when the first view has no conversation of its own (Inbox, Recent conversations, Drafts).
+  C.target = targetForView({ kind: "feed", ops: [] });
+  renderTarget();
 }
 
 export function fillChannels() {
