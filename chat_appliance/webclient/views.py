@@ -278,6 +278,13 @@ def emoji_names():
 # --- the client's static files: compressed, with validators ------------------------------------
 
 COMPRESSIBLE = {".js", ".css", ".html", ".json", ".svg", ".txt"}
+# Fonts by their registered types: the platform's table (mimetypes) may not know them, and
+# application/octet-stream says nothing of what the file is.
+FONT_TYPES = {".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".otf": "font/otf"}
+# static/fonts/ holds fonts in folders named by their version (scripts/fetch_emoji_font.py): a
+# file there never changes under its URL, so browsers keep it for a year without asking again.
+IMMUTABLE_PREFIX = "fonts/"
+IMMUTABLE_CACHE = "public, max-age=31536000, immutable"
 
 
 @functools.lru_cache(maxsize=128)
@@ -289,7 +296,7 @@ def static_entry(path: str, mtime_ns: int, size: int) -> tuple[bytes, bytes | No
     if Path(path).suffix in COMPRESSIBLE and len(data) > 256:
         compressed = gzip.compress(data, compresslevel=9, mtime=0)
     etag = hashlib.sha256(data).hexdigest()[:32]
-    mimetype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    mimetype = FONT_TYPES.get(Path(path).suffix) or mimetypes.guess_type(path)[0] or "application/octet-stream"
     if mimetype in ("application/javascript", "text/javascript"):
         mimetype = "text/javascript"
     return data, compressed, etag, mimetype
@@ -300,8 +307,10 @@ def static_file(filename: str) -> Response:
     """The web client's own files. Each answer carries an ETag (a hash of the content) and asks the
     browser to revalidate (`no-cache`): a returning visit gets 304 Not Modified, no body, for every
     unchanged file, and a new version of a file is seen at once. Text files go gzip-compressed to
-    browsers that accept it (a variant with its own ETag, and Vary: Accept-Encoding)."""
-    return send_static(STATIC_DIR, filename)
+    browsers that accept it (a variant with its own ETag, and Vary: Accept-Encoding). The fonts
+    (fonts/, versioned folders) are kept a year instead: the emoji font is megabytes, and a page
+    would otherwise ask again for each of its parts on every load."""
+    return send_static(STATIC_DIR, filename, immutable=filename.startswith(IMMUTABLE_PREFIX))
 
 
 @bp.get("/static/katex/<path:filename>")
@@ -311,7 +320,7 @@ def katex_file(filename: str) -> Response:
     return send_static(KATEX_DIR, filename)
 
 
-def send_static(folder: Path, filename: str) -> Response:
+def send_static(folder: Path, filename: str, immutable: bool = False) -> Response:
     path = safe_join(str(folder), filename)
     if path is None or not os.path.isfile(path):
         raise JsonableError("Not Found", code="NOT_FOUND", http_status=404)
@@ -319,7 +328,8 @@ def send_static(folder: Path, filename: str) -> Response:
     data, compressed, etag, mimetype = static_entry(path, stat.st_mtime_ns, stat.st_size)
     use_gzip = compressed is not None and "gzip" in (request.accept_encodings.best_match(["gzip"]) or "")
     tag = f"{etag}-gz" if use_gzip else etag
-    headers = {"ETag": f'"{tag}"', "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    headers = {"ETag": f'"{tag}"', "Cache-Control": IMMUTABLE_CACHE if immutable else "no-cache",
+               "X-Content-Type-Options": "nosniff"}
     if compressed is not None:
         headers["Vary"] = "Accept-Encoding"
     if request.if_none_match.contains(tag):

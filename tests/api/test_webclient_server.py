@@ -88,3 +88,27 @@ def test_static_files_are_compressed_and_revalidated_without_a_body(flask_client
     assert flask_client.get("/static/webclient/../views.py").status_code == 404
     image = flask_client.get("/static/webclient/realm-icon.png", headers={"Accept-Encoding": "gzip"})
     assert image.status_code == 200 and "Content-Encoding" not in image.headers
+
+
+def test_emoji_font_parts_are_served_as_fonts_and_kept_a_year(flask_client):
+    """Is every emoji font part app.css names served as font/woff2 with a year-long immutable
+    Cache-Control (its folder's name carries the font's version), not compressed again (woff2 is
+    compressed already), with the font's licence beside it; while the client's other files are
+    still revalidated (no-cache)?"""
+    css = flask_client.get("/static/webclient/app.css").get_data(as_text=True)
+    parts = set(re.findall(r"url\((fonts/[^)]+\.woff2)\)", css))
+    assert len(parts) > 5
+    folders = {part.rsplit("/", 1)[0] for part in parts}
+    assert len(folders) == 1 and re.fullmatch(r"fonts/noto-color-emoji-\d+(\.\d+)+", folders.pop())
+    for part in sorted(parts):
+        response = flask_client.get("/static/webclient/" + part, headers={"Accept-Encoding": "gzip"})
+        assert response.status_code == 200, part
+        assert response.headers["Content-Type"] == "font/woff2"
+        assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        assert "Content-Encoding" not in response.headers
+        assert response.data[:4] == b"wOF2"
+        response.close()
+    licence = flask_client.get("/static/webclient/" + next(iter(parts)).rsplit("/", 1)[0] + "/LICENSE")
+    assert licence.status_code == 200 and b"SIL OPEN FONT LICENSE" in licence.data
+    assert flask_client.get("/static/webclient/app.css").headers["Cache-Control"] == "no-cache"
+    assert flask_client.get("/static/webclient/fonts/missing.woff2").status_code == 404

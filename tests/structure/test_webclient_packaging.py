@@ -51,3 +51,18 @@ def test_a_file_in_a_new_subfolder_would_be_packaged(tmp_path):
         found.update(path for path in glob(str(folder / pattern), recursive=True) if os.path.isfile(path))
     assert {str(Path(path).relative_to(folder)) for path in found} == {"static/js/widgets/deeper/poll.js",
                                                                      "static/app.css"}
+
+
+def test_the_emoji_font_is_packaged_with_its_licence():
+    """Does package_data ship each emoji font part that app.css's @font-face rules name, and the
+    font's licence beside them, so that an installed (not editable) server draws emoji with it?"""
+    import re
+
+    package_data = read_configuration(str(ROOT / "setup.cfg"))["options"]["package_data"]
+    files = shipped(package_data, "chat_appliance.webclient")
+    css = (ROOT / "chat_appliance" / "webclient" / "static" / "app.css").read_text()
+    parts = set(re.findall(r"@font-face \{[^}]*url\((fonts/[^)]+)\) format\(\"woff2\"\)", css))
+    assert parts and all(part.endswith(".woff2") for part in parts)
+    assert sorted(f"static/{part}" for part in parts if f"static/{part}" not in files) == []
+    folders = {part.rsplit("/", 1)[0] for part in parts}
+    assert {f"static/{folder}/LICENSE" for folder in folders} <= files

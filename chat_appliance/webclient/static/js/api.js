@@ -3,11 +3,15 @@
 export const csrfToken = () => document.querySelector('meta[name="csrf-token"]').content;
 
 export class ApiError extends Error {
-  constructor(status, body) {
+  // `retryAfter`: the seconds a RATE_LIMIT_HIT asks to wait, from its body's retry-after (Zulip's
+  // field) or else the Retry-After header; null when the answer names none.
+  constructor(status, body, headers = null) {
     super((body && body.msg) || `HTTP ${status}`);
     this.status = status;
     this.code = body && body.code;
     this.body = body;
+    const wait = Number((body && body["retry-after"]) ?? headers?.get("Retry-After") ?? NaN);
+    this.retryAfter = Number.isFinite(wait) && wait >= 0 ? wait : null;
   }
 }
 
@@ -44,7 +48,7 @@ export async function call(method, path, params, { signal, body } = {}) {
   } catch {
     data = null;
   }
-  if (!response.ok || !data || data.result !== "success") throw new ApiError(response.status, data);
+  if (!response.ok || !data || data.result !== "success") throw new ApiError(response.status, data, response.headers);
   return data;
 }
 
@@ -68,6 +72,6 @@ export async function signIn(path, params) {
     credentials: "same-origin",
   });
   const data = await response.json().catch(() => null);
-  if (!response.ok || !data || data.result !== "success") throw new ApiError(response.status, data);
+  if (!response.ok || !data || data.result !== "success") throw new ApiError(response.status, data, response.headers);
   return data;
 }

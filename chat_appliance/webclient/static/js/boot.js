@@ -1,6 +1,18 @@
 // Starts the first two API calls while the modules are still loading (a classic script, run as
 // soon as it arrives): POST /json/register and, when the link names its channel or people by id,
 // the first view's GET /json/messages. main.js picks the answers up from window.chatBoot.
+// Before anything is drawn it also sets <html data-theme>, which app.css's two palettes hang on:
+// the theme this browser last had (theme.js keeps it in localStorage), else the system's scheme.
+(() => {
+  let theme = null;
+  try {
+    theme = localStorage.getItem("chat-appliance.theme");
+  } catch {
+    theme = null; // storage refused (a privacy setting): the system's scheme
+  }
+  const dark = theme === "dark" || (theme !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+})();
 (() => {
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   if (!csrf) return;

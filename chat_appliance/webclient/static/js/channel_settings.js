@@ -261,7 +261,7 @@ export function channelHeader(streamId, { withButton = true } = {}) {
   description.innerHTML = stream.rendered_description || ""; // the server's sanitised rendering
   return [
     description,
-    withButton && h("button.channel-settings-button", { type: "button", title: "Channel settings", "aria-label": "Channel settings", on: { click: () => openChannelSettings(streamId) } }, "\u2699 Settings"),
+    withButton && h("button.channel-settings-button.text-icon", { type: "button", title: "Channel settings", "aria-label": "Channel settings", on: { click: () => openChannelSettings(streamId) } }, "\u2699 Settings"),
   ];
 }
 

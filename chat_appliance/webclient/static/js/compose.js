@@ -50,7 +50,7 @@ export function mountCompose(container) {
     h("div.box", C.els.textarea, C.els.preview, C.els.completion),
     h("div.compose-buttons", h("button.icon-text", { type: "button", on: { click: () => C.els.file.click() } }, "Attach files"), C.els.file,
       videoCallButton(),
-      h("button.icon-text.add-emoji", { type: "button", "aria-label": "Add emoji", title: "Add emoji", on: { click: (event) => openPicker(event.currentTarget, (name) => { insertText(`:${name}: `); C.els.textarea.focus(); }) } }, "\u263a"), C.els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), C.els.send,
+      h("button.icon-text.add-emoji.text-icon", { type: "button", "aria-label": "Add emoji", title: "Add emoji", on: { click: (event) => openPicker(event.currentTarget, (name) => { insertText(`:${name}: `); C.els.textarea.focus(); }) } }, "\u263a"), C.els.previewButton, h("span.spacer"), h("span.hint", "Enter to send, Shift+Enter for a new line"), C.els.send,
       sendOptionsButton(pendingMessage, () => {
         cleared(conversationKey(C.target), C.els.textarea.value);
         saveDraft.cancel();
@@ -58,7 +58,10 @@ export function mountCompose(container) {
   );
   container.append(C.els.form);
   for (const draft of model.drafts.values()) C.draftIds.set(draftKey(draft), draft.id);
-  fillChannels();
+  // Aimed from the start, so that one kind of recipient shows (channel and topic, or people) even
+  // when the first view has no conversation of its own (Inbox, Recent conversations, Drafts).
+  C.target = targetForView({ kind: "feed", ops: [] });
+  renderTarget();
 }
 
 export function fillChannels() {

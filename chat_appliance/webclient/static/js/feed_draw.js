@@ -130,7 +130,7 @@ export function renderActions(message) {
   return h(
       "div.actions",
       h("button.icon.star", { type: "button", title: flags.includes("starred") ? "Unstar" : "Star", "aria-label": flags.includes("starred") ? "Unstar" : "Star", "aria-pressed": String(flags.includes("starred")), on: { click: () => toggleStar(message) } }, flags.includes("starred") ? "\u2605" : "\u2606"),
-      h("button.icon", { type: "button", title: "Add reaction", "aria-label": "Add reaction", on: { click: (event) => openPicker(event.currentTarget, (name) => toggleReaction(message, name)) } }, "\u263a"),
+      h("button.icon.text-icon", { type: "button", title: "Add reaction", "aria-label": "Add reaction", on: { click: (event) => openPicker(event.currentTarget, (name) => toggleReaction(message, name)) } }, "\u263a"),
       h("button.icon", { type: "button", title: "Message actions", "aria-label": "Message actions", "aria-haspopup": "menu", on: { click: (event) => openMenu(event.currentTarget, message) } }, "\u22ef"),
   );
 }

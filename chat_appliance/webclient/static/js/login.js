@@ -11,9 +11,26 @@ function field(label, attrs) {
   return { input, row: h("label.field", h("span", label), input) };
 }
 
+// How long to wait, as a person reads it: seconds, and minutes too once it is long.
+function waitText(seconds) {
+  const whole = Math.max(1, Math.ceil(seconds));
+  const inSeconds = `${whole} second${whole === 1 ? "" : "s"}`;
+  if (whole < 90) return inSeconds;
+  const minutes = Math.round(whole / 60);
+  return `${minutes} minutes (${inSeconds})`;
+}
+
+// What a failure says: the server's message, except that a rate limit (RATE_LIMIT_HIT) says how
+// long to wait, from its retry-after, instead of "API usage exceeded rate limit".
+function failureText(failure, tooMany) {
+  if (failure.code === "RATE_LIMIT_HIT" && failure.retryAfter !== null) return `${tooMany} Try again in ${waitText(failure.retryAfter)}.`;
+  return failure.message;
+}
+
 // A sign-in or sign-up form: the button is off while `send` runs; a failure shows its message
-// above the button, which comes back on, and then `afterFailure` runs.
-function authForm(buttonLabel, rows, send, afterFailure = () => {}) {
+// above the button, which comes back on, and then `afterFailure` runs. `tooMany` opens the
+// message of a rate limit.
+function authForm(buttonLabel, rows, send, afterFailure = () => {}, tooMany = "Too many attempts.") {
   const error = h("p.error", { role: "alert" });
   const button = h("button.primary", { type: "submit" }, buttonLabel);
   return h(
@@ -27,7 +44,7 @@ function authForm(buttonLabel, rows, send, afterFailure = () => {}) {
           try {
             await send();
           } catch (failure) {
-            error.textContent = failure.message;
+            error.textContent = failureText(failure, tooMany);
             button.disabled = false;
             afterFailure();
           }
@@ -69,6 +86,7 @@ export async function showLogin(root) {
       location.reload();
     },
     () => password.input.select(),
+    "Too many sign-in attempts.",
   );
   const forgot = settings && settings.email_auth_enabled === false ? null : h("p.auth-links", h("a", { href: "/accounts/password/reset" }, "Forgot your password?"));
   // Each external provider is a link, not a form: the page's form-action 'self' would stop a

@@ -43,7 +43,7 @@ function layout() {
       h("a.realm-name", { href: "#feed" }, model.state.realm_name),
       els.searchForm,
       els.usersButton,
-      h("button.icon", { type: "button", "aria-label": "Settings", title: "Settings", on: { click: () => openSettings() } }, "\u2699"),
+      h("button.icon.text-icon", { type: "button", "aria-label": "Settings", title: "Settings", on: { click: () => openSettings() } }, "\u2699"),
       h("button.icon-text", { type: "button", on: { click: logout } }, "Log out"),
     ),
     h("div.layout", els.left, h("main.middle", h("div.view-head", els.title, els.viewHeader, els.viewActions), els.feed, els.compose), els.right),
