@@ -201,6 +201,21 @@ def upload_image(realm_id: int, path_id: str) -> UploadImage | None:
                        transcoded_image=transcoded_image(row.thumbnail_formats))
 
 
+def settle_upload_previews(realm_id: int, rendered: str) -> str:
+    """A message's HTML about to be stored (in the write transaction of its send or edit), with
+    the placeholders of images whose thumbnail was finished, or given up, since it was rendered:
+    the worker rewrites the messages linking the image when it finishes, and a message rendered
+    before that but committed after would otherwise keep its placeholder. Unchanged when it
+    shows none (nearly always)."""
+    from chat_appliance.markdown.upload_previews import pending_upload_previews, rewrite_upload_preview
+
+    for path_id in sorted(pending_upload_previews(rendered)):
+        image = upload_image(realm_id, path_id)
+        if image is None or image.thumbnail_url is not None:
+            rendered = rewrite_upload_preview(rendered, path_id, image)
+    return rendered
+
+
 def default_code_block_language(realm: Realm) -> str:
     """The organization's default_code_block_language ("" for none), kept in realm.settings."""
     return str((realm.settings or {}).get("default_code_block_language") or "")

@@ -1,5 +1,6 @@
-"""Hostile images: only the thumbnailed formats' decoders read an upload, and its pixels are
-budgeted over every frame, before anything is decoded."""
+"""Hostile images: only the thumbnailed formats' decoders read an upload, its pixels are budgeted
+over every frame before anything is decoded, and the decoding is done a few images at a time by
+the thumbnail worker."""
 
 import io
 import struct
@@ -10,7 +11,7 @@ from PIL import Image
 
 from chat_appliance.lib.thumbnails import thumbnail_upload
 
-from ..support.helpers import ok, upload
+from ..support.helpers import download, ok, thumbnails_made, upload
 
 
 def gif_canvas_with_tiny_frames(side=3100, frames=120):
@@ -82,7 +83,7 @@ def test_a_small_animation_and_a_large_jpeg_still_get_thumbnails(tmp_path):
     assert info is not None and (info.width, info.height) == (8000, 5000)
 
 
-def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
+def test_eps_named_png_never_reaches_the_eps_decoder(org, app, tmp_path):
     """Is an EPS file uploaded as `.png` left without a thumbnail, never opened as EPS (whose
     decoder runs Ghostscript)?"""
     from PIL import EpsImagePlugin
@@ -98,21 +99,23 @@ def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
     try:
         info, _ = timed_thumbnail(tmp_path, EPS, "image/png")
         answer = ok(upload(org, org.hamlet, EPS, name="drawing.png"))
+        thumbnails_made(app)
     finally:
         EpsImagePlugin.EpsImageFile._open = original
     assert info is None and opened == []
     assert answer["url"].endswith("drawing.png")
 
 
-def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
-    """When six uploads arrive at once, are at most THUMBNAIL_SLOTS images decoded side by side
-    (and every one still thumbnailed)?"""
+def test_thumbnails_are_made_a_few_at_a_time(org, app, monkeypatch):
+    """When six images are uploaded at once, does every upload answer, are at most the worker's
+    DECODERS images decoded side by side, by the worker's threads (never a request's), and does
+    every one still get its thumbnail?"""
     import threading
 
-    from chat_appliance.actions import uploads
     from chat_appliance.lib import thumbnails
+    from chat_appliance.workers.thumbnails import DECODERS
 
-    running, most = [0], [0]
+    running, most, threads = [0], [0], set()
     lock = threading.Lock()
     original = thumbnails.make_thumbnails
 
@@ -120,8 +123,9 @@ def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
+            threads.add(threading.current_thread().name)
         try:
-            time.sleep(0.2)
+            time.sleep(0.1)
             return original(*args, **kwargs)
         finally:
             with lock:
@@ -130,14 +134,16 @@ def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(thumbnails, "make_thumbnails", counted)
     out = io.BytesIO()
     Image.new("RGB", (64, 48), (1, 2, 3)).save(out, "PNG")
-    for index in range(6):
-        (tmp_path / f"{index}.png").write_bytes(out.getvalue())
-    results = {}
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(
-        i, uploads.bounded_thumbnail_upload(tmp_path, f"{i}.png", "image/png"))) for i in range(6)]
-    for thread in threads:
+    answers = []
+    uploads = [threading.Thread(target=lambda i=i: answers.append(upload(org, org.hamlet, out.getvalue(), name=f"{i}.png")))
+               for i in range(6)]
+    for thread in uploads:
         thread.start()
-    for thread in threads:
+    for thread in uploads:
         thread.join()
-    assert most[0] <= uploads.THUMBNAIL_SLOTS
-    assert all(info is not None for info in results.values()) and len(results) == 6
+    urls = [ok(answer)["url"] for answer in answers]
+    thumbnails_made(app)
+    assert 1 <= most[0] <= DECODERS <= 2
+    assert threads and all(name.startswith("thumbnails-") for name in threads), threads
+    for url in urls:
+        assert download(org, org.hamlet, f"/user_uploads/thumbnail/{url[len('/user_uploads/'):]}/840x560.webp").status_code == 200
