@@ -164,6 +164,8 @@ function sizePlaceholder(img) {
     const scale = Math.min(1, PREVIEW_BOX[0] / width, PREVIEW_BOX[1] / height);
     img.width = Math.max(48, Math.round(width * scale));
     img.height = Math.max(48, Math.round(height * scale));
+    // Kept when a narrow screen shrinks the box (the spinner's own 1:1 would win otherwise).
+    img.style.aspectRatio = `${img.width} / ${img.height}`;
   }
   img.alt = `${img.alt} (loading)`;
 }
