@@ -88,7 +88,7 @@ def run_interference(seconds: float) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     sys.path.insert(0, str(ROOT))
     from benchlib import latencies_while, report, serve_with_member
-    from tests.uploads.test_hostile_images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
+    from tests.support.images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
 
     with tempfile.TemporaryDirectory() as tmp:
         photo = Path(tmp) / "photo.jpg"

@@ -25,6 +25,7 @@ from chat_appliance.lib.user_settings import user_setting
 # render, at the first render, not at start-up (start-up time and idle memory).
 from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
 from chat_appliance.markdown.context import MentionTarget, RenderContext, UploadImage
+from chat_appliance.markdown.upload_previews import pending_upload_previews, rewrite_upload_preview
 from chat_appliance.models import Attachment, Message, Stream, Subscription, UserGroup, UserMessage, UserProfile
 
 if TYPE_CHECKING:
@@ -207,8 +208,6 @@ def settle_upload_previews(realm_id: int, rendered: str) -> str:
     the worker rewrites the messages linking the image when it finishes, and a message rendered
     before that but committed after would otherwise keep its placeholder. Unchanged when it
     shows none (nearly always)."""
-    from chat_appliance.markdown.upload_previews import pending_upload_previews, rewrite_upload_preview
-
     for path_id in sorted(pending_upload_previews(rendered)):
         image = upload_image(realm_id, path_id)
         if image is None or image.thumbnail_url is not None:

@@ -6,10 +6,8 @@ the next start; hostile images are refused, a bounded number at a time.
 `gate` holds the worker's decodes until the test opens it: a slow image on demand."""
 
 import io
-import struct
 import threading
 import time
-import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,8 +15,7 @@ import pytest
 from PIL import Image
 
 from ..support.helpers import download, get_events, ok, register, send, thumbnails_made, upload
-from .test_hostile_images import EPS, gif_canvas_with_tiny_frames, png_chunk, png_of_zeros
-from .test_thumbnails import image_bytes
+from ..support.images import EPS, gif_canvas_with_tiny_frames, image_bytes, png_of_zeros, truncated_png
 
 PLACEHOLDER_SRC = "/static/images/loading/loader-black.svg"
 
@@ -60,14 +57,6 @@ def thumbnail(url, name, dimensions, content_type="image/png"):
     return (f'<div class="message_inline_image"><a href="{url}" title="{name}"><img '
             f'data-original-content-type="{content_type}" data-original-dimensions="{dimensions}" '
             f'src="/user_uploads/thumbnail/{path_id}/840x560.webp"></a></div>')
-
-
-def truncated_png(side=300):
-    """A PNG whose header is whole (so the upload takes it for an image) but whose pixels stop
-    halfway: only a decode finds out."""
-    raw = zlib.compress(b"".join(b"\x00" + bytes((x * 7 + y) % 256 for x in range(side * 3)) for y in range(side)))
-    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0))
-            + png_chunk(b"IDAT", raw[:len(raw) // 2]) + png_chunk(b"IEND", b""))
 
 
 def update_events(client, queue_id):

@@ -8,23 +8,7 @@ import io
 from PIL import Image
 
 from ..support.helpers import download, err, ok, thumbnails_made, upload
-
-
-def image_bytes(size=(1600, 1200), fmt="JPEG", exif_orientation=None, frames=1, color=(200, 30, 30)):
-    out = io.BytesIO()
-    if frames > 1:
-        images = [Image.new("RGB", size, (i * 40 % 256, 100, 100)) for i in range(frames)]
-        images[0].save(out, fmt, save_all=True, append_images=images[1:], duration=50, loop=0)
-        return out.getvalue()
-    image = Image.new("RGB", size, color)
-    kwargs = {}
-    if exif_orientation is not None:
-        exif = Image.Exif()
-        exif[0x0112] = exif_orientation
-        exif[0x010F] = "SecretCam"  # Make: must not survive into the thumbnail
-        kwargs["exif"] = exif.tobytes()
-    image.save(out, fmt, **kwargs)
-    return out.getvalue()
+from ..support.images import image_bytes
 
 
 def send(org, user, content, to="Denmark"):
