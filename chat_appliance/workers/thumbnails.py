@@ -16,6 +16,9 @@ starts), for the work a previous process left: the images uploaded just before a
 crash.
 
 `drain(timeout)` waits until nothing is queued or being decoded (tests, and a clean stop).
+
+With shards, every process looks at its start: two may decode the same image, which costs time
+only (the second finds the job done when it records it, and writes the same files).
 """
 
 from __future__ import annotations
@@ -140,20 +143,20 @@ class ThumbnailWorker:
     def _work(self) -> None:
         _lower_priority()
         while True:
+            look_from: Optional[int] = None
             with self._changed:
                 while not self._closed and not self._queue and (self._look_from is None or self._looking):
                     self._changed.wait()
                 if self._closed:
                     return
-                if not self._queue:
-                    # Look in the database for what the queue could not hold (one thread at a time).
-                    self._looking, from_id, self._look_from = True, self._look_from, None
-                    job = None
-                else:
+                if self._queue:
                     job = self._queue.popleft()
                     self._busy += 1
-            if job is None:
-                self._look(from_id)  # type: ignore[arg-type]  # set with _looking above
+                else:
+                    # Look in the database for what the queue could not hold (one thread at a time).
+                    look_from, self._look_from, self._looking = self._look_from, None, True
+            if look_from is not None:
+                self._look(look_from)
                 continue
             try:
                 with database.connection_context():
