@@ -266,10 +266,24 @@ def register_workers(app):
     built, and its module loaded, with the first event it listens to."""
     state = app.extensions[EXTENSION]
     context = WorkerContext(config=app.config, is_online=away_rule(state), mailer=state.mailer.built,
-                            version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL)
+                            version=ZULIP_VERSION, feature_level=ZULIP_FEATURE_LEVEL, uploads_root=state.uploads.root)
     for entry in WORKERS:
         worker = state.workers[entry.name] = OnFirstUse(partial(entry.start, context))
         bus.add_listener(entry.listener(worker), state.runtime)
+
+
+def resume_workers(app):
+    """Start the workers whose pending work lives in the database (WorkerEntry.resumes_at_start)
+    and have them take up what a previous process left: `serve` calls this shortly after it
+    starts. Their threads run on this app's database."""
+    state = app.extensions[EXTENSION]
+    token = activate(state.runtime)
+    try:
+        for entry in WORKERS:
+            if entry.resumes_at_start:
+                state.workers[entry.name].resume()
+    finally:
+        deactivate(token)
 
 
 def away_rule(state):

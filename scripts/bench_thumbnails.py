@@ -8,13 +8,15 @@ wall-clock and CPU seconds (best of --repeat), the growth of peak RSS over the p
 and the ratio to the baseline. Targets: under 1 s and under 150 MiB.
 
     python scripts/bench_thumbnails.py
-    python scripts/bench_thumbnails.py --interference [--seconds 5]
+    python scripts/bench_thumbnails.py --interference [--seconds 5] [--rate 4]
 
 With --interference: against a real `serve`, a member uploads the worst images in a loop (a 3 KB
 GIF of 120 one-pixel frames on a 3100x3100 canvas, a PNG of 9400x9400, an EPS file named `.png`,
 and the 12 MP photo) while another member's GET /users/me is timed, beside a baseline measured in
 the same run with nothing else running; the server's peak RSS is reported too. Target: p99
-under 50 ms.
+under 50 ms. `--rate N` holds the uploader to N uploads a second: an uploader that no longer
+waits for decodes uploads more images in the same time, so comparing two versions of the server
+is fair only at one rate.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def run(mode: str, source: Path, out: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-def run_interference(seconds: float) -> None:
+def run_interference(seconds: float, rate: float | None = None) -> None:
     import threading
 
     import psutil
@@ -88,7 +90,7 @@ def run_interference(seconds: float) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     sys.path.insert(0, str(ROOT))
     from benchlib import latencies_while, report, serve_with_member
-    from tests.uploads.test_hostile_images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
+    from tests.support.images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
 
     with tempfile.TemporaryDirectory() as tmp:
         photo = Path(tmp) / "photo.jpg"
@@ -118,7 +120,7 @@ def run_interference(seconds: float) -> None:
 
             start_rss = process.memory_info().rss
             baseline = report("baseline (nothing else running)", latencies_while(server.url, member, seconds)[0])
-            times, calls = latencies_while(server.url, member, seconds, attack)
+            times, calls = latencies_while(server.url, member, seconds, attack, per_second=rate)
             loaded = report("while the worst images are uploaded", times, calls)
             print(f"server RSS: {start_rss / 2**20:.0f} MiB before, {peak[0] / 2**20:.0f} MiB at its peak")
             print(f"target < 50 ms while the uploads run: p50 {'ok' if loaded[0] < 50 else 'OVER'}, "
@@ -134,12 +136,13 @@ def main() -> None:
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--interference", action="store_true", help="time a bystander while the worst images upload")
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each --interference measurement")
+    parser.add_argument("--rate", type=float, default=None, help="--interference: at most this many uploads a second")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     if args.interference:
-        run_interference(args.seconds)
+        run_interference(args.seconds, args.rate)
         return
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "photo.jpg"

@@ -66,12 +66,12 @@ async def poll_rounds(reader, writer, api_url, user, queue_id, stop, read_respon
 
 
 def serve_with_member(instance_path, *extra_args):
-    """A real `serve` on a fresh instance (tests/serve_process.py), its owner's credentials and a
+    """A real `serve` on a fresh instance (tests/support/serve_process.py), its owner's credentials and a
     second member's, created through the API: the bystander whose latency the interference
     benchmarks report."""
     import requests
 
-    from tests.serve_process import ServeProcess
+    from tests.support.serve_process import ServeProcess
 
     server = ServeProcess(instance_path, *extra_args)
     owner = (server.email, server.api_key)

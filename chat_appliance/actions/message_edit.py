@@ -26,7 +26,7 @@ from chat_appliance.lib.messages import flags_to_names, message_audience_ids
 from chat_appliance.lib.system_bots import NOTIFICATION_BOT, system_bot
 from chat_appliance.models import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, TOPIC_INHERIT, TOPIC_UNMUTED, Message,
                                    Subscription, UserMessage, UserProfile, UserTopic, now)
-from chat_appliance.lib.rendering import render_message, render_topic_links
+from chat_appliance.lib.rendering import render_message, render_topic_links, settle_upload_previews
 from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.alert_words import users_with_alert_word_in
 from chat_appliance.actions.channels import subscriber_ids
@@ -255,7 +255,8 @@ def do_update_message(user: UserProfile, plan: EditPlan) -> None:
             if target.id == message.id and plan.content is not None:
                 entry.update(prev_content=target.content, prev_rendered_content=target.rendered_content)
                 has_link, has_image, has_attachment = link_facts(plan.rendered)
-                target.content, target.rendered_content = plan.content, plan.rendered.html
+                target.content = plan.content
+                target.rendered_content = settle_upload_previews(target.realm_id, plan.rendered.html)
                 target.is_me_message = plan.rendered.is_me_message
                 target.has_link, target.has_image, target.has_attachment = has_link, has_image, has_attachment
                 target.last_edit_time = timestamp

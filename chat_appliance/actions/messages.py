@@ -39,7 +39,7 @@ from chat_appliance.models import (
 )
 from chat_appliance.models.base import insert_row, query_rows
 from chat_appliance.models import TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED, SubMessage
-from chat_appliance.lib.rendering import render_message
+from chat_appliance.lib.rendering import render_message, settle_upload_previews
 from chat_appliance.lib.subscriptions import subscriber_ids
 from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.uploads import claim_attachments
@@ -347,9 +347,10 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             recipient_id = (dm_group or get_or_create_dm_group(users)).recipient_id
         else:
             recipient_id = stream.recipient_id
+        html = settle_upload_previews(sender.realm_id, rendered.html)
         message = insert_row(
             Message, realm=sender.realm_id, sender=sender, recipient=recipient_id, stream=stream, topic=topic,
-            topic_key=topic_key, content=content, rendered_content=rendered.html, date_sent=timestamp,
+            topic_key=topic_key, content=content, rendered_content=html, date_sent=timestamp,
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,
         )
@@ -357,7 +358,7 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"), rows)
         if pending:
             bulk_insert("pending_unread_message", ("message_id",), [(message.id,)])
-        backend().index_messages(Message._meta.database, [(message.id, topic, rendered.html)], new=True)
+        backend().index_messages(Message._meta.database, [(message.id, topic, html)], new=True)
         claim_attachments(sender, message.id, content)
         if stream is not None and stream.first_message_id is None:
             # Conditional: `stream` was read before the transaction, and a send committed with

@@ -19,41 +19,23 @@ import mimetypes
 import os
 import re
 import secrets
-import logging
 import shutil
-import threading
 import unicodedata
 from urllib.parse import unquote
 
 from itsdangerous import BadSignature
 
 from chat_appliance.db.connection import write_transaction
+from chat_appliance.events.bus import publish_internal
 from chat_appliance.lib.access import user_can_access_message
 from chat_appliance.lib.errors import JsonableError, ResourceNotFoundError
 from chat_appliance.models import Attachment, AttachmentMessage
 from chat_appliance.lib.uploads import UploadStore, messages_linking
-from chat_appliance.lib.thumbnails import FORMATS as THUMBNAIL_FORMATS, remove_thumbnails, thumbnail_dir, thumbnail_upload
+from chat_appliance.lib.thumbnails import (FORMATS as THUMBNAIL_FORMATS, probe_image, remove_thumbnails, thumbnail_dir,
+                                          thumbnail_upload)
 
-log = logging.getLogger(__name__)
-
-# Thumbnails made at once, across all requests: decoding an image is the costliest thing a
-# member can ask of the server, in CPU and memory, so ten simultaneous uploads must not decode
-# ten images side by side. An upload waits for a slot at most THUMBNAIL_WAIT_SECONDS, then is
-# stored without a thumbnail (a plain link; `chat-appliance thumbnail-uploads` makes it later).
-THUMBNAIL_SLOTS = 2
-THUMBNAIL_WAIT_SECONDS = 5.0
-_thumbnail_slots = threading.BoundedSemaphore(THUMBNAIL_SLOTS)
-
-
-def bounded_thumbnail_upload(root: Any, path_id: str, content_type: str) -> Any:
-    """thumbnail_upload in one of THUMBNAIL_SLOTS, or None when none frees up in time."""
-    if not _thumbnail_slots.acquire(timeout=THUMBNAIL_WAIT_SECONDS):
-        log.info("No thumbnail for upload %s: every thumbnail slot stayed busy", path_id)
-        return None
-    try:
-        return thumbnail_upload(root, path_id, content_type)
-    finally:
-        _thumbnail_slots.release()
+# What the thumbnail worker (workers/thumbnails.py) hears after an image's upload commits.
+THUMBNAIL_JOB = "thumbnail"
 
 if TYPE_CHECKING:
     import pathlib
@@ -103,15 +85,19 @@ def do_upload_file(user: UserProfile, store: UploadStore, file_name: str, stream
     size = target.stat().st_size
     try:
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        # Thumbnails are made now, before the row exists, so that a message linking the image
-        # renders its preview at once (Zulip makes them in a worker and shows a spinner meanwhile).
-        image = bounded_thumbnail_upload(store.root, path_id, content_type)
+        # Only the header is read here (no pixel decoded): an image we thumbnail, within the
+        # pixel budgets, is stored with its size and no thumbnail formats, which is the pending
+        # job, and a message linking it renders Zulip's placeholder until the thumbnail worker
+        # has made them (as Zulip's upload does). Anything else stays a plain link.
+        image = probe_image(target, content_type)
         image_fields = {} if image is None else {
-            "image_width": image.width, "image_height": image.height, "image_frames": image.frames,
-            "thumbnail_formats": " ".join(image.formats)}
+            "image_width": image.width, "image_height": image.height, "image_frames": image.frames}
         with write_transaction():
-            return Attachment.create(realm=user.realm_id, owner=user, path_id=path_id, file_name=name,
-                                     content_type=content_type, size=size, **image_fields)
+            attachment = Attachment.create(realm=user.realm_id, owner=user, path_id=path_id, file_name=name,
+                                           content_type=content_type, size=size, **image_fields)
+            if image is not None:
+                publish_internal({"type": THUMBNAIL_JOB, "attachment_id": attachment.id}, [user.id])
+            return attachment
     except BaseException:
         remove_file(store, path_id)
         raise

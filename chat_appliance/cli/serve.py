@@ -7,6 +7,7 @@ import os
 import secrets
 import socket
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,6 +37,9 @@ DEFAULT_THREADS = 64
 # The scheduler's first look at the schedule waits this long after start (or until the schedule
 # changes): it loads the models, which a restarted server's first requests may not need yet.
 SCHEDULER_FIRST_PASS_SECONDS = 1.0
+# The workers with work left in the database (thumbnails of images uploaded just before a
+# restart) take it up this long after start, for the same reason.
+RESUME_WORKERS_SECONDS = 1.0
 
 
 def cmd_init(args):
@@ -378,7 +382,7 @@ def run_server(app, args, instance, listening=None, credentials=None):
     credentials, are printed once the ports are bound."""
     from chat_appliance.server import asgi
     from chat_appliance.web.context import EXTENSION
-    from chat_appliance.app import close_app
+    from chat_appliance.app import close_app, resume_workers
     from chat_appliance.events.queues import DUMP_FILENAME
     from chat_appliance.server.scheduler import Scheduler
 
@@ -421,12 +425,16 @@ def run_server(app, args, instance, listening=None, credentials=None):
     if app.config.get("EMAIL_HOST"):
         # Mail queued before a restart (or by another process) goes out without waiting for new mail.
         app.extensions[EXTENSION].mailer.start()
+    resuming = threading.Timer(RESUME_WORKERS_SECONDS, resume_workers, (app,))
+    resuming.daemon = True
+    resuming.start()
     if link is not None:
         link.remote_listeners.append(scheduler)
     try:
         server = asgi.run(app, host=listening.host, port=listening.port, threads=args.threads, on_started=started,
                           tls=tls)
     finally:
+        resuming.cancel()
         scheduler.stop()
         if certificates is not None:
             certificates.stop()

@@ -25,6 +25,7 @@ from chat_appliance.lib.user_settings import user_setting
 # render, at the first render, not at start-up (start-up time and idle memory).
 from chat_appliance.lib.thumbnails import default_thumbnail, transcoded_image
 from chat_appliance.markdown.context import MentionTarget, RenderContext, UploadImage
+from chat_appliance.markdown.upload_previews import pending_upload_previews, rewrite_upload_preview
 from chat_appliance.models import Attachment, Message, Stream, Subscription, UserGroup, UserMessage, UserProfile
 
 if TYPE_CHECKING:
@@ -199,6 +200,19 @@ def upload_image(realm_id: int, path_id: str) -> UploadImage | None:
                        animated=made is not None and made.endswith("-anim.webp"),
                        thumbnail_url=None if made is None else f"/user_uploads/thumbnail/{path_id}/{made}",
                        transcoded_image=transcoded_image(row.thumbnail_formats))
+
+
+def settle_upload_previews(realm_id: int, rendered: str) -> str:
+    """A message's HTML about to be stored (in the write transaction of its send or edit), with
+    the placeholders of images whose thumbnail was finished, or given up, since it was rendered:
+    the worker rewrites the messages linking the image when it finishes, and a message rendered
+    before that but committed after would otherwise keep its placeholder. Unchanged when it
+    shows none (nearly always)."""
+    for path_id in sorted(pending_upload_previews(rendered)):
+        image = upload_image(realm_id, path_id)
+        if image is None or image.thumbnail_url is not None:
+            rendered = rewrite_upload_preview(rendered, path_id, image)
+    return rendered
 
 
 def default_code_block_language(realm: Realm) -> str:

@@ -15,12 +15,19 @@ image; an animation's frames are all decoded), and an image that cannot be decod
 scale (JPEG can, with draft mode) at most MAX_FULL_DECODE_PIXELS, since its decode holds every
 pixel at once. Over a budget it is refused as a decompression bomb: no thumbnail, a plain link.
 
-Thumbnails are files under the uploads folder: ``thumbnail/{path_id}/{format}``.
+The upload request only reads the header (probe_image: the size, the frames, the budgets); the
+pixels are decoded off the request path by the thumbnail worker (workers/thumbnails.py), which
+calls thumbnail_upload. Until then a message linking the image renders Zulip's placeholder.
+
+Thumbnails are files under the uploads folder: ``thumbnail/{path_id}/{format}``, each written
+under a temporary name and renamed into place, so that a thumbnail being rewritten (two
+processes working on the same upload after a restart) is never served half written.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import pathlib
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -63,6 +70,17 @@ class ImageInfo:
 
 def thumbnail_dir(uploads_root: pathlib.Path, path_id: str) -> pathlib.Path:
     return uploads_root / "thumbnail" / path_id
+
+
+def _save(image: Any, target: pathlib.Path, **options: Any) -> None:
+    """Save as WebP under a temporary name, then rename into place."""
+    partial = target.with_name(target.name + ".part")
+    try:
+        image.save(partial, "WEBP", quality=WEBP_QUALITY, method=4, **options)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def _open(source: pathlib.Path) -> Any:
@@ -135,17 +153,17 @@ def make_thumbnails(source: pathlib.Path, target_dir: pathlib.Path, content_type
         try:
             still = _still(image)
             # No exif= or xmp=: nothing of the original's metadata goes into the thumbnail.
-            still.save(target_dir / STILL_FORMAT, "WEBP", quality=WEBP_QUALITY, method=4)
+            _save(still, target_dir / STILL_FORMAT)
             formats.append(STILL_FORMAT)
             if frames > 1:
                 moving, durations = _animated(image)
-                moving[0].save(target_dir / ANIMATED_FORMAT, "WEBP", save_all=True, append_images=moving[1:],
-                               duration=durations, loop=0, quality=WEBP_QUALITY, method=4)
+                _save(moving[0], target_dir / ANIMATED_FORMAT, save_all=True, append_images=moving[1:],
+                      duration=durations, loop=0)
                 formats.append(ANIMATED_FORMAT)
             if content_type and content_type not in BROWSER_TYPES:
                 name = TRANSCODED_LANDSCAPE if width >= height else TRANSCODED_PORTRAIT
                 box = (4032, 3024) if width >= height else (3024, 4032)
-                _still(image, box).save(target_dir / name, "WEBP", quality=WEBP_QUALITY, method=4)
+                _save(_still(image, box), target_dir / name)
                 formats.append(name)
         except (OSError, ValueError, SyntaxError, EOFError) as error:
             raise BadImageError(str(error)) from error
@@ -154,14 +172,39 @@ def make_thumbnails(source: pathlib.Path, target_dir: pathlib.Path, content_type
         image.close()
 
 
+def thumbnail_type(content_type: str) -> Optional[str]:
+    """The content type without parameters, lowercased, if it is one we thumbnail; else None."""
+    bare = content_type.split(";")[0].strip().lower()
+    return bare if bare in THUMBNAIL_TYPES else None
+
+
+def probe_image(source: pathlib.Path, content_type: str) -> Optional[ImageInfo]:
+    """What the header of an uploaded image says (size as displayed, frames; no formats), read by
+    the upload request without decoding a pixel; None for a file that is not an image we
+    thumbnail, cannot be read by our decoders, or is over a pixel budget (it stays a plain link,
+    as on Zulip)."""
+    if thumbnail_type(content_type) is None:
+        return None
+    try:
+        image = _open(source)
+    except BadImageError as error:
+        log.info("No thumbnail for upload %s: %s", source.name, error)
+        return None
+    try:
+        width, height = _oriented_size(image)
+        return ImageInfo(width=width, height=height, frames=getattr(image, "n_frames", 1), formats=[])
+    finally:
+        image.close()
+
+
 def thumbnail_upload(uploads_root: pathlib.Path, path_id: str, content_type: str) -> Optional[ImageInfo]:
     """Thumbnails for one stored upload, or None when it is not an image we thumbnail (or a bad
     or oversized one, which is logged)."""
-    if content_type.split(";")[0].strip().lower() not in THUMBNAIL_TYPES:
+    bare = thumbnail_type(content_type)
+    if bare is None:
         return None
     try:
-        return make_thumbnails(uploads_root / path_id, thumbnail_dir(uploads_root, path_id),
-                               content_type.split(";")[0].strip().lower())
+        return make_thumbnails(uploads_root / path_id, thumbnail_dir(uploads_root, path_id), bare)
     except BadImageError as error:
         log.info("No thumbnail for upload %s: %s", path_id, error)
         remove_thumbnails(uploads_root, path_id)
@@ -172,6 +215,7 @@ def remove_thumbnails(uploads_root: pathlib.Path, path_id: str) -> None:
     folder = thumbnail_dir(uploads_root, path_id)
     for name in FORMATS:
         (folder / name).unlink(missing_ok=True)
+        (folder / (name + ".part")).unlink(missing_ok=True)  # a write cut short by a kill
     for parent in (folder, folder.parent, folder.parent.parent):
         try:
             parent.rmdir()

@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 from markdown.treeprocessors import Treeprocessor
 
+from chat_appliance.markdown.upload_previews import UPLOAD_PREFIX, upload_image_attributes
 from chat_appliance.markdown.urls import sanitize_url, thumbnail_url
 
 _STASH_RE = re.compile("\x02wzxhzdk:([0-9]+)\x03")
@@ -30,11 +31,8 @@ def is_preview_image(url: str) -> bool:
     return parts.scheme in ("http", "https") and parts.path.lower().endswith(PREVIEW_IMAGE_SUFFIXES)
 
 
-UPLOAD_PREFIX = "/user_uploads/"
 # Uploads are thumbnailed by the server, so types browsers do not show preview too.
 UPLOAD_IMAGE_SUFFIXES = PREVIEW_IMAGE_SUFFIXES + (".tif", ".tiff")
-# Zulip's placeholder while an upload's thumbnail is being made.
-LOADING_PLACEHOLDER = "/static/images/loading/loader-black.svg"
 
 
 def upload_path_id(url: str) -> Optional[str]:
@@ -216,20 +214,9 @@ class ImagePreviewTreeprocessor(Treeprocessor):
                 link, "img", {"data-src-fullsize": thumbnail_url(url, "full"), "src": thumbnail_url(url, "thumbnail")}
             )
         else:
-            # Zulip's markup for an uploaded image: its thumbnail, or a placeholder until it exists.
-            img = etree.SubElement(link, "img", {
-                "data-original-content-type": upload.content_type,
-                "data-original-dimensions": f"{upload.width}x{upload.height}",
-            })
-            if upload.thumbnail_url is None:
-                img.set("class", "image-loading-placeholder")
-                img.set("src", LOADING_PLACEHOLDER)
-            else:
-                img.set("src", upload.thumbnail_url)
-                if upload.animated:
-                    img.set("data-animated", "true")
-                if upload.transcoded_image:
-                    img.set("data-transcoded-image", upload.transcoded_image)
+            # Zulip's markup for an uploaded image: its thumbnail, or a placeholder until it
+            # exists (markdown/upload_previews.py, which the thumbnail worker rewrites with).
+            etree.SubElement(link, "img", upload_image_attributes(upload))
         if index is None:
             target.append(div)
         else:

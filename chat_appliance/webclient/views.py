@@ -313,6 +313,14 @@ def static_file(filename: str) -> Response:
     return send_static(STATIC_DIR, filename, immutable=filename.startswith(IMMUTABLE_PREFIX))
 
 
+@bp.get("/static/images/loading/<path:filename>")
+def loading_image(filename: str) -> Response:
+    """Zulip's spinner URL, which the placeholder of an uploaded image still being thumbnailed
+    names as its src (markdown/upload_previews.py): clients that show a message's HTML as it is
+    load it from the server, as from Zulip."""
+    return send_static(STATIC_DIR / "images" / "loading", filename)
+
+
 @bp.get("/static/katex/<path:filename>")
 def katex_file(filename: str) -> Response:
     """KaTeX's stylesheet and fonts, from the very release the renderer typesets with (the

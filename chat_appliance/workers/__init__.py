@@ -6,7 +6,8 @@ reply, a preview added to a message) and clients/ for the other servers it talks
 Not to be confused with server/thread_pool.py, the threads that run requests for the event loop.
 
 The app registers every entry of WORKERS, in this order, and starts each worker with the first
-event it listens to.
+event it listens to; `serve` also starts, shortly after it starts, those whose entry says
+`resumes_at_start` (their pending work is in the database) and calls their `resume()`.
 """
 
 from chat_appliance.workers.base import Worker, WorkerContext, WorkerEntry
@@ -25,6 +26,10 @@ WORKERS = (
     WorkerEntry("push_notifications", "chat_appliance.workers.push_notifications:PushNotifier",
                 frozenset({"message", "update_message_flags", "remove_push_notifications",
                            "push_device_registration"})),
+    # Thumbnails of uploaded images, made a few at a time after the upload commits; images left
+    # pending by a previous process are found again when `serve` starts (resumes_at_start).
+    WorkerEntry("thumbnails", "chat_appliance.workers.thumbnails:ThumbnailWorker", frozenset({"thumbnail"}),
+                resumes_at_start=True),
 )
 
 __all__ = ["WORKERS", "Worker", "WorkerContext", "WorkerEntry"]

@@ -8,13 +8,16 @@ never waits for it. Each one:
   (WorkerContext); it starts its threads itself, with its first job;
 - is called as a bus listener, `worker(event, user_ids)`, for the event types its entry in
   workers/__init__.py lists (`listens_to`), and only those;
-- stops its threads in `close()`, which `close_app` calls.
+- stops its threads in `close()`, which `close_app` calls;
+- if its entry says `resumes_at_start` (work waiting in the database from before a restart),
+  has `resume()`, which `serve` calls shortly after it starts (app.resume_workers).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 if TYPE_CHECKING:
@@ -30,6 +33,7 @@ class WorkerContext:
     mailer: Callable[[], Mailer]  # the app's outgoing mail, built when a worker first asks for it
     version: str  # the Zulip version and feature level this server reports
     feature_level: int
+    uploads_root: Path  # the instance's uploads folder (lib/uploads.UploadStore.root)
 
 
 class Worker(Protocol):
@@ -47,11 +51,13 @@ class Worker(Protocol):
 class WorkerEntry:
     """One worker as the app registers it, without loading its module: `name` (its key in
     AppState.workers), `factory` ("module:Class", imported when the first event it listens to
-    arrives: most servers start without sending a message) and the event types it listens to."""
+    arrives: most servers start without sending a message), the event types it listens to, and
+    whether `serve` starts it soon after its own start to resume work left in the database."""
 
     name: str
     factory: str
     listens_to: frozenset[str]
+    resumes_at_start: bool = False
 
     def start(self, context: WorkerContext) -> Worker:
         module, _, attribute = self.factory.partition(":")

@@ -406,3 +406,70 @@ def test_muted_topics_are_left_out_of_the_feed_and_channel_view(pages, site, tmp
     assert serious(page) == []
     open_topic(page, site, "sealife", hush)
     expect(page.get_by_role("article").filter(has_text=f"quiet words {width}")).to_be_visible()
+
+
+# Records every uploaded-image preview the feed shows, as it is added: class, src and box.
+PREVIEW_RECORDER = """() => {
+    window.__previews = [];
+    const note = (img) => {
+        const box = img.getBoundingClientRect();
+        window.__previews.push({cls: img.className, src: img.getAttribute("src"), width: box.width, height: box.height});
+    };
+    new MutationObserver((changes) => {
+        for (const change of changes) for (const node of change.addedNodes) {
+            if (node.nodeType === 1) node.querySelectorAll(".message_inline_image img").forEach(note);
+        }
+    }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_uploaded_image_shows_a_sized_placeholder_until_its_thumbnail(pages, site, tmp_path, width):
+    """While an uploaded image's thumbnail is being made, does its message show a box of the
+    thumbnail's proportions with the spinner (Zulip's placeholder markup), and does the
+    thumbnail take its place when the rendering-only update_message arrives, without a reload
+    and without the message being marked edited?"""
+    import io
+
+    import requests
+    from PIL import Image
+
+    def upload(name, image, kind):
+        data = io.BytesIO()
+        image.save(data, kind)
+        answer = requests.post(f"{site.url}/api/v1/user_uploads", auth=site.owner_auth, timeout=30,
+                               files={"file": (name, data.getvalue())}).json()
+        assert answer["result"] == "success", answer
+        return answer["url"]
+
+    topic = f"photos {width}"
+    site.api("POST", "messages", type="stream", to="sealife", topic=topic, content="photos follow")
+    page = pages(ALICE, viewport=WIDTHS[width])
+    open_topic(page, site, "sealife", topic)
+    page.evaluate(PREVIEW_RECORDER)
+    # Large images queued ahead keep the worker busy for a few seconds (each is decoded whole):
+    # the message goes out while its own thumbnail is still to be made.
+    for number in range(3):
+        upload(f"wall-{number}.png", Image.new("RGB", (5000, 5000), (number * 60, 90, 160)), "PNG")
+    url = upload("photo.jpg", Image.new("RGB", (1680, 1120), (20, 120, 200)), "JPEG")
+    message_id = site.api("POST", "messages", type="stream", to="sealife", topic=topic,
+                          content=f"[photo.jpg]({url})")["id"]
+    article = page.get_by_role("article").filter(has_text="photo.jpg")
+    waiting = article.locator(".message_inline_image img.image-loading-placeholder")
+    expect(waiting).to_be_visible()
+    page.screenshot(path=str(tmp_path / f"thumbnail-pending-{width}.png"))
+    assert serious(page) == []
+    thumb = article.locator(".message_inline_image img")
+    expect(thumb).to_have_attribute("src", re.compile(r"^/user_uploads/thumbnail/.+/840x560\.webp$"), timeout=60_000)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=thumb.element_handle())
+    shown = [entry for entry in page.evaluate("window.__previews") if "image-loading-placeholder" in entry["cls"]]
+    assert shown and shown[0]["src"] == "/static/images/loading/loader-black.svg", shown
+    assert 0 < shown[0]["width"] <= 302 and abs(shown[0]["width"] / shown[0]["height"] - 1.5) < 0.05, shown
+    final = thumb.bounding_box()
+    assert abs(final["width"] - shown[0]["width"]) <= 3 and abs(final["height"] - shown[0]["height"]) <= 3  # nothing moved
+    expect(article.locator(".mark", has_text="edited")).to_have_count(0)
+    page.screenshot(path=str(tmp_path / f"thumbnail-ready-{width}.png"))
+    assert serious(page) == []
+    stored = site.api("GET", f"messages/{message_id}")["message"]
+    assert "/user_uploads/thumbnail/" in stored["content"] and "image-loading-placeholder" not in stored["content"]
+    assert "last_edit_timestamp" not in stored

@@ -881,9 +881,14 @@ def test_uploads_each_on_a_line_and_image_lightbox(pages, site, tmp_path):
     expect(lightbox.get_by_role("link", name="Download")).to_have_attribute("href", re.compile(re.escape(url.lstrip("/")) + "$"))
     alice.keyboard.press("Escape")
     expect(lightbox).to_have_count(0)
-    # An uploaded image (sent as Zulip's clients send it) shows as a thumbnail in its article.
-    rendered = site.api("POST", "messages/render", content=f"[architecture.png]({url})")["rendered"]
-    assert "message_inline_image" in rendered and "/user_uploads/thumbnail/" in rendered, rendered
+    # An uploaded image (sent as Zulip's clients send it) shows as a thumbnail in its article,
+    # once the thumbnail worker has made it (moments after the upload).
+    def thumbnail_markup():
+        html = site.api("POST", "messages/render", content=f"[architecture.png]({url})")["rendered"]
+        return html if "/user_uploads/thumbnail/" in html else None
+
+    rendered = on_page_until(alice, thumbnail_markup)
+    assert rendered and "message_inline_image" in rendered, rendered
     post(site, site.bob[1], "design", "uploads", f"[architecture.png]({url})")
     thumb = alice.get_by_role("article").filter(has_text="architecture.png").last.get_by_role("img").last
     expect(thumb).to_be_visible()

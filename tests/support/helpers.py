@@ -265,6 +265,13 @@ def upload(org, user, content=b"hello file", name="notes.txt", field=None):
                                  content_type="multipart/form-data")
 
 
+def thumbnails_made(app, timeout=30.0):
+    """Wait until the thumbnail worker (workers/thumbnails.py) has no job queued, being decoded
+    or left to find: an upload's job is queued when its request answers, so after this every
+    image uploaded so far has its thumbnails, or has been given up."""
+    assert app.extensions["chat_appliance"].workers["thumbnails"].drain(timeout), "thumbnail worker still busy"
+
+
 def download(org, user, url):
     """GET an upload's URL as `user` (None: without credentials)."""
     headers = org.client(user).headers if user is not None else {}

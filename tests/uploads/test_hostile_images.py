@@ -1,48 +1,16 @@
-"""Hostile images: only the thumbnailed formats' decoders read an upload, and its pixels are
-budgeted over every frame, before anything is decoded."""
+"""Hostile images: only the thumbnailed formats' decoders read an upload, its pixels are budgeted
+over every frame before anything is decoded, and the decoding is done a few images at a time by
+the thumbnail worker."""
 
 import io
-import struct
 import time
-import zlib
 
 from PIL import Image
 
-from chat_appliance.lib.thumbnails import thumbnail_upload
+from chat_appliance.lib.thumbnails import probe_image, thumbnail_upload
 
-from ..support.helpers import ok, upload
-
-
-def gif_canvas_with_tiny_frames(side=3100, frames=120):
-    """A few KB: a huge logical screen, each frame one pixel (written by hand: Pillow's encoder
-    would need the whole canvas in memory for every frame)."""
-    out = [b"GIF89a", struct.pack("<HHBBB", side, side, 0xF0, 0, 0), b"\x00\x00\x00\xff\xff\xff",
-           b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"]
-    for index in range(frames):
-        out.append(b"\x21\xf9\x04\x04" + struct.pack("<H", 2) + b"\x00\x00")  # 20 ms, keep the canvas
-        out.append(b"\x2c" + struct.pack("<HHHH", index % side, 0, 1, 1) + b"\x00")
-        # LZW, minimum code size 2: clear (4), the pixel (0 or 1), end (5), three bits each.
-        code = 4 | ((index % 2) << 3) | (5 << 6)
-        out.append(b"\x02\x02" + struct.pack("<H", code) + b"\x00")
-    out.append(b"\x3b")
-    return b"".join(out)
-
-
-def png_chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-
-def png_of_zeros(side=9400):
-    """A valid grayscale PNG of side x side black pixels, a few hundred KB."""
-    compressor = zlib.compressobj(9)
-    row = b"\x00" * (side + 1)
-    body = b"".join(compressor.compress(row) for _ in range(side)) + compressor.flush()
-    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
-            + png_chunk(b"IDAT", body) + png_chunk(b"IEND", b""))
-
-
-EPS = (b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n%%EndComments\n"
-       b"newpath 0 0 moveto 100 100 lineto stroke showpage\n%%EOF\n")
+from ..support.helpers import download, ok, thumbnails_made, upload
+from ..support.images import EPS, gif_canvas_with_tiny_frames, png_of_zeros
 
 
 def timed_thumbnail(tmp_path, data, content_type):
@@ -82,7 +50,25 @@ def test_a_small_animation_and_a_large_jpeg_still_get_thumbnails(tmp_path):
     assert info is not None and (info.width, info.height) == (8000, 5000)
 
 
-def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
+def test_the_upload_request_reads_the_header_alone(tmp_path):
+    """Does the upload's own look at an image (probe_image) cost well under a second of CPU, for
+    a 40-megapixel JPEG (its size read: 8000x5000, one frame, nothing decoded) as for the GIF of
+    120 frames and the 9400x9400 PNG (refused), and never open EPS?"""
+    out = io.BytesIO()
+    Image.new("L", (8000, 5000), 128).save(out, "JPEG", quality=50)
+    for name, data, content_type, expected in (
+            ("photo.jpg", out.getvalue(), "image/jpeg", (8000, 5000, 1)),
+            ("frames.gif", gif_canvas_with_tiny_frames(), "image/gif", None),
+            ("big.png", png_of_zeros(), "image/png", None),
+            ("drawing.png", EPS, "image/png", None)):
+        (tmp_path / name).write_bytes(data)
+        start = time.process_time()
+        info = probe_image(tmp_path / name, content_type)
+        assert time.process_time() - start < 0.3, name
+        assert (None if info is None else (info.width, info.height, info.frames)) == expected, name
+
+
+def test_eps_named_png_never_reaches_the_eps_decoder(org, app, tmp_path):
     """Is an EPS file uploaded as `.png` left without a thumbnail, never opened as EPS (whose
     decoder runs Ghostscript)?"""
     from PIL import EpsImagePlugin
@@ -98,21 +84,23 @@ def test_eps_named_png_never_reaches_the_eps_decoder(org, tmp_path):
     try:
         info, _ = timed_thumbnail(tmp_path, EPS, "image/png")
         answer = ok(upload(org, org.hamlet, EPS, name="drawing.png"))
+        thumbnails_made(app)
     finally:
         EpsImagePlugin.EpsImageFile._open = original
     assert info is None and opened == []
     assert answer["url"].endswith("drawing.png")
 
 
-def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
-    """When six uploads arrive at once, are at most THUMBNAIL_SLOTS images decoded side by side
-    (and every one still thumbnailed)?"""
+def test_thumbnails_are_made_a_few_at_a_time(org, app, monkeypatch):
+    """When six images are uploaded at once, does every upload answer, are at most the worker's
+    DECODERS images decoded side by side, by the worker's threads (never a request's), and does
+    every one still get its thumbnail?"""
     import threading
 
-    from chat_appliance.actions import uploads
     from chat_appliance.lib import thumbnails
+    from chat_appliance.workers.thumbnails import DECODERS
 
-    running, most = [0], [0]
+    running, most, threads = [0], [0], set()
     lock = threading.Lock()
     original = thumbnails.make_thumbnails
 
@@ -120,8 +108,9 @@ def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
+            threads.add(threading.current_thread().name)
         try:
-            time.sleep(0.2)
+            time.sleep(0.1)
             return original(*args, **kwargs)
         finally:
             with lock:
@@ -130,14 +119,16 @@ def test_thumbnails_are_made_a_few_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(thumbnails, "make_thumbnails", counted)
     out = io.BytesIO()
     Image.new("RGB", (64, 48), (1, 2, 3)).save(out, "PNG")
-    for index in range(6):
-        (tmp_path / f"{index}.png").write_bytes(out.getvalue())
-    results = {}
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(
-        i, uploads.bounded_thumbnail_upload(tmp_path, f"{i}.png", "image/png"))) for i in range(6)]
-    for thread in threads:
+    answers = []
+    uploads = [threading.Thread(target=lambda i=i: answers.append(upload(org, org.hamlet, out.getvalue(), name=f"{i}.png")))
+               for i in range(6)]
+    for thread in uploads:
         thread.start()
-    for thread in threads:
+    for thread in uploads:
         thread.join()
-    assert most[0] <= uploads.THUMBNAIL_SLOTS
-    assert all(info is not None for info in results.values()) and len(results) == 6
+    urls = [ok(answer)["url"] for answer in answers]
+    thumbnails_made(app)
+    assert 1 <= most[0] <= DECODERS <= 2
+    assert threads and all(name.startswith("thumbnails-") for name in threads), threads
+    for url in urls:
+        assert download(org, org.hamlet, f"/user_uploads/thumbnail/{url[len('/user_uploads/'):]}/840x560.webp").status_code == 200

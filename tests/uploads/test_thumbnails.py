@@ -1,29 +1,14 @@
-"""Thumbnails of uploaded images (lib/thumbnails.py): made at upload in Zulip's format, served at
-/user_uploads/thumbnail/... under the file's own access rule, and used by the renderer's
-message_inline_image markup."""
+"""Thumbnails of uploaded images (lib/thumbnails.py): made by the thumbnail worker after the
+upload in Zulip's format, served at /user_uploads/thumbnail/... under the file's own access rule,
+and used by the renderer's message_inline_image markup. These wait for the worker before sending
+(thumbnails_made); what a message shows meanwhile is test_thumbnail_worker.py's business."""
 
 import io
 
 from PIL import Image
 
-from ..support.helpers import download, err, ok, upload
-
-
-def image_bytes(size=(1600, 1200), fmt="JPEG", exif_orientation=None, frames=1, color=(200, 30, 30)):
-    out = io.BytesIO()
-    if frames > 1:
-        images = [Image.new("RGB", size, (i * 40 % 256, 100, 100)) for i in range(frames)]
-        images[0].save(out, fmt, save_all=True, append_images=images[1:], duration=50, loop=0)
-        return out.getvalue()
-    image = Image.new("RGB", size, color)
-    kwargs = {}
-    if exif_orientation is not None:
-        exif = Image.Exif()
-        exif[0x0112] = exif_orientation
-        exif[0x010F] = "SecretCam"  # Make: must not survive into the thumbnail
-        kwargs["exif"] = exif.tobytes()
-    image.save(out, fmt, **kwargs)
-    return out.getvalue()
+from ..support.helpers import download, err, ok, thumbnails_made, upload
+from ..support.images import image_bytes
 
 
 def send(org, user, content, to="Denmark"):
@@ -32,10 +17,17 @@ def send(org, user, content, to="Denmark"):
     return ok(client.get(f"messages/{msg_id}"))["message"]["content"]
 
 
-def test_uploaded_photo_renders_zulips_inline_image_markup(org):
+def uploaded(org, app, content, name):
+    """Upload as Hamlet and wait for the thumbnail worker; the file's URL."""
+    url = ok(upload(org, org.hamlet, content, name=name))["url"]
+    thumbnails_made(app)
+    return url
+
+
+def test_uploaded_photo_renders_zulips_inline_image_markup(org, app):
     """Does a message linking an uploaded photo render Zulip's message_inline_image with the
     840x560 webp thumbnail, the original dimensions (after EXIF orientation) and content type?"""
-    url = ok(upload(org, org.hamlet, image_bytes((1600, 1200), exif_orientation=6), name="photo.jpg"))["url"]
+    url = uploaded(org, app, image_bytes((1600, 1200), exif_orientation=6), "photo.jpg")
     path_id = url[len("/user_uploads/"):]
     html = send(org, org.hamlet, f"[photo.jpg]({url})")
     assert html == (
@@ -54,10 +46,10 @@ def test_uploaded_photo_renders_zulips_inline_image_markup(org):
     assert f'<a href="{url[1:]}">' in bare and f'src="/user_uploads/thumbnail/{path_id}/840x560.webp"' in bare
 
 
-def test_thumbnail_has_the_files_access_rule(org):
+def test_thumbnail_has_the_files_access_rule(org, app):
     """Is the thumbnail refused (404, like a missing file) to whoever may not download the file,
     allowed once a message they can read shares it, and 401 without credentials?"""
-    url = ok(upload(org, org.hamlet, image_bytes((300, 200), "PNG"), name="p.png"))["url"]
+    url = uploaded(org, app, image_bytes((300, 200), "PNG"), "p.png")
     thumb_url = "/user_uploads/thumbnail/" + url[len("/user_uploads/"):] + "/840x560.webp"
     err(download(org, org.othello, thumb_url), 404, "NOT_FOUND", "File not found")
     err(download(org, None, thumb_url), 401, "UNAUTHORIZED")
@@ -70,10 +62,10 @@ def test_thumbnail_has_the_files_access_rule(org):
         assert image.size == (300, 200)
 
 
-def test_animated_gif_gets_an_animated_thumbnail(org):
+def test_animated_gif_gets_an_animated_thumbnail(org, app):
     """Does an animated GIF get both a still and an animated webp, the markup pointing at the
     animated one with data-animated?"""
-    url = ok(upload(org, org.hamlet, image_bytes((100, 80), "GIF", frames=4), name="anim.gif"))["url"]
+    url = uploaded(org, app, image_bytes((100, 80), "GIF", frames=4), "anim.gif")
     path_id = url[len("/user_uploads/"):]
     html = send(org, org.hamlet, f"[anim.gif]({url})")
     assert f'src="/user_uploads/thumbnail/{path_id}/840x560-anim.webp"' in html and 'data-animated="true"' in html
@@ -110,7 +102,7 @@ def test_existing_uploads_get_thumbnails_by_command(org, app, capsys):
     from chat_appliance.lib.thumbnails import remove_thumbnails
     from chat_appliance.models import Attachment, database
 
-    url = ok(upload(org, org.hamlet, image_bytes((900, 600), "PNG"), name="old.png"))["url"]
+    url = uploaded(org, app, image_bytes((900, 600), "PNG"), "old.png")
     path_id = url[len("/user_uploads/"):]
     root = Path(app.config["INSTANCE_PATH"]) / "uploads"
     with database.connection_context():
@@ -127,10 +119,10 @@ def test_existing_uploads_get_thumbnails_by_command(org, app, capsys):
         assert do_thumbnail_existing_uploads(root)[0] == 0  # nothing left to do
 
 
-def test_tiff_gets_a_transcoded_image(org):
+def test_tiff_gets_a_transcoded_image(org, app):
     """Does a TIFF (which browsers do not show) also get Zulip's large transcoded still, named in
     data-transcoded-image and served under the same rule?"""
-    url = ok(upload(org, org.hamlet, image_bytes((900, 1200), "TIFF"), name="scan.tiff"))["url"]
+    url = uploaded(org, app, image_bytes((900, 1200), "TIFF"), "scan.tiff")
     path_id = url[len("/user_uploads/"):]
     err(download(org, org.othello, f"/user_uploads/thumbnail/{path_id}/3024x4032.webp"), 404, "NOT_FOUND")
     html = send(org, org.hamlet, f"[scan.tiff]({url})")

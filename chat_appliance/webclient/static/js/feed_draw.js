@@ -161,7 +161,24 @@ export function fixLinks(content) {
   for (const img of content.querySelectorAll(".message_inline_image img")) {
     img.loading = "lazy";
     if (!img.hasAttribute("alt")) img.alt = img.closest("a")?.getAttribute("title") || "Image";
+    if (img.classList.contains("image-loading-placeholder")) sizePlaceholder(img);
   }
+}
+
+// An uploaded image whose thumbnail the server is still making: a box of the thumbnail's size
+// (from its data-original-dimensions, fitted as .message_inline_image img is) with the spinner
+// in its middle, so that nothing moves when the update_message event brings the thumbnail.
+const PREVIEW_BOX = [300, 200];
+function sizePlaceholder(img) {
+  const [width, height] = (img.dataset.originalDimensions || "").split("x").map(Number);
+  if (width > 0 && height > 0) {
+    const scale = Math.min(1, PREVIEW_BOX[0] / width, PREVIEW_BOX[1] / height);
+    img.width = Math.max(48, Math.round(width * scale));
+    img.height = Math.max(48, Math.round(height * scale));
+    // Kept when a narrow screen shrinks the box (the spinner's own 1:1 would win otherwise).
+    img.style.aspectRatio = `${img.width} / ${img.height}`;
+  }
+  img.alt = `${img.alt} (loading)`;
 }
 
 export function onMessageClick(event, message) {

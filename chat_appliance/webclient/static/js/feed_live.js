@@ -41,7 +41,8 @@ export function updateMessage(event) {
     if (!message) continue;
     if (event.rendered_content !== undefined && id === event.message_id) {
       message.content = event.rendered_content;
-      message.last_edit_timestamp = event.edit_timestamp;
+      // A rendering-only update (a thumbnail made, a website preview added) is no edit.
+      if (!event.rendering_only) message.last_edit_timestamp = event.edit_timestamp;
     }
     if (event.subject !== undefined || event.new_stream_id !== undefined) {
       if (event.subject !== undefined) message.subject = event.subject;
