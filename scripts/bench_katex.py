@@ -11,11 +11,12 @@ engine per formula. Also checks that each engine's output for Zulip's `tex_inlin
 Zulip's.
 
     python scripts/bench_katex.py
-    python scripts/bench_katex.py --interference [--seconds 5]
+    python scripts/bench_katex.py --interference [--seconds 5] [--rate 3.3]
 
 With --interference: against a real `serve`, a member sends messages of the costliest TeX
-(4 KB of nested \\frac, which KaTeX takes about a second over, and 8 KB of `array`, whose markup
-is a hundred times its size) from eight threads, while another member's `$$x^2$$` sends and
+(a doubling macro that KaTeX takes about a second over, and 8 KB of `array`, whose markup is a
+hundred times its size) from eight threads, at the API's rate limit for a member (200 a minute;
+--rate 0 sends as fast as the threads can), while another member's `$$x^2$$` sends and
 GET /users/me are timed, beside a baseline measured in the same run with nothing else running.
 Target: GET /users/me p99 under 50 ms; the bystander's formula typeset.
 """
@@ -95,12 +96,20 @@ def run_batched() -> None:
 
 
 WORST_TEX = [
-    "$$" + "\\frac{" * 400 + "x" + "}{y}" * 400 + "$$",
+    # A macro that doubles its argument, six deep: about a second of KaTeX's time in 1.2 KB
+    # (400 nested fractions, the worst input once, take today's V8 70 ms).
+    "$$\\def\\twice#1{#1#1}" + "\\twice{" * 6 + "x^2" * 400 + "}" * 6 + "$$",
     "$$\\begin{array}{" + "c" * 20 + "}" + (" & ".join(["x^2"] * 20) + " \\\\ ") * 60 + "\\end{array}$$",
 ]
 
 
-def run_interference(seconds: float) -> None:
+# A member's sends are bounded by the API's rate limit (200 requests a minute): the attack runs
+# at that rate, spread over its threads, unless --rate says otherwise (0: as fast as it can, as
+# with CHAT_APPLIANCE_RATE_LIMITING=false).
+MEMBER_RATE = 200 / 60
+
+
+def run_interference(seconds: float, rate: float = MEMBER_RATE) -> None:
     import tempfile
     import threading
 
@@ -137,14 +146,19 @@ def run_interference(seconds: float) -> None:
 
             bystander_formula()
             baseline = report("baseline (nothing else running)", latencies_while(server.url, member, seconds)[0])
-            times, calls = latencies_while(server.url, member, seconds, attack, attackers=8)
-            loaded = report("while 8 threads send the worst TeX", times, calls)
+            times, calls = latencies_while(server.url, member, seconds, attack, attackers=8,
+                                           per_second=rate / 8 if rate else None)
+            pace = f"{rate:.1f}/s" if rate else "unbounded"
+            loaded = report(f"while 8 threads send the worst TeX ({pace})", times, calls)
             results = []
             stop = threading.Event()
 
             def flood():
                 while not stop.is_set():
+                    started = time.perf_counter()
                     attack()
+                    if rate:
+                        stop.wait(max(0.0, 8 / rate - (time.perf_counter() - started)))
 
             threads = [threading.Thread(target=flood, daemon=True) for _ in range(8)]
             for thread in threads:
@@ -166,8 +180,11 @@ def run_interference(seconds: float) -> None:
 
 def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "--interference":
-        seconds = float(sys.argv[3]) if len(sys.argv) >= 4 and sys.argv[2] == "--seconds" else 5.0
-        run_interference(seconds)
+        options = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+        unknown = set(options) - {"--seconds", "--rate"}
+        if unknown or len(sys.argv) % 2:
+            sys.exit("usage: bench_katex.py --interference [--seconds S] [--rate SENDS_PER_SECOND (0: unbounded)]")
+        run_interference(float(options.get("--seconds", 5.0)), float(options.get("--rate", MEMBER_RATE)))
         return
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         if sys.argv[2] == "batched":
