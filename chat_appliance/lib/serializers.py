@@ -137,7 +137,15 @@ def stream_dict(stream: Stream, *, subscriber_count: int) -> JSONDict:
 def subscription_dict(subscription: Subscription, stream: Stream, *, subscriber_count: int,
                       subscribers: list[int] | None = None) -> JSONDict:
     """A subscription as GET /users/me/subscriptions and /register return it."""
-    data = stream_dict(stream, subscriber_count=subscriber_count)
+    return subscription_from_channel(subscription, stream_dict(stream, subscriber_count=subscriber_count),
+                                     None if subscribers is None else {"subscribers": subscribers})
+
+
+def subscription_from_channel(subscription: Subscription, channel: JSONDict, subscriber_fields: JSONDict | None = None,
+                              ) -> JSONDict:
+    """A subscription from its channel's API object (stream_dict's, left unchanged): the channel's
+    fields, the subscriber's own, then `subscriber_fields` (`subscribers` or `partial_subscribers`)."""
+    data = dict(channel)
     data.update(
         {
             "color": subscription.color,
@@ -152,8 +160,8 @@ def subscription_dict(subscription: Subscription, stream: Stream, *, subscriber_
             "wildcard_mentions_notify": subscription.wildcard_mentions_notify,
         }
     )
-    if subscribers is not None:
-        data["subscribers"] = subscribers
+    if subscriber_fields:
+        data.update(subscriber_fields)
     return data
 
 

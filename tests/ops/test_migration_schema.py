@@ -41,6 +41,7 @@ SQL_ONLY_INDEXES = {
         "user_message_unread": (("user_profile_id", "message_id"), False, "flags&2049=0"),
         "user_message_starred": (("user_profile_id", "message_id"), False, "flags&2!=0"),
         "user_message_mentioned": (("user_profile_id", "message_id"), False, "flags&120!=0"),
+        "user_message_private": (("user_profile_id", "message_id"), False, "flags&512!=0"),
     },
     "message": {"message_date_sent": (("date_sent",), False, None)},
 }
