@@ -15,6 +15,7 @@ from chat_appliance.lib.alert_words import user_alert_words
 from chat_appliance.lib.bot_services import administered_bots, service_of
 from chat_appliance.lib.custom_emoji import realm_emoji_state
 from chat_appliance.lib.drafts import user_drafts
+from chat_appliance.lib.groups import system_group_ids
 from chat_appliance.lib.linkifiers import realm_linkifiers
 from chat_appliance.lib.messages import display_topic
 from chat_appliance.lib.message_permissions import realm_message_settings_state
@@ -74,6 +75,7 @@ from chat_appliance.models import (
     UserMessage,
     UserProfile,
     UserTopic,
+    database,
     unread_conditions,
 )
 from chat_appliance.models import (EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED, TOPIC_INHERIT,
@@ -201,10 +203,8 @@ def authentication_state(auth: Any) -> JSONDict:
 def legacy_wildcard_mention_policy(realm: Any) -> int:
     """Zulip's legacy policy number for the realm's can_mention_many_users_group."""
     group_id = realm.can_mention_many_users_group_id
-    group = UserGroup.get_or_none(UserGroup.id == group_id) if group_id is not None else None
-    if group is None or not group.is_system_group:
-        return WILDCARD_POLICY_ADMINS
-    return WILDCARD_POLICY_BY_GROUP.get(group.name, WILDCARD_POLICY_ADMINS)
+    names = {group: name for name, group in system_group_ids(realm.id).items()}
+    return WILDCARD_POLICY_BY_GROUP.get(names.get(group_id, ""), WILDCARD_POLICY_ADMINS)
 
 
 def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -363,14 +363,14 @@ def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, .
     found: dict[int, tuple[Any, ...]] = {}
     for unread in unread_conditions():
         # Each condition is served by an index of (user, message id): newest first, it stops at
-        # the limit instead of reading every unread row of years.
-        for row in (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic,
-                                       Message.recipient)
-                    .join(Message)
-                    .where((UserMessage.user_profile == user) & unread)
-                    .order_by(UserMessage.message.desc())
-                    .limit(limit + 1)
-                    .tuples()):
+        # the limit instead of reading every unread row of years. The cursor's rows as they come
+        # (thousands of them), not through peewee's row processing.
+        query = (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic, Message.recipient)
+                 .join(Message)
+                 .where((UserMessage.user_profile == user) & unread)
+                 .order_by(UserMessage.message.desc())
+                 .limit(limit + 1))
+        for row in database.execute(query).fetchall():
             found[row[0]] = row
     newest = sorted(found, reverse=True)
     return [found[message_id] for message_id in reversed(newest[:limit])], len(newest) > limit
