@@ -47,12 +47,14 @@ WEB_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_prese
                     "user_settings_object": True, "linkifier_url_template": True,
                     "user_list_incomplete": True, "include_deactivated_groups": True,
                     "archived_channels": True, "empty_topic_name": True})}
-MOBILE_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_presence": "true",
+# The app asks for avatar URLs (client_gravatar false) and declares neither user_list_incomplete
+# nor archived_channels (tests/support/flutter_app.py, its registerQueue).
+MOBILE_REGISTER = {"apply_markdown": "true", "client_gravatar": "false", "slim_presence": "true",
                    "client_capabilities": json.dumps({
                        "notification_settings_null": True, "bulk_message_deletion": True,
                        "user_avatar_url_field_optional": True, "stream_typing_notifications": True,
                        "user_settings_object": True, "include_deactivated_groups": True,
-                       "archived_channels": True, "empty_topic_name": True})}
+                       "empty_topic_name": True, "individual_emoji_changes": True})}
 
 
 def progress(label, done, total):
