@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
 import time
 
-from chat_appliance.lib.access import can_access_stream_metadata
+from chat_appliance.lib.access import can_access_stream_metadata, can_see_real_email
 from chat_appliance.lib.alert_words import user_alert_words
 from chat_appliance.lib.bot_services import administered_bots, service_of
 from chat_appliance.lib.custom_emoji import realm_emoji_state
@@ -78,8 +78,8 @@ from chat_appliance.models import (
     database,
     unread_conditions,
 )
-from chat_appliance.models import (EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED, TOPIC_INHERIT,
-                                   TOPIC_MUTED, TOPIC_UNMUTED)
+from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED,
+                                   TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED)
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -261,7 +261,7 @@ USER_OBJECT_COLUMNS = (UserProfile.id, UserProfile.realm, UserProfile.email, Use
 
 
 class Viewer(NamedTuple):
-    """What of a requester the user objects it may see depend on (lib/access.can_see_real_email):
+    """What of a requester whose real emails it sees depends on (lib/access.can_see_real_email):
     its role, never its identity (id 0 is no account; the requester's own object is made apart)."""
 
     id: int
@@ -270,24 +270,53 @@ class Viewer(NamedTuple):
     is_moderator: bool
 
 
+class RealmPerson(NamedTuple):
+    """One account of the organization for realm_users and its kin: what can_see_real_email reads
+    of it, where it is listed, and its user object as a viewer who may see its real email sees it
+    and as one who may not (the same object where everyone may)."""
+
+    id: int
+    is_bot: bool
+    email_address_visibility: int
+    listed_in: int  # 0: realm_users, 1: realm_non_active_users, 2: cross_realm_bots
+    visible: JSONDict
+    hidden: JSONDict
+
+
+def realm_people(realm_id: int, client_gravatar: bool, generation: int | None) -> tuple[RealmPerson, ...]:
+    """Every account of the organization with both its user objects, by id. Kept while the
+    configuration is unchanged (a change to any account moves it); shared by every requester."""
+
+    def read() -> tuple[RealmPerson, ...]:
+        people = []
+        for u in (UserProfile.select(*USER_OBJECT_COLUMNS).where(UserProfile.realm == realm_id)
+                  .order_by(UserProfile.id)):
+            shape = cross_realm_bot_dict if u.is_system_bot else user_dict
+            visible = shape(u, None, client_gravatar=client_gravatar, email_visible=True)
+            hidden = visible if u.is_bot or u.email_address_visibility == EMAIL_VISIBLE_EVERYONE else \
+                shape(u, None, client_gravatar=client_gravatar, email_visible=False)
+            listed_in = 2 if u.is_system_bot else 0 if u.is_active else 1
+            people.append(RealmPerson(u.id, u.is_bot, u.email_address_visibility, listed_in, visible, hidden))
+        return tuple(people)
+
+    return read_through("realm_people", (realm_id, client_gravatar), generation, read)
+
+
 def realm_user_objects(user: UserProfile, client_gravatar: bool) -> tuple[tuple[JSONDict, ...], ...]:
     """(active users, deactivated users, system bots) as the requester's role sees them, the
     requester's own object included as another member of that role would see it. Kept while the
-    configuration is unchanged (a change to any account moves it), shared by every requester of
-    that role: never changed in place."""
+    configuration is unchanged, per role; the objects are realm_people's, shared by every role
+    (those of a person whose email a role may not see apart): never changed in place."""
     viewer = Viewer(0, user.is_guest, user.is_realm_admin, user.is_moderator)
     _data, generation = snapshot_versions()
 
     def read() -> tuple[tuple[JSONDict, ...], ...]:
-        users = list(UserProfile.select(*USER_OBJECT_COLUMNS).where(UserProfile.realm == user.realm_id)
-                     .order_by(UserProfile.id))
+        lists: tuple[list[JSONDict], ...] = ([], [], [])
         as_viewer = cast(Any, viewer)
-        return (tuple(user_dict(u, as_viewer, client_gravatar=client_gravatar) for u in users
-                      if u.is_active and not u.is_system_bot),
-                tuple(user_dict(u, as_viewer, client_gravatar=client_gravatar) for u in users
-                      if not u.is_active and not u.is_system_bot),
-                tuple(cross_realm_bot_dict(u, as_viewer, client_gravatar=client_gravatar) for u in users
-                      if u.is_system_bot))
+        for person in realm_people(user.realm_id, client_gravatar, generation):
+            sees_email = person.visible is person.hidden or can_see_real_email(as_viewer, cast(Any, person))
+            lists[person.listed_in].append(person.visible if sees_email else person.hidden)
+        return tuple(tuple(objects) for objects in lists)
 
     return read_through("realm_user_objects", (user.realm_id, viewer, client_gravatar), generation, read)
 
@@ -500,9 +529,9 @@ def realm_user_group_objects(realm_id: int, include_deactivated: bool) -> tuple[
     groups = list(groups.order_by(UserGroup.id))
     ids = [g.id for g in groups]
     members, subgroups = {}, {}  # type: dict[int, list[int]], dict[int, list[int]]
-    for group_id, user_id in (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
-                              .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active)
-                              .tuples()):
+    memberships = (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
+                   .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active))
+    for group_id, user_id in memberships.tuples():
         members.setdefault(group_id, []).append(user_id)
     for supergroup_id, subgroup_id in (GroupGroupMembership.select(GroupGroupMembership.supergroup,
                                                                    GroupGroupMembership.subgroup)

@@ -60,7 +60,8 @@ _ACTIVE_SUBSCRIPTIONS_OF_REALM = (
     ' FROM "subscription" s JOIN "stream" c ON c."id" = s."stream_id"'
     ' WHERE c."realm_id" = {p} AND s."active" AND s."user_profile_id" NOT IN'
     ' (SELECT "id" FROM "user_profile" WHERE "realm_id" = {p} AND NOT "is_active")')
-REALM_SUBSCRIBER_COUNTS_SQL = 'SELECT s."stream_id", COUNT(*)' + _ACTIVE_SUBSCRIPTIONS_OF_REALM + ' GROUP BY s."stream_id"'
+REALM_SUBSCRIBER_COUNTS_SQL = ('SELECT s."stream_id", COUNT(*)' + _ACTIVE_SUBSCRIPTIONS_OF_REALM
+                               + ' GROUP BY s."stream_id"')
 # And who they are, by channel.
 REALM_SUBSCRIBERS_SQL = ('SELECT s."stream_id", s."user_profile_id"' + _ACTIVE_SUBSCRIPTIONS_OF_REALM
                          + ' ORDER BY s."stream_id", s."user_profile_id"')

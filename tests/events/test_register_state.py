@@ -70,7 +70,8 @@ def test_realm_users_show_each_viewer_what_its_role_may_see(org):
     ok(org.client(org.othello).patch("settings", email_address_visibility=2))  # members only
     seen = {}
     for viewer in (org.hamlet, org.guest, org.cordelia, org.guest):
-        people = {u["user_id"]: u for u in register(org.client(viewer), fetch_event_types=["realm_user"])["realm_users"]}
+        state = register(org.client(viewer), fetch_event_types=["realm_user"])
+        people = {u["user_id"]: u for u in state["realm_users"]}
         seen[viewer.id] = people[org.othello.id]["delivery_email"]
         assert people[viewer.id]["delivery_email"] == viewer.delivery_email
     assert seen == {org.hamlet.id: org.othello.delivery_email, org.guest.id: None,
@@ -161,7 +162,8 @@ def test_partial_subscribers_list_bots_and_the_recently_active(org, monkeypatch)
     assert channels["Denmark"]["subscriber_count"] == 4
     assert sorted(channels["Verona"]["subscribers"]) == sorted([org.hamlet.id, org.cordelia.id, org.guest.id])
     assert "partial_subscribers" not in channels["Verona"]
-    listed = {s["name"]: s for s in ok(admin.get("users/me/subscriptions", include_subscribers="partial"))["subscriptions"]}
+    got = ok(admin.get("users/me/subscriptions", include_subscribers="partial"))["subscriptions"]
+    listed = {s["name"]: s for s in got}
     assert sorted(listed["Denmark"]["partial_subscribers"]) == sorted([org.hamlet.id, org.bot.id])
     full = register(admin, fetch_event_types=["subscription"], include_subscribers="true")
     assert sorted({s["name"]: s for s in full["subscriptions"]}["Denmark"]["subscribers"]) == \
