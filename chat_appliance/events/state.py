@@ -24,7 +24,8 @@ from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.playgrounds import realm_playgrounds
 from chat_appliance.lib.realm_icon import realm_icon_source, realm_icon_url_path
-from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS, realm_presences
+from chat_appliance.lib.presence import (DEFAULT_HISTORY_LIMIT_DAYS, OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS,
+                                         realm_presences)
 from chat_appliance.lib.saved_snippets import user_saved_snippets
 from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.lib.scheduled_messages import (
@@ -504,7 +505,9 @@ def fetch_presence(user: UserProfile, state: JSONDict, options: Any) -> None:
     in the modern one when the client asked for slim_presence."""
 
     slim = options.get("slim_presence", False)
-    state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
+    days = options.get("presence_history_limit_days")
+    state["presences"], state["presence_last_update_id"] = realm_presences(
+        user, slim=slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS if days is None else days)
     state["server_timestamp"] = time.time()
     state["server_presence_ping_interval_seconds"] = PING_INTERVAL_SECONDS
     state["server_presence_offline_threshold_seconds"] = OFFLINE_THRESHOLD_SECONDS

@@ -264,3 +264,19 @@ def test_the_history_dependent_reads_use_their_indexes(org):
         sql, params = query.sql()
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_presence_history_limit_days_bounds_presences(org):
+    """Does presence_history_limit_days (Zulip feature level 288) leave out of `presences` those
+    last seen before it, where the default two weeks keeps them?"""
+    ok(org.client(org.hamlet).post("users/me/presence", status="active"))
+    ok(org.client(org.othello).post("users/me/presence", status="active"))
+    write_elsewhere("UPDATE user_presence SET last_connected_time = last_connected_time - ?,"
+                    " last_active_time = last_active_time - ? WHERE user_profile_id = ?",
+                    3 * 86400, 3 * 86400, org.othello.id)
+    cordelia = org.client(org.cordelia)
+    default = register(cordelia, fetch_event_types=["presence"], slim_presence=True)["presences"]
+    recent = register(cordelia, fetch_event_types=["presence"], slim_presence=True,
+                      presence_history_limit_days=2)["presences"]
+    assert {str(org.hamlet.id), str(org.othello.id)} <= set(default)
+    assert str(org.hamlet.id) in recent and str(org.othello.id) not in recent
