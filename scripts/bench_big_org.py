@@ -17,6 +17,10 @@ reactions, uploads, 0-5,000 unread each. Then:
 
 Figures are ratios against baselines measured in the same run. `--postgres URL` imports into a
 new database on that server (its name is made from the URL's, and dropped at the end).
+
+`--workdir DIR --reuse` serves the instance an earlier run left in DIR (SQLite only) instead of
+writing and importing again: a million messages take an hour to import, a /register a fraction
+of a second. `--register-only` measures /register alone (and prints where its bytes go).
 """
 
 import argparse
@@ -43,12 +47,14 @@ WEB_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_prese
                     "user_settings_object": True, "linkifier_url_template": True,
                     "user_list_incomplete": True, "include_deactivated_groups": True,
                     "archived_channels": True, "empty_topic_name": True})}
-MOBILE_REGISTER = {"apply_markdown": "true", "client_gravatar": "true", "slim_presence": "true",
+# The app asks for avatar URLs (client_gravatar false) and declares neither user_list_incomplete
+# nor archived_channels (tests/support/flutter_app.py, its registerQueue).
+MOBILE_REGISTER = {"apply_markdown": "true", "client_gravatar": "false", "slim_presence": "true",
                    "client_capabilities": json.dumps({
                        "notification_settings_null": True, "bulk_message_deletion": True,
                        "user_avatar_url_field_optional": True, "stream_typing_notifications": True,
                        "user_settings_object": True, "include_deactivated_groups": True,
-                       "archived_channels": True, "empty_topic_name": True})}
+                       "empty_topic_name": True, "individual_emoji_changes": True})}
 
 
 def progress(label, done, total):
@@ -134,7 +140,14 @@ class RawSQL:
                         "ORDER BY um.message_id DESC LIMIT 100", user_id, f"%{word}%")
 
 
-def serve_figures(instance, env, stats, keys, database_url, repeat):
+def register_breakdown(body):
+    """KiB per top-level key of a /register response, the largest first."""
+    state = json.loads(body)
+    sizes = {key: len(json.dumps(value, separators=(",", ":"))) / 1024 for key, value in state.items()}
+    return sorted(sizes.items(), key=lambda item: -item[1])
+
+
+def serve_figures(instance, env, stats, keys, database_url, repeat, register_only=False):
     import psutil
     import requests
 
@@ -165,10 +178,15 @@ def serve_figures(instance, env, stats, keys, database_url, repeat):
         call("GET", "/users/me", reader)
         results["idle RSS MiB"] = psutil.Process(server.pid).memory_info().rss / 2**20
         for name, params in (("web", WEB_REGISTER), ("mobile", MOBILE_REGISTER)):
-            size = len(call("POST", "/register", reader, **params).content)
+            body = call("POST", "/register", reader, **params).content
             results[f"/register ({name}) p50 ms"] = p50(timed(lambda p=params: call("POST", "/register", reader, **p),
                                                               repeat))
-            results[f"/register ({name}) payload KiB"] = size / 1024
+            results[f"/register ({name}) payload KiB"] = len(body) / 1024
+            if register_only:
+                top = ", ".join(f"{key} {kib:.0f}" for key, kib in register_breakdown(body)[:8])
+                print(f"/register ({name}) KiB by key: {top}", flush=True)
+        if register_only:
+            return results
         floor = p50(timed(lambda: call("GET", "/users/me", reader), repeat))
         results["GET /users/me p50 ms (floor)"] = floor
         raw = RawSQL(database_url)
@@ -211,7 +229,12 @@ def main():
     parser.add_argument("--repeat", type=int, default=20, help="samples per HTTP figure (default 20)")
     parser.add_argument("--postgres", metavar="URL", help="import into a new database on this PostgreSQL server")
     parser.add_argument("--workdir", help="where the export and instance go (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="serve the instance an earlier run left in --workdir, without exporting or importing")
+    parser.add_argument("--register-only", action="store_true", help="measure /register alone")
     args = parser.parse_args()
+    if args.reuse and (not args.workdir or args.postgres):
+        parser.error("--reuse needs --workdir, and works on SQLite only (--postgres drops its database)")
     from tests.support.big_export import write_export
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="chat-appliance-big-org-"))
@@ -224,21 +247,31 @@ def main():
         env["CHAT_APPLIANCE_DATABASE_URL"] = args.postgres.rsplit("/", 1)[0] + "/" + database_name
         # This process reads the imported instance too (the API keys, the raw SQL baselines).
         os.environ["CHAT_APPLIANCE_DATABASE_URL"] = env["CHAT_APPLIANCE_DATABASE_URL"]
+    stats_file = work / "stats.json"
     try:
-        started = time.perf_counter()
-        stats = write_export(work / "export", people=args.people, channels=args.channels, messages=args.messages,
-                             progress=progress)
-        print(f"export written: {args.people} people, {stats['channels']} channels, {args.messages:,} messages, "
-              f"{stats['user_messages']:,} per-user rows, in {time.perf_counter() - started:.0f} s", flush=True)
-        parse = parse_only(work / "export")
-        elapsed, peak = run_import(work / "export", work / "instance", env)
-        print(f"import-zulip: {elapsed:.1f} s = {args.messages / elapsed:,.0f} messages/s, "
-              f"{stats['user_messages'] / elapsed:,.0f} per-user rows/s ({elapsed / parse:.1f}x reading and "
-              f"parsing the message files, {parse:.1f} s); peak RSS {peak:.0f} MiB", flush=True)
+        if args.reuse:
+            stats = json.loads(stats_file.read_text())
+            stats["received"] = {int(k): v for k, v in stats["received"].items()}
+            stats["unread"] = {int(k): v for k, v in stats["unread"].items()}
+            print(f"reusing {work / 'instance'}: {stats['people']} people, {stats['channels']} channels, "
+                  f"{stats['messages']:,} messages", flush=True)
+        else:
+            started = time.perf_counter()
+            stats = write_export(work / "export", people=args.people, channels=args.channels, messages=args.messages,
+                                 progress=progress)
+            print(f"export written: {args.people} people, {stats['channels']} channels, {args.messages:,} messages, "
+                  f"{stats['user_messages']:,} per-user rows, in {time.perf_counter() - started:.0f} s", flush=True)
+            parse = parse_only(work / "export")
+            elapsed, peak = run_import(work / "export", work / "instance", env)
+            print(f"import-zulip: {elapsed:.1f} s = {args.messages / elapsed:,.0f} messages/s, "
+                  f"{stats['user_messages'] / elapsed:,.0f} per-user rows/s ({elapsed / parse:.1f}x reading and "
+                  f"parsing the message files, {parse:.1f} s); peak RSS {peak:.0f} MiB", flush=True)
+            if args.workdir and not args.postgres:
+                stats_file.write_text(json.dumps(stats))
         keys, database_url = api_keys(work / "instance")
         print(f"reader: {stats['received'][stats['reader']]:,} messages, {stats['unread'][stats['reader']]:,} "
               f"unread; is:unread person: {stats['unread'][stats['unread_5k']]:,} unread", flush=True)
-        results = serve_figures(work / "instance", env, stats, keys, database_url, args.repeat)
+        results = serve_figures(work / "instance", env, stats, keys, database_url, args.repeat, args.register_only)
         for name, value in results.items():
             if isinstance(value, tuple) and len(value) == 3:
                 ours, raw, floor = value

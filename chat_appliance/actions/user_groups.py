@@ -147,8 +147,19 @@ def check_no_cycle(group: UserGroup, subgroup_ids: list[int]) -> None:
             raise JsonableError(f"User group {subgroup_id} is already a subgroup of one of the passed subgroups.")
 
 
-def notify_group(realm_id: int, event: JSONDict) -> None:
-    """Every user_group event goes to everyone in the organization (groups are public)."""
+# Clients that declared it list deactivated groups themselves (Zulip feature level 294); the others
+# never see one: /register leaves them out, and events about them go only to the former.
+INCLUDE_DEACTIVATED_GROUPS = "include_deactivated_groups"
+
+
+def notify_group(realm_id: int, event: JSONDict, *, deactivated: bool = False, declared: bool | None = None) -> None:
+    """Every user_group event goes to everyone in the organization (groups are public); one about
+    a deactivated group only to clients that declared include_deactivated_groups. `declared`:
+    only to the clients that declared it (True) or did not (False)."""
+    if deactivated:
+        declared = True
+    if declared is not None:
+        event = dict(event, _capability=(INCLUDE_DEACTIVATED_GROUPS, declared))
     publish(event, active_user_ids(realm_id))
 
 
@@ -181,7 +192,7 @@ def do_update_group(group: UserGroup, changes: JSONDict) -> None:
             else:
                 setattr(group, key, value)
         group.save()
-    notify_group(group.realm_id, event_catalogue.user_group_update(group.id, changes))
+    notify_group(group.realm_id, event_catalogue.user_group_update(group.id, changes), deactivated=group.deactivated)
 
 
 def do_update_members(group: UserGroup, add: list[int], delete: list[int]) -> None:
@@ -193,9 +204,11 @@ def do_update_members(group: UserGroup, add: list[int], delete: list[int]) -> No
             UserGroupMembership.delete().where((UserGroupMembership.user_group == group)
                                                & UserGroupMembership.user_profile.in_(delete)).execute()
     if add:
-        notify_group(group.realm_id, event_catalogue.user_group_add_members(group.id, add))
+        notify_group(group.realm_id, event_catalogue.user_group_add_members(group.id, add),
+                     deactivated=group.deactivated)
     if delete:
-        notify_group(group.realm_id, event_catalogue.user_group_remove_members(group.id, delete))
+        notify_group(group.realm_id, event_catalogue.user_group_remove_members(group.id, delete),
+                     deactivated=group.deactivated)
 
 
 def do_update_subgroups(group: UserGroup, add: list[int], delete: list[int]) -> None:
@@ -207,9 +220,11 @@ def do_update_subgroups(group: UserGroup, add: list[int], delete: list[int]) -> 
             GroupGroupMembership.delete().where((GroupGroupMembership.supergroup == group)
                                                 & GroupGroupMembership.subgroup.in_(delete)).execute()
     if add:
-        notify_group(group.realm_id, event_catalogue.user_group_add_subgroups(group.id, add))
+        notify_group(group.realm_id, event_catalogue.user_group_add_subgroups(group.id, add),
+                     deactivated=group.deactivated)
     if delete:
-        notify_group(group.realm_id, event_catalogue.user_group_remove_subgroups(group.id, delete))
+        notify_group(group.realm_id, event_catalogue.user_group_remove_subgroups(group.id, delete),
+                     deactivated=group.deactivated)
 
 
 def group_in_use(group: UserGroup) -> bool:
@@ -226,13 +241,15 @@ def group_in_use(group: UserGroup) -> bool:
 
 
 def do_deactivate_group(group: UserGroup) -> None:
-    """Deactivate a group no setting uses. Clients see it go with user_group remove (Zulip's
-    event for clients that do not list deactivated groups)."""
+    """Deactivate a group no setting uses. Clients that list deactivated groups see it change
+    (user_group update with deactivated true); the others see it go (user_group remove)."""
     if group_in_use(group):
         raise JsonableError("Cannot deactivate user group in use.")
     with write_transaction():
         UserGroup.update(deactivated=True).where(UserGroup.id == group.id).execute()
-    notify_group(group.realm_id, event_catalogue.user_group_remove(group.id))
+    notify_group(group.realm_id, event_catalogue.user_group_update(group.id, {"deactivated": True}),
+                 deactivated=True)
+    notify_group(group.realm_id, event_catalogue.user_group_remove(group.id), declared=False)
 
 
 def realm_groups(realm_id: int, include_deactivated: bool) -> list[UserGroup]:

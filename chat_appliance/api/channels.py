@@ -176,7 +176,7 @@ def parse_include_subscribers(var_name, value):
 @endpoint(include_subscribers=Param(parse_include_subscribers, default="false"))
 def get_subscriptions(user, include_subscribers):
     """The requester's active subscriptions."""
-    return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers != "false")}
+    return {"subscriptions": subscription_list(user, include_subscribers=include_subscribers)}
 
 
 @bp.get("/streams")

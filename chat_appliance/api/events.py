@@ -9,7 +9,8 @@ from chat_appliance.lib.errors import JsonableError, ParamError
 from chat_appliance.lib.messages import max_message_id
 from chat_appliance.lib.push_credentials import configured as push_configured
 from chat_appliance.web.params import Param, endpoint, request_values
-from chat_appliance.lib.validators import check_bool, check_dict, check_json_list, check_string, is_id_string, list_of
+from chat_appliance.lib.validators import (check_bool, check_dict, check_json_list, check_string, int_range, is_id_string,
+                                          list_of)
 from chat_appliance.api.channels import parse_include_subscribers
 from chat_appliance.web.context import app_state, auth_settings, limits, queue_manager
 from chat_appliance.web.longpoll import DELETE_EVENTS_PARAMS, GET_EVENTS_PARAMS, EventsBody, Poll
@@ -89,16 +90,19 @@ def check_queue_narrow_operand(var_name, operator, operand):
     all_public_streams=Param(check_bool, default=False),
     client_capabilities=Param(check_dict, default=None),
     slim_presence=Param(check_bool, default=False),
+    # How far back `presences` reaches (Zulip feature level 288; two weeks unless asked).
+    presence_history_limit_days=Param(int_range(low=0), default=None),
     idle_queue_timeout=Param(check_idle_queue_timeout, default=None),
 )
 def register(user, event_types, fetch_event_types, narrow, apply_markdown, client_gravatar, include_subscribers,
-             all_public_streams, client_capabilities, slim_presence, idle_queue_timeout):
+             all_public_streams, client_capabilities, slim_presence, presence_history_limit_days, idle_queue_timeout):
     """A new event queue for the requester, and the state it starts from."""
     if all_public_streams and user.is_guest:
         raise JsonableError("User not authorized for this query")
     capabilities = {name: bool((client_capabilities or {}).get(name, False)) for name in KNOWN_CAPABILITIES}
     options = {"client_gravatar": client_gravatar, "include_subscribers": include_subscribers,
                "client_capabilities": capabilities, "slim_presence": slim_presence, "limits": limits(),
+               "presence_history_limit_days": presence_history_limit_days,
                # URLs in the state are absolute, on the address the client reached (Zulip's are
                # on the realm's URL).
                "base_url": request.host_url.rstrip("/"),

@@ -604,7 +604,8 @@ class QueueManager:
                 if not narrow_matches(queue, event["message"], flags):
                     continue
                 local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
-                key = (bool(queue.apply_markdown), bool(queue.client_gravatar), tuple(flags), local)
+                key = (bool(queue.apply_markdown), bool(queue.client_gravatar), tuple(flags), local,
+                       bool(queue.client_capabilities.get("empty_topic_name", False)))
                 shaped = shapes.get(key)
                 if shaped is None:
                     shaped = shapes[key] = self.message_event_for(queue, event, flags)
@@ -626,6 +627,9 @@ class QueueManager:
             message["content_type"] = "text/html"
         if queue.client_gravatar and "avatar_url" in message:
             message["avatar_url"] = None
+        if message.get("subject") == "" and message.get("type") == "stream" \
+                and not queue.client_capabilities.get("empty_topic_name", False):
+            message["subject"] = models.EMPTY_TOPIC_DISPLAY_NAME
         local = event.get("local_id") if event.get("sender_queue_id") == queue.id else None
         return event_catalogue.message_for_queue(message, flags, local)
 

@@ -6,26 +6,28 @@ are those zulip-terminal reads at start-up (a missing one is a crash there).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
 import time
 
-from peewee import fn
-
-from chat_appliance.lib.access import can_access_stream_metadata
+from chat_appliance.lib.access import can_access_stream_metadata, can_see_real_email
 from chat_appliance.lib.alert_words import user_alert_words
 from chat_appliance.lib.bot_services import administered_bots, service_of
 from chat_appliance.lib.custom_emoji import realm_emoji_state
 from chat_appliance.lib.drafts import user_drafts
+from chat_appliance.lib.groups import system_group_ids
 from chat_appliance.lib.linkifiers import realm_linkifiers
+from chat_appliance.lib.messages import display_topic
 from chat_appliance.lib.message_permissions import realm_message_settings_state
 from chat_appliance.lib.rendering import default_code_block_language
 from chat_appliance.lib.muted_users import muted_users_list
 from chat_appliance.lib.onboarding_settings import onboarding_settings_state
 from chat_appliance.lib.playgrounds import realm_playgrounds
 from chat_appliance.lib.realm_icon import realm_icon_source, realm_icon_url_path
-from chat_appliance.lib.presence import OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS, realm_presences
+from chat_appliance.lib.presence import (DEFAULT_HISTORY_LIMIT_DAYS, OFFLINE_THRESHOLD_SECONDS, PING_INTERVAL_SECONDS,
+                                         realm_presences)
 from chat_appliance.lib.saved_snippets import user_saved_snippets
+from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.lib.scheduled_messages import (
     MAX_REMINDER_NOTE_LENGTH,
     reminder_dict,
@@ -41,15 +43,21 @@ from chat_appliance.lib.serializers import (
     linkifier_dict,
     saved_snippet_dict,
     service_dicts,
-    stream_dict,
-    subscription_dict,
+    subscription_from_channel,
     user_dict,
     user_group_dict,
     user_group_setting_defaults,
     user_topic_dict,
 )
 from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
-from chat_appliance.lib.subscriptions import default_stream_ids, subscriber_counts, subscriber_ids, subscription_list
+from chat_appliance.models.base import query_rows
+from chat_appliance.lib.subscriptions import (
+    SubscriberLists,
+    default_stream_ids,
+    realm_channels,
+    subscribed_stream_ids,
+    subscription_list,
+)
 from chat_appliance.lib.user_settings import USER_SETTING_DEFAULTS, all_user_settings, user_setting
 from chat_appliance.lib.user_settings_defaults import realm_user_settings_defaults
 from chat_appliance.lib.user_status import realm_user_statuses
@@ -62,16 +70,17 @@ from chat_appliance.models import (
     ClientDevice,
     CustomProfileField,
     Message,
-    Stream,
     Subscription,
     UserGroup,
     UserGroupMembership,
     UserMessage,
     UserProfile,
-    received_conditions,
+    UserTopic,
+    database,
     unread_conditions,
 )
-from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_MUTED
+from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED,
+                                   TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED)
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -195,10 +204,8 @@ def authentication_state(auth: Any) -> JSONDict:
 def legacy_wildcard_mention_policy(realm: Any) -> int:
     """Zulip's legacy policy number for the realm's can_mention_many_users_group."""
     group_id = realm.can_mention_many_users_group_id
-    group = UserGroup.get_or_none(UserGroup.id == group_id) if group_id is not None else None
-    if group is None or not group.is_system_group:
-        return WILDCARD_POLICY_ADMINS
-    return WILDCARD_POLICY_BY_GROUP.get(group.name, WILDCARD_POLICY_ADMINS)
+    names = {group: name for name, group in system_group_ids(realm.id).items()}
+    return WILDCARD_POLICY_BY_GROUP.get(names.get(group_id, ""), WILDCARD_POLICY_ADMINS)
 
 
 def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -208,34 +215,35 @@ def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any
     state["custom_profile_fields"] = [field_dict(f) for f in fields]
 
 
+# The user's direct-message rows with the newest message of each conversation: served by the
+# partial index user_message_private (migration 120), whose condition is written out the same, so
+# that it reads those rows alone and not the user's whole history.
+RECENT_CONVERSATIONS_SQL = (
+    'SELECT m."recipient_id", MAX(m."id") FROM "user_message" um JOIN "message" m ON m."id" = um."message_id"'
+    f' WHERE um."user_profile_id" = {{p}} AND (um."flags" & {FLAG_BITS["is_private"]}) != 0'
+    ' GROUP BY m."recipient_id"')
+
+
 def fetch_recent_private_conversations(user: UserProfile, state: JSONDict, options: Any) -> None:
     """recent_private_conversations: the requester's direct-message conversations, most recent
     first, each with its latest message id and the other members (none for one with oneself)."""
-    latest: dict[int, int] = {}
-    for received in received_conditions():
-        for row in (UserMessage.select(Message.recipient, fn.MAX(Message.id).alias("max_id"))
-                    .join(Message)
-                    .where((UserMessage.user_profile == user) & received & Message.stream.is_null())
-                    .group_by(Message.recipient).namedtuples()):
-            latest[row.recipient] = max(row.max_id, latest.get(row.recipient, row.max_id))
-    members = dm_members_by_recipient(set(latest))
+    latest = dict(query_rows(RECENT_CONVERSATIONS_SQL, user.id))
     conversations = sorted(latest.items(), key=lambda item: -item[1])[:RECENT_CONVERSATIONS_LIMIT]
+    members = dm_members_by_recipient({recipient for recipient, _max_id in conversations})
     state["recent_private_conversations"] = [
         {"max_message_id": max_id, "user_ids": [i for i in members.get(recipient, []) if i != user.id]}
         for recipient, max_id in conversations]
 
 
 def fetch_streams(user: UserProfile, state: JSONDict, options: Any) -> None:
-    """streams: every channel the requester can see the metadata of (Zulip's `stream` fetch type)."""
-    subscribed = {s.stream_id for s in Subscription.select(Subscription.stream)
-                  .where((Subscription.user_profile == user) & Subscription.active)}
-    streams = Stream.select().where(Stream.realm == user.realm_id)
-    if not options["client_capabilities"].get("archived_channels", False):
-        streams = streams.where(~Stream.deactivated)
-    streams = [s for s in streams.order_by(Stream.id)
-               if can_access_stream_metadata(user, s, subscribed=s.id in subscribed)]
-    counts = subscriber_counts([s.id for s in streams])
-    state["streams"] = [stream_dict(s, subscriber_count=counts[s.id]) for s in streams]
+    """streams: every channel the requester can see the metadata of (Zulip's `stream` fetch type),
+    by id. The channel objects are the organization's, shared while its configuration is unchanged."""
+    subscribed = subscribed_stream_ids(user)
+    archived = options["client_capabilities"].get("archived_channels", False)
+    visible = [channel for channel in realm_channels(user.realm_id)
+               if (archived or not channel.deactivated)
+               and can_access_stream_metadata(user, cast(Any, channel), subscribed=channel.id in subscribed)]
+    state["streams"] = [channel.api for channel in sorted(visible, key=lambda channel: channel.id)]
 
 
 def fetch_devices(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -244,49 +252,115 @@ def fetch_devices(user: UserProfile, state: JSONDict, options: Any) -> None:
     state["devices"] = {str(d.id): device_dict(d) for d in rows}
 
 
+# The account columns a user object is made of (serializers.user_dict): the rest of the row (its
+# personal settings above all) is not read for the thousands of people of an organization.
+USER_OBJECT_COLUMNS = (UserProfile.id, UserProfile.realm, UserProfile.email, UserProfile.delivery_email,
+                       UserProfile.full_name, UserProfile.role, UserProfile.is_active, UserProfile.is_bot,
+                       UserProfile.bot_type, UserProfile.bot_owner, UserProfile.is_system_bot, UserProfile.date_joined,
+                       UserProfile.timezone, UserProfile.email_address_visibility, UserProfile.avatar_version,
+                       UserProfile.avatar_source)
+
+
+class Viewer(NamedTuple):
+    """What of a requester whose real emails it sees depends on (lib/access.can_see_real_email):
+    its role, never its identity (id 0 is no account; the requester's own object is made apart)."""
+
+    id: int
+    is_guest: bool
+    is_realm_admin: bool
+    is_moderator: bool
+
+
+class RealmPerson(NamedTuple):
+    """One account of the organization for realm_users and its kin: what can_see_real_email reads
+    of it, where it is listed, and its user object as a viewer who may see its real email sees it
+    and as one who may not (the same object where everyone may)."""
+
+    id: int
+    is_bot: bool
+    email_address_visibility: int
+    listed_in: int  # 0: realm_users, 1: realm_non_active_users, 2: cross_realm_bots
+    visible: JSONDict
+    hidden: JSONDict
+
+
+def realm_people(realm_id: int, client_gravatar: bool, generation: int | None) -> tuple[RealmPerson, ...]:
+    """Every account of the organization with both its user objects, by id. Kept while the
+    configuration is unchanged (a change to any account moves it); shared by every requester."""
+
+    def read() -> tuple[RealmPerson, ...]:
+        people = []
+        for u in (UserProfile.select(*USER_OBJECT_COLUMNS).where(UserProfile.realm == realm_id)
+                  .order_by(UserProfile.id)):
+            shape = cross_realm_bot_dict if u.is_system_bot else user_dict
+            visible = shape(u, None, client_gravatar=client_gravatar, email_visible=True)
+            hidden = visible if u.is_bot or u.email_address_visibility == EMAIL_VISIBLE_EVERYONE else \
+                shape(u, None, client_gravatar=client_gravatar, email_visible=False)
+            listed_in = 2 if u.is_system_bot else 0 if u.is_active else 1
+            people.append(RealmPerson(u.id, u.is_bot, u.email_address_visibility, listed_in, visible, hidden))
+        return tuple(people)
+
+    return read_through("realm_people", (realm_id, client_gravatar), generation, read)
+
+
+def realm_user_objects(user: UserProfile, client_gravatar: bool) -> tuple[tuple[JSONDict, ...], ...]:
+    """(active users, deactivated users, system bots) as the requester's role sees them, the
+    requester's own object included as another member of that role would see it. Kept while the
+    configuration is unchanged, per role; the objects are realm_people's, shared by every role
+    (those of a person whose email a role may not see apart): never changed in place."""
+    viewer = Viewer(0, user.is_guest, user.is_realm_admin, user.is_moderator)
+    _data, generation = snapshot_versions()
+
+    def read() -> tuple[tuple[JSONDict, ...], ...]:
+        lists: tuple[list[JSONDict], ...] = ([], [], [])
+        as_viewer = cast(Any, viewer)
+        for person in realm_people(user.realm_id, client_gravatar, generation):
+            sees_email = person.visible is person.hidden or can_see_real_email(as_viewer, cast(Any, person))
+            lists[person.listed_in].append(person.visible if sees_email else person.hidden)
+        return tuple(tuple(objects) for objects in lists)
+
+    return read_through("realm_user_objects", (user.realm_id, viewer, client_gravatar), generation, read)
+
+
 def fetch_realm_users(user: UserProfile, state: JSONDict, options: Any) -> None:
-    """realm_user: the people of the organization, and who the requester is."""
-    users = list(UserProfile.select().where(UserProfile.realm == user.realm_id).order_by(UserProfile.id))
+    """realm_user: the people of the organization, and who the requester is. Every one of them:
+    Zulip leaves out of realm_users only the people a guest may not see where the organization
+    limits that (can_access_all_users_group), which this server does not do, so that the
+    user_list_incomplete capability changes nothing here."""
     gravatar = options["client_gravatar"]
-    state["realm_users"] = [user_dict(u, user, client_gravatar=gravatar) for u in users
-                            if u.is_active and not u.is_system_bot]
-    state["realm_non_active_users"] = [user_dict(u, user, client_gravatar=gravatar) for u in users
-                                       if not u.is_active and not u.is_system_bot]
-    state["cross_realm_bots"] = [cross_realm_bot_dict(u, user, client_gravatar=gravatar) for u in users
-                                 if u.is_system_bot]
+    active, deactivated, system_bots = realm_user_objects(user, gravatar)
+    own = user_dict(user, user, client_gravatar=gravatar)
+    state["realm_users"] = [own if entry["user_id"] == user.id else entry for entry in active]
+    state["realm_non_active_users"] = list(deactivated)
+    state["cross_realm_bots"] = list(system_bots)
     state.update({"user_id": user.id, "email": user.email, "delivery_email": user.delivery_email,
                   "full_name": user.full_name, "is_admin": user.is_realm_admin, "is_owner": user.is_owner,
                   "is_moderator": user.is_moderator, "is_guest": user.is_guest})
 
 
 def fetch_subscriptions(user: UserProfile, state: JSONDict, options: Any) -> None:
-    """subscription: subscribed, formerly subscribed, and never subscribed visible channels."""
-    with_subscribers = options["include_subscribers"] != "false"
+    """subscription: subscribed, formerly subscribed, and never subscribed visible channels, by name."""
     # Archived channels only for clients that declared they handle them (Zulip feature level 315).
     archived = options["client_capabilities"].get("archived_channels", False)
-    state["subscriptions"] = subscription_list(user, include_subscribers=with_subscribers, include_archived=archived)
-    own = {s.stream_id: s for s in Subscription.select().where(Subscription.user_profile == user)}
-    streams = Stream.select().where(Stream.realm == user.realm_id)
-    if not archived:
-        streams = streams.where(~Stream.deactivated)
-    streams = list(streams.order_by(Stream.name_key))
-    counts = subscriber_counts([s.id for s in streams])
+    channels = realm_channels(user.realm_id)
+    state["subscriptions"] = subscription_list(user, include_subscribers=options["include_subscribers"],
+                                               include_archived=archived, channels=channels)
+    former = {s.stream_id: s for s in Subscription.select().where(
+        (Subscription.user_profile == user) & ~Subscription.active)}
+    subscribed = subscribed_stream_ids(user)
+    lists = SubscriberLists(user.realm_id, options["include_subscribers"])
     unsubscribed, never = [], []
-    for stream in streams:
-        sub = own.get(stream.id)
-        if sub is not None and sub.active:
+    for channel in channels:
+        if channel.id in subscribed or (channel.deactivated and not archived):
             continue
-        if not can_access_stream_metadata(user, stream, subscribed=False):
+        if not can_access_stream_metadata(user, cast(Any, channel), subscribed=False):
             continue
-        subscribers = sorted(subscriber_ids(stream)) if with_subscribers else None
+        fields = lists.fields(channel.id)
+        sub = former.get(channel.id)
         if sub is not None:
-            unsubscribed.append(subscription_dict(sub, stream, subscriber_count=counts[stream.id],
-                                                  subscribers=subscribers))
+            unsubscribed.append(subscription_from_channel(sub, channel.api, fields))
         else:
-            entry = stream_dict(stream, subscriber_count=counts[stream.id])
-            if subscribers is not None:
-                entry["subscribers"] = subscribers
-            never.append(entry)
+            never.append(dict(channel.api, **fields) if fields else channel.api)
     state["unsubscribed"] = unsubscribed
     state["never_subscribed"] = never
 
@@ -304,45 +378,88 @@ def dm_members_by_recipient(recipient_ids: set[int]) -> dict[int, list[int]]:
     return {rid: sorted(ids) for rid, ids in members.items()}
 
 
-def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
-    """unread_msgs: the requester's unread messages, grouped as Zulip groups them; it must agree
-    with the `read` flags GET /messages serves (zulip-terminal shows negative counts otherwise)."""
-    mention_bits = (FLAG_BITS["mentioned"] | FLAG_BITS["stream_wildcard_mentioned"]
-                    | FLAG_BITS["topic_wildcard_mentioned"] | FLAG_BITS["group_mentioned"])
-    # Plain tuples, not models: with thousands of unread messages, building a UserMessage and a
-    # Message object per row was half of /register's time.
+# The most unread messages unread_msgs describes (Zulip's MAX_UNREAD_MESSAGES): the newest ones,
+# with old_unreads_missing set when there were more. A person with years of unread messages
+# gets the conversations of the recent ones, not a payload that grows without end.
+MAX_UNREAD_MESSAGES = 50_000
+
+MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["group_mentioned"]
+WILDCARD_MENTION_BITS = FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
+
+
+def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, ...]], bool]:
+    """(message id, flags, channel id, topic, recipient id) of the user's `limit` newest unread
+    messages, oldest first, and whether there were more."""
     found: dict[int, tuple[Any, ...]] = {}
     for unread in unread_conditions():
-        for row in (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic,
-                                       Message.recipient)
-                    .join(Message)
-                    .where((UserMessage.user_profile == user) & unread)
-                    .tuples()):
+        # Each condition is served by an index of (user, message id): newest first, it stops at
+        # the limit instead of reading every unread row of years. The cursor's rows as they come
+        # (thousands of them), not through peewee's row processing.
+        query = (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic, Message.recipient)
+                 .join(Message)
+                 .where((UserMessage.user_profile == user) & unread)
+                 .order_by(UserMessage.message.desc())
+                 .limit(limit + 1))
+        for row in database.execute(query).fetchall():
             found[row[0]] = row
-    rows = [found[message_id] for message_id in sorted(found)]
+    newest = sorted(found, reverse=True)
+    return [found[message_id] for message_id in reversed(newest[:limit])], len(newest) > limit
+
+
+def muted_conversations(user: UserProfile) -> tuple[set[int], dict[tuple[int, str], int]]:
+    """The channels the user muted, and {(channel id, topic key): policy} of the topics
+    whose visibility they changed."""
+    muted_streams = {stream_id for (stream_id,) in Subscription.select(Subscription.stream).where(
+        (Subscription.user_profile == user) & Subscription.active & Subscription.is_muted).tuples()}
+    policies = {(stream_id, topic_key): policy for stream_id, topic_key, policy in UserTopic.select(
+        UserTopic.stream, UserTopic.topic_key, UserTopic.visibility_policy).where(
+        (UserTopic.user_profile == user) & (UserTopic.visibility_policy != TOPIC_INHERIT)).tuples()}
+    return muted_streams, policies
+
+
+def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
+    """unread_msgs: the requester's unread messages (the newest MAX_UNREAD_MESSAGES), grouped as
+    Zulip groups them; it must agree with the `read` flags GET /messages serves (zulip-terminal
+    shows negative counts otherwise). As Zulip's: `count` leaves out the channel messages of muted
+    channels and topics (those of a muted channel count in a topic unmuted or followed there),
+    and `mentions` their wildcard mentions; `streams` lists them all."""
+    # Plain tuples, not models: with thousands of unread messages, building a UserMessage and a
+    # Message object per row was half of /register's time.
+    rows, truncated = newest_unread_rows(user, MAX_UNREAD_MESSAGES)
     dm_recipients = {recipient_id for _id, _flags, stream_id, _topic, recipient_id in rows if stream_id is None}
     members = dm_members_by_recipient(dm_recipients)
+    muted_streams, policies = muted_conversations(user) if rows else (set(), {})
     pms, streams, huddles, mentions = {}, {}, {}, []  # type: dict[Any, Any], dict[Any, Any], dict[Any, Any], list[int]
+    count = 0
     for message_id, flags, stream_id, topic, recipient_id in rows:
-        if flags & mention_bits:
-            mentions.append(message_id)
         if stream_id is not None:
             streams.setdefault((stream_id, topic), []).append(message_id)
+            policy = policies.get((stream_id, topic.casefold()), TOPIC_INHERIT) if policies else TOPIC_INHERIT
+            muted = (policy not in (TOPIC_UNMUTED, TOPIC_FOLLOWED)) if stream_id in muted_streams \
+                else policy == TOPIC_MUTED
+            if not muted:
+                count += 1
+            if flags & MENTION_BITS or flags & WILDCARD_MENTION_BITS and not muted:
+                mentions.append(message_id)
             continue
+        count += 1
+        if flags & (MENTION_BITS | WILDCARD_MENTION_BITS):
+            mentions.append(message_id)
         ids = members.get(recipient_id, [])
         if len(ids) <= 2:
             others = [i for i in ids if i != user.id] or [user.id]
             pms.setdefault(others[0], []).append(message_id)
         else:
             huddles.setdefault(",".join(str(i) for i in ids), []).append(message_id)
+    empty_topic = options["client_capabilities"].get("empty_topic_name", False)
     state["unread_msgs"] = {
-        "count": len(rows),
+        "count": count,
         "pms": [{"other_user_id": uid, "sender_id": uid, "unread_message_ids": ids} for uid, ids in pms.items()],
-        "streams": [{"stream_id": sid, "topic": topic, "unread_message_ids": ids}
+        "streams": [{"stream_id": sid, "topic": display_topic(topic, empty_topic), "unread_message_ids": ids}
                     for (sid, topic), ids in streams.items()],
         "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in huddles.items()],
         "mentions": mentions,
-        "old_unreads_missing": False,
+        "old_unreads_missing": truncated,
     }
 
 
@@ -356,15 +473,31 @@ def fetch_starred_messages(user: UserProfile, state: JSONDict, options: Any) -> 
     ]
 
 
+def shown_empty_topic(entries: list[JSONDict], options: Any) -> None:
+    """The empty topic of channel drafts and scheduled messages as the organization's display
+    name, for clients without the empty_topic_name capability (Zulip: wherever a topic name
+    appears in the register response)."""
+    if options["client_capabilities"].get("empty_topic_name", False):
+        return
+    for entry in entries:
+        if entry.get("topic") == "" and entry.get("type") in ("stream", "channel"):
+            entry["topic"] = EMPTY_TOPIC_DISPLAY_NAME
+
+
 def fetch_muted_topics(user: UserProfile, state: JSONDict, options: Any) -> None:
     """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
-    state["muted_topics"] = [[t.stream.name, t.topic, t.last_updated] for t in user_topic_rows(user)
-                             if t.visibility_policy == TOPIC_MUTED]
+    empty_topic = options["client_capabilities"].get("empty_topic_name", False)
+    state["muted_topics"] = [[t.stream.name, display_topic(t.topic, empty_topic), t.last_updated]
+                             for t in user_topic_rows(user) if t.visibility_policy == TOPIC_MUTED]
 
 
 def fetch_user_topics(user: UserProfile, state: JSONDict, options: Any) -> None:
     """user_topic: every topic whose visibility the requester changed."""
+    empty_topic = options["client_capabilities"].get("empty_topic_name", False)
     state["user_topics"] = [user_topic_dict(t) for t in user_topic_rows(user)]
+    if not empty_topic:
+        for entry in state["user_topics"]:
+            entry["topic_name"] = display_topic(entry["topic_name"], False)
 
 
 def fetch_presence(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -372,28 +505,47 @@ def fetch_presence(user: UserProfile, state: JSONDict, options: Any) -> None:
     in the modern one when the client asked for slim_presence."""
 
     slim = options.get("slim_presence", False)
-    state["presences"], state["presence_last_update_id"] = realm_presences(user, slim=slim)
+    days = options.get("presence_history_limit_days")
+    state["presences"], state["presence_last_update_id"] = realm_presences(
+        user, slim=slim, history_limit_days=DEFAULT_HISTORY_LIMIT_DAYS if days is None else days)
     state["server_timestamp"] = time.time()
     state["server_presence_ping_interval_seconds"] = PING_INTERVAL_SECONDS
     state["server_presence_offline_threshold_seconds"] = OFFLINE_THRESHOLD_SECONDS
 
 
 def fetch_user_groups(user: UserProfile, state: JSONDict, options: Any) -> None:
-    """realm_user_groups, with direct members and direct subgroups."""
-    groups = list(UserGroup.select().where(UserGroup.realm == user.realm_id).order_by(UserGroup.id))
+    """realm_user_groups, with direct members and direct subgroups; deactivated groups only for
+    clients that declared include_deactivated_groups (Zulip feature level 294). The group objects
+    are the organization's, shared while its configuration is unchanged."""
+    include_deactivated = bool(options["client_capabilities"].get("include_deactivated_groups", False))
+    _data, generation = snapshot_versions()
+    state["realm_user_groups"] = list(read_through(
+        "realm_user_groups", (user.realm_id, include_deactivated), generation,
+        lambda: realm_user_group_objects(user.realm_id, include_deactivated)))
+
+
+def realm_user_group_objects(realm_id: int, include_deactivated: bool) -> tuple[JSONDict, ...]:
+    """The organization's user groups as /register lists them."""
+    groups = UserGroup.select().where(UserGroup.realm == realm_id)
+    if not include_deactivated:
+        groups = groups.where(~UserGroup.deactivated)
+    groups = list(groups.order_by(UserGroup.id))
     ids = [g.id for g in groups]
     members, subgroups = {}, {}  # type: dict[int, list[int]], dict[int, list[int]]
-    for row in (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
-                .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active)):
-        members.setdefault(row.user_group_id, []).append(row.user_profile_id)
-    for row in GroupGroupMembership.select().where(GroupGroupMembership.supergroup.in_(ids)):
-        subgroups.setdefault(row.supergroup_id, []).append(row.subgroup_id)
-    defaults = user_group_setting_defaults(user.realm_id)
-    state["realm_user_groups"] = [
+    memberships = (UserGroupMembership.select(UserGroupMembership.user_group, UserGroupMembership.user_profile)
+                   .join(UserProfile).where(UserGroupMembership.user_group.in_(ids) & UserProfile.is_active))
+    for group_id, user_id in memberships.tuples():
+        members.setdefault(group_id, []).append(user_id)
+    for supergroup_id, subgroup_id in (GroupGroupMembership.select(GroupGroupMembership.supergroup,
+                                                                   GroupGroupMembership.subgroup)
+                                       .where(GroupGroupMembership.supergroup.in_(ids)).tuples()):
+        subgroups.setdefault(supergroup_id, []).append(subgroup_id)
+    defaults = user_group_setting_defaults(realm_id)
+    return tuple(
         user_group_dict(g, members=sorted(members.get(g.id, [])), direct_subgroup_ids=sorted(subgroups.get(g.id, [])),
                         setting_defaults=defaults)
         for g in groups
-    ]
+    )
 
 
 def fetch_user_settings(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -409,6 +561,7 @@ def fetch_drafts(user: UserProfile, state: JSONDict, options: Any) -> None:
     """drafts: the requester's drafts, none while synchronization is off (Zulip's rule)."""
     enabled = user_setting(user, "enable_drafts_synchronization")
     state["drafts"] = [draft_dict(d) for d in user_drafts(user)] if enabled else []
+    shown_empty_topic(state["drafts"], options)
 
 
 def fetch_saved_snippets(user: UserProfile, state: JSONDict, options: Any) -> None:
@@ -438,6 +591,7 @@ def fetch_linkifiers(user: UserProfile, state: JSONDict, options: Any) -> None:
 def fetch_scheduled_messages(user: UserProfile, state: JSONDict, options: Any) -> None:
     """scheduled_messages: the requester's undelivered scheduled messages."""
     state["scheduled_messages"] = [scheduled_message_dict(sm) for sm in user_scheduled_messages(user)]
+    shown_empty_topic(state["scheduled_messages"], options)
 
 
 def fetch_reminders(user: UserProfile, state: JSONDict, options: Any) -> None:

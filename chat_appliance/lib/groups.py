@@ -15,7 +15,7 @@ from chat_appliance.models import (
     UserGroupMembership,
     UserProfile,
 )
-from chat_appliance.lib.snapshots import read_through
+from chat_appliance.lib.snapshots import read_through, snapshot_versions
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -34,6 +34,15 @@ SYSTEM_GROUPS = [
 NOBODY_GROUP = ("role:nobody", "Nobody")
 
 ROLE_GROUP_NAME = {role: name for name, _doc, role in SYSTEM_GROUPS if role is not None}
+
+
+def system_group_ids(realm_id: int) -> dict[str, int]:
+    """{name: id} of the organization's system groups, which the organization's group settings
+    name. Kept while the configuration is unchanged (lib/snapshots.py); never change it in place."""
+    _data, generation = snapshot_versions()
+    return read_through("system_group_ids", realm_id, generation, lambda: dict(
+        UserGroup.select(UserGroup.name, UserGroup.id)
+        .where((UserGroup.realm == realm_id) & UserGroup.is_system_group).tuples()))
 
 
 def system_group(realm: Any, name: str) -> UserGroup:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chat_appliance.models import UserGroup, now
+from chat_appliance.models import now
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.lib.groups import is_user_in_group, system_group_ids
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -60,9 +60,7 @@ def realm_setting(realm: Realm, name: str) -> Any:
 def _group_id(realm, value):
     if isinstance(value, int):
         return value
-    group = UserGroup.get_or_none((UserGroup.realm == realm.id) & (UserGroup.name == value)
-                                  & UserGroup.is_system_group)
-    return group.id if group else None
+    return system_group_ids(realm.id).get(value)
 
 
 MESSAGE_GROUP_SETTINGS = tuple(k for k in REALM_MESSAGE_SETTING_DEFAULTS if k.endswith("_group"))

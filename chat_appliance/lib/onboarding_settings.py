@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chat_appliance.models import UserGroup
-from chat_appliance.lib.groups import is_user_in_group
+from chat_appliance.lib.groups import is_user_in_group, system_group_ids
+from chat_appliance.lib.snapshots import snapshot_versions
 from chat_appliance.lib.errors import ParamError
 
 if TYPE_CHECKING:
@@ -62,26 +62,25 @@ def realm_group_setting_id(realm: Realm, name: str) -> int | None:
     value = (realm.settings or {}).get(name, REALM_GROUP_SETTING_DEFAULTS[name])
     if isinstance(value, int):
         return value
-    group = UserGroup.get_or_none((UserGroup.realm == realm.id) & (UserGroup.name == value)
-                                  & UserGroup.is_system_group)
-    return group.id if group else None
+    return system_group_ids(realm.id).get(value)
 
 
-def user_has_realm_permission(user: UserProfile, name: str) -> bool:
-    """Whether the user is in the organization's group for this setting (recursively)."""
-    return is_user_in_group(user, realm_group_setting_id(user.realm, name))
+def user_has_realm_permission(user: UserProfile, name: str, at: int | None = None) -> bool:
+    """Whether the user is in the organization's group for this setting (recursively). `at`: as
+    lib/groups.is_user_in_group's."""
+    return is_user_in_group(user, realm_group_setting_id(user.realm, name), at)
 
 
-def can_invite_users_by_email(user: UserProfile) -> bool:
-    return not user.is_guest and user_has_realm_permission(user, "can_invite_users_group")
+def can_invite_users_by_email(user: UserProfile, at: int | None = None) -> bool:
+    return not user.is_guest and user_has_realm_permission(user, "can_invite_users_group", at)
 
 
 def can_create_multiuse_invite(user: UserProfile) -> bool:
     return not user.is_guest and user_has_realm_permission(user, "create_multiuse_invite_group")
 
 
-def can_subscribe_other_users(user: UserProfile) -> bool:
-    return not user.is_guest and user_has_realm_permission(user, "can_add_subscribers_group")
+def can_subscribe_other_users(user: UserProfile, at: int | None = None) -> bool:
+    return not user.is_guest and user_has_realm_permission(user, "can_add_subscribers_group", at)
 
 
 def onboarding_settings_state(user: UserProfile) -> JSONDict:
@@ -95,14 +94,16 @@ def onboarding_settings_state(user: UserProfile) -> JSONDict:
         # The legacy key: the Jitsi server in use.
         "jitsi_server_url": state["realm_jitsi_server_url"] or SERVER_JITSI_SERVER_URL,
     })
-    public = user_has_realm_permission(user, "can_create_public_channel_group")
-    private = user_has_realm_permission(user, "can_create_private_channel_group")
+    # Memberships kept with the configuration generation read before them (a read by /register).
+    _data, at = snapshot_versions()
+    public = user_has_realm_permission(user, "can_create_public_channel_group", at)
+    private = user_has_realm_permission(user, "can_create_private_channel_group", at)
     state.update({
-        "can_invite_others_to_realm": can_invite_users_by_email(user),
-        "can_subscribe_other_users": can_subscribe_other_users(user),
+        "can_invite_others_to_realm": can_invite_users_by_email(user, at),
+        "can_subscribe_other_users": can_subscribe_other_users(user, at),
         "can_create_public_streams": public,
         "can_create_private_streams": private,
-        "can_create_web_public_streams": user_has_realm_permission(user, "can_create_web_public_channel_group"),
+        "can_create_web_public_streams": user_has_realm_permission(user, "can_create_web_public_channel_group", at),
         "can_create_streams": public or private,
     })
     return state

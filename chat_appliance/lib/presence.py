@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.models import UserPresence, UserProfile, now
+from chat_appliance.lib.user_settings import setting_in_stored_text
+from chat_appliance.models import now
+from chat_appliance.models.base import query_rows
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
+    from chat_appliance.models import UserProfile
 
 # Zulip's OFFLINE_THRESHOLD_SECS: a client that has not pinged for this long is offline; clients
 # ping every 60 s. A legacy status is "active" when the user was active within it of the last ping.
@@ -44,26 +46,41 @@ def modern_presence(presence: Any) -> JSONDict:
             "idle_timestamp": presence.last_connected_time}
 
 
+class PresenceRow(NamedTuple):
+    """What the presence formats read of a user's presence row."""
+
+    last_connected_time: int
+    last_active_time: int | None
+
+
+# The presence of an organization's active people (bots report none), with what the formats and
+# the presence_enabled setting need of their accounts, as tuples: an organization has thousands.
+REALM_PRESENCES_SQL = (
+    'SELECT p."user_profile_id", u."email", u."settings", p."last_connected_time", p."last_active_time",'
+    ' p."last_update_id" FROM "user_presence" p JOIN "user_profile" u ON u."id" = p."user_profile_id"'
+    ' WHERE u."realm_id" = {p} AND u."is_active" AND NOT u."is_bot" AND ')
+
+
 def realm_presences(user: UserProfile, *, slim: bool, history_limit_days: int = DEFAULT_HISTORY_LIMIT_DAYS,
                     last_update_id: Any = None) -> tuple[JSONDict, int]:
     """({key: presence}, the largest last_update_id served or -1) for the requester's organization:
     humans sharing their presence, seen within the history limit (or changed after last_update_id)."""
-    query = (UserPresence.select(UserPresence, UserProfile)
-             .join(UserProfile)
-             .where((UserProfile.realm == user.realm_id) & UserProfile.is_active & ~UserProfile.is_bot))
     if last_update_id is not None and last_update_id >= 0:
-        query = query.where(UserPresence.last_update_id > last_update_id)
+        rows = query_rows(REALM_PRESENCES_SQL + 'p."last_update_id" > {p} ORDER BY p."user_profile_id"',
+                          user.realm_id, last_update_id)
     else:
-        query = query.where(UserPresence.last_connected_time >= now() - history_limit_days * 86400)
+        rows = query_rows(REALM_PRESENCES_SQL + 'p."last_connected_time" >= {p} ORDER BY p."user_profile_id"',
+                          user.realm_id, now() - history_limit_days * 86400)
     presences, newest = {}, -1
-    for row in query:
-        if not user_setting(row.user_profile, "presence_enabled"):
+    for user_id, email, settings_text, connected, active, update_id in rows:
+        if not setting_in_stored_text(settings_text, "presence_enabled"):
             continue
-        newest = max(newest, row.last_update_id)
+        newest = max(newest, update_id)
+        row = PresenceRow(connected, active)
         if slim:
-            presences[str(row.user_profile_id)] = modern_presence(row)
+            presences[str(user_id)] = modern_presence(row)
         else:
-            presences[row.user_profile.email] = legacy_presence(row)
+            presences[email] = legacy_presence(row)
     if last_update_id is not None:
         newest = max(newest, last_update_id)
     return presences, newest

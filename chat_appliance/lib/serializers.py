@@ -5,7 +5,7 @@ Responses and events both use these functions, so a field is defined once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import functools
 import hashlib
@@ -50,10 +50,12 @@ def avatar_url(user: UserProfile, *, client_gravatar: bool, email_visible: bool)
     return gravatar_url(user.delivery_email, user.avatar_version)
 
 
-def user_dict(target: UserProfile, requester: UserProfile, *, client_gravatar: bool = True,
-              include_custom_profile_fields: bool = False) -> JSONDict:
-    """A user object as GET /users and GET /users/{id} return it."""
-    email_visible = can_see_real_email(requester, target)
+def user_dict(target: UserProfile, requester: UserProfile | None, *, client_gravatar: bool = True,
+              include_custom_profile_fields: bool = False, email_visible: bool | None = None) -> JSONDict:
+    """A user object as GET /users and GET /users/{id} return it. The requester decides whether its
+    real email shows (`email_visible` says it instead, for a caller that already knows)."""
+    if email_visible is None:
+        email_visible = can_see_real_email(cast(Any, requester), target)
     data = {
         "user_id": target.id,
         "email": target.email,
@@ -137,7 +139,15 @@ def stream_dict(stream: Stream, *, subscriber_count: int) -> JSONDict:
 def subscription_dict(subscription: Subscription, stream: Stream, *, subscriber_count: int,
                       subscribers: list[int] | None = None) -> JSONDict:
     """A subscription as GET /users/me/subscriptions and /register return it."""
-    data = stream_dict(stream, subscriber_count=subscriber_count)
+    return subscription_from_channel(subscription, stream_dict(stream, subscriber_count=subscriber_count),
+                                     None if subscribers is None else {"subscribers": subscribers})
+
+
+def subscription_from_channel(subscription: Subscription, channel: JSONDict, subscriber_fields: JSONDict | None = None,
+                              ) -> JSONDict:
+    """A subscription from its channel's API object (stream_dict's, left unchanged): the channel's
+    fields, the subscriber's own, then `subscriber_fields` (`subscribers` or `partial_subscribers`)."""
+    data = dict(channel)
     data.update(
         {
             "color": subscription.color,
@@ -152,8 +162,8 @@ def subscription_dict(subscription: Subscription, stream: Stream, *, subscriber_
             "wildcard_mentions_notify": subscription.wildcard_mentions_notify,
         }
     )
-    if subscribers is not None:
-        data["subscribers"] = subscribers
+    if subscriber_fields:
+        data.update(subscriber_fields)
     return data
 
 
@@ -175,9 +185,11 @@ def bot_dict(bot: UserProfile, *, services: list[Any]) -> JSONDict:
     }
 
 
-def cross_realm_bot_dict(bot: UserProfile, requester: UserProfile, *, client_gravatar: bool = True) -> JSONDict:
+def cross_realm_bot_dict(bot: UserProfile, requester: UserProfile | None, *, client_gravatar: bool = True,
+                         email_visible: bool | None = None) -> JSONDict:
     """A system bot as /register's cross_realm_bots lists it."""
-    return dict(user_dict(bot, requester, client_gravatar=client_gravatar), is_system_bot=True)
+    return dict(user_dict(bot, requester, client_gravatar=client_gravatar, email_visible=email_visible),
+                is_system_bot=True)
 
 
 # Group-valued settings of user groups and what each defaults to (Zulip 10's defaults): a system

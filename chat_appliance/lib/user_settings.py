@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import json
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -51,6 +53,15 @@ USER_SETTING_DEFAULTS = {
 def user_setting(user: UserProfile, name: str) -> int:
     """A personal setting's value: stored, else the default."""
     return (user.settings or {}).get(name, USER_SETTING_DEFAULTS[name])
+
+
+def setting_in_stored_text(settings_text: str | None, name: str) -> Any:
+    """A personal setting from the account's settings column as stored (JSON text, read raw by
+    queries over a whole organization): parsed only when it names the setting, since most people
+    keep most settings at their defaults."""
+    if settings_text and f'"{name}"' in settings_text:
+        return json.loads(settings_text).get(name, USER_SETTING_DEFAULTS[name])
+    return USER_SETTING_DEFAULTS[name]
 
 
 def all_user_settings(user: UserProfile) -> JSONDict:

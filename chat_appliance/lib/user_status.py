@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.models import UserProfile, UserStatus
+from chat_appliance.lib.user_settings import setting_in_stored_text
+from chat_appliance.models import UserStatus
+from chat_appliance.models.base import query_rows
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -13,24 +14,40 @@ if TYPE_CHECKING:
 
 def user_status_dict(status: UserStatus | None, *, away: bool = False) -> JSONDict:
     """The status as GET /users/{id}/status and /register give it: only what is set."""
-    result = {}
+    if status is None:
+        return user_status_fields("", "", "", "", away=away)
+    return user_status_fields(status.status_text, status.emoji_name, status.emoji_code, status.reaction_type,
+                              away=away)
+
+
+def user_status_fields(status_text: str | None, emoji_name: str | None, emoji_code: str | None,
+                       reaction_type: str | None, *, away: bool) -> JSONDict:
+    """user_status_dict's shape from the status's columns (empty or None where unset)."""
+    result: JSONDict = {}
     if away:
         result["away"] = True
-    if status is not None and status.status_text:
-        result["status_text"] = status.status_text
-    if status is not None and status.emoji_name:
-        result.update(emoji_name=status.emoji_name, emoji_code=status.emoji_code,
-                      reaction_type=status.reaction_type)
+    if status_text:
+        result["status_text"] = status_text
+    if emoji_name:
+        result.update(emoji_name=emoji_name, emoji_code=emoji_code, reaction_type=reaction_type)
     return result
 
 
+# Every active account of an organization with its status, if any, and its stored settings as
+# text (whether it shares its presence decides `away`).
+REALM_STATUSES_SQL = (
+    'SELECT u."id", u."settings", s."status_text", s."emoji_name", s."emoji_code", s."reaction_type"'
+    ' FROM "user_profile" u LEFT JOIN "user_status" s ON s."user_profile_id" = u."id"'
+    ' WHERE u."realm_id" = {p} AND u."is_active" ORDER BY u."id"')
+
+
 def realm_user_statuses(realm_id: int) -> JSONDict:
-    """{str(user id): status} for the users of the organization who have one (/register)."""
-    users = {u.id: u for u in UserProfile.select().where((UserProfile.realm == realm_id) & UserProfile.is_active)}
-    statuses = {s.user_profile_id: s for s in UserStatus.select().where(UserStatus.user_profile.in_(list(users)))}
+    """{str(user id): status} for the users of the organization who have one (/register): one
+    statement, rows as tuples (an organization has thousands of people, few with a status)."""
     result = {}
-    for user_id, user in users.items():
-        entry = user_status_dict(statuses.get(user_id), away=not user_setting(user, "presence_enabled"))
-        if entry:
-            result[str(user_id)] = entry
+    for user_id, settings_text, text, emoji_name, emoji_code, reaction_type in query_rows(REALM_STATUSES_SQL,
+                                                                                         realm_id):
+        away = not setting_in_stored_text(settings_text, "presence_enabled")
+        if away or text or emoji_name:
+            result[str(user_id)] = user_status_fields(text, emoji_name, emoji_code, reaction_type, away=away)
     return result

@@ -265,3 +265,27 @@ def test_a_write_on_each_triggered_table_raises_the_generation(org):
     write_elsewhere("UPDATE muted_user SET date_muted = 1 WHERE user_profile_id = ?", org.othello.id)
     write_elsewhere("DELETE FROM muted_user WHERE user_profile_id = ?", org.othello.id)
     assert generation() == before + 3
+
+
+@sqlite_only
+def test_every_table_a_kept_register_read_queries_has_the_triggers(org, statements):
+    """Does each table that /register's kept reads (the organization's people, channels,
+    subscribers, groups, system groups) query have a trigger that raises config_generation on
+    insert, update and delete, so that a change to any of them shows in the next register?"""
+    from ..support.helpers import register
+
+    hamlet = org.client(org.hamlet)
+    params = {"include_subscribers": "true", "client_capabilities": {"include_deactivated_groups": True}}
+    register(hamlet, **params)
+    statements.clear()
+    register(hamlet, **params)
+    warm_sql = {sql for sql, _ in statements}
+    runtime.current().snapshots.clear()
+    statements.clear()
+    register(hamlet, **params)
+    kept = [statement for statement in statements if statement[0] not in warm_sql]
+    path = database.obj.database
+    tables = set().union(*(tables_read(path, sql, params) for sql, params in kept))
+    assert {"user_profile", "stream", "subscription", "user_group", "user_group_membership"} <= tables
+    events = triggered_events(path)
+    assert {table: events.get(table) for table in tables} == {table: {"INSERT", "UPDATE", "DELETE"} for table in tables}

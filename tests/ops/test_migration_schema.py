@@ -38,9 +38,10 @@ from ..support.schema_description import all_tables, describe
 SQL_ONLY_INDEXES = {
     "user_message": {
         "user_message_by_user": (("user_profile_id", "message_id"), False, "flags&2048=0"),
-        "user_message_unread": (("user_profile_id", "message_id"), False, "flags&2049=0"),
+        "user_message_unread": (("user_profile_id", "message_id", "flags"), False, "flags&2049=0"),
         "user_message_starred": (("user_profile_id", "message_id"), False, "flags&2!=0"),
         "user_message_mentioned": (("user_profile_id", "message_id"), False, "flags&120!=0"),
+        "user_message_private": (("user_profile_id", "message_id"), False, "flags&512!=0"),
     },
     "message": {"message_date_sent": (("date_sent",), False, None)},
 }
