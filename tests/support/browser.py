@@ -18,12 +18,17 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "a long enough password"
 
 
+# Starts CHROMIUM with Playwright's arguments and a few features of its own turned off (see there).
+CHROMIUM_WRAPPER = Path(__file__).resolve().parent / "chromium.sh"
+
+
 def launch(playwright):
     """Chromium, or a skip that says why not."""
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip(f"{CHROMIUM} is missing (.ci/run installs it with apt)")
-    return playwright.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-                                      args=CHROMIUM_ARGS)
+    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM_WRAPPER), args=CHROMIUM_ARGS,
+                                      env={**os.environ, "CHAT_APPLIANCE_TEST_CHROMIUM": executable})
 
 
 class Site:
