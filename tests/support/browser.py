@@ -116,6 +116,33 @@ def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="ligh
     return watched
 
 
+def session_cookies(site, email, password):
+    """A new web session for `email`, as the sign-in form gets one (POST /accounts/login), as
+    cookies for a browser context."""
+    response = requests.post(site.url + "/accounts/login", data={"username": email, "password": password},
+                             headers={"X-Requested-With": "XMLHttpRequest"}, timeout=30)
+    assert response.status_code == 200 and response.json()["result"] == "success", response.text
+    return [{"name": cookie.name, "value": cookie.value, "url": site.url, "httpOnly": True, "sameSite": "Lax"}
+            for cookie in response.cookies]
+
+
+def signed_in_page(browser, site, email, password, viewport=DESKTOP, color_scheme="light"):
+    """A fresh browser context with a session of its own for `email` (its cookie from the sign-in
+    request), showing the app; returns a Watched page. What sign_in does but for the sign-in
+    page itself, which loads the whole page a second time: the tests of the sign-in form go
+    through sign_in."""
+    context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+    context.add_cookies(session_cookies(site, email, password))
+    context.add_init_script(POLL_RECORDER)
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_role("textbox", name="Message").wait_for()
+    # The keyboard shortcuts load just after the first view: a key pressed before then is lost.
+    page.locator("body[data-shortcuts=ready]").wait_for(state="attached")
+    return watched
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Chromium for the whole test module (a test module imports this fixture by name)."""
@@ -130,12 +157,12 @@ def browser():
 @pytest.fixture
 def pages(browser, site):
     """Open signed-in pages through `open(email, password)` (the module's `site` fixture gives the
-    server); afterwards, assert none logged an error or opened a dialog. A test module imports this
-    fixture by name."""
+    server), each with a session of its own; afterwards, assert none logged an error or opened a
+    dialog. A test module imports this fixture by name."""
     opened = []
 
     def open_page(email, password=PASSWORD, **kwargs):
-        watched = sign_in(browser, site, email, password, **kwargs)
+        watched = signed_in_page(browser, site, email, password, **kwargs)
         opened.append(watched)
         return watched.page
 
