@@ -13,9 +13,11 @@ from ..support.clients import wait_for
 from ..support.serve_process import ServeProcess, free_port
 
 
-@pytest.fixture
-def dev_server(tmp_path):
-    folder = tmp_path / "dev"
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory):
+    """One `dev` for the module (it builds the sample organization, seconds of work): its tests
+    read what it made, and none but the mail test sends mail."""
+    folder = tmp_path_factory.mktemp("dev") / "dev"
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "chat_appliance", "dev", "--instance", str(folder),
                                 "--port", str(port), "--quiet"],
