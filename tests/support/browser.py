@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from .helpers import FAST_HASH
 from .serve_process import ServeProcess
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -34,8 +35,12 @@ def launch(playwright):
 class Site:
     """A running serve with its owner, and people made through the API."""
 
-    def __init__(self, instance, **serve_options):
-        self.server = ServeProcess(instance, **serve_options)
+    def __init__(self, instance, env=None, **serve_options):
+        # Passwords hashed cheaply, as the in-process fixtures hash them (tests/support/helpers.py):
+        # every page signs in, and scrypt's tenth of a second of CPU per sign-in added up. Hashing
+        # with the default is tested where it is the question (tests/api, `serve` and the CLI).
+        env = {"CHAT_APPLIANCE_PASSWORD_HASH_METHOD": FAST_HASH, **(env or {})}
+        self.server = ServeProcess(instance, env=env, **serve_options)
         self.url = self.server.url
         text = "".join(self.server.output)
         self.owner_password = re.search(r"password:\s+(\S+)", text).group(1)
