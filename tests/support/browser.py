@@ -91,14 +91,31 @@ class Watched:
 
 
 # Run in every page before its own scripts: keep the body of each answered event poll, in order,
-# for until_delivered. A copy of the response is read, so the page's own reading is untouched.
+# for until_delivered; and count the page's other requests under way, each until its answer has
+# arrived whole, for settled. A copy of the response is read, so the page's own reading is untouched.
 POLL_RECORDER = """(() => {
     const fetchFirst = window.fetch;
     window.__eventPolls = [];
+    window.__requestsUnderWay = 0;
+    window.__requestsChanged = performance.now();
+    const change = (by) => {
+        window.__requestsUnderWay += by;
+        window.__requestsChanged = performance.now();
+    };
     window.fetch = async (...args) => {
-        const response = await fetchFirst(...args);
-        if (String(args[0]).includes("/json/events")) {
+        const poll = String(args[0]).includes("/json/events");
+        if (!poll) change(1);
+        let response;
+        try {
+            response = await fetchFirst(...args);
+        } catch (error) {
+            if (!poll) change(-1);
+            throw error;
+        }
+        if (poll) {
             response.clone().text().then((body) => window.__eventPolls.push(body), () => {});
+        } else {
+            response.clone().arrayBuffer().catch(() => {}).finally(() => change(-1));
         }
         return response;
     };
@@ -191,6 +208,15 @@ def on_page_until(page, check, timeout=10):
         if result or time.monotonic() >= deadline:
             return result
         page.wait_for_timeout(50)
+
+
+def settled(page, quiet=0.1, timeout=10):
+    """Wait until the page has had no request of its own under way (its event poll aside) for
+    `quiet` seconds: what it fetched for a panel has arrived and been drawn. For pages opened by
+    `pages` or sign_in (POLL_RECORDER counts their requests)."""
+    page.wait_for_function("""(quiet) => window.__requestsUnderWay === 0
+        && performance.now() - window.__requestsChanged >= quiet""", arg=quiet * 1000, polling=20,
+                           timeout=timeout * 1000)
 
 
 def until_delivered(page, text, action, timeout=10):
