@@ -26,7 +26,7 @@ E2E_MODULES = {"tests.ops.test_cli", "tests.ops.test_export_import_commands", "t
 # Modules that take the longest (minutes on a busy machine), started first so that under
 # pytest-xdist (--dist loadfile) no worker is left with one of them at the end.
 SLOW_MODULES = ("tests.browser.test_webclient", "tests.browser.test_webclient_admin",
-                "tests.browser.test_webclient_habits", "tests.security.test_hostile_input", "tests.e2e.test_shards",
+                "tests.browser.test_webclient_habits", "tests.e2e.test_shards",
                 "tests.e2e.test_tls", "tests.browser.test_webclient_features")
 
 

@@ -16,7 +16,7 @@ pytest.importorskip("playwright", reason="the browser tests need the test extra'
 
 from playwright.sync_api import expect  # noqa: E402
 
-from ..support.browser import DESKTOP, PHONE, Site, Watched, browser, pages, shot  # noqa: E402,F401 (fixtures)
+from ..support.browser import DESKTOP, PHONE, Site, Watched, browser, pages, settled, shot  # noqa: E402,F401 (fixtures)
 
 expect.set_options(timeout=15_000)
 
@@ -137,7 +137,7 @@ def test_axe_administration_screens_and_dialogs(pages, site):
     assert {"Organization", "Bots", "Invitations", "Users"} <= set(tabs), tabs
     for tab in tabs:
         settings.get_by_role("tablist").get_by_role("tab", name=tab, exact=True).click()
-        owner.wait_for_timeout(400)
+        settled(owner)
         assert axe_in_both_schemes(owner, "dialog[open]") == [], tab
     settings.get_by_role("tablist").get_by_role("tab", name="Users", exact=True).click()
     bob_row = settings.get_by_role("row", name=re.compile("Bob Builder"))
@@ -527,7 +527,7 @@ def test_axe_administration_lists_filled_in(browser, pages, site):
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Users, searched"
     settings.get_by_role("searchbox", name="Search users").fill("")
     settings.get_by_role("combobox", name="Filter by status").select_option("deactivated")
-    owner.wait_for_timeout(300)
+    settled(owner)
     assert axe_in_both_schemes(owner, "dialog[open]") == [], "Users, deactivated"
 
 
@@ -559,7 +559,7 @@ def test_axe_what_a_member_sees_on_a_phone(pages, site):
     assert "Users" not in tabs and "Organization" not in tabs, tabs
     for tab in tabs:
         nav.get_by_role("tab", name=tab, exact=True).click()
-        alice.wait_for_timeout(400)
+        settled(alice)
         assert axe_in_both_schemes(alice, "dialog[open]") == [], tab
 
 

@@ -13,7 +13,7 @@ pytest.importorskip("playwright", reason="the browser tests need the test extra'
 
 from playwright.sync_api import expect  # noqa: E402
 
-from ..support.browser import DESKTOP, PHONE, Site, axe_violations, browser, pages  # noqa: E402,F401 (fixtures)
+from ..support.browser import DESKTOP, PHONE, Site, axe_violations, browser, on_page_until, pages  # noqa: E402,F401 (fixtures)
 
 expect.set_options(timeout=15_000)
 
@@ -362,12 +362,14 @@ def test_theme_choice_is_saved_and_applied(pages, site, tmp_path, width):
                 break
             page.wait_for_timeout(100)
         assert saved() == value, choice
+        # The page applies the choice once the server's answer reaches it, which may come just
+        # after the server has stored it.
         if choice == "Dark":
-            assert background() != light
+            assert on_page_until(page, lambda: background() != light), choice
             page.screenshot(path=str(tmp_path / f"theme-dark-{width}.png"))
             assert serious(page) == []
         else:
-            assert background() == light
+            assert on_page_until(page, lambda: background() == light), (choice, background())
 
 
 @pytest.mark.parametrize("width", WIDTHS)

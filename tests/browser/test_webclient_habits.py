@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from ..support.browser import PHONE, Site, browser, pages, shot, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
+from ..support.browser import PHONE, Site, browser, pages, settled, shot, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -124,7 +124,7 @@ def test_axe_main_view_settings_and_dialogs(pages, site, scheme):
     expect(settings).to_be_visible()
     for tab in [b.inner_text() for b in settings.get_by_role("tablist").get_by_role("tab").all()]:
         settings.get_by_role("tablist").get_by_role("tab", name=tab, exact=True).click()
-        alice.wait_for_timeout(300)
+        settled(alice)
         assert axe_violations(alice, "dialog[open]") == [], tab
     alice.keyboard.press("Escape")
     for name, opener in DIALOGS:

@@ -2,6 +2,7 @@
 and every zuliprc it writes works with the zulip library."""
 
 import configparser
+import os
 import subprocess
 import sys
 
@@ -9,17 +10,25 @@ import pytest
 import requests
 import zulip
 
+from ..support import pg
 from ..support.clients import wait_for
 from ..support.serve_process import ServeProcess, free_port
 
 
-@pytest.fixture
-def dev_server(tmp_path):
-    folder = tmp_path / "dev"
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory):
+    """One `dev` for the module (it builds the sample organization, seconds of work): its tests
+    read what it made, and none but the mail test sends mail."""
+    folder = tmp_path_factory.mktemp("dev") / "dev"
     port = free_port()
+    env = dict(os.environ)
+    if pg.ENABLED:
+        # A database of its own, as ServeProcess gives each instance: the tests' working database is
+        # reset before each test.
+        env["CHAT_APPLIANCE_DATABASE_URL"] = pg.database_for_instance(folder)
     process = subprocess.Popen([sys.executable, "-m", "chat_appliance", "dev", "--instance", str(folder),
                                 "--port", str(port), "--quiet"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     for line in process.stdout:
         lines.append(line)

@@ -6,9 +6,11 @@ import zulip
 from ..support.serve_process import ServeProcess
 
 
-@pytest.fixture
-def server(tmp_path):
-    proc = ServeProcess(tmp_path / "instance")
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One serve for the module's tests that need no fresh start: each makes what it reads (its
+    own channel, message or queue)."""
+    proc = ServeProcess(tmp_path_factory.mktemp("serve") / "instance")
     yield proc
     proc.stop()
 

@@ -401,7 +401,9 @@ def test_directory_down_at_start_then_back_then_renewed_while_a_long_poll_waits(
     port, http_port, https_port = free_port(), free_port(), free_port()
     directory = f"https://localhost:{port}/dir"
     # Configured (its listener's CA is ACME_CA_BUNDLE) but not started: its port refuses connections.
-    later = Pebble(tmp_path / "pebble", dns, http_port, validity_seconds=24, port=port, start=False)
+    # Certificates of 12 s: renewal is due after 8 s (a third of the lifetime left), time enough
+    # for the clients below to register first and wait across it.
+    later = Pebble(tmp_path / "pebble", dns, http_port, validity_seconds=12, port=port, start=False)
     server = None
     try:
         server = acme_serve(tmp_path / "instance", later, https_port, directory=directory, http_port=http_port)

@@ -19,12 +19,13 @@ from ..support.serve_process import ServeProcess
 TOO_LARGE = f"HTTP/1.1 413 {HTTPStatus.REQUEST_ENTITY_TOO_LARGE.phrase}"
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One serve for the module's tests, which each send requests of their own and change nothing
+    another reads."""
     # A 2 MiB upload limit makes the request body limit 3 MiB (the app keeps 1 MiB of room).
-    monkeypatch.setenv("CHAT_APPLIANCE_MAX_FILE_UPLOAD_SIZE_MIB", "2")
-    monkeypatch.setenv("CHAT_APPLIANCE_MAX_CONTENT_LENGTH", "1000")
-    proc = ServeProcess(tmp_path / "instance")
+    proc = ServeProcess(tmp_path_factory.mktemp("bridge") / "instance",
+                        env={"CHAT_APPLIANCE_MAX_FILE_UPLOAD_SIZE_MIB": "2", "CHAT_APPLIANCE_MAX_CONTENT_LENGTH": "1000"})
     yield proc
     proc.stop()
 

@@ -11,14 +11,15 @@ from ..support.clients import LineReader, script_path, wait_for, write_zuliprc
 from ..support.serve_process import ServeProcess
 
 
-@pytest.fixture
-def server(tmp_path):
-    proc = ServeProcess(tmp_path / "instance")
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One serve for the module: each test makes a bot of its own and reads only that bot's messages."""
+    proc = ServeProcess(tmp_path_factory.mktemp("bots") / "instance")
     yield proc
     proc.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def owner(server):
     return zulip.Client(email=server.email, api_key=server.api_key, site=server.url)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from .helpers import FAST_HASH
 from .serve_process import ServeProcess
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -18,19 +19,28 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "a long enough password"
 
 
+# Starts CHROMIUM with Playwright's arguments and a few features of its own turned off (see there).
+CHROMIUM_WRAPPER = Path(__file__).resolve().parent / "chromium.sh"
+
+
 def launch(playwright):
     """Chromium, or a skip that says why not."""
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip(f"{CHROMIUM} is missing (.ci/run installs it with apt)")
-    return playwright.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-                                      args=CHROMIUM_ARGS)
+    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM_WRAPPER), args=CHROMIUM_ARGS,
+                                      env={**os.environ, "CHAT_APPLIANCE_TEST_CHROMIUM": executable})
 
 
 class Site:
     """A running serve with its owner, and people made through the API."""
 
-    def __init__(self, instance, **serve_options):
-        self.server = ServeProcess(instance, **serve_options)
+    def __init__(self, instance, env=None, **serve_options):
+        # Passwords hashed cheaply, as the in-process fixtures hash them (tests/support/helpers.py):
+        # every page signs in, and scrypt's tenth of a second of CPU per sign-in added up. Hashing
+        # with the default is tested where it is the question (tests/api, `serve` and the CLI).
+        env = {"CHAT_APPLIANCE_PASSWORD_HASH_METHOD": FAST_HASH, **(env or {})}
+        self.server = ServeProcess(instance, env=env, **serve_options)
         self.url = self.server.url
         text = "".join(self.server.output)
         self.owner_password = re.search(r"password:\s+(\S+)", text).group(1)
@@ -81,14 +91,31 @@ class Watched:
 
 
 # Run in every page before its own scripts: keep the body of each answered event poll, in order,
-# for until_delivered. A copy of the response is read, so the page's own reading is untouched.
+# for until_delivered; and count the page's other requests under way, each until its answer has
+# arrived whole, for settled. A copy of the response is read, so the page's own reading is untouched.
 POLL_RECORDER = """(() => {
     const fetchFirst = window.fetch;
     window.__eventPolls = [];
+    window.__requestsUnderWay = 0;
+    window.__requestsChanged = performance.now();
+    const change = (by) => {
+        window.__requestsUnderWay += by;
+        window.__requestsChanged = performance.now();
+    };
     window.fetch = async (...args) => {
-        const response = await fetchFirst(...args);
-        if (String(args[0]).includes("/json/events")) {
+        const poll = String(args[0]).includes("/json/events");
+        if (!poll) change(1);
+        let response;
+        try {
+            response = await fetchFirst(...args);
+        } catch (error) {
+            if (!poll) change(-1);
+            throw error;
+        }
+        if (poll) {
             response.clone().text().then((body) => window.__eventPolls.push(body), () => {});
+        } else {
+            response.clone().arrayBuffer().catch(() => {}).finally(() => change(-1));
         }
         return response;
     };
@@ -111,6 +138,33 @@ def sign_in(browser, site, email, password, viewport=DESKTOP, color_scheme="ligh
     return watched
 
 
+def session_cookies(site, email, password):
+    """A new web session for `email`, as the sign-in form gets one (POST /accounts/login), as
+    cookies for a browser context."""
+    response = requests.post(site.url + "/accounts/login", data={"username": email, "password": password},
+                             headers={"X-Requested-With": "XMLHttpRequest"}, timeout=30)
+    assert response.status_code == 200 and response.json()["result"] == "success", response.text
+    return [{"name": cookie.name, "value": cookie.value, "url": site.url, "httpOnly": True, "sameSite": "Lax"}
+            for cookie in response.cookies]
+
+
+def signed_in_page(browser, site, email, password, viewport=DESKTOP, color_scheme="light"):
+    """A fresh browser context with a session of its own for `email` (its cookie from the sign-in
+    request), showing the app; returns a Watched page. What sign_in does but for the sign-in
+    page itself, which loads the whole page a second time: the tests of the sign-in form go
+    through sign_in."""
+    context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+    context.add_cookies(session_cookies(site, email, password))
+    context.add_init_script(POLL_RECORDER)
+    watched = Watched(context.new_page())
+    page = watched.page
+    page.goto(site.url + "/")
+    page.get_by_role("textbox", name="Message").wait_for()
+    # The keyboard shortcuts load just after the first view: a key pressed before then is lost.
+    page.locator("body[data-shortcuts=ready]").wait_for(state="attached")
+    return watched
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Chromium for the whole test module (a test module imports this fixture by name)."""
@@ -125,12 +179,12 @@ def browser():
 @pytest.fixture
 def pages(browser, site):
     """Open signed-in pages through `open(email, password)` (the module's `site` fixture gives the
-    server); afterwards, assert none logged an error or opened a dialog. A test module imports this
-    fixture by name."""
+    server), each with a session of its own; afterwards, assert none logged an error or opened a
+    dialog. A test module imports this fixture by name."""
     opened = []
 
     def open_page(email, password=PASSWORD, **kwargs):
-        watched = sign_in(browser, site, email, password, **kwargs)
+        watched = signed_in_page(browser, site, email, password, **kwargs)
         opened.append(watched)
         return watched.page
 
@@ -154,6 +208,15 @@ def on_page_until(page, check, timeout=10):
         if result or time.monotonic() >= deadline:
             return result
         page.wait_for_timeout(50)
+
+
+def settled(page, quiet=0.1, timeout=10):
+    """Wait until the page has had no request of its own under way (its event poll aside) for
+    `quiet` seconds: what it fetched for a panel has arrived and been drawn. For pages opened by
+    `pages` or sign_in (POLL_RECORDER counts their requests)."""
+    page.wait_for_function("""(quiet) => window.__requestsUnderWay === 0
+        && performance.now() - window.__requestsChanged >= quiet""", arg=quiet * 1000, polling=20,
+                           timeout=timeout * 1000)
 
 
 def until_delivered(page, text, action, timeout=10):
