@@ -554,7 +554,8 @@ REALM_FIELD_TYPES = {"name": (str,), "description": (str,), "allow_message_editi
                      "message_content_edit_limit_seconds": (int,), "date_created": (int, float)}
 USER_FIELD_TYPES = {"full_name": (str,), "email": (str,), "delivery_email": (str,), "timezone": (str,),
                     "role": (int,), "is_active": (bool,), "is_bot": (bool,), "bot_type": (int,),
-                    "avatar_version": (int,), "date_joined": (int, float)}
+                    "avatar_version": (int,), "date_joined": (int, float), "long_term_idle": (bool,),
+                    "last_active_message_id": (int,)}
 
 STREAM_FIELD_TYPES = {"name": (str,), "description": (str,), "rendered_description": (str,),
                       "invite_only": (bool,), "history_public_to_subscribers": (bool,), "is_web_public": (bool,),
@@ -656,6 +657,10 @@ class Writer:
             "date_joined": _int(row.get("date_joined")) or 0, "timezone": row.get("timezone") or "",
             "email_address_visibility": visibility, "avatar_version": row.get("avatar_version") or 1,
             "settings": {k: row[k] for k in USER_SETTING_DEFAULTS if k in row and row[k] is not None},
+            # Soft deactivation needs both: without the window's start, the person is active.
+            "long_term_idle": bool(row.get("long_term_idle")) and not is_bot
+            and isinstance(row.get("last_active_message_id"), int),
+            "last_active_message_id": row.get("last_active_message_id"),
         }
 
     def write_users(self):
@@ -677,6 +682,8 @@ class Writer:
                          "api_key": generate_api_key(), "password": None, "date_joined": 0, "timezone": "",
                          "email_address_visibility": 1, "avatar_version": 1, "settings": {}})
         self.insert(UserProfile, rows, "users")
+        # {idle person: the last message of their window's start} (actions/soft_deactivation.py).
+        self.idle_since = {r["id"]: r["last_active_message_id"] for r in rows if r.get("long_term_idle")}
         for u in self.a.users:
             if u.get("bot_owner") in taken:
                 UserProfile.update(bot_owner=u["bot_owner"]).where(UserProfile.id == u["id"]).execute()
@@ -794,6 +801,11 @@ class Writer:
                                                     "push_notifications", "email_notifications",
                                                     "wildcard_mentions_notify")}})
         self.insert(Subscription, subs, "subscriptions")
+        # The channels each idle person is in now: a catch-up adds their rows there, and only there.
+        self.idle_channels = {}
+        for sub in subs:
+            if sub["active"] and sub["user_profile"] in self.idle_since:
+                self.idle_channels.setdefault(sub["user_profile"], set()).add(sub["stream"])
 
     def conversation_members(self):
         """{recipient id: member ids} for huddle recipients (from their subscriptions)."""
@@ -880,6 +892,7 @@ class Writer:
         meta = UserMessage._meta
         columns = [f'"{meta.fields[name].column_name}"' for name in ("message", "user_profile", "flags")]
         total, done = self.a.message_count, 0
+        idle_since, idle_channels = self.idle_since, self.idle_channels
         for messages, usermessages in self.a.message_chunks():
             rows = [self.message_row(m, clients, senders) for m in sorted(messages, key=lambda m: m["id"])]
             self.insert(Message, rows)
@@ -890,6 +903,7 @@ class Writer:
                 if row["stream"] is not None and row["id"] < firsts.get(row["stream"], row["id"] + 1):
                     firsts[row["stream"]] = row["id"]
             seen, user_rows = set(), []
+            stream_of = {row["id"]: row["stream"] for row in rows} if idle_since else {}
             for um in usermessages:
                 key = (um["message"], um["user_profile"])
                 if key in seen or um["user_profile"] not in self.user_ids:
@@ -901,6 +915,11 @@ class Writer:
                 bits = bits_of_mask.get(mask)
                 if bits is None:
                     bits = bits_of_mask[mask] = layout.our_flag_bits(mask, FLAG_BITS)
+                # An idle person's plain row of a channel message in their window, in a channel
+                # they are still in, is the row their catch-up adds: it is not written now.
+                if not bits and um["user_profile"] in idle_since and um["message"] > idle_since[um["user_profile"]] \
+                        and stream_of.get(um["message"]) in idle_channels.get(um["user_profile"], ()):
+                    continue
                 user_rows.append((um["message"], um["user_profile"], bits))
             bulk_insert(f'"{meta.table_name}"', columns, user_rows)
             done += len(rows)
