@@ -6,7 +6,7 @@ from their first request on. Catching up is idempotent, and subscription changes
 keep the window exact."""
 
 from chat_appliance.actions.soft_deactivation import catch_up, catch_up_idle_users, soft_deactivate_users
-from chat_appliance.models import database
+from chat_appliance.models import PENDING_UNREAD_INDEX, database
 
 from ..support.helpers import ok, register
 
@@ -146,3 +146,58 @@ def test_idle_person_with_channel_push_notifications_keeps_rows(org):
     muted = send(org, "Verona", "t", "to a muted channel")
     rows = rows_of(org.othello.id)
     assert pushed in rows and muted not in rows
+
+
+def test_a_return_between_a_sends_look_and_its_write_gets_the_row(org, monkeypatch):
+    """If a person comes back after a send has decided to skip them but before it writes (the
+    catch-up commits in between), does the send still write their row, so that no message is
+    lost to them?"""
+    from chat_appliance.actions import messages as sending
+
+    deactivate(org.othello)
+    real = sending.rows_to_skip
+
+    def skip_then_return(*args, **kwargs):
+        skipped = real(*args, **kwargs)
+        assert org.othello.id in skipped
+        with database.connection_context():
+            catch_up(org.othello.id, reactivate=True)  # commits before the send's transaction
+        return skipped
+
+    monkeypatch.setattr(sending, "rows_to_skip", skip_then_return)
+    sent = send(org, "Denmark", "race", "sent while he came back")
+    assert not is_idle(org.othello.id)
+    assert rows_of(org.othello.id).get(sent, 1) & ~PENDING_UNREAD_INDEX == 0  # unread (the bit is internal)
+    assert sent in feed_ids(org.client(org.othello), [["is", "unread"]])
+
+
+def test_soft_deactivate_users_command(org, app, tmp_path):
+    """Does `chat-appliance soft-deactivate-users` mark only people idle for the given days (not
+    bots, not someone who connected or sent recently), catch idle people up when the setting
+    says so, and --activate bring a named person back with their rows?"""
+    from chat_appliance.cli.admin import cmd_soft_deactivate_users
+
+    class Args:
+        instance = app.config["INSTANCE_PATH"]
+        inactive_for = None
+        deactivate = activate = None
+        catch_up = False
+
+    with database.connection_context():
+        database.execute_sql("UPDATE user_profile SET date_joined = 0")
+        database.execute_sql("UPDATE message SET date_sent = 0")
+        database.execute_sql("DELETE FROM user_presence")
+    ok(org.client(org.hamlet).post("users/me/presence", status="active"))  # Hamlet connected just now
+    assert cmd_soft_deactivate_users(Args) == 0
+    idle = {uid for uid in (org.hamlet.id, org.othello.id, org.admin.id) if is_idle(uid)}
+    assert idle == {org.othello.id, org.admin.id}
+    with database.connection_context():
+        bots = database.execute_sql("SELECT COUNT(*) FROM user_profile WHERE is_bot AND long_term_idle").fetchone()
+    assert bots[0] == 0
+    sent = send(org, "Denmark", "t", "while idle")
+    assert sent not in rows_of(org.othello.id)
+    assert cmd_soft_deactivate_users(Args) == 0  # AUTO_CATCH_UP_SOFT_DEACTIVATED_USERS: on by default
+    assert rows_of(org.othello.id)[sent] == 0 and is_idle(org.othello.id)
+    Args.activate = [org.othello.delivery_email]
+    assert cmd_soft_deactivate_users(Args) == 0
+    assert not is_idle(org.othello.id)
