@@ -454,7 +454,7 @@ def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> A
 # The page cache of the load's write connection: the per-user rows' table and the indexes rebuilt
 # at the end go through it. SQLite sorts an index being built within this much memory, and in
 # temporary files beyond it. (Counted in the import's memory; the server's own is 1 MiB.)
-BULK_LOAD_CACHE_KIB = 160 * 1024
+BULK_LOAD_CACHE_KIB = 32 * 1024
 
 
 @contextmanager
