@@ -20,7 +20,6 @@ from chat_appliance.lib.errors import (
     UserDeactivatedError,
     WebhookBotOnlyError,
 )
-from chat_appliance.actions.soft_deactivation import reactivate_if_idle
 from chat_appliance.lib.passwords import api_key_matches
 from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.web.rate_limit import check_login_allowed, record_failed_login
@@ -114,7 +113,11 @@ def authenticate_request(*, allow_webhook_access=False):
     # A person back after a long absence gets the rows soft deactivation left out before their
     # request reads anything (actions/soft_deactivation.py). Long polls (the cached paths
     # below) read no messages, and their queue's /register came through here.
-    reactivate_if_idle(user)
+    if user.long_term_idle:
+        # Imported here: it loads every model, which a restarted server leaves for later.
+        from chat_appliance.actions.soft_deactivation import reactivate_if_idle
+
+        reactivate_if_idle(user)
     g.user = user
     return user
 

@@ -8,7 +8,7 @@ from chat_appliance.models import database
 
 from ..support.big_export import write_export
 from ..support.helpers import ok
-from .test_import_streaming import REGISTER_EXTRA, UNREAD, all_messages, clients_for, import_measured
+from ..support.imports import REGISTER_EXTRA, UNREAD, all_messages, clients_for, import_measured
 
 
 def idle_state(user_ids):
