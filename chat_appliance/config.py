@@ -46,6 +46,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_FILE_UPLOAD_SIZE_MIB", 25, "Largest uploaded file (Zulip's default upload limit, 25 MiB)."),
     Setting("MAX_EMOJI_FILE_SIZE_MIB", 5,
             "Largest custom emoji image accepted by POST /realm/emoji/{name} (Zulip's default)."),
+    Setting("SOFT_DEACTIVATION_DAYS", 28,
+            "`chat-appliance soft-deactivate-users` marks people who have neither connected a client nor sent "
+            "a message for this many days as long-term idle (Zulip's default, 28): a channel message then "
+            "writes no per-user row for them unless it mentions them or notifies them, and their rows are "
+            "added when they come back (docs/scaling.md)."),
+    Setting("AUTO_CATCH_UP_SOFT_DEACTIVATED_USERS", True,
+            "Whether `soft-deactivate-users` also adds the missing rows of people already idle, keeping "
+            "them idle (Zulip's setting of that name): their return is then quick, whatever the backlog."),
     Setting("MAX_MESSAGE_LENGTH", 10000, "Zulip's limit, reported by /register (clients read it there) and enforced."),
     Setting("INLINE_IMAGE_PREVIEW", True,
             "Zulip's organization setting of that name: a link to an image on another server gets a preview "

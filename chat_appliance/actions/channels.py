@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chat_appliance.actions.soft_deactivation import catch_up_idle_users, idle_among
 from chat_appliance.db.connection import write_transaction
 from chat_appliance.events.bus import publish
 from chat_appliance.lib.access import can_access_stream_metadata, get_stream_by_name
@@ -121,6 +122,8 @@ def create_subscription_rows(streams: list[Stream],
     realm_user add event announces them. The caller holds the transaction. Returns (added
     pairs, already subscribed pairs)."""
     added, already = [], []
+    # An idle person's rows are worked out from their channels: catch them up to now first.
+    catch_up_idle_users(idle_among([user.id for user in users]))
     # Each channel and user once (a request may name one twice), and one query for every pair,
     # however many channels (a query per pair made a long list hold a worker for seconds).
     streams = list({stream.id: stream for stream in streams}.values())
@@ -170,6 +173,8 @@ def unsubscribe_users(streams: list[Stream],
     removed: list[tuple[UserProfile, Stream]] = []
     not_removed: list[tuple[UserProfile, Stream]] = []
     with write_transaction():
+        # As in create_subscription_rows: the rows of the channels they are leaving first.
+        catch_up_idle_users(idle_among([user.id for user in users]))
         for stream in streams:
             for user in users:
                 updated = (

@@ -45,6 +45,7 @@ from chat_appliance.lib import event_catalogue
 from chat_appliance.actions.uploads import claim_attachments
 from chat_appliance.actions.personal_flags import apply_personal_flags
 from chat_appliance.actions.user_topics import set_topic_visibility
+from chat_appliance.actions.soft_deactivation import rows_to_skip, still_idle
 
 if TYPE_CHECKING:
     from chat_appliance.config import Limits
@@ -337,12 +338,16 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
     flags = recipient_flags(rendered, recipient_ids, sender_id=sender.id, read_by_sender=read_by_sender,
                             is_direct=is_direct, topic_participants=participants)
     apply_personal_flags(flags, sender.id, content, at)
+    # Idle subscribers whose row would say nothing get none (actions/soft_deactivation.py).
+    skip = set() if is_direct else rows_to_skip(stream.id, topic_key, flags, sender.id, at)
     dm_group = find_dm_group(users) if is_direct else None
     # Its COMMIT may be left for later (group_commit.py, "Held answers") only if nothing read
     # after the transaction, on another connection, needs what it writes: the message event
     # lists a direct message's recipients from its conversation, which a first message creates.
     deferrable = defer_commit and (not is_direct or dm_group is not None)
     with write_transaction(deferrable=deferrable):
+        if skip:
+            skip = still_idle(sender.realm_id, skip)
         if is_direct:
             recipient_id = (dm_group or get_or_create_dm_group(users)).recipient_id
         else:
@@ -354,7 +359,8 @@ def check_send_message(sender: UserProfile, *, message_type: str, to: Any, topic
             sending_client=client_name, is_me_message=rendered.is_me_message, has_link=has_link,
             has_image=has_image, has_attachment=has_attachment,
         )
-        rows, pending = new_user_message_rows(message.id, flags)
+        rows, pending = new_user_message_rows(
+            message.id, {uid: bits for uid, bits in flags.items() if uid not in skip} if skip else flags)
         bulk_insert("user_message", ("user_profile_id", "message_id", "flags"), rows)
         if pending:
             bulk_insert("pending_unread_message", ("message_id",), [(message.id,)])

@@ -185,6 +185,37 @@ def cmd_sync_ldap_users(args):
     return 0
 
 
+def cmd_soft_deactivate_users(args):
+    """Soft deactivation (actions/soft_deactivation.py): mark long-idle people, catch them up, or
+    bring named people back."""
+    from chat_appliance.actions import soft_deactivation as soft
+    from chat_appliance.models import database
+
+    _instance, config = open_instance(args)
+    days = config["SOFT_DEACTIVATION_DAYS"] if args.inactive_for is None else args.inactive_for
+    if days < 0:
+        raise CommandError("--inactive-for must not be negative")
+    with database.connection_context():
+        realm = require_realm()
+        if args.activate:
+            users = [find_user(realm, email) for email in args.activate]
+            for user in users:
+                added = soft.catch_up(user.id, reactivate=True)
+                print(f"{user.email}: " + ("was not idle" if added is None else f"active again, {added} rows added"))
+            return 0
+        if args.deactivate:
+            ids = [find_user(realm, email).id for email in args.deactivate]
+        else:
+            ids = soft.users_idle_for(days, realm.id)
+        marked = soft.soft_deactivate_users(ids)
+        print(f"Soft-deactivated {len(marked)} people" + ("" if args.deactivate else f" idle for {days} days or more"))
+        if args.catch_up or (config["AUTO_CATCH_UP_SOFT_DEACTIVATED_USERS"] and not args.deactivate):
+            idle = soft.idle_user_ids(realm.id)
+            added = soft.catch_up_idle_users(idle)
+            print(f"Caught up {len(idle)} idle people: {added} rows added")
+    return 0
+
+
 def add_commands(add):
     """Register the account commands on the parser (`add` is cli.main.build_parser's helper)."""
     create = add("create-user", cmd_create_user, "Create an account.")
@@ -209,6 +240,16 @@ def add_commands(add):
     perm.add_argument("--revoke", action="store_true")
 
     add("list-users", cmd_list_users, "List the organization's accounts.")
+
+    soft = add("soft-deactivate-users", cmd_soft_deactivate_users,
+               "Mark people idle for SOFT_DEACTIVATION_DAYS as long-term idle (channel messages then skip their "
+               "per-user rows until they return), and with AUTO_CATCH_UP_SOFT_DEACTIVATED_USERS add the rows "
+               "idle people lack. Run it daily (cron). See docs/scaling.md.")
+    soft.add_argument("--inactive-for", type=float, metavar="DAYS",
+                      help="days without a client connected or a message sent (default SOFT_DEACTIVATION_DAYS)")
+    soft.add_argument("--deactivate", nargs="+", metavar="EMAIL", help="mark these people idle now")
+    soft.add_argument("--activate", nargs="+", metavar="EMAIL", help="bring these people back (add their rows)")
+    soft.add_argument("--catch-up", action="store_true", help="add idle people's missing rows, whatever the setting")
 
     sync = add("sync-ldap-users", cmd_sync_ldap_users,
                "Update names from LDAP and deactivate active people no longer in it (when "

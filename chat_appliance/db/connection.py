@@ -127,6 +127,16 @@ def bulk_insert(table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
         start += size
 
 
+def load_rows(table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
+    """bulk_insert for a load of integer rows into a new database (import-zulip's per-user rows):
+    COPY where the engine has it (PostgreSQL), multi-row INSERTs elsewhere."""
+    copy = getattr(backend(), "copy_rows", None)
+    if copy is None:
+        bulk_insert(table, columns, rows)
+    else:
+        copy(database, table, columns, list(rows))
+
+
 def close_connection(_exc: Any = None) -> None:
     """Close this thread's connection, if open (request teardown; before a long poll)."""
     if not database.is_closed():

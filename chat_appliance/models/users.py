@@ -46,6 +46,11 @@ class UserProfile(BaseModel):
     avatar_source = CharField(max_length=1, default="G")
     # Personal settings beyond the columns above; defaults live in lib/user_settings.py.
     settings = JSONField(default=dict)
+    # Soft deactivation (actions/soft_deactivation.py): a person idle for a long time gets no
+    # per-user row for a channel message that would carry no flag; the rows of the messages
+    # after last_active_message_id are added when they come back.
+    long_term_idle = BooleanField(default=False)
+    last_active_message_id = IntegerField(null=True)
 
     @property
     def is_owner(self):

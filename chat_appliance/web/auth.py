@@ -107,10 +107,17 @@ def authenticate_request(*, allow_webhook_access=False):
     client (/json/...) authenticate by session cookie and CSRF token instead (web.sessions)."""
     if is_session_request():
         user = sessions.authenticate_session(*request_session_args())
-        g.user = user
-        return user
-    user = verify_api_key(*basic_auth_pair(request.environ.get("HTTP_AUTHORIZATION")),
-                          allow_webhook_access=allow_webhook_access)
+    else:
+        user = verify_api_key(*basic_auth_pair(request.environ.get("HTTP_AUTHORIZATION")),
+                              allow_webhook_access=allow_webhook_access)
+    # A person back after a long absence gets the rows soft deactivation left out before their
+    # request reads anything (actions/soft_deactivation.py). Long polls (the cached paths
+    # below) read no messages, and their queue's /register came through here.
+    if user.long_term_idle:
+        # Imported here: it loads every model, which a restarted server leaves for later.
+        from chat_appliance.actions.soft_deactivation import reactivate_if_idle
+
+        reactivate_if_idle(user)
     g.user = user
     return user
 

@@ -3,65 +3,12 @@ message and per-user row arrives. Each import runs in its own process, measured 
 (the memory Python holds, which is what an import that kept every row would spend)."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from chat_appliance.app import create_app
-from chat_appliance.config import load_config
-from chat_appliance.models import UserProfile, database
-
-from ..support import pg
 from ..support.big_export import write_export
-from ..support.helpers import FAST_HASH, ApiClient, ok
-
-ROOT = Path(__file__).resolve().parents[2]
-# /register keys real Zulip sends that this copy of the API description lacks.
-REGISTER_EXTRA = ("server_report_message_types",)
-# Zulip sends unread_msgs only to a client that follows both new messages and flag changes.
-UNREAD = ["message", "update_message_flags"]
-
-MEASURE = """
-import json, sys, tracemalloc
-tracemalloc.start()
-from chat_appliance.ops.transfer.importer import import_export
-summary = import_export(sys.argv[1], sys.argv[2])
-print(json.dumps({"peak": tracemalloc.get_traced_memory()[1], "summary": summary}))
-"""
-
-
-def import_measured(export, instance, monkeypatch):
-    """Import in a fresh process; (peak bytes Python held, the import's summary)."""
-    pg.use_fresh_database(monkeypatch)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(export), str(instance)], env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    return result["peak"], result["summary"]
-
-
-def clients_for(instance, *user_ids):
-    """API clients on the imported instance as the people with these ids."""
-    app = create_app({"INSTANCE_PATH": str(instance), "DATABASE_URL": load_config(instance)["DATABASE_URL"],
-                      "PASSWORD_HASH_METHOD": FAST_HASH, "LOG_REQUESTS": False, "TESTING": True})
-    with database.connection_context():
-        users = [UserProfile.get_by_id(user_id) for user_id in user_ids]
-    return [ApiClient(app.test_client(), user.email, user.api_key) for user in users]
-
-
-def all_messages(client, **params):
-    """Every message the client can fetch with these parameters, oldest first, page by page."""
-    found, anchor = [], "oldest"
-    while True:
-        page = ok(client.get("messages", anchor=anchor, num_before=0, num_after=1000, **params))
-        found += [m for m in page["messages"] if not found or m["id"] > found[-1]["id"]]
-        if page["found_newest"]:
-            return found
-        anchor = found[-1]["id"]
+from ..support.helpers import ok
+from ..support.imports import REGISTER_EXTRA, UNREAD, all_messages, clients_for, import_measured
 
 
 @pytest.mark.timeout(600)  # two imports and two exports: 55 s alone, 200 s on a loaded 2-core machine

@@ -27,6 +27,8 @@ LAZY_TARGETS = (
     "chat_appliance.markdown.emoji",  # the emoji table: at the first emoji check
     "chat_appliance.markdown.fastlex",  # with Pygments: at the first code block
     "chat_appliance.ops.transfer.exporter",  # for an export only
+    # A long-idle person's catch-up (it loads every model): at their first request back.
+    "chat_appliance.actions.soft_deactivation",
     # The scheduler's delivery (and with it the whole send path): when a message falls due.
     "chat_appliance.actions.scheduled_messages",
     # The schedule's reader, whose model loads all the models: at the scheduler's first pass.

@@ -8,6 +8,14 @@ person in 20-40 other channels; most traffic in the smaller channels, general ab
 channel about a tenth; 85% of messages in channels over many topics, 15% direct (one-to-one and
 groups); Markdown of varied length with mentions, reactions on some messages, an upload on a
 few; each person with 0-5,000 unread messages, spread over their history.
+
+A share of the people (`idle_share`, a quarter by default) are long-term idle, as a Zulip server's
+soft deactivation leaves them (docs/scaling.md): each stopped coming at some point of the history
+(at least a month before its end), sent nothing after it, and from then on has per-user rows only
+for direct messages and mentions; the export carries long_term_idle and last_active_message_id.
+A quarter is for a company, where most people use chat every day: the idle are those on leave,
+part-timers, people who left and whose accounts nobody deactivated, and those who tried it once.
+An open community's server has most of its accounts idle (use a share of 0.9 for one).
 """
 
 import json
@@ -30,7 +38,7 @@ WORDS = ("the deploy plan review meeting notes customer issue build release bran
 class Organization:
     """The people, channels and memberships of the export, and who is the benchmark's reader."""
 
-    def __init__(self, people, channels, messages, seed=1):
+    def __init__(self, people, channels, messages, seed=1, idle_share=0.25):
         self.rng = random.Random(seed)
         rng = self.rng
         self.people = people
@@ -75,6 +83,19 @@ class Organization:
         # Unread: each person 0-5,000 of their messages; the reader 3,000 and one person 5,000.
         self.unread_target = {u: rng.randint(0, 5000) for u in self.user_ids}
         self.unread_target[self.reader], self.unread_target[self.unread_5k] = 3000, 5000
+        # The idle: humans other than the reader, the 5,000-unread person and the owner; each went
+        # idle after a message in the first 95% of the history (the last 5% being the month
+        # Zulip's default SOFT_DEACTIVATION_DAYS waits). Drawn from their own generator, so that
+        # the rest of the organization is the same whatever the share.
+        idle_rng = random.Random(seed + 1)
+        candidates = [u for u in self.humans if u not in (self.reader, self.unread_5k, self.user_ids[0])]
+        self.idle_since = {u: idle_rng.randint(0, messages * 95 // 100)
+                           for u in idle_rng.sample(candidates, int(len(candidates) * idle_share))}
+
+    def active_at(self, uid, message_id):
+        """Whether the person still came when this message was sent."""
+        since = self.idle_since.get(uid)
+        return since is None or message_id <= since
 
     def set_channels(self, uid, channels):
         for c in self.channels_of[uid]:
@@ -109,12 +130,15 @@ def content_for(rng, org, n):
     return words
 
 
-def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=1, progress=None):
+def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=1, progress=None, idle_share=0.25,
+                 idle_rows="flagged"):
     """Write the export into `folder` (created); returns stats: messages, user_messages, per-person
-    received and unread counts, and the reader's and the 5,000-unread person's ids."""
+    received and unread counts, the reader's and the 5,000-unread person's ids, and the idle
+    people's {id: last_active_message_id}. `idle_rows`="all" writes the idle people's plain rows
+    too (as a server without soft deactivation would have them)."""
     folder = Path(folder)
     folder.mkdir(parents=True)
-    org = Organization(people, channels, messages, seed)
+    org = Organization(people, channels, messages, seed, idle_share)
     rng = org.rng
     expected = org.expected_messages(messages)
     unread_chance = {u: min(1.0, org.unread_target[u] / expected[u]) for u in org.user_ids}
@@ -137,10 +161,16 @@ def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=
                 channel = rng.choices(channel_list, channel_cumulative)[0]
                 audience = org.members[channel]
                 sender = rng.choice(member_lists[channel])
+                for _ in range(5):  # the idle send nothing: another member, if one comes at once
+                    if org.active_at(sender, message_id):
+                        break
+                    sender = rng.choice(member_lists[channel])
                 recipient, topic = channel_recipient[channel], rng.choice(org.topics[channel])
                 private = 0
             elif rng.random() < 0.7:
                 sender, other = rng.sample(org.humans, 2)
+                if not org.active_at(sender, message_id) and org.active_at(other, message_id):
+                    sender, other = other, sender
                 audience, recipient, topic, private = {sender, other}, personal_recipient[other], "", IS_PRIVATE
             else:
                 index = rng.randrange(len(org.huddles))
@@ -163,6 +193,19 @@ def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=
             mentioned = content.startswith("@**User ")
             for uid in (member_lists[channel] if not private else sorted(audience)):
                 flags = private
+                if not org.active_at(uid, message_id) and uid != sender:
+                    # Idle since: unread, and a row only where it says something (a direct
+                    # message, a mention); their return adds the others, unread.
+                    unread[uid] += 1
+                    received[uid] += 1
+                    if mentioned and rng.random() < 0.02:
+                        flags |= MENTIONED
+                    if not flags and idle_rows != "all":
+                        continue
+                    usermessage_id += 1
+                    user_rows.append({"id": usermessage_id, "user_profile": uid, "message": message_id,
+                                      "flags_mask": flags})
+                    continue
                 if uid == sender or rng.random() >= unread_chance[uid]:
                     flags |= READ
                 else:
@@ -176,6 +219,8 @@ def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=
             if n % 20 == 3:
                 for who in rng.sample(sorted(audience) if private else member_lists[channel],
                                       min(len(audience), rng.randint(1, 3))):
+                    if not org.active_at(who, message_id):
+                        continue
                     reactions.append({"id": len(reactions) + 1, "user_profile": who, "message": message_id,
                                       "emoji_name": "thumbs_up", "emoji_code": "1f44d",
                                       "reaction_type": "unicode_emoji"})
@@ -199,7 +244,7 @@ def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=
     (folder / "migration_status.json").write_text(json.dumps({"zulip_version": "10.4", "migrations_by_app": {}}))
     stats.update(messages=messages, received=received, unread=unread, reader=org.reader, unread_5k=org.unread_5k,
                  reactions=len(reactions), uploads=len(attachments), general=org.general, big=org.big,
-                 people=people, channels=len(org.channel_ids))
+                 people=people, channels=len(org.channel_ids), idle=dict(org.idle_since))
     return stats
 
 
@@ -209,6 +254,7 @@ def write_realm(folder, org, personal_recipient, channel_recipient, huddle_recip
               "is_bot": uid in org.bots, "bot_type": 1 if uid in org.bots else None,
               "bot_owner": FIRST_USER_ID if uid in org.bots else None, "date_joined": START + uid,
               "timezone": "", "email_address_visibility": 1, "is_mirror_dummy": False,
+              "long_term_idle": uid in org.idle_since, "last_active_message_id": org.idle_since.get(uid),
               "recipient": personal_recipient[uid]} for uid in org.user_ids]
     streams = [{"id": c, "name": "general" if c == org.general else "big-channel" if c == org.big else f"channel-{c}",
                 "realm": REALM_ID, "invite_only": False, "history_public_to_subscribers": True,

@@ -10,6 +10,7 @@ import time
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
+from peewee import SqliteDatabase
 from playhouse.pool import PooledSqliteDatabase
 
 from chat_appliance.models.base import MAX_DATABASE_INT
@@ -446,3 +447,49 @@ def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> A
         return SQL("1 = 0")
     return message_id_column.in_(SQL("(SELECT rowid FROM message_search WHERE message_search MATCH ?)",
                                      (query,)))
+
+
+# --- an offline load (import-zulip) --------------------------------------------------------------
+
+# The page cache of the load's write connection: the per-user rows' table and the indexes rebuilt
+# at the end go through it. SQLite sorts an index being built within this much memory, and in
+# temporary files beyond it. (Counted in the import's memory; the server's own is 1 MiB.)
+BULK_LOAD_CACHE_KIB = 32 * 1024
+
+
+@contextmanager
+def bulk_load(db: RuntimeDatabase) -> Iterator[None]:
+    """Settings for loading a new database offline, on the write connection, restored after.
+    A bigger page cache; sorts in temporary files (not memory: building an index of a hundred
+    million rows would sort gigabytes); no sync until the end, and no per-row foreign-key
+    lookups (the import checked every reference before writing). Then the log is checkpointed
+    into the database file, synced: a crash during the load leaves a database that is discarded
+    anyway (the instance is new), and one after it loses nothing."""
+    group = db.group_commit
+
+    def configure(pragmas: dict[str, Any]) -> None:
+        if group.connection is None:
+            group.connection = SqliteDatabase._connect(group.db)
+        for name, value in pragmas.items():
+            group.connection.execute(f"PRAGMA {name} = {value}")
+
+    group.between_writes(lambda: configure({"cache_size": -BULK_LOAD_CACHE_KIB, "temp_store": "file",
+                                            "synchronous": "off", "foreign_keys": 0}))
+    try:
+        yield
+    finally:
+        def restore() -> None:
+            configure({name: PRAGMAS[name] for name in ("cache_size", "temp_store", "synchronous", "foreign_keys")})
+            group.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            # The cache's pages go with the connection: the server's own starts small.
+            group.connection.close()
+            group.connection = None
+
+        group.between_writes(restore)
+
+
+def secondary_indexes(db: RuntimeDatabase, table: str) -> list[tuple[str, str]]:
+    """(name, CREATE statement) of the table's indexes that back no key or constraint."""
+    return [(name, sql) for name, sql in db.execute_sql(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"
+        " ORDER BY name", (table,)).fetchall()]

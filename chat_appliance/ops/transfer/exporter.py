@@ -135,6 +135,9 @@ class Exporter:
                 "date_joined": _float(user.date_joined), "timezone": user.timezone,
                 "email_address_visibility": user.email_address_visibility, "avatar_source": "G",
                 "avatar_version": user.avatar_version, "is_mirror_dummy": False,
+                # Soft deactivation, as Zulip exports it: an idle person's rows after
+                # last_active_message_id exist only where they carry a flag.
+                "long_term_idle": bool(user.long_term_idle), "last_active_message_id": user.last_active_message_id,
                 "recipient": self.personal_recipient[user.id],
             })
             rows.append(row)
