@@ -14,17 +14,15 @@ from playwright.sync_api import expect  # noqa: E402
 expect.set_options(timeout=10_000)
 
 from ..support.browser import PASSWORD, Site, Watched, browser, sign_in  # noqa: E402,F401 (fixture)
-from ..support.smtp_sink import SmtpSink, body  # noqa: E402
+from ..support.smtp_sink import body, running_sink  # noqa: E402
 
 ALICE = "alice@example.com"
 
 
 @pytest.fixture(scope="module")
 def smtp():
-    sink = SmtpSink()
-    sink.controller.start()
-    yield sink
-    sink.controller.stop()
+    with running_sink() as sink:
+        yield sink
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from playwright.sync_api import expect  # noqa: E402
 from ..support import pg  # noqa: E402
 from ..support.browser import DESKTOP, PHONE, Site, Watched, axe_violations, browser, pages  # noqa: E402,F401 (fixtures)
 from ..support.helpers import run  # noqa: E402
-from ..support.smtp_sink import SmtpSink, body  # noqa: E402
+from ..support.smtp_sink import body, running_sink  # noqa: E402
 
 expect.set_options(timeout=15_000)
 
@@ -29,10 +29,8 @@ WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 
 @pytest.fixture(scope="module")
 def smtp():
-    sink = SmtpSink()
-    sink.controller.start()
-    yield sink
-    sink.controller.stop()
+    with running_sink() as sink:
+        yield sink
 
 
 @pytest.fixture(scope="module")

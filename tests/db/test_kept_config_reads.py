@@ -10,11 +10,10 @@ import sqlite3
 import pytest
 
 from chat_appliance.db import runtime
-from chat_appliance.db.connection import write_transaction
 from chat_appliance.models import FLAG_BITS, UserMessage, database
 
 from ..support import pg
-from ..support.helpers import err, ok, send
+from ..support.helpers import err, ok, send, write_elsewhere
 
 sqlite_only = pytest.mark.skipif(pg.ENABLED, reason="PostgreSQL keeps no reads: there is nothing to invalidate")
 
@@ -24,20 +23,6 @@ def warm(client, to="Denmark"):
     send(client, to=to)
     return send(client, to=to)
 
-
-def write_elsewhere(sql, *params):
-    """A committed write by another connection than the app's: on SQLite another sqlite3
-    connection to the file, as an admin command or a script in another process makes one."""
-    if pg.ENABLED:
-        with write_transaction():
-            database.execute_sql(sql.replace("?", "%s"), params)
-        return
-    other = sqlite3.connect(database.obj.database)
-    try:
-        other.execute(sql, params)
-        other.commit()
-    finally:
-        other.close()
 
 
 def flags_of(user, message_id):

@@ -11,17 +11,15 @@ import requests
 from ..support import pg
 from ..support.helpers import run
 from ..support.serve_process import ServeProcess
-from ..support.smtp_sink import SmtpSink, body
+from ..support.smtp_sink import body, running_sink
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def smtp():
-    sink = SmtpSink()
-    sink.controller.start()
-    yield sink
-    sink.controller.stop()
+    with running_sink() as sink:
+        yield sink
 
 
 def serve(instance, smtp, *args, **env):

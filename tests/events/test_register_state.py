@@ -5,17 +5,15 @@ the organization-wide parts kept between registers (the people, channels and gro
 change to them, by a client or by another program writing to the database, must show in the next
 register."""
 
-import sqlite3
 
 import pytest
 
-from chat_appliance.db.connection import write_transaction
 from chat_appliance.events import state as register_state
 from chat_appliance.lib import subscriptions as subscription_lib
 from chat_appliance.models import database
 
 from ..support import pg
-from ..support.helpers import PASSWORD, get_events, ok, register, send
+from ..support.helpers import PASSWORD, get_events, ok, register, send, write_elsewhere
 
 EVERY_CAPABILITY = {"notification_settings_null": True, "bulk_message_deletion": True,
                     "user_avatar_url_field_optional": True, "stream_typing_notifications": True,
@@ -27,19 +25,6 @@ def unread_state(client, **capabilities):
     return register(client, fetch_event_types=["message", "update_message_flags"],
                     client_capabilities=capabilities)["unread_msgs"]
 
-
-def write_elsewhere(sql, *params):
-    """A committed write by another connection than the app's (another program on the file)."""
-    if pg.ENABLED:
-        with write_transaction():
-            database.execute_sql(sql.replace("?", "%s"), params)
-        return
-    other = sqlite3.connect(database.obj.database)
-    try:
-        other.execute(sql, params)
-        other.commit()
-    finally:
-        other.close()
 
 
 # --- user_list_incomplete -------------------------------------------------------------------------
@@ -115,7 +100,7 @@ def test_unread_count_leaves_out_muted_conversations(org):
     ok(othello.post("user_topics", stream_id=org.denmark.id, topic="hushed", visibility_policy=1))
     quiet = send(hamlet, to="Verona", topic="chatter", content="@**all** quiet")
     followed = send(hamlet, to="Verona", topic="Followed", content="hello")
-    hushed = send(hamlet, to="Denmark", topic="hushed", content=f"@**Othello, the Moor of Venice** hi")
+    hushed = send(hamlet, to="Denmark", topic="hushed", content="@**Othello, the Moor of Venice** hi")
     loud = send(hamlet, to="Denmark", topic="open", content="@**all** loud")
     unread = unread_state(othello)
     listed = sorted(i for s in unread["streams"] for i in s["unread_message_ids"])

@@ -4,6 +4,7 @@ check Zulip's envelope and validate success bodies against Zulip's OpenAPI descr
 import base64
 import io
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -27,6 +28,7 @@ from chat_appliance.models import (
     database,
 )
 
+from . import pg
 from .openapi import validate_error, validate_response
 
 # Cheap hashing keeps fixtures fast; production uses scrypt.
@@ -460,3 +462,18 @@ def new_instance_client(path, email):
     with database.connection_context():
         user = UserProfile.get(UserProfile.delivery_email == email)
     return app.test_client(), ApiClient(app.test_client(), user.email, user.api_key)
+
+
+def write_elsewhere(sql, *params):
+    """A committed write by another connection than the app's: on SQLite another sqlite3
+    connection to the file, as an admin command or a script in another process makes one."""
+    if pg.ENABLED:
+        with write_transaction():
+            database.execute_sql(sql.replace("?", "%s"), params)
+        return
+    other = sqlite3.connect(database.obj.database)
+    try:
+        other.execute(sql, params)
+        other.commit()
+    finally:
+        other.close()

@@ -7,6 +7,8 @@ import socket
 import threading
 import time
 
+from contextlib import contextmanager
+
 from aiosmtpd.controller import Controller
 
 
@@ -64,3 +66,14 @@ class SmtpSink:
 def body(message, subtype):
     """The text of a message's text/`subtype` part."""
     return message.get_body(preferencelist=(subtype,)).get_content()
+
+
+@contextmanager
+def running_sink(**options):
+    """An SmtpSink listening for as long as the block runs (options as SmtpSink's)."""
+    sink = SmtpSink(**options)
+    sink.controller.start()
+    try:
+        yield sink
+    finally:
+        sink.controller.stop()
