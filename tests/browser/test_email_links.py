@@ -27,10 +27,7 @@ def smtp():
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, smtp):
-    with pytest.MonkeyPatch.context() as env:
-        for key, value in smtp.config().items():
-            env.setenv(f"CHAT_APPLIANCE_{key}", str(value))
-        running = Site(tmp_path_factory.mktemp("email") / "instance")
+    running = Site(tmp_path_factory.mktemp("email") / "instance", env=smtp.environment())
     running.alice = running.person(ALICE, "Alice Liddell")
     yield running
     running.stop()

@@ -36,10 +36,7 @@ def smtp():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, smtp):
     instance = tmp_path_factory.mktemp("webclient-settings-more") / "instance"
-    with pytest.MonkeyPatch.context() as env:
-        for key, value in smtp.config().items():
-            env.setenv(f"CHAT_APPLIANCE_{key}", str(value))
-        running = Site(instance)
+    running = Site(instance, env=smtp.environment())
     running.instance = instance
     running.owner_email = running.server.email
     running.owner_id = running.api("GET", "users/me")["user_id"]

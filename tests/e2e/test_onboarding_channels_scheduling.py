@@ -18,10 +18,7 @@ def server(tmp_path_factory):
     """A serve whose mail (invitations) goes to an SMTP server on loopback."""
     smtp = SmtpSink()
     smtp.controller.start()
-    with pytest.MonkeyPatch.context() as env:
-        for key, value in smtp.config().items():
-            env.setenv(f"CHAT_APPLIANCE_{key}", str(value))
-        proc = ServeProcess(tmp_path_factory.mktemp("part_a") / "instance")
+    proc = ServeProcess(tmp_path_factory.mktemp("part_a") / "instance", env=smtp.environment())
     proc.smtp = smtp
     yield proc
     proc.stop()

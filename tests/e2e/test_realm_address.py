@@ -24,10 +24,7 @@ def smtp():
 
 def serve(instance, smtp, *args, **env):
     """A `serve` that mails through the sink, with CHAT_APPLIANCE_<KEY> variables from `env`."""
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in {**smtp.config(), **env}.items():
-            patch.setenv(f"CHAT_APPLIANCE_{key}", str(value))
-        return ServeProcess(instance, *args)
+    return ServeProcess(instance, *args, env=smtp.environment(**env))
 
 
 def realm_url(server):

@@ -47,6 +47,10 @@ class SmtpSink:
         """The configuration keys that send mail here."""
         return {"EMAIL_HOST": "127.0.0.1", "EMAIL_PORT": self.port, "NOREPLY_EMAIL_ADDRESS": "noreply@chat.example.com"}
 
+    def environment(self, **more):
+        """config() (and `more` keys) as the CHAT_APPLIANCE_<KEY> variables a `serve` reads."""
+        return {f"CHAT_APPLIANCE_{key}": str(value) for key, value in {**self.config(), **more}.items()}
+
     def wait(self, count=1, timeout=10.0):
         """The first `count` messages, waiting for them; AssertionError if they do not come."""
         deadline = time.monotonic() + timeout
