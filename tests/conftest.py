@@ -44,6 +44,15 @@ SLOW_MODULES = ("tests.browser.test_webclient", "tests.browser.test_webclient_ad
                 "tests.e2e.test_tls", "tests.browser.test_webclient_features")
 
 
+def pytest_xdist_auto_num_workers(config):
+    """Workers for `-n auto` (setup.cfg): twice the cores, at most four more than them. A worker
+    spends much of its time waiting on the processes its tests drive (`serve`, Chromium, the
+    command line), so one per core left a two-core machine a third idle; more than twice made
+    the CPU-bound rest of the suite no faster."""
+    cores = os.cpu_count() or 1
+    return min(2 * cores, cores + 4)
+
+
 def module_of(item):
     """(dotted module name, its folder under tests/) of a collected test."""
     name = item.module.__name__ if item.module else ""
