@@ -184,6 +184,49 @@ def test_a_group_commit_indexes_what_waits(org, held):
     assert unread_ids(org, org.othello, [["topic", "wait"]]) == [waiting, later]
 
 
+def test_passes_take_turns_over_slices_of_the_users(org, held):
+    """With a pass limited to one user id, does each group COMMIT's pass index the waiting rows of
+    the next id that has some, while every recipient still finds all their unread messages, and
+    does the round's last pass take the messages it finished off the list, keeping one sent in
+    the middle of the round until the next round has indexed its rows below where it began?"""
+    indexer = database.obj.group_commit.before_commit
+    indexer.users_per_pass, indexer.next_user = 1, 0
+    ok(org.client(org.othello).post("mark_all_as_read"))
+    first = send(org, "Denmark", "slices")
+    recipients = sorted(uid for uid, mid, flags in held.rows() if mid == first and flags & PENDING_UNREAD_INDEX)
+    assert len(recipients) >= 3, recipients
+
+    def waiting(message_id):
+        return sorted(uid for uid, mid, flags in held.rows() if mid == message_id and flags & PENDING_UNREAD_INDEX)
+
+    def one_pass():
+        """A write whose group COMMIT runs a pass (the `held` fixture holds them otherwise)."""
+        indexer.every, indexer.last = 0, 0.0
+        try:
+            ok(org.client(org.owner).post("users/me/alert_words", alert_words=["zzz"]))
+        finally:
+            indexer.every = 3600
+
+    one_pass()
+    assert waiting(first) == recipients[1:]
+    middle = send(org, "Denmark", "slices")  # sent while the round is under way
+    assert waiting(middle) == recipients
+    assert unread_ids(org, org.othello, [["topic", "slices"]]) == [first, middle]
+    one_pass()
+    assert waiting(first) == waiting(middle)[1:] == recipients[2:]
+    while indexer.next_user:
+        assert held.listed() == [first, middle]
+        one_pass()
+    # The round is over: the first message is done and leaves the list; the one sent in the
+    # middle keeps its row of the id the round had passed when it came.
+    assert held.listed() == [middle] and waiting(middle) == recipients[:1]
+    assert unread_ids(org, org.othello, [["topic", "slices"]]) == [first, middle]
+    one_pass()
+    assert held.listed() == [] and not [row for row in held.rows() if row[2] & PENDING_UNREAD_INDEX]
+    assert unread_ids(org, org.othello, [["topic", "slices"]]) == [first, middle]
+    assert registered_unread(org, org.othello)[1] == [first, middle]
+
+
 def test_a_users_rows_are_found_by_the_per_user_index(org, held):
     """Does the planner serve a user's rows (every flag) from user_message_by_user, and those of
     listed messages by the (message, user) key, rather than scanning the whole table (the key
