@@ -5,6 +5,9 @@ watched for console errors, uncaught exceptions and dialogs, and none may occur.
 
 import re
 import time
+from urllib.parse import unquote
+
+import requests
 
 import pytest
 
@@ -652,3 +655,33 @@ def test_tex_typeset_and_uploaded_photo_thumbnail(pages, site):
     bob.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=thumb.element_handle())
     assert thumb.evaluate("img => img.naturalWidth") == 840
     shot(bob, "tex-and-thumbnail-desktop")
+
+
+def test_leaving_the_page_deletes_its_event_queue(pages, site):
+    """When a tab is reloaded (or closed, or leaves for another page), does the queue the page
+    registered go away at once, as Zulip's web app deletes its own, instead of collecting every
+    event until the idle collection ends it minutes later? The new page's queue keeps working."""
+    polled = []
+    alice = pages(ALICE)
+    alice.on("request", lambda request: "/json/events?" in request.url and polled.append(request.url))
+    alice.get_by_role("textbox", name="Message").wait_for()
+    for _ in range(100):
+        if polled:
+            break
+        alice.wait_for_timeout(50)
+    first_queue = unquote(re.search(r"queue_id=([^&]+)", polled[0]).group(1))
+
+    def queue_answers(queue_id):
+        response = requests.get(f"{site.url}/api/v1/events", auth=site.alice[1], timeout=10,
+                                params={"queue_id": queue_id, "last_event_id": -1, "dont_block": "true"})
+        return response.json().get("code") != "BAD_EVENT_QUEUE_ID"
+
+    assert queue_answers(first_queue)
+    alice.reload()
+    alice.get_by_role("textbox", name="Message").wait_for()
+    deadline = time.monotonic() + 10
+    while queue_answers(first_queue) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not queue_answers(first_queue)
+    latest = unquote(re.search(r"queue_id=([^&]+)", polled[-1]).group(1))
+    assert latest != first_queue and queue_answers(latest)

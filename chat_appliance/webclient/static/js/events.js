@@ -93,6 +93,24 @@ export async function pollLoop(handle, onReset, onSignedOut) {
 
 export const currentQueueId = () => queueId;
 
+// Leaving the page (closing the tab, reloading, following a link away) deletes its queue, as
+// Zulip's web app does: a queue left behind goes on collecting every event until the server's
+// idle collection ends it ten minutes later, and a day of reloads kept dozens of them. A page
+// kept in the back/forward cache may come back to its queue, so it keeps it. keepalive lets the
+// request outlive the page.
+export function releaseQueueOnLeave() {
+  window.addEventListener("pagehide", (event) => {
+    if (event.persisted || !queueId || stopped) return;
+    fetch("/json/events", {
+      method: "DELETE",
+      keepalive: true,
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": api.csrfToken() },
+      body: new URLSearchParams({ queue_id: queueId }),
+    }).catch(() => {});
+  });
+}
+
 // Stop following events, the waiting poll included (before Log out ends the session, so
 // that no poll is answered 401).
 export function stopPolling() {

@@ -5,7 +5,7 @@ import * as admin from "./admin.js";
 import * as api from "./api.js";
 import * as compose from "./compose.js";
 import { dispatch } from "./dispatch.js";
-import { pollLoop, register, stopPolling } from "./events.js";
+import { pollLoop, register, releaseQueueOnLeave, stopPolling } from "./events.js";
 import { loadEmoji } from "./emoji.js";
 import * as feed from "./feed.js";
 import { followChanges, loadRecentDms, reportPresence } from "./follow.js";
@@ -166,6 +166,7 @@ async function start() {
   setTimeout(loadEmoji, 500);
   loadRecentDms();
   pollLoop(dispatch, onReset, () => location.replace("/"));
+  releaseQueueOnLeave();
   reportPresence();
   setInterval(reportPresence, 60000);
   setInterval(() => compose.showTyping(), 3000);
