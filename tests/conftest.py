@@ -7,8 +7,9 @@ from pathlib import Path
 
 # Compiled modules are kept for the whole run, in .cache/pycache of the checkout, even where
 # PYTHONDONTWRITEBYTECODE asks for none (as on this project's CI machines): the suite starts
-# dozens of processes (xdist workers, `serve`, the command line), and each of them compiling the
-# package and rewriting the test modules from source again cost about a tenth of the suite's CPU.
+# dozens of processes (xdist workers, `serve`, the command line), and each of them compiled the
+# package, and each worker rewrote every test module's asserts, from source again (seconds of CPU
+# per worker).
 # Set here, before the package is imported, and in the environment that those processes inherit.
 PYCACHE = Path(__file__).resolve().parents[1] / ".cache" / "pycache"
 if sys.dont_write_bytecode or "PYTHONPYCACHEPREFIX" not in os.environ:
