@@ -396,7 +396,10 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
         }"""), text=text,
         post=lambda: site.api("POST", "messages", auth=site.bob[1], type="stream", to="backlog",
                               topic="late", content=text))
-    expect(alice.get_by_role("article").filter(has_text=text)).to_have_count(1)
+    try:
+        expect(alice.get_by_role("article").filter(has_text=text)).to_have_count(1)
+    except AssertionError as error:  # it failed once under a full suite's load: say where things were
+        raise AssertionError(f"{error}\nfeed: {feed_state(alice, text)}") from None
 
 
 def unread_total(page):
