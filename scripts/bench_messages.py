@@ -13,13 +13,16 @@ user's messages unread. Then prints, each beside a baseline measured in the same
           COMMIT per request (WAL, synchronous=NORMAL), driven by the same wrk
   me      GET /users/me with 1 and 16 wrk connections vs the bare-framework baseline
           (scripts/bare_flask.py: Flask + HTTP Basic, no database, under serve's own server)
+  cpu     for each wrk run, the server's CPU time (all threads, user and system) per request,
+          and the baseline's
   flags   POST /messages/flags/narrow over 1000 messages vs a raw SQL UPDATE of the same rows
 
 Targets: sends at 1 client >= 0.3x limit B, at 16 clients >= 0.5x with p99 <= 100 ms;
 GET /users/me at 16 clients >= 0.8x the bare-framework baseline; channel fetch no worse than
 before (<= 5x raw SQL + json.dumps at 5,000 and 1,000,000 messages, no figure that
 grows with total history: compare runs with --messages 5000 --compare 1000000); RSS after the
-load <= 60 MiB. Needs `wrk` (apt-get install wrk).
+load <= 60 MiB; server CPU per request at most 0.3 ms for GET /users/me and 1.0 ms for a send
+at 16 clients. Needs `wrk` (apt-get install wrk).
 """
 
 import argparse
@@ -289,19 +292,26 @@ wrk.headers["Authorization"] = "Basic {token}"
 """
 
 
-def run_wrk(url, *, method, body, email, key, connections, seconds, workdir):
-    """(requests per second, p50 ms, p99 ms) from wrk; errors abort the benchmark."""
+def run_wrk(url, *, method, body, email, key, connections, seconds, workdir, pid=None):
+    """(requests per second, p50 ms, p99 ms, server CPU ms per request) from wrk; errors abort the
+    benchmark. The CPU is that of process `pid` (every thread, user and system) over the run,
+    divided by the requests wrk completed; None without a pid."""
     import re
     import shutil
     from urllib.parse import urlencode
+
+    import psutil
 
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed for the send figures: apt-get install wrk")
     script = Path(workdir) / f"wrk-{method.lower()}.lua"
     token = base64.b64encode(f"{email}:{key}".encode()).decode()
     script.write_text(WRK_SCRIPT.format(method=method, body=urlencode(body), token=token))
+    server = psutil.Process(pid) if pid else None
+    before = sum(server.cpu_times()[:2]) if server else 0.0
     result = subprocess.run(["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds}s",
                              "--latency", "-s", str(script), url], capture_output=True, text=True, check=True)
+    spent = sum(server.cpu_times()[:2]) - before if server else 0.0
     out = result.stdout
     if "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"wrk saw errors against {url}:\n{out}")
@@ -312,7 +322,8 @@ def run_wrk(url, *, method, body, email, key, connections, seconds, workdir):
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return rate, percentile("50"), percentile("99")
+    done = int(re.search(r"(\d+) requests in", out).group(1))
+    return rate, percentile("50"), percentile("99"), (spent * 1000 / done if server and done else None)
 
 
 def wait_for(url, proc):
@@ -364,15 +375,15 @@ def bench_send(instance, workdir, seconds):
         base_auth = dict(email="bench@example.com", key="bench-key")
         for connections in (1, 16):
             ours = run_wrk(f"http://127.0.0.1:{port}/api/v1/messages", method="POST", body=message,
-                           connections=connections, seconds=seconds, workdir=workdir, **ours_auth)
+                           connections=connections, seconds=seconds, workdir=workdir, pid=serve.pid, **ours_auth)
             base = run_wrk(f"http://127.0.0.1:{base_port}/api/v1/messages", method="POST", body={},
-                           connections=connections, seconds=seconds, workdir=workdir, **base_auth)
+                           connections=connections, seconds=seconds, workdir=workdir, pid=baseline.pid, **base_auth)
             results[f"POST /messages, {connections} client(s)"] = (ours, base)
         for connections in (1, 16):
             ours = run_wrk(f"http://127.0.0.1:{port}/api/v1/users/me", method="GET", body={},
-                           connections=connections, seconds=seconds, workdir=workdir, **ours_auth)
+                           connections=connections, seconds=seconds, workdir=workdir, pid=serve.pid, **ours_auth)
             base = run_wrk(f"http://127.0.0.1:{bare_port}/api/v1/users/me", method="GET", body={},
-                           connections=connections, seconds=seconds, workdir=workdir, **base_auth)
+                           connections=connections, seconds=seconds, workdir=workdir, pid=bare.pid, **base_auth)
             results[f"GET /users/me, {connections} client(s), vs bare"] = (ours, base)
         # The fetch over HTTP too (no baseline: the in-process figures compare it with raw SQL),
         # so that the memory read below is after both the send and the fetch load.
@@ -441,12 +452,13 @@ def main():
         for name, (ours, raw) in small.items():
             print(f"  {name:28}{ours:>8.1f}ms{raw:>8.1f}ms{ours / raw:>7.1f}x{fetch[name][0] / ours:>9.2f}x")
     print(f"{'flags/narrow, 1000 messages':30}{flags[0]:>8.1f}ms{flags[1]:>8.1f}ms{flags[0] / flags[1]:>7.1f}x")
-    print(f"{'over HTTP (wrk)':40}{'req/s':>8}{'p50':>9}{'p99':>9}  {'baseline req/s, p50, p99':>26}{'ratio':>7}")
+    print(f"{'over HTTP (wrk)':40}{'req/s':>8}{'p50':>9}{'p99':>9}  {'baseline req/s, p50, p99':>26}{'ratio':>7}"
+          f"{'server CPU/request, baseline':>31}")
     memory = send.pop("RSS after this load, MiB")
     fetched = send.pop("GET /messages newest 100, 4 clients")[0]
-    for name, ((rate, p50, p99), (b_rate, b_p50, b_p99)) in send.items():
+    for name, ((rate, p50, p99, cpu), (b_rate, b_p50, b_p99, b_cpu)) in send.items():
         print(f"  {name:38}{rate:>8.0f}{p50:>7.1f}ms{p99:>7.1f}ms  {b_rate:>10.0f}{b_p50:>7.1f}ms{b_p99:>7.1f}ms"
-              f"{rate / b_rate:>7.2f}x")
+              f"{rate / b_rate:>7.2f}x{cpu:>18.3f}ms{b_cpu:>8.3f}ms")
     print(f"  {'GET /messages, 4 clients':28}{fetched[0]:>8.0f}{fetched[1]:>7.1f}ms{fetched[2]:>7.1f}ms")
     print(f"RSS after this load: chat-appliance {memory[0]:.0f} MiB (target <= 60), baseline {memory[1]:.0f} MiB")
 
