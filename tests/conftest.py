@@ -46,11 +46,15 @@ SLOW_MODULES = ("tests.browser.test_webclient", "tests.browser.test_webclient_ad
 
 
 def pytest_xdist_auto_num_workers(config):
-    """Workers for `-n auto` (setup.cfg): twice the cores, at most four more than them. A worker
-    spends much of its time waiting on the processes its tests drive (`serve`, Chromium, the
-    command line), so one per core left a two-core machine a third idle; more than twice made
-    the CPU-bound rest of the suite no faster."""
+    """Workers for `-n auto` (setup.cfg): on SQLite twice the cores, at most four more than them.
+    A worker spends much of its time waiting on the processes its tests drive (`serve`, Chromium,
+    the command line), so one per core left a two-core machine a third idle; more than twice made
+    the CPU-bound rest of the suite no faster. On PostgreSQL one per core: the database server's
+    own processes take a share of the CPU, and with twice the workers the browser tests, which
+    wait on timings, failed now and then."""
     cores = os.cpu_count() or 1
+    if pg.ENABLED:
+        return cores
     return min(2 * cores, cores + 4)
 
 

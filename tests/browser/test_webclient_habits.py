@@ -528,8 +528,12 @@ def test_muted_topic_and_channel_leave_the_counts(pages, site):
     expected = "Inbox" if total == 1 else re.compile(rf"^Inbox\s*{total - 1}")
     expect(views(carol).get_by_role("link", name=re.compile("^Inbox"))).to_have_accessible_name(expected)
     carol.get_by_role("button", name="Unmute channel").click()
+    expect(carol.get_by_role("button", name="Mute channel")).to_be_visible()
     carol.goto(f"{site.url}/#narrow/channel/{site.stream_id('design')}-design/topic/noise")
     carol.get_by_role("button", name="Unmute topic").click()
+    # Each click as a person makes it, after the page showed the one before (quick clicks have
+    # test_topic_buttons_reach_the_server_in_the_order_clicked).
+    expect(carol.get_by_role("button", name="Mute topic")).to_be_visible()
     carol.get_by_role("button", name="Follow topic").click()
     expect(carol.get_by_role("button", name="Unfollow topic")).to_be_visible()
     policies = site.api("GET", "user_topics", auth=site.carol[1])["user_topics"]
