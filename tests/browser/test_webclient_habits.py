@@ -901,3 +901,36 @@ def test_uploads_each_on_a_line_and_image_lightbox(pages, site, tmp_path):
     expect(thumb).to_be_visible()
     thumb.click()
     expect(alice.get_by_role("dialog", name="Image")).to_be_visible()
+
+
+def test_the_end_stays_in_view_while_the_compose_box_grows(pages, site):
+    """At the end of a long channel, does a reply of many lines, which makes the compose box
+    taller and the feed shorter, leave the latest message in sight, where it would otherwise
+    slide under the box? And scrolled away from the end, does the view stay where it was?"""
+    site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "longreply"}])
+    seed(site, site.bob[1], "longreply", 30)
+    site.api("POST", "mark_all_as_read", auth=site.alice[1])
+    alice = pages(ALICE)
+    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('longreply')}-longreply")
+    latest = alice.get_by_role("article").filter(has_text="Long message 29")
+    expect(latest).to_be_visible()
+    alice.evaluate("""() => {
+        const feed = document.querySelector(".feed");
+        feed.scrollTop = feed.scrollHeight;
+    }""")
+    expect(latest).to_be_in_viewport(ratio=1)
+    box = alice.get_by_role("textbox", name="Message")
+    feed_height = alice.evaluate('document.querySelector(".feed").clientHeight')
+    box.fill("\n".join(f"line {n} of a long reply" for n in range(8)))
+    alice.wait_for_function("(height) => document.querySelector('.feed').clientHeight < height - 60", arg=feed_height)
+    expect(latest).to_be_in_viewport(ratio=1)
+    box.fill("")
+    alice.evaluate("""() => {
+        const feed = document.querySelector(".feed");
+        feed.scrollTop = feed.scrollHeight - feed.clientHeight - 600;
+    }""")
+    alice.wait_for_timeout(200)
+    before = alice.evaluate('document.querySelector(".feed").scrollTop')
+    box.fill("\n".join(f"line {n} of a long reply" for n in range(8)))
+    alice.wait_for_timeout(300)
+    assert alice.evaluate('document.querySelector(".feed").scrollTop') == before

@@ -32,6 +32,7 @@ export const S = {
   // end leaves scrollTop where it was, and its scroll event may come before the observer's call.
   stuckToEnd: false,
   lastScrollTop: 0,
+  feedHeight: 0, // the feed's height when last observed (its ResizeObserver)
   feedEl: null,
   listEl: null,
   observer: null,

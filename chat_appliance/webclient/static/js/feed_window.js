@@ -25,6 +25,14 @@ export function mountFeed(element, callbacks) {
   new ResizeObserver(() => {
     if (S.stuckToEnd) jumpToEnd();
   }).observe(S.listEl);
+  // The feed itself gets shorter when the compose box grows with its text: if its end was in view
+  // just before, keep it there, as the latest messages stay in sight while you write a long reply.
+  new ResizeObserver(() => {
+    const before = S.feedHeight;
+    S.feedHeight = S.feedEl.clientHeight;
+    const wasAtEnd = S.feedEl.scrollHeight - S.feedEl.scrollTop - before < 2;
+    if (S.stuckToEnd || (S.feedHeight < before && wasAtEnd)) jumpToEnd();
+  }).observe(S.feedEl);
   S.observer = new IntersectionObserver(onVisible, { root: S.feedEl, threshold: 0.5 });
   S.readTimer = setInterval(flushRead, 700);
   window.addEventListener("focus", () => {
