@@ -383,8 +383,15 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
     site.api("POST", "users/me/subscriptions", auth=site.bob[1], subscriptions=[{"name": "backlog"}])
     seed(site, site.bob[1], "backlog", 90)  # unread for Alice: she opens at the first of them
     alice = pages(ALICE)
+    said = []  # for a failure's message: what the page logged and the notices it showed
+    alice.on("console", lambda message: said.append(f"{message.type}: {message.text}"[:300]))
+    alice.on("request", lambda request: "/json/" in request.url and said.append(
+        f"request: {request.method} {request.url.split('/json/')[1][:120]}"))
     alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('backlog')}-backlog")
     expect(alice.get_by_role("article").first).to_be_visible()
+    alice.evaluate("""() => new MutationObserver((changes) => changes.forEach((change) => change.addedNodes.forEach(
+        (node) => node.classList?.contains("toast") && console.info(`toast: ${node.textContent}`))))
+        .observe(document.body, { childList: true, subtree: true })""")
     text = "Arrived while newer messages loaded"
     arrives_while_fetching(
         alice, "**/json/messages?**",
@@ -398,8 +405,8 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
                               topic="late", content=text))
     try:
         expect(alice.get_by_role("article").filter(has_text=text)).to_have_count(1)
-    except AssertionError as error:  # it failed once under a full suite's load: say where things were
-        raise AssertionError(f"{error}\nfeed: {feed_state(alice, text)}") from None
+    except AssertionError as error:  # it failed now and then under a full suite's load: say where things were
+        raise AssertionError(f"{error}\nfeed: {feed_state(alice, text)}\npage: {said}") from None
 
 
 def unread_total(page):
