@@ -167,20 +167,14 @@ class UnreadIndexer:
             raise
 
 
-_PENDING_ROWS = ("FROM user_message WHERE message_id IN (SELECT message_id FROM pending_unread_message)"
-                 " AND (flags & ?) != 0")
+# The rows that wait for the per-user indexes: those of listed messages that carry the bit.
+_WAITING = "message_id IN (SELECT message_id FROM pending_unread_message) AND (flags & ?) != 0"
 
 
 def index_pending_unread(connection: sqlite3.Connection) -> int:
     """Clear PENDING_UNREAD_INDEX on the rows of every message in pending_unread_message and
     empty the list, in the connection's open transaction; how many rows changed."""
-    if connection.execute("SELECT 1 FROM pending_unread_message LIMIT 1").fetchone() is None:
-        return 0
-    changed = connection.execute(
-        "UPDATE user_message SET flags = flags & ? WHERE message_id IN (SELECT message_id FROM pending_unread_message)"
-        " AND (flags & ?) != 0", (~models.PENDING_UNREAD_INDEX, models.PENDING_UNREAD_INDEX)).rowcount
-    connection.execute("DELETE FROM pending_unread_message")
-    return changed
+    return index_pending_unread_slice(connection, 0, 1 << 62)[0]
 
 
 def index_pending_unread_slice(connection: sqlite3.Connection, start: int, span: int) -> tuple[int, int]:
@@ -201,10 +195,9 @@ def index_pending_unread_slice(connection: sqlite3.Connection, start: int, span:
     changed = 0
     if first is not None:
         changed = connection.execute(
-            "UPDATE user_message SET flags = flags & ? WHERE message_id IN"
-            " (SELECT message_id FROM pending_unread_message) AND (flags & ?) != 0"
-            " AND user_profile_id >= ? AND user_profile_id < ?", (~pending, pending, first, first + span)).rowcount
-        if connection.execute(f"SELECT 1 {_PENDING_ROWS} AND user_profile_id >= ? LIMIT 1",
+            f"UPDATE user_message SET flags = flags & ? WHERE {_WAITING} AND user_profile_id >= ? AND user_profile_id < ?",
+            (~pending, pending, first, first + span)).rowcount
+        if connection.execute(f"SELECT 1 FROM user_message WHERE {_WAITING} AND user_profile_id >= ? LIMIT 1",
                               (pending, first + span)).fetchone() is not None:
             return changed, first + span
     connection.execute(
