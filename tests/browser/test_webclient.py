@@ -17,7 +17,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 expect.set_options(timeout=10_000)
 
-from ..support.browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, arrives_while_fetching  # noqa: E402,F401 (fixtures)
+from ..support.browser import DESKTOP, PASSWORD, PHONE, Site, Watched, browser, pages, shot, sign_in, arrives_while_fetching, on_page_until  # noqa: E402,F401 (fixtures)
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
@@ -665,10 +665,7 @@ def test_leaving_the_page_deletes_its_event_queue(pages, site):
     alice = pages(ALICE)
     alice.on("request", lambda request: "/json/events?" in request.url and polled.append(request.url))
     alice.get_by_role("textbox", name="Message").wait_for()
-    for _ in range(100):
-        if polled:
-            break
-        alice.wait_for_timeout(50)
+    assert on_page_until(alice, lambda: polled, timeout=5)
     first_queue = unquote(re.search(r"queue_id=([^&]+)", polled[0]).group(1))
 
     def queue_answers(queue_id):
@@ -679,9 +676,6 @@ def test_leaving_the_page_deletes_its_event_queue(pages, site):
     assert queue_answers(first_queue)
     alice.reload()
     alice.get_by_role("textbox", name="Message").wait_for()
-    deadline = time.monotonic() + 10
-    while queue_answers(first_queue) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not queue_answers(first_queue)
+    assert on_page_until(alice, lambda: not queue_answers(first_queue))
     latest = unquote(re.search(r"queue_id=([^&]+)", polled[-1]).group(1))
     assert latest != first_queue and queue_answers(latest)

@@ -25,11 +25,12 @@ function encode(params) {
   return form;
 }
 
-export async function call(method, path, params, { signal, body } = {}) {
+// `keepalive`: the request outlives the page (one sent as the page is left).
+export async function call(method, path, params, { signal, body, keepalive = false } = {}) {
   let url = path.startsWith("/") ? path : `/json/${path}`;
   // The token goes with every request, reads included: the event loop's /json/events checks it
   // without knowing the method.
-  const init = { method, headers: { "X-CSRFToken": csrfToken() }, credentials: "same-origin", signal };
+  const init = { method, headers: { "X-CSRFToken": csrfToken() }, credentials: "same-origin", signal, keepalive };
   if (body) init.body = body;
   else if (method === "GET") {
     const query = encode(params).toString();

@@ -96,18 +96,11 @@ export const currentQueueId = () => queueId;
 // Leaving the page (closing the tab, reloading, following a link away) deletes its queue, as
 // Zulip's web app does: a queue left behind goes on collecting every event until the server's
 // idle collection ends it ten minutes later, and a day of reloads kept dozens of them. A page
-// kept in the back/forward cache may come back to its queue, so it keeps it. keepalive lets the
-// request outlive the page.
+// kept in the back/forward cache may come back to its queue, so it keeps it.
 export function releaseQueueOnLeave() {
   window.addEventListener("pagehide", (event) => {
     if (event.persisted || !queueId || stopped) return;
-    fetch("/json/events", {
-      method: "DELETE",
-      keepalive: true,
-      credentials: "same-origin",
-      headers: { "X-CSRFToken": api.csrfToken() },
-      body: new URLSearchParams({ queue_id: queueId }),
-    }).catch(() => {});
+    api.del("events", { queue_id: queueId }, { keepalive: true }).catch(() => {});
   });
 }
 
