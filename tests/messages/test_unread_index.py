@@ -192,6 +192,10 @@ def test_passes_take_turns_over_slices_of_the_users(org, held):
     indexer = database.obj.group_commit.before_commit
     indexer.users_per_pass, indexer.next_user = 1, 0
     ok(org.client(org.othello).post("mark_all_as_read"))
+    # The example organization's own messages may still be listed (whether a COMMIT came a tenth
+    # of a second after them depends on the machine's speed); the round below starts from none.
+    held.index()
+    assert held.listed() == []
     first = send(org, "Denmark", "slices")
     recipients = sorted(uid for uid, mid, flags in held.rows() if mid == first and flags & PENDING_UNREAD_INDEX)
     assert len(recipients) >= 3, recipients
