@@ -279,8 +279,7 @@ def test_a_2000_message_channel_scrolls_back_light_and_fast(pages, site):
                       narrow=narrow)["messages"][0]["id"]
     newest = site.api("GET", "messages", auth=site.alice[1], anchor="newest", num_before=1, num_after=0,
                       narrow=narrow)["messages"][0]["id"]
-    alice = pages(ALICE)
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('long')}-long")
+    alice = pages(ALICE, at=f"#narrow/channel/{site.stream_id('long')}-long")  # not the combined feed first
     expect(alice.locator(f'[role=article][data-id="{newest}"]')).to_be_visible()
     started = time.monotonic()
     peak = alice.evaluate("""async (oldest) => {
@@ -336,8 +335,7 @@ def test_the_end_stays_in_view_while_what_is_above_it_grows(pages, site):
     jump to the end), and once you scroll away from the end, does such growth leave the view be?"""
     site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "tall"}])
     seed(site, site.alice[1], "tall", 40)
-    alice = pages(ALICE)
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('tall')}-tall")
+    alice = pages(ALICE, at=f"#narrow/channel/{site.stream_id('tall')}-tall")  # not the combined feed first
     expect(alice.get_by_role("article").filter(has_text="Long message 39").first).to_be_visible()
     alice.get_by_role("textbox", name="Topic").fill("part 1")
     box = alice.get_by_role("textbox", name="Message")
@@ -382,20 +380,24 @@ def test_a_message_arriving_while_newer_messages_load_is_shown(pages, site):
     site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "backlog"}])
     site.api("POST", "users/me/subscriptions", auth=site.bob[1], subscriptions=[{"name": "backlog"}])
     seed(site, site.bob[1], "backlog", 90)  # unread for Alice: she opens at the first of them
-    alice = pages(ALICE)
+    backlog = site.stream_id("backlog")
+    # Opened at the channel: a combined feed shown first would hold its messages too, and a fetch
+    # of that feed's newer messages would be dropped when the channel's view replaced it.
+    alice = pages(ALICE, at=f"#narrow/channel/{backlog}-backlog")
     said = []  # for a failure's message: what the page logged and the notices it showed
     alice.on("console", lambda message: said.append(f"{message.type}: {message.text}"[:300]))
     alice.on("request", lambda request: "/json/" in request.url and said.append(
         f"request: {request.method} {request.url.split('/json/')[1][:120]}"))
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('backlog')}-backlog")
     expect(alice.get_by_role("article").first).to_be_visible()
+    settled(alice)  # no fetch under way: an older page's would make the scroll below fetch nothing
     alice.evaluate("""() => new MutationObserver((changes) => changes.forEach((change) => change.addedNodes.forEach(
         (node) => node.classList?.contains("toast") && console.info(`toast: ${node.textContent}`))))
         .observe(document.body, { childList: true, subtree: true })""")
     text = "Arrived while newer messages loaded"
     arrives_while_fetching(
         alice, "**/json/messages?**",
-        lambda request: request.method == "GET" and "num_before=0" in request.url and "include_anchor=false" in request.url,
+        lambda request: (request.method == "GET" and "num_before=0" in request.url and "include_anchor=false" in request.url
+                         and f"%22operand%22%3A{backlog}" in request.url),
         start=lambda: alice.evaluate("""() => {
             const feed = document.querySelector(".feed");
             feed.scrollTop = feed.scrollHeight;

@@ -148,17 +148,19 @@ def session_cookies(site, email, password):
             for cookie in response.cookies]
 
 
-def signed_in_page(browser, site, email, password, viewport=DESKTOP, color_scheme="light"):
+def signed_in_page(browser, site, email, password, viewport=DESKTOP, color_scheme="light", at=""):
     """A fresh browser context with a session of its own for `email` (its cookie from the sign-in
-    request), showing the app; returns a Watched page. What sign_in does but for the sign-in
-    page itself, which loads the whole page a second time: the tests of the sign-in form go
-    through sign_in."""
+    request), showing the app at the view `at` (a location hash; the combined feed without);
+    returns a Watched page. What sign_in does but for the sign-in page itself, which loads the
+    whole page a second time: the tests of the sign-in form go through sign_in. A view opened by
+    `at` is the first one drawn, where going to its hash afterwards shows the combined feed first:
+    its messages can satisfy what a test waits for before the view it wants replaces it."""
     context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
     context.add_cookies(session_cookies(site, email, password))
     context.add_init_script(POLL_RECORDER)
     watched = Watched(context.new_page())
     page = watched.page
-    page.goto(site.url + "/")
+    page.goto(site.url + "/" + at)
     page.get_by_role("textbox", name="Message").wait_for()
     # The keyboard shortcuts load just after the first view: a key pressed before then is lost.
     page.locator("body[data-shortcuts=ready]").wait_for(state="attached")
