@@ -7,10 +7,13 @@ for the browser), so the renderer reads it without reaching into any other part 
 and the web client serves the stylesheet and fonts of the same folder at /static/katex/
 (webclient/views.py), so markup and styles always agree.
 
-One JavaScript engine per process, started on the first formula (loading KaTeX takes tens of
-milliseconds, a formula then well under one). V8 isolates are single-threaded, so calls are
-serialised by a lock. The engine is shared by everyone, so one person's formulas must not cost
-another's:
+One JavaScript engine per process, in a process of its own (markdown/katex_child.py), started
+on the first formula and ended after IDLE_SECONDS without one: V8's library and its ICU data
+are some 60 MB mapped into whatever process loads them, and a process cannot unload a library,
+so an engine inside the server kept them for the server's life after a single formula. Starting
+the process takes a few tenths of a second of the first formula's send. V8 isolates are
+single-threaded, so calls are serialised by a lock. The engine is shared by everyone, so one
+person's formulas must not cost another's:
 
 * a message's formulas get at most FORMULA_SECONDS of engine time, and no more than what is
   left of the message's render budget (markdown/budget.py): a formula still running then is
@@ -21,10 +24,11 @@ another's:
   then gets the error markup: no request thread queues behind the lock;
 * a message's typeset output is at most MAX_OUTPUT_CHARS (KaTeX's markup of a formula can be a
   hundred times its source); formulas past it get the error markup;
-* V8's heap is capped (HEAP_LIMIT_BYTES), and the engine is started afresh when a call leaves
-  it above HEAP_RESTART_BYTES or reached the cap. Without the engine (``mini-racer`` missing, or no wheel for the platform) ``render_tex``
-returns ``FALLBACK`` and the renderer keeps Zulip's error markup, which shows the source; the
-first such call logs it once.
+* V8's heap is capped (HEAP_LIMIT_BYTES), and the engine takes a fresh context when a call
+  leaves it above HEAP_RESTART_BYTES or reached the cap; an engine process that does not answer
+  in time is killed, and the next formula starts another. Without the engine (``mini-racer``
+  missing, or no wheel for the platform) ``render_tex`` returns ``FALLBACK`` and the renderer
+  keeps Zulip's error markup, which shows the source; the first such call logs it once.
 
 KaTeX runs with its defaults (``trust`` off: no ``\\href``, ``\\url`` or HTML extensions; user
 text is escaped by KaTeX). Its output is spliced into text positions only and then goes through
@@ -36,8 +40,13 @@ from __future__ import annotations
 
 import atexit
 import html as html_module
+import json
 import logging
+import os
 import re
+import select
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -61,103 +70,156 @@ HEAP_LIMIT_BYTES = 256 * 1024 * 1024
 HEAP_RESTART_BYTES = 64 * 1024 * 1024
 # A call this long is followed by a look at the heap (which costs about 2 ms).
 HEAP_CHECK_AFTER_SECONDS = 0.05
+# The engine's process ends after this long without a formula.
+IDLE_SECONDS = 60.0
+# How long the engine's process may take to start (Python, V8 and KaTeX loaded), and how much
+# longer than its time limit a call may take to be answered, before the process is killed.
+START_SECONDS = 15.0
+ANSWER_GRACE_SECONDS = 2.0
+
+CHILD = Path(__file__).resolve().parent / "katex_child.py"
 
 FALLBACK = object()  # no engine: keep today's markup
 BUSY = object()  # the engine was busy with another message's formulas
 
 log = logging.getLogger("chat_appliance.markdown.katex")
 
-# All the formulas of a message in one call: each call crosses into the engine's thread.
-_RENDER_FN = """
-function __chatApplianceTex(items, budgetMs) {
-  var deadline = Date.now() + budgetMs;
-  return items.map(function (item) {
-    if (Date.now() > deadline) return null;
-    try {
-      return katex.renderToString(item[0], {displayMode: item[1], maxExpand: 1000, maxSize: 100});
-    } catch (e) {
-      return null;
-    }
-  });
-}
-"""
-
 
 class _Engine:
+    """The engine's process (katex_child.py), started on demand and ended when idle."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.ctx: Any = None
-        self.started = False
+        self.process: Optional[subprocess.Popen[bytes]] = None
         self.unavailable = False
+        self.generation: Optional[tuple[int, int]] = None  # (pid, V8 context) of the last answer
+        self.last_used = 0.0
+        self._buffer = b""
+        self._atexit = False
 
-    def _start(self) -> None:
-        self.started = True
+    def _start(self) -> bool:
+        """Start the engine's process; False when it cannot typeset (said in the log)."""
         try:
-            from py_mini_racer import MiniRacer  # type: ignore[import-not-found,import-untyped,unused-ignore]
-
-            ctx = MiniRacer()
-            ctx.set_hard_memory_limit(HEAP_LIMIT_BYTES)
-            ctx.eval(KATEX_JS.read_text(encoding="utf-8"))
-            ctx.eval(_RENDER_FN)
-        except Exception as error:  # ImportError, a missing file, an engine that fails to start
-            self.unavailable = True
-            log.warning("KaTeX is not available (%s: %s): TeX is shown as its source, as for invalid TeX. "
-                        "Install the mini-racer package to typeset it.", type(error).__name__, error)
-            return
-        self.ctx = ctx
-        # V8's thread must be shut down before the interpreter's: left to garbage collection at
-        # exit, the process can hang there.
-        if not getattr(self, "_atexit", False):
-            atexit.register(self.close)
+            process = subprocess.Popen(
+                [sys.executable, str(CHILD), str(KATEX_JS), str(HEAP_LIMIT_BYTES)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+        except OSError as error:
+            self._give_up(f"{type(error).__name__}: {error}")
+            return False
+        self.process, self._buffer = process, b""
+        if not self._atexit:
+            atexit.register(self.close)  # no engine process outlives the server
             self._atexit = True
+        first = self._answer(START_SECONDS)
+        if first is None or not first.get("ready"):
+            self._stop()
+            if first is None:
+                log.warning("The KaTeX engine did not start within %.0f s: this message's TeX is shown as its "
+                            "source", START_SECONDS)
+            else:
+                self._give_up(str(first.get("unavailable")))
+            return False
+        self.last_used = time.monotonic()
+        threading.Thread(target=self._end_when_idle, args=(process,), name="katex-idle", daemon=True).start()
+        return True
+
+    def _give_up(self, why: str) -> None:
+        self.unavailable = True
+        log.warning("KaTeX is not available (%s): TeX is shown as its source, as for invalid TeX. "
+                    "Install the mini-racer package to typeset it.", why)
+
+    def _answer(self, seconds: float) -> Optional[dict[str, Any]]:
+        """The process's next line, or None if it ended or took longer than `seconds`."""
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _stop(self) -> None:
+        """End the engine's process: its stdin closed, which ends it, or killed if it lingers."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+            process.wait(timeout=1)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+    def _end_when_idle(self, process: subprocess.Popen[bytes]) -> None:
+        """End `process` once it has typeset nothing for IDLE_SECONDS; nothing once it is gone."""
+        while True:
+            # At least once a second: IDLE_SECONDS may be changed meanwhile (the tests shorten it).
+            time.sleep(min(1.0, max(0.05, self.last_used + IDLE_SECONDS - time.monotonic())))
+            with self.lock:
+                if self.process is not process:
+                    return
+                if time.monotonic() - self.last_used >= IDLE_SECONDS:
+                    self._stop()
+                    return
 
     def close(self) -> None:
         with self.lock:
-            ctx, self.ctx = self.ctx, None
-            if ctx is not None:
-                self.unavailable = True
-                ctx.close()
+            self.unavailable = True
+            self._stop()
 
-    def _restart_if_grown(self, seconds: float, failed: bool) -> None:
-        """Start the engine afresh (on the next call) when its heap grew past the limit: V8 keeps
-        the memory a costly formula took."""
-        if seconds < HEAP_CHECK_AFTER_SECONDS and not failed:
-            return
-        try:
-            grown = (self.ctx.was_hard_memory_limit_reached()
-                     or self.ctx.heap_stats().get("used_heap_size", 0) > HEAP_RESTART_BYTES)
-        except Exception:
-            grown = True
-        if grown:
-            log.info("Restarting the KaTeX engine: its heap grew past %d bytes", HEAP_RESTART_BYTES)
-            ctx, self.ctx, self.started = self.ctx, None, False
-            ctx.close()
-
-    def render(self, items: list[tuple[str, bool]], seconds: float) -> Any:
+    def render(self, items: list[tuple[str, bool]], seconds: float) -> tuple[Any, float]:
         """KaTeX's HTML for each item (None where it fails), BUSY when another message holds
-        the engine, FALLBACK without an engine; at most `seconds` of engine time."""
+        the engine, FALLBACK without an engine; at most `seconds` of engine time. With the
+        engine time spent (a start of the process is not the formulas' time)."""
         if not self.lock.acquire(timeout=BUSY_WAIT_SECONDS):
-            return BUSY
+            return BUSY, 0.0
         try:
-            if not self.started:
-                self._start()
-            if self.unavailable or self.ctx is None:
-                return FALLBACK
+            if self.unavailable:
+                return FALLBACK, 0.0
+            if self.process is not None and self.process.poll() is not None:
+                self._stop()  # ended while idle (killed from outside): a fresh one for this message
+            if self.process is None and not self._start():
+                return (FALLBACK if self.unavailable else [None] * len(items)), 0.0
+            assert self.process is not None and self.process.stdin is not None
             began = time.monotonic()
-            failed = False
+            # KaTeX starts no formula past 80% of the time, so a timeout (which loses the whole
+            # call) is left to a formula that runs away on its own.
+            request = {"items": items, "budget_ms": int(seconds * 800), "timeout": seconds,
+                       "check_after": HEAP_CHECK_AFTER_SECONDS, "restart_above": HEAP_RESTART_BYTES}
             try:
-                # KaTeX starts no formula past 80% of the time, so a timeout (which loses the whole
-                # call) is left to a formula that runs away on its own.
-                out = self.ctx.call("__chatApplianceTex", items, int(seconds * 800), timeout_sec=seconds)
-            except Exception as error:  # a timeout or an engine error: these formulas only
-                log.warning("KaTeX failed on %d formulas: %s", len(items), type(error).__name__)
-                out, failed = None, True
-            self._restart_if_grown(time.monotonic() - began, failed)
+                self.process.stdin.write(json.dumps(request).encode() + b"\n")
+                self.process.stdin.flush()
+                answer = self._answer(seconds + ANSWER_GRACE_SECONDS)
+            except OSError:  # the process ended
+                answer = None
+            self.last_used = time.monotonic()
+            spent = self.last_used - began
+            if answer is None:
+                log.warning("The KaTeX engine did not answer for %d formulas: it is started afresh", len(items))
+                self._stop()
+                return [None] * len(items), spent
+            if answer.get("failed"):
+                log.warning("KaTeX failed on %d formulas: %s", len(items), answer["failed"])
+            generation = (self.process.pid, answer.get("generation", 0))
+            if self.generation is not None and generation[0] == self.generation[0] and generation != self.generation:
+                log.info("Restarted the KaTeX engine: its heap grew past %d bytes", HEAP_RESTART_BYTES)
+            self.generation = generation
+            out = answer.get("out")
         finally:
             self.lock.release()
         if not isinstance(out, list) or len(out) != len(items):
-            return [None] * len(items)
-        return [html if isinstance(html, str) else None for html in out]
+            return [None] * len(items), spent
+        return [html if isinstance(html, str) else None for html in out], spent
 
 
 _engine = _Engine()
@@ -202,10 +264,9 @@ def render_tex(items: list[tuple[str, bool]], seconds: float = FORMULA_SECONDS, 
     seconds = min(seconds, FORMULA_SECONDS)
     if not wanted or seconds <= 0.001:
         return [None] * len(items)
-    began = time.monotonic()
-    rendered = _engine.render([item for _, item in wanted], seconds)
+    rendered, spent = _engine.render([item for _, item in wanted], seconds)
     if owner is not None and rendered is not BUSY:
-        _allowance.spend(owner, time.monotonic() - began)
+        _allowance.spend(owner, spent)
     if rendered is FALLBACK:
         return FALLBACK
     out: list[Optional[str]] = [None] * len(items)

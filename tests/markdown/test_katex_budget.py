@@ -103,7 +103,36 @@ def test_the_engine_starts_afresh_when_its_heap_grew(monkeypatch):
     by a fresh engine?"""
     monkeypatch.setattr(katex, "HEAP_RESTART_BYTES", 0)
     monkeypatch.setattr(katex, "HEAP_CHECK_AFTER_SECONDS", 0.0)
-    before = katex._engine.ctx
+    before = katex._engine.generation
     render("$$y$$")
-    assert katex._engine.ctx is None or katex._engine.ctx is not before
+    assert katex._engine.generation[0] == before[0]  # the same process,
+    assert katex._engine.generation[1] > before[1]  # with a fresh V8 context
     assert 'class="katex"' in render("$$z$$").html
+
+
+def test_the_engine_runs_in_a_process_that_ends_when_idle(monkeypatch):
+    """Is V8 kept out of the server's own process (its library is tens of MB that a process
+    cannot give back), does the engine's process end after IDLE_SECONDS without a formula, and
+    does the next formula start another and typeset?"""
+    with open("/proc/self/maps") as maps:
+        assert "mini_racer" not in maps.read()
+    engine = katex._engine
+    first = engine.process
+    assert first is not None and first.poll() is None
+    monkeypatch.setattr(katex, "IDLE_SECONDS", 0.2)
+    render("$$a$$")  # used now: the idle wait starts again from here, with the new length
+    first.wait(timeout=10)
+    assert engine.process is None
+    assert 'class="katex"' in render("$$b$$").html
+    assert engine.process is not None and engine.process.pid != first.pid
+
+
+def test_an_engine_process_killed_from_outside_is_replaced():
+    """If the engine's process is killed while idle (the kernel's OOM killer, an operator), is
+    the next formula typeset by a new one rather than shown as source?"""
+    engine = katex._engine
+    killed = engine.process
+    killed.kill()
+    killed.wait(timeout=10)
+    assert 'class="katex"' in render("$$c$$").html
+    assert engine.process.pid != killed.pid
