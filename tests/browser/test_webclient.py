@@ -338,8 +338,7 @@ def test_keyboard_shortcuts(pages, site):
     for n in range(3):
         site.api("POST", "messages", auth=site.bob[1], type="stream", to="general", topic=f"keys {n}",
                  content=f"shortcut {n}")
-    alice = pages(ALICE)
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('general')}-general")
+    alice = pages(ALICE, at=f"#narrow/channel/{site.stream_id('general')}-general")  # not the combined feed first
     expect(alice.get_by_role("article").filter(has_text="shortcut 2")).to_be_visible()
     alice.keyboard.press("/")
     expect(alice.get_by_role("textbox", name="Search")).to_be_focused()

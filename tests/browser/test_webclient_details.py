@@ -230,10 +230,9 @@ def test_emoji_are_drawn_with_the_font_served_with_the_client(pages, site, tmp_p
     sent = site.api("POST", "messages", auth=site.bob[1], type="stream", to="sealife", topic=topic,
                     content=f"An octopus :octopus: waves on the {width}")["id"]
     site.api("POST", f"messages/{sent}/reactions", auth=site.bob[1], emoji_name="octopus")
-    page = pages(ALICE, viewport=WIDTHS[width])
-    page.goto(f"{site.url}/#narrow/channel/{site.stream_id('sealife')}-sealife/topic/{topic.replace(' ', '.20')}")
-    # The other width's message says "on the desktop" (or "phone"), and the combined feed that
-    # the page opened first shows both until the topic's view replaces it.
+    page = pages(ALICE, viewport=WIDTHS[width],
+                 at=f"#narrow/channel/{site.stream_id('sealife')}-sealife/topic/{topic.replace(' ', '.20')}")
+    # The other width's message says "on the desktop" (or "phone"): the topic's view shows only this one.
     message = page.get_by_role("article").filter(has_text=f"waves on the {width}")
     emoji = message.get_by_role("img", name="octopus")
     expect(emoji).to_have_text("\U0001F419")

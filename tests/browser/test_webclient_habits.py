@@ -835,8 +835,7 @@ def test_phone_user_list_and_one_sticky_header(pages, site):
     within a feed of several conversations, does only one recipient header stick at the top?"""
     for n in range(12):
         post(site, site.bob[1], "general", f"sticky {n // 4}", f"sticky line {n}\n\nwith a second paragraph")
-    phone = pages(BOB, viewport=PHONE)
-    phone.goto(f"{site.url}/#narrow/channel/{site.stream_id('general')}-general")
+    phone = pages(BOB, viewport=PHONE, at=f"#narrow/channel/{site.stream_id('general')}-general")
     users = phone.get_by_role("complementary", name="Users")
     expect(users).to_be_hidden()
     phone.get_by_role("button", name="Show users").click()
@@ -919,8 +918,7 @@ def test_the_end_stays_in_view_while_the_compose_box_grows(pages, site):
     site.api("POST", "users/me/subscriptions", auth=site.alice[1], subscriptions=[{"name": "longreply"}])
     seed(site, site.bob[1], "longreply", 30)
     site.api("POST", "mark_all_as_read", auth=site.alice[1])
-    alice = pages(ALICE)
-    alice.goto(f"{site.url}/#narrow/channel/{site.stream_id('longreply')}-longreply")
+    alice = pages(ALICE, at=f"#narrow/channel/{site.stream_id('longreply')}-longreply")  # not the combined feed first
     expect(alice.get_by_role("article").filter(has_text="Long message 29")).to_be_visible()
     # The newest message (the seed's threads send out of order), once the view is at its end:
     # blocks drawn after a jump to the end can grow and push it, so jump until it stays there.
