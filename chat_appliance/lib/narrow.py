@@ -7,7 +7,7 @@ the user's personal history (their UserMessage rows).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import html
 import re
@@ -106,6 +106,7 @@ class Narrow:
         self.user = user
         self.terms = terms
         self.search_terms = []
+        self.search_conditions: list[Any] = []  # those of the search terms (not negated)
         self.shared_history = False
         # "is:unread" is no condition of its own: RangeQuery queries each of unread_conditions()
         # (the unread index, and new messages' rows not yet in it) with the other conditions.
@@ -257,9 +258,11 @@ class Narrow:
         terms = search_terms(operand)
         if not terms:
             return SQL("1 = 1")
+        condition = backend().search_condition(Message.id, terms)
         if not negated:
             self.search_terms.extend(terms)
-        return backend().search_condition(Message.id, terms)
+            self.search_conditions.append(condition)
+        return condition
 
     def op_near(self, operand: int, negated: bool) -> peewee.SQL:
         """`near` positions a view around a message; it filters nothing."""
@@ -310,6 +313,37 @@ class RangeQuery:
         for condition in narrow.conditions:
             self.base = self.base.where(condition)
         self.parts = self._parts(narrow.unread)
+        self.searched = self._searched(user, narrow)
+
+    @staticmethod
+    def _searched(user, narrow) -> Any:
+        """For a search narrow, where the engine can read its matches in id order (SQLite's
+        full-text table, backend().search_source): (the matches' id column, a query that starts
+        from the matches and looks up each one's row for `user`), so that "newest 100" reads
+        matches until it has 100 rows, whatever the number of matches in the history; None
+        otherwise. A message's row is looked up by its key, so one query serves rows in either
+        state of the unread index."""
+        source = getattr(backend(), "search_source", None)
+        found = source(narrow.search_terms) if source is not None and narrow.search_conditions else None
+        if found is None:
+            return None
+        table, rowid, match = found
+        if narrow.shared_history:
+            query = (table.select(Message.id, UserMessage.flags)
+                     .join(Message, JOIN.CROSS, on=(Message.id == rowid))
+                     .join(UserMessage, JOIN.LEFT_OUTER,
+                           on=((UserMessage.message == Message.id) & (UserMessage.user_profile == user.id))))
+        else:
+            # CROSS JOIN: SQLite keeps the tables in the order written, the matches outermost.
+            query = (table.select(UserMessage.message.alias("id"), UserMessage.flags)
+                     .join(UserMessage, JOIN.CROSS,
+                           on=((UserMessage.message == rowid) & (UserMessage.user_profile == user.id)))
+                     .join(Message, on=(UserMessage.message == Message.id)))
+        query = query.where(match)
+        for condition in narrow.conditions:
+            if not any(condition is searched for searched in narrow.search_conditions):
+                query = query.where(condition)
+        return rowid, query
 
     def _parts(self, unread: bool) -> list[Any]:
         """The queries whose rows together match the narrow (`unread`: its unread rows): one per
@@ -323,14 +357,21 @@ class RangeQuery:
             conditions = received_conditions(self.id_column)
         return [self.base.where(condition) for condition in conditions]
 
-    def rows(self, condition: peewee.Expression | None, descending: bool, limit: int,
+    def rows(self, condition: Callable[[Any], Any] | None, descending: bool, limit: int,
              unread: bool = False) -> list[tuple[int, int | None]]:
-        """The first `limit` matching rows in id order (`unread`: of the unread ones only)."""
-        parts = self._parts(True) if unread and not self.narrow.unread else self.parts
-        order = self.id_column.desc() if descending else self.id_column.asc()
+        """The first `limit` matching rows in id order (`unread`: of the unread ones only);
+        `condition(id column)` narrows them further."""
+        if self.searched is not None:
+            column, query = self.searched
+            parts = [query.where(UserMessage.flags.bin_and(FLAG_BITS["read"]) == 0)
+                     if unread or self.narrow.unread else query]
+        else:
+            column = self.id_column
+            parts = self._parts(True) if unread and not self.narrow.unread else self.parts
+        order = column.desc() if descending else column.asc()
         found = []
         for part in parts:
-            query = (part if condition is None else part.where(condition)).order_by(order).limit(limit)
+            query = (part if condition is None else part.where(condition(column))).order_by(order).limit(limit)
             # The rows straight from the cursor: peewee's row wrappers cost more than the query.
             found += database.execute_sql(*query.sql()).fetchall()
         if len(parts) > 1:
@@ -343,7 +384,7 @@ class RangeQuery:
         return rows[0][0] if rows else None
 
     def first_on_or_after(self, timestamp: int) -> Any:
-        rows = self.rows(Message.date_sent >= timestamp, False, 1)
+        rows = self.rows(lambda _: Message.date_sent >= timestamp, False, 1)
         return rows[0][0] if rows else None
 
     def with_ids(self, message_ids: list[int]) -> list[tuple[int, int]]:
@@ -356,10 +397,11 @@ class RangeQuery:
     def fetch(self, anchor: int, num_before: int, num_after: int,
               include_anchor: bool) -> tuple[list[tuple[Any, ...]], tuple[bool, bool, bool]]:
         """Rows around an anchor id, and (found_anchor, found_oldest, found_newest)."""
-        before = self.rows(self.id_column < anchor, True, num_before + 1) if anchor > 0 else []
+        before = self.rows(lambda column: column < anchor, True, num_before + 1) if anchor > 0 else []
         found_oldest = len(before) <= num_before
         before = list(reversed(before[:num_before]))
-        after = self.rows(self.id_column >= anchor, False, num_after + 2) if anchor < LARGER_THAN_MAX_MESSAGE_ID else []
+        after = (self.rows(lambda column: column >= anchor, False, num_after + 2)
+                 if anchor < LARGER_THAN_MAX_MESSAGE_ID else [])
         found_anchor = bool(after) and after[0][0] == anchor
         anchor_rows = after[:1] if found_anchor else []
         rest = after[1:] if found_anchor else after

@@ -10,7 +10,7 @@ import time
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
-from peewee import SqliteDatabase
+from peewee import Expression, SqliteDatabase, Table
 from playhouse.pool import PooledSqliteDatabase
 
 from chat_appliance.models.base import MAX_DATABASE_INT
@@ -487,6 +487,23 @@ def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> A
         return SQL("1 = 0")
     return message_id_column.in_(SQL("(SELECT rowid FROM message_search WHERE message_search MATCH ?)",
                                      (query,)))
+
+
+# The full-text table as a source of rows: "message_search" is also the name of its hidden
+# column that MATCH takes on the left, which stays valid when the query aliases the table.
+_SEARCH_TABLE = Table("message_search", ("rowid", "message_search"))
+
+
+def search_source(terms: list[str]) -> Any:
+    """(the full-text table, its rowid column, the MATCH condition) for a fetch that reads a
+    search's matches from the newest (or oldest) on and stops at its limit, where
+    search_condition's subquery collects every match first: a common word matches a share of
+    all messages, a cost that grew with the organization's history. None when no term has
+    anything to match."""
+    query = fts_query(terms)
+    if not query:
+        return None
+    return _SEARCH_TABLE, _SEARCH_TABLE.rowid, Expression(_SEARCH_TABLE.message_search, "MATCH", query)
 
 
 # --- an offline load (import-zulip) --------------------------------------------------------------
