@@ -245,12 +245,19 @@ def main():
     parser.add_argument("--workdir", help="where the export and instance go (default: a temporary folder)")
     parser.add_argument("--reuse", action="store_true",
                         help="serve the instance an earlier run left in --workdir, without exporting or importing")
+    parser.add_argument("--reuse-export", action="store_true",
+                        help="import the export an earlier SQLite run left in --workdir (its stats.json) instead of "
+                             "writing a new one: the same organization on both engines")
+    parser.add_argument("--keep-database", action="store_true",
+                        help="with --postgres, leave the imported database for a later look (its name is printed)")
     parser.add_argument("--register-only", action="store_true", help="measure /register alone")
     parser.add_argument("--idle-share", type=float, default=0.25,
                         help="share of the people long-term idle (soft-deactivated) in the export (default 0.25)")
     args = parser.parse_args()
     if args.reuse and (not args.workdir or args.postgres):
         parser.error("--reuse needs --workdir, and works on SQLite only (--postgres drops its database)")
+    if args.reuse_export and not (args.workdir and (Path(args.workdir) / "stats.json").exists()):
+        parser.error("--reuse-export needs a --workdir where an earlier SQLite run left its export and stats.json")
     from tests.support.big_export import write_export
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="chat-appliance-big-org-"))
@@ -264,6 +271,8 @@ def main():
         # This process reads the imported instance too (the API keys, the raw SQL baselines).
         os.environ["CHAT_APPLIANCE_DATABASE_URL"] = env["CHAT_APPLIANCE_DATABASE_URL"]
     stats_file = work / "stats.json"
+    # Apart from the SQLite run's, which --reuse serves again.
+    instance = work / ("instance-postgres" if args.postgres else "instance")
     try:
         if args.reuse:
             stats = json.loads(stats_file.read_text())
@@ -272,23 +281,31 @@ def main():
             print(f"reusing {work / 'instance'}: {stats['people']} people, {stats['channels']} channels, "
                   f"{stats['messages']:,} messages", flush=True)
         else:
-            started = time.perf_counter()
-            stats = write_export(work / "export", people=args.people, channels=args.channels, messages=args.messages,
-                                 progress=progress, idle_share=args.idle_share)
-            print(f"export written: {args.people} people ({len(stats['idle'])} long-term idle), {stats['channels']} "
-                  f"channels, {args.messages:,} messages, {stats['user_messages']:,} per-user rows, "
-                  f"in {time.perf_counter() - started:.0f} s", flush=True)
+            if args.reuse_export:
+                stats = json.loads(stats_file.read_text())
+                stats["received"] = {int(k): v for k, v in stats["received"].items()}
+                stats["unread"] = {int(k): v for k, v in stats["unread"].items()}
+                args.messages = stats["messages"]
+                print(f"reusing {work / 'export'}: {stats['people']} people, {stats['messages']:,} messages, "
+                      f"{stats['user_messages']:,} per-user rows", flush=True)
+            else:
+                started = time.perf_counter()
+                stats = write_export(work / "export", people=args.people, channels=args.channels,
+                                     messages=args.messages, progress=progress, idle_share=args.idle_share)
+                print(f"export written: {args.people} people ({len(stats['idle'])} long-term idle), "
+                      f"{stats['channels']} channels, {args.messages:,} messages, {stats['user_messages']:,} per-user "
+                      f"rows, in {time.perf_counter() - started:.0f} s", flush=True)
             parse = parse_only(work / "export")
-            elapsed, peak = run_import(work / "export", work / "instance", env)
+            elapsed, peak = run_import(work / "export", instance, env)
             print(f"import-zulip: {elapsed:.1f} s = {args.messages / elapsed:,.0f} messages/s, "
                   f"{stats['user_messages'] / elapsed:,.0f} per-user rows/s ({elapsed / parse:.1f}x reading and "
                   f"parsing the message files, {parse:.1f} s); peak RSS {peak:.0f} MiB", flush=True)
-            if args.workdir and not args.postgres:
+            if args.workdir and not args.postgres and not args.reuse_export:
                 stats_file.write_text(json.dumps(stats))
-        keys, database_url = api_keys(work / "instance")
+        keys, database_url = api_keys(instance)
         print(f"reader: {stats['received'][stats['reader']]:,} messages, {stats['unread'][stats['reader']]:,} "
               f"unread; is:unread person: {stats['unread'][stats['unread_5k']]:,} unread", flush=True)
-        results = serve_figures(work / "instance", env, stats, keys, database_url, args.repeat, args.register_only)
+        results = serve_figures(instance, env, stats, keys, database_url, args.repeat, args.register_only)
         for name, value in results.items():
             if isinstance(value, tuple) and len(value) == 3:
                 ours, raw, floor = value
@@ -303,7 +320,10 @@ def main():
             from chat_appliance.db.connection import close_connection
 
             close_connection()
-            admin(args.postgres, f'DROP DATABASE IF EXISTS "{database_name}" WITH (FORCE)')
+            if args.keep_database:
+                print(f"kept database {database_name}", flush=True)
+            else:
+                admin(args.postgres, f'DROP DATABASE IF EXISTS "{database_name}" WITH (FORCE)')
     if not args.workdir:
         import shutil
 
