@@ -112,7 +112,7 @@ class _Engine:
             self._atexit = True
         first = self._answer(START_SECONDS)
         if first is None or not first.get("ready"):
-            self._stop()
+            self._stop(kill=first is None)
             if first is None:
                 log.warning("The KaTeX engine did not start within %.0f s: this message's TeX is shown as its "
                             "source", START_SECONDS)
@@ -142,15 +142,21 @@ class _Engine:
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        try:
+            answer = json.loads(line)
+        except ValueError:  # not the process's own line (a library printing): not an answer
+            return None
+        return answer if isinstance(answer, dict) else None
 
-    def _stop(self) -> None:
-        """End the engine's process: its stdin closed, which ends it, or killed if it lingers."""
+    def _stop(self, kill: bool = False) -> None:
+        """End the engine's process: its stdin closed, which ends it, or killed if it lingers
+        (at once with `kill`: one that did not answer may be running a formula still)."""
         process, self.process = self.process, None
         if process is None:
             return
         try:
+            if kill:
+                process.kill()
             if process.stdin is not None:
                 process.stdin.close()
             process.wait(timeout=1)
@@ -206,7 +212,7 @@ class _Engine:
             spent = self.last_used - began
             if answer is None:
                 log.warning("The KaTeX engine did not answer for %d formulas: it is started afresh", len(items))
-                self._stop()
+                self._stop(kill=True)
                 return [None] * len(items), spent
             if answer.get("failed"):
                 log.warning("KaTeX failed on %d formulas: %s", len(items), answer["failed"])

@@ -2,6 +2,7 @@
 spend it without limit, or store megabytes."""
 
 import threading
+import time
 
 import pytest
 
@@ -120,8 +121,12 @@ def test_the_engine_runs_in_a_process_that_ends_when_idle(monkeypatch):
     first = engine.process
     assert first is not None and first.poll() is None
     monkeypatch.setattr(katex, "IDLE_SECONDS", 0.2)
-    render("$$a$$")  # used now: the idle wait starts again from here, with the new length
+    render("$$a$$")  # used now (by a second process if the first had already ended meanwhile)
     first.wait(timeout=10)
+    for _ in range(100):  # whichever process typeset it ends too, within a second or so
+        if engine.process is None:
+            break
+        time.sleep(0.05)
     assert engine.process is None
     assert 'class="katex"' in render("$$b$$").html
     assert engine.process is not None and engine.process.pid != first.pid
@@ -136,3 +141,26 @@ def test_an_engine_process_killed_from_outside_is_replaced():
     killed.wait(timeout=10)
     assert 'class="katex"' in render("$$c$$").html
     assert engine.process.pid != killed.pid
+
+
+def test_an_engine_process_that_stops_answering_is_killed_and_replaced(monkeypatch):
+    """If the engine's process stops answering (stopped, stuck), does the message's TeX come back
+    as error markup soon after its time limit, is that process killed, and does the next formula
+    start a new one?"""
+    import os
+    import signal
+
+    engine = katex._engine
+    stuck = engine.process
+    monkeypatch.setattr(katex, "ANSWER_GRACE_SECONDS", 0.3)
+    os.kill(stuck.pid, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        assert render("$$x^3$$").html == '<p><span class="tex-error">$$x^3$$</span></p>'
+        assert time.monotonic() - began < katex.FORMULA_SECONDS + 0.3 + 2
+        assert stuck.wait(timeout=10) is not None  # killed (a stopped process cannot end by itself)
+    finally:
+        if stuck.poll() is None:
+            os.kill(stuck.pid, signal.SIGCONT)
+    assert 'class="katex"' in render("$$x^3$$").html
+    assert engine.process.pid != stuck.pid

@@ -235,6 +235,7 @@ PURE_MEMOS = {
     ("models/base.py", "_QUERY_ROWS_SQL"): "SQL text by statement and parameter style",
     ("lib/passwords.py", "_dummy_hashes"): "a throwaway hash per hash method (timing only)",
     ("lib/messages.py", "_FLAG_NAMES"): "flag names by bitfield",
+    ("lib/narrow.py", "_highlighter"): "the compiled highlight pattern of a set of search terms",
     ("lib/serializers.py", "gravatar_url"): "the Gravatar URL of an email and avatar version",
     ("db/connection.py", "_transaction_local"): "a thread's open transaction, not a cache",
     ("db/runtime.py", "_latest"): "which runtime is in use outside requests",
