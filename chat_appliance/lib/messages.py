@@ -306,14 +306,17 @@ def stream_topics(user: UserProfile, stream: Stream) -> list[tuple[str, int]]:
     """[(topic name, newest message id)] of a channel, newest first: every topic where the user
     may read the channel's history, else those of messages they received. The name is that of
     the topic's newest message (topics differing only in case are one)."""
-    query = Message.select(fn.MAX(Message.id).alias("max_id")).where(Message.recipient == stream.recipient_id)
+    newest = Message.select(fn.MAX(Message.id).alias("max_id")).where(Message.recipient == stream.recipient_id)
     if not can_read_stream_history(user, stream):
-        query = query.join(UserMessage, on=(UserMessage.message == Message.id)).where(
+        newest = newest.join(UserMessage, on=(UserMessage.message == Message.id)).where(
             UserMessage.user_profile == user.id)
-    rows = query.group_by(Message.topic_key).order_by(fn.MAX(Message.id).desc()).dicts()
-    names = {m.id: m.topic for m in Message.select(Message.id, Message.topic).where(
-        Message.id.in_([row["max_id"] for row in rows]))}
-    return [(names[row["max_id"]], row["max_id"]) for row in rows]
+    newest = newest.group_by(Message.topic_key).alias("newest")
+    # One statement, so one snapshot: asked apart, a topic's newest message could be deleted
+    # (a resolve notice taken back) between the ids and their names.
+    named = Message.alias()
+    query = (named.select(named.topic, named.id).join(newest, on=(named.id == newest.c.max_id))
+             .order_by(named.id.desc()))
+    return [(topic, message_id) for topic, message_id in query.tuples()]
 
 
 def max_message_id(user: UserProfile) -> int:

@@ -35,3 +35,16 @@ def test_private_channel_history_rules(org):
         {"name": "after", "max_id": late}]
     err(org.client(org.cordelia).get(f"users/me/{org.secret.id}/topics"), 400, "BAD_REQUEST", "Invalid channel ID")
     assert early < late
+
+
+def test_topics_and_their_names_come_from_one_statement(org, statements):
+    """Are a channel's topics, their newest ids and those messages' names read by one statement
+    (one snapshot)? Read apart, a topic's newest message deleted in between (a resolve notice
+    taken back when the topic is unresolved) left an id without a name: a 500."""
+    hamlet = org.client(org.hamlet)
+    send(hamlet, topic="apple")
+    send(hamlet, topic="banana")
+    statements.clear()
+    assert [t["name"] for t in ok(hamlet.get(f"users/me/{org.denmark.id}/topics"))["topics"]][:2] == ["banana", "apple"]
+    reading_messages = [sql for sql, _ in statements if '"message"' in sql]
+    assert len(reading_messages) == 1, reading_messages
