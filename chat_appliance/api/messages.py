@@ -54,6 +54,8 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
                                      client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
     if narrow.search_terms:
         stored = {m.id: m for m in load_messages([data["id"] for data in messages])}
+        # A message deleted since its object was built (or taken from the cache) is left out.
+        messages = [data for data in messages if data["id"] in stored]
         for data in messages:
             data["match_content"] = highlight(stored[data["id"]].rendered_content, narrow.search_terms)
             data["match_subject"] = highlight_topic(
@@ -137,7 +139,7 @@ def messages_match_narrow(user, msg_ids, narrow):
     return {"messages": {str(mid): {"match_content": highlight(stored[mid].rendered_content, narrow.search_terms),
                                     "match_subject": highlight_topic(display_topic(stored[mid].topic, False),
                                                                      narrow.search_terms)}
-                         for mid, _ in rows}}
+                         for mid, _ in rows if mid in stored}}  # not one deleted meanwhile
 
 
 @bp.post("/messages/render")
