@@ -18,6 +18,11 @@ Prints, each beside a baseline measured in the same run:
                   the scroll back (the page holds the oldest messages) and then at the end
                   (p50 of --samples); baseline: POST /messages from Python
 
+  returning visit the same page loaded again in the same browser (its cache kept), over a link
+                  with a 50 ms round trip (Chromium's network emulation): time to the first
+                  message, and the requests that went to the network; baseline: the first
+                  visit over the same link, cache empty
+
 Targets: first message under 1 s; size under 150 KB; remote message p50 under 300 ms; scroll back
 through 2,000 messages under 4 s, under 20,000 elements; own send under 200 ms.
 """
@@ -240,6 +245,38 @@ def fetch_baseline(server, auth, stream_id, page_size=400):
     return fetch, p50(posts)
 
 
+LATENCY_MS = 50
+
+
+def returning_visit(browser, server, email, password, stream_id, runs):
+    """([first visits' seconds], [returning visits' seconds], requests to the network on a first
+    visit, on a returning one) over a link of LATENCY_MS round trips."""
+    first, returning, fetched = [], [], ([], [])
+    shown = ("document.querySelector('[role=article]') && "
+             "!document.querySelector('textarea[aria-label=Message]').disabled")
+    count = "() => performance.getEntriesByType('resource').filter((e) => e.transferSize > 0).length"
+    for _ in range(max(1, runs // 2)):
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+        context.request.post(f"{server.url}/accounts/login", form={"username": email, "password": password},
+                             headers={"X-Requested-With": "XMLHttpRequest"})
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": LATENCY_MS,
+                                                      "downloadThroughput": -1, "uploadThroughput": -1})
+        for visit in range(3):
+            started = time.perf_counter()
+            if visit == 0:
+                page.goto(f"{server.url}/#narrow/channel/{stream_id}-bench")
+            else:
+                page.reload()
+            page.wait_for_function(shown, polling="raf")
+            (first if visit == 0 else returning).append(time.perf_counter() - started)
+            fetched[0 if visit == 0 else 1].append(page.evaluate(count))
+        context.close()
+    return first, returning, p50(fetched[0]), p50(fetched[1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=5000, help="messages in the channel (default: %(default)s)")
@@ -248,6 +285,7 @@ def main():
     parser.add_argument("--scroll-messages", type=int, default=2000,
                         help="messages in the channel scrolled back (default: %(default)s)")
     parser.add_argument("--only-scroll", action="store_true", help="only the scroll-back and own-send figures")
+    parser.add_argument("--only-returning", action="store_true", help="only the returning-visit figure")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -268,10 +306,16 @@ def main():
             if not args.only_scroll:
                 stream_id = seed(server, owner, args.messages)
                 api(server, sender, "POST", "users/me/subscriptions", subscriptions=[{"name": "bench"}])
-            scroll_id = seed(server, owner, args.scroll_messages, name="scroll")
+            scroll_id = seed(server, owner, 0 if args.only_returning else args.scroll_messages, name="scroll")
             api(server, owner, "POST", "mark_all_as_read")
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                if not args.only_scroll:
+                    visits = returning_visit(browser, server, server.email, password, stream_id, args.runs)
+                if args.only_returning:
+                    browser.close()
+                    report_returning(*visits)
+                    return
                 if not args.only_scroll:
                     ttfm, api_baseline, loaded = first_message(browser, server, server.email, password, stream_id,
                                                                args.runs)
@@ -296,9 +340,16 @@ def main():
           f"{p50(api_baseline) * 1000:.0f} ms; ratio {p50(ttfm) / p50(api_baseline):.1f}x; target < 1000 ms")
     print(f"size: {total / 1024:.1f} KiB JS+CSS in the package ({len(files)} files), "
           f"{loaded / 1024:.1f} KiB loaded by the page; target < 150 KB")
+    report_returning(*visits)
     print(f"remote message: p50 {p50(remote):.0f} ms (p90 {sorted(remote)[int(len(remote) * 0.9)]:.0f} ms); "
           f"baseline Python long poll p50 {p50(poll):.0f} ms; ratio {p50(remote) / max(p50(poll), 0.1):.1f}x; "
           f"target < 300 ms")
+
+
+def report_returning(first, returning, fetched_first, fetched_returning):
+    print(f"returning visit over a {LATENCY_MS} ms round trip: p50 {p50(returning) * 1000:.0f} ms to the first "
+          f"message, {fetched_returning:.0f} requests to the network; baseline the first visit "
+          f"{p50(first) * 1000:.0f} ms, {fetched_first:.0f} requests; ratio {p50(returning) / p50(first):.2f}x")
 
 
 if __name__ == "__main__":

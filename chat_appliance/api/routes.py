@@ -289,6 +289,7 @@ ROUTES = (
         ('/static/generated/emoji/emoji_api.json', 'webclient.emoji_api', ('GET',)),
         ('/webclient/emoji.json', 'webclient.emoji_names', ('GET',)),
         ('/static/webclient/<path:filename>', 'webclient.static_file', ('GET',)),
+        ('/static/webclient/v/<version>/js/<path:filename>', 'webclient.versioned_script', ('GET',)),
         ('/static/images/loading/<path:filename>', 'webclient.loading_image', ('GET',)),
         ('/static/katex/<path:filename>', 'webclient.katex_file', ('GET',)),
     )),

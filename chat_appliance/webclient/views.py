@@ -52,13 +52,31 @@ EMAIL_PLACEHOLDER = "__EMAIL_CONFIGURED__"
 INTEGRATIONS_PLACEHOLDER = "__INTEGRATIONS__"
 
 
-@functools.lru_cache(maxsize=1)
-def page_template():
+SCRIPTS_PATH = "/static/webclient/js/"
+
+
+@functools.lru_cache(maxsize=2)
+def page_template(versioned: bool = True):
     """The page, with the list of incoming webhook integrations the bots settings offer
-    ([name, display name, documentation URL] each, from the registry) written in."""
+    ([name, display name, documentation URL] each, from the registry) written in. `versioned`:
+    its scripts at /static/webclient/v/<scripts_version()>/js/, which browsers keep without
+    asking again; the scripts they import by relative paths are then under the same prefix."""
     integrations = [[i.name, i.display_name, i.documentation_url()] for i in registry().values()]
     listing = html.escape(json.dumps(integrations), quote=True)
-    return (TEMPLATE_DIR / "index.html").read_text().replace(INTEGRATIONS_PLACEHOLDER, listing)
+    page = (TEMPLATE_DIR / "index.html").read_text().replace(INTEGRATIONS_PLACEHOLDER, listing)
+    if versioned:
+        page = page.replace(f'"{SCRIPTS_PATH}', f'"/static/webclient/v/{scripts_version()}/js/')
+    return page
+
+
+@functools.lru_cache(maxsize=1)
+def scripts_version() -> str:
+    """A hash of the web client's scripts (static/js/), read once per process: the files change
+    only with the installed package, and a new version of any of them makes a new prefix."""
+    digest = hashlib.sha256()
+    for path in sorted((STATIC_DIR / "js").rglob("*.js")):
+        digest.update(path.relative_to(STATIC_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def render_page():
@@ -66,7 +84,10 @@ def render_page():
     the page then shows the sign-in form). Never cached: it holds a per-session secret."""
     session = find_session(request.cookies.get(SESSION_COOKIE))
     csrf = session.csrf_token if session is not None and session.user.is_active else ""
-    body = page_template().replace(CSRF_PLACEHOLDER, html.escape(csrf, quote=True))
+    # `chat-appliance dev`: the scripts at their plain paths, revalidated on every load, so that
+    # an edited script is the one a reload runs.
+    versioned = not current_app.config.get("DEV_MODE")
+    body = page_template(versioned).replace(CSRF_PLACEHOLDER, html.escape(csrf, quote=True))
     # Whether this server sends email: the invitation screen offers invitations by email only then.
     body = body.replace(EMAIL_PLACEHOLDER, "1" if mailer().configured else "0")
     response = Response(body, mimetype="text/html")
@@ -311,6 +332,14 @@ def static_file(filename: str) -> Response:
     (fonts/, versioned folders) are kept a year instead: the emoji font is megabytes, and a page
     would otherwise ask again for each of its parts on every load."""
     return send_static(STATIC_DIR, filename, immutable=filename.startswith(IMMUTABLE_PREFIX))
+
+
+@bp.get("/static/webclient/v/<version>/js/<path:filename>")
+def versioned_script(version: str, filename: str) -> Response:
+    """A script under its version's prefix (page_template): kept a year, as its URL names its
+    content. A page from before an upgrade, asking for the old version, gets today's file to
+    revalidate, not to keep, as at its plain path."""
+    return send_static(STATIC_DIR / "js", filename, immutable=version == scripts_version())
 
 
 @bp.get("/static/images/loading/<path:filename>")

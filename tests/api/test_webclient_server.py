@@ -112,3 +112,39 @@ def test_emoji_font_parts_are_served_as_fonts_and_kept_a_year(flask_client):
     assert licence.status_code == 200 and b"SIL OPEN FONT LICENSE" in licence.data
     assert flask_client.get("/static/webclient/app.css").headers["Cache-Control"] == "no-cache"
     assert flask_client.get("/static/webclient/fonts/missing.woff2").status_code == 404
+
+
+def test_the_page_names_its_scripts_by_version_and_browsers_keep_them(flask_client):
+    """Does the page load its scripts from a prefix named by their content, served to be kept a
+    year (a returning visit asks for none of its scripts again), while the same file at its plain
+    path, or under another version (a page from before an upgrade), is to be revalidated; and
+    is a path out of the scripts' folder a 404?"""
+    from chat_appliance.webclient.views import STATIC_DIR, scripts_version
+
+    page = flask_client.get("/").get_data(as_text=True)
+    version = scripts_version()
+    scripts = re.findall(r'(?:src|href)="(/static/webclient/[^"]+\.js)"', page)
+    assert scripts and all(path.startswith(f"/static/webclient/v/{version}/js/") for path in scripts), scripts
+    main = flask_client.get(f"/static/webclient/v/{version}/js/main.js")
+    assert main.status_code == 200 and main.data == (STATIC_DIR / "js" / "main.js").read_bytes()
+    assert main.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    # A script it imports, by a relative path, resolves under the same prefix.
+    assert 'from "./api.js"' in main.get_data(as_text=True)
+    assert flask_client.get(f"/static/webclient/v/{version}/js/api.js").headers["Cache-Control"].endswith("immutable")
+    older = flask_client.get("/static/webclient/v/0123456789abcdef/js/main.js")
+    assert older.status_code == 200 and older.headers["Cache-Control"] == "no-cache"
+    assert flask_client.get("/static/webclient/js/main.js").headers["Cache-Control"] == "no-cache"
+    assert flask_client.get(f"/static/webclient/v/{version}/js/../app.css").status_code == 404
+    assert flask_client.get(f"/static/webclient/v/{version}/js/missing.js").status_code == 404
+
+
+def test_the_development_server_names_its_scripts_by_their_plain_paths(app, flask_client):
+    """Under `chat-appliance dev`, are the page's scripts at their plain paths, revalidated on
+    each load, so that an edited script is the one a reload runs?"""
+    app.config["DEV_MODE"] = True
+    try:
+        page = flask_client.get("/").get_data(as_text=True)
+    finally:
+        app.config["DEV_MODE"] = False
+    scripts = re.findall(r'(?:src|href)="(/static/webclient/[^"]+\.js)"', page)
+    assert scripts and all(path.startswith("/static/webclient/js/") for path in scripts), scripts

@@ -226,6 +226,7 @@ PURE_MEMOS = {
     ("markdown/urls.py", "_template_parts"): "a linkifier URL template split into its parts",
     ("markdown/urls.py", "sanitize_url"): "the safe form of a link target, or None (a function of the text)",
     ("webclient/views.py", "page_template"): "the packaged page",
+    ("webclient/views.py", "scripts_version"): "a hash of the packaged scripts",
     ("webclient/views.py", "emoji_table_json"): "the emoji table (constants)",
     ("webclient/views.py", "static_entry"): "a packaged static file's bytes, keyed by its path, mtime and size",
     ("webclient/views.py", "emoji_api_json"): "the emoji data served at server_emoji_data_url (constants)",
