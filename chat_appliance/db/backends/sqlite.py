@@ -135,8 +135,9 @@ INDEX_UNREAD_EVERY_SECONDS = 0.1
 # (3,000 leaves), and the send whose COMMIT ran it answered 170 ms late, one send in twelve. A
 # slice of the ids bounds each pass; the passes take turns over the slices, so each recipient's
 # leaves are still written once per round, for all the messages sent since. An organization with
-# fewer ids than this is covered by every pass.
-USERS_PER_PASS = 256
+# fewer ids than this is covered by every pass. One client's sends to that channel, at 50,000
+# messages of history: 128 ids a pass gave p95 59 ms and p99 80 ms, 256 gave 82 and 137 ms.
+USERS_PER_PASS = 128
 
 
 class UnreadIndexer:
