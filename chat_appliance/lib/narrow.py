@@ -107,7 +107,7 @@ class Narrow:
         self.user = user
         self.terms = terms
         self.search_terms = []
-        self.search_conditions: list[Any] = []  # those of the search terms (not negated)
+        self.search_conditions: list[tuple[Any, list[str]]] = []  # (condition, terms) of each search (not negated)
         self.shared_history = False
         # "is:unread" is no condition of its own: RangeQuery queries each of unread_conditions()
         # (the unread index, and new messages' rows not yet in it) with the other conditions.
@@ -262,7 +262,7 @@ class Narrow:
         condition = backend().search_condition(Message.id, terms)
         if not negated:
             self.search_terms.extend(terms)
-            self.search_conditions.append(condition)
+            self.search_conditions.append((condition, terms))
         return condition
 
     def op_near(self, operand: int, negated: bool) -> peewee.SQL:
@@ -325,9 +325,12 @@ class RangeQuery:
         otherwise. A message's row is looked up by its key, so one query serves rows in either
         state of the unread index."""
         source = getattr(backend(), "search_source", None)
-        found = source(narrow.search_terms) if source is not None and narrow.search_conditions else None
-        if found is None:
+        # A search with nothing to match (punctuation only) matches no message: that narrow keeps
+        # its conditions.
+        if source is None or not narrow.search_conditions or any(
+                source(terms) is None for _, terms in narrow.search_conditions):
             return None
+        found = source(narrow.search_terms)
         table, rowid, match = found
         if narrow.shared_history:
             query = (table.select(Message.id, UserMessage.flags)
@@ -342,7 +345,7 @@ class RangeQuery:
                      .join(Message, on=(UserMessage.message == Message.id)))
         query = query.where(match)
         for condition in narrow.conditions:
-            if not any(condition is searched for searched in narrow.search_conditions):
+            if not any(condition is searched for searched, _ in narrow.search_conditions):
                 query = query.where(condition)
         return rowid, query
 

@@ -144,3 +144,12 @@ def test_sqlite_reads_a_searchs_matches_in_order_and_stops_at_the_limit(org):
             plan = [row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params)]
             assert plan[0].startswith("SCAN") and "VIRTUAL TABLE" in plan[0], (narrow, plan)
             assert not [step for step in plan if "TEMP B-TREE" in step or "SUBQUERY" in step], (narrow, plan)
+
+
+def test_a_search_for_punctuation_alone_matches_nothing_beside_another_search(org, corpus):
+    """Does a search operand with nothing to match (punctuation only) match no message, alone
+    and beside a search that matches some?"""
+    hamlet, ids = corpus
+    assert found(hamlet, ids, "fox")[0] == {"fox", "reverse"}
+    assert found(hamlet, ids, "!!")[0] == set()
+    assert found(hamlet, ids, "fox", narrow_extra=[["search", "!!"]])[0] == set()
