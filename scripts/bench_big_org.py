@@ -236,6 +236,15 @@ def serve_figures(instance, env, stats, keys, database_url, repeat, register_onl
     return results
 
 
+def load_stats(path):
+    """The figures an earlier run wrote of its export (stats.json), with the user ids that JSON
+    made strings back as integers."""
+    stats = json.loads(path.read_text())
+    stats["received"] = {int(k): v for k, v in stats["received"].items()}
+    stats["unread"] = {int(k): v for k, v in stats["unread"].items()}
+    return stats
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=1_000_000, help="messages (default 1,000,000)")
@@ -277,16 +286,12 @@ def main():
     instance = work / ("instance-postgres" if args.postgres else "instance")
     try:
         if args.reuse:
-            stats = json.loads(stats_file.read_text())
-            stats["received"] = {int(k): v for k, v in stats["received"].items()}
-            stats["unread"] = {int(k): v for k, v in stats["unread"].items()}
+            stats = load_stats(stats_file)
             print(f"reusing {work / 'instance'}: {stats['people']} people, {stats['channels']} channels, "
                   f"{stats['messages']:,} messages", flush=True)
         else:
             if args.reuse_export:
-                stats = json.loads(stats_file.read_text())
-                stats["received"] = {int(k): v for k, v in stats["received"].items()}
-                stats["unread"] = {int(k): v for k, v in stats["unread"].items()}
+                stats = load_stats(stats_file)
                 args.messages = stats["messages"]
                 print(f"reusing {work / 'export'}: {stats['people']} people, {stats['messages']:,} messages, "
                       f"{stats['user_messages']:,} per-user rows", flush=True)
