@@ -149,11 +149,15 @@ class _Engine:
         return answer if isinstance(answer, dict) else None
 
     def _stop(self, kill: bool = False) -> None:
-        """End the engine's process: its stdin closed, which ends it, or killed if it lingers
-        (at once with `kill`: one that did not answer may be running a formula still)."""
+        """End the engine's process (see _end)."""
         process, self.process = self.process, None
-        if process is None:
-            return
+        if process is not None:
+            self._end(process, kill)
+
+    @staticmethod
+    def _end(process: subprocess.Popen[bytes], kill: bool = False) -> None:
+        """End `process`: its stdin closed, which ends it, or killed if it lingers (at once with
+        `kill`: one that did not answer may be running a formula still)."""
         try:
             if kill:
                 process.kill()
@@ -174,9 +178,13 @@ class _Engine:
             with self.lock:
                 if self.process is not process:
                     return
-                if time.monotonic() - self.last_used >= IDLE_SECONDS:
-                    self._stop()
-                    return
+                if time.monotonic() - self.last_used < IDLE_SECONDS:
+                    continue
+                self.process = None
+            # Waited for outside the lock: a formula arriving meanwhile starts a process of its
+            # own rather than finding the engine busy while this one exits.
+            self._end(process)
+            return
 
     def close(self) -> None:
         with self.lock:

@@ -164,3 +164,28 @@ def test_an_engine_process_that_stops_answering_is_killed_and_replaced(monkeypat
             os.kill(stuck.pid, signal.SIGCONT)
     assert 'class="katex"' in render("$$x^3$$").html
     assert engine.process.pid != stuck.pid
+
+
+def test_a_formula_while_an_idle_process_exits_is_typeset(monkeypatch):
+    """While an idle engine's process is being ended (here it cannot end by itself, so the
+    server waits a second before killing it), is a new formula typeset by a process of its own
+    rather than finding the engine busy and shown as source?"""
+    import os
+    import signal
+
+    engine = katex._engine
+    leaving = engine.process
+    os.kill(leaving.pid, signal.SIGSTOP)
+    try:
+        monkeypatch.setattr(katex, "IDLE_SECONDS", 0.1)
+        for _ in range(100):
+            if engine.process is None:
+                break
+            time.sleep(0.02)
+        assert engine.process is None and leaving.poll() is None  # detached, still exiting
+        assert 'class="katex"' in render("$$e$$").html
+        assert engine.process.pid != leaving.pid
+        assert leaving.wait(timeout=10) is not None
+    finally:
+        if leaving.poll() is None:
+            os.kill(leaving.pid, signal.SIGCONT)
