@@ -203,8 +203,11 @@ class Org:
         self.flask_client = flask_client
         with database.connection_context():
             self.realm = Realm.get(Realm.host == REALM_HOST)
+            # One query for everyone: most tests load the organization and nothing else.
+            by_email = {user.email: user for user in
+                        UserProfile.select().where(UserProfile.email.in_(list(self.USERS.values())))}
             for attribute, email in self.USERS.items():
-                setattr(self, attribute, UserProfile.get(UserProfile.email == email))
+                setattr(self, attribute, by_email[email])
             for attribute, name in self.STREAMS.items():
                 setattr(self, attribute, get_stream_by_name(self.realm.id, name))
 
