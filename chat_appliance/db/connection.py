@@ -7,7 +7,7 @@ FlaskDB initialise late too). Engine-specific SQL lives in `backends/`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import logging
 import sys
@@ -112,29 +112,34 @@ def bulk_insert(table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
     cost a send a driver round trip per recipient, and on SQLite a release of the GIL per row,
     which at 16 concurrent senders handed the interpreter to another thread each time.
     Portable: uses the driver's placeholder."""
-    rows = list(rows)
-    if not rows:
+    insert_flat(table, columns, [value for values in rows for value in values])
+
+
+def insert_flat(table: str, columns: Any, values: Sequence[Any]) -> None:
+    """bulk_insert for rows given flattened: the first row's values, then the second's, ..."""
+    width = len(columns)
+    count = len(values) // width
+    if not count:
         return
-    row = "(" + ", ".join([database.param] * len(columns)) + ")"
+    row = "(" + ", ".join([database.param] * width) + ")"
     head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    most = max(1, min(BULK_ROWS, BULK_VALUES // len(columns)))
+    most = max(1, min(BULK_ROWS, BULK_VALUES // width))
     cursor = database.cursor()
     start = 0
-    while start < len(rows):
-        size = min(most, 1 << ((len(rows) - start).bit_length() - 1))
-        chunk = rows[start:start + size]
-        cursor.execute(head + ", ".join([row] * size), [value for values in chunk for value in values])
+    while start < count:
+        size = min(most, 1 << ((count - start).bit_length() - 1))
+        cursor.execute(head + ", ".join([row] * size), values[start * width:(start + size) * width])
         start += size
 
 
-def load_rows(table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
-    """bulk_insert for a load of integer rows into a new database (import-zulip's per-user rows):
-    COPY where the engine has it (PostgreSQL), multi-row INSERTs elsewhere."""
+def load_flat_rows(table: str, columns: Any, values: Sequence[int]) -> None:
+    """insert_flat for a load of integer rows into a new database (import-zulip's per-user
+    rows): COPY where the engine has it (PostgreSQL), multi-row INSERTs elsewhere."""
     copy = getattr(backend(), "copy_rows", None)
     if copy is None:
-        bulk_insert(table, columns, rows)
+        insert_flat(table, columns, values)
     else:
-        copy(database, table, columns, list(rows))
+        copy(database, table, columns, values)
 
 
 def close_connection(_exc: Any = None) -> None:

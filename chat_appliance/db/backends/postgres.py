@@ -6,7 +6,7 @@ and gives it back at teardown; a long poll gives its back before it waits.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlparse
@@ -317,13 +317,16 @@ def secondary_indexes(db: Any, table: str) -> list[tuple[str, str]]:
         " AND indexname NOT IN (SELECT conname FROM pg_constraint) ORDER BY indexname", (table,)).fetchall()]
 
 
-def copy_rows(db: Any, table: str, columns: Any, rows: list[tuple[Any, ...]]) -> None:
-    """Rows of integers (None for NULL) into a table with COPY: for a load of millions of
-    per-user rows, several times the rate of multi-row INSERTs, which PostgreSQL parses and
-    plans statement by statement."""
+def copy_rows(db: Any, table: str, columns: Any, values: Sequence[Any]) -> None:
+    """Rows of integers (None for NULL), given flattened (the first row's values, then the
+    second's, ...), into a table with COPY: for a load of millions of per-user rows, several
+    times the rate of multi-row INSERTs, which PostgreSQL parses and plans statement by
+    statement."""
     import io
 
-    if not rows:
+    if not values:
         return
-    text = "\n".join("\t".join("\\N" if value is None else str(int(value)) for value in row) for row in rows)
+    width = len(columns)
+    texts = ["\\N" if value is None else str(int(value)) for value in values]
+    text = "\n".join("\t".join(texts[start:start + width]) for start in range(0, len(texts), width))
     db.cursor().copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", io.StringIO(text + "\n"))
