@@ -1,6 +1,7 @@
 """`chat-appliance export` and `chat-appliance import-zulip`: moving an organization between
 servers in Zulip's export layout (see transfer/)."""
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -36,7 +37,8 @@ def cmd_import_zulip(args):
     instance = instance_path_from_env(args.instance)
     bar = ProgressBar()
     try:
-        summary = import_export(args.export, instance, realm_url=args.realm_url, progress=bar)
+        helpers = {} if args.helpers is None else {"helpers": args.helpers}
+        summary = import_export(args.export, instance, realm_url=args.realm_url, progress=bar, **helpers)
     except ArchiveError as error:
         bar.close()
         raise CommandError(str(error)) from None
@@ -81,6 +83,17 @@ def cmd_import_slack(args):
     return 0
 
 
+def helper_count(text):
+    """--helpers: a count of processes, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if not 0 <= count <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes from 0 to 64")
+    return count
+
+
 def add_commands(add):
     """Register export and import-zulip on the parser (`add` is cli.main.build_parser's helper)."""
     export = add("export", cmd_export, "Export the organization in Zulip's export layout (folder and .tar.gz).")
@@ -92,6 +105,9 @@ def add_commands(add):
     imp.add_argument("--realm-url", default="http://localhost:9991",
                      help="the URL users will reach the server at, for exports that do not carry one "
                           "(default: %(default)s)")
+    imp.add_argument("--helpers", type=helper_count, default=None, metavar="N",
+                     help="processes that read and check the message files while the import writes "
+                          "(at most one per core; 0: the import reads them itself; default: 2)")
     slack = add("import-slack", cmd_import_slack,
                 "Create a new organization from a Slack export (.zip), with its files. Everything is read, "
                 "checked and downloaded before anything is written.")

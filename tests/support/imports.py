@@ -20,11 +20,14 @@ REGISTER_EXTRA = ("server_report_message_types",)
 # Zulip sends unread_msgs only to a client that follows both new messages and flag changes.
 UNREAD = ["message", "update_message_flags"]
 
+# The import reads its message files itself (helpers=0): tracemalloc sees this process only, and
+# the question is whether what the import holds grows with the export (helper processes each
+# hold a file or two at a time: tests/ops/test_import_helpers.py).
 MEASURE = """
 import json, sys, tracemalloc
 tracemalloc.start()
 from chat_appliance.ops.transfer.importer import import_export
-summary = import_export(sys.argv[1], sys.argv[2])
+summary = import_export(sys.argv[1], sys.argv[2], helpers=0)
 print(json.dumps({"peak": tracemalloc.get_traced_memory()[1], "summary": summary}))
 """
 
@@ -38,6 +41,55 @@ def import_measured(export, instance, monkeypatch):
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return result["peak"], result["summary"]
+
+
+IMPORT_WITH_HELPERS = """
+import json, os, sys
+from chat_appliance.models import Message, database
+from chat_appliance.ops.transfer import message_files
+from chat_appliance.ops.transfer.importer import ArchiveError, Writer, import_export
+
+message_files.HELPERS_FROM_FILES = 1  # helpers even for a test's few files
+export, instance, helpers, change = sys.argv[1:5]
+
+
+def missing_person(path):
+    data = json.loads(path.read_text())
+    data["zerver_usermessage"][0]["user_profile"] = 999_999
+    path.write_text(json.dumps(data))
+
+
+def link(path):
+    os.replace(path, path.with_suffix(".moved"))
+    os.symlink(path.with_suffix(".moved"), path)
+
+
+if change != "none":  # the third message file changed once the check has passed, before the write
+    checked = Writer.write_direct_conversations
+
+    def then_change(self):
+        checked(self)
+        globals()[change](self.a.folder / "messages-000003.json")
+
+    Writer.write_direct_conversations = then_change
+try:
+    print(json.dumps(import_export(export, instance, helpers=int(helpers))))
+except ArchiveError as error:
+    with database.connection_context():
+        print(json.dumps({"error": str(error), "messages written": Message.select().count()}))
+"""
+
+
+def import_with_helpers(export, instance, monkeypatch, helpers, change="none"):
+    """Import in a fresh process with `helpers` processes reading the message files, however
+    few; the summary, or {"error", "messages written"} when it failed. `change` ("missing_person",
+    "link") changes the third message file after the check, before the write."""
+    pg.use_fresh_database(monkeypatch)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", IMPORT_WITH_HELPERS, str(export), str(instance), str(helpers),
+                           change], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def clients_for(instance, *user_ids):

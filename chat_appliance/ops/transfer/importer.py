@@ -40,7 +40,8 @@ from pathlib import Path
 from chat_appliance.lib.user_settings_defaults import STORAGE_KEY
 from chat_appliance.markdown.sanitize import sanitize_html
 from chat_appliance.config import load_config
-from chat_appliance.db.connection import backend, bulk_insert, init_database, load_rows, migrate, write_transaction
+from chat_appliance.db.connection import (backend, bulk_insert, init_database, load_flat_rows, migrate,
+                                          write_transaction)
 from chat_appliance.lib.groups import NOBODY_GROUP, ROLE_GROUP_NAME, SYSTEM_GROUPS
 from chat_appliance.lib.message_permissions import REALM_MESSAGE_SETTING_DEFAULTS
 from chat_appliance.lib.passwords import generate_api_key
@@ -86,44 +87,14 @@ from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
+from chat_appliance.ops.transfer.message_files import (ArchiveError, MessageFiles, in_order, open_regular,
+                                                       read_json, regular_file, rows_with)
 
 
-class ArchiveError(Exception):
-    """The archive cannot be imported; the message says why (nothing has been written)."""
-
-
-# An export is read from regular files only, every component of their path below the export
-# folder a real directory: a symbolic link in an export folder once copied another instance's
-# secret_key into the new instance's uploads, where anyone could download it.
-def regular_file(folder, relative):
-    """`folder / relative` if it is a regular file reached without following any link below
-    `folder`; None if it does not exist; ArchiveError if a link or a special file is in the way."""
-    path = Path(folder)
-    parts = Path(relative).parts
-    for index, part in enumerate(parts):
-        path = path / part
-        try:
-            mode = os.lstat(path).st_mode
-        except FileNotFoundError:
-            return None
-        except NotADirectoryError:
-            return None
-        if stat.S_ISLNK(mode):
-            raise ArchiveError(f"{Path(*parts[:index + 1])} in the export is a symbolic link: an export holds "
-                               "regular files only, and links are never followed.")
-        last = index == len(parts) - 1
-        if last and not stat.S_ISREG(mode):
-            if stat.S_ISDIR(mode):
-                return None
-            raise ArchiveError(f"{relative} in the export is not a regular file.")
-        if not last and not stat.S_ISDIR(mode):
-            return None
-    return path
-
-
-def open_regular(path):
-    """Open a file for reading without following a link at its last component."""
-    return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb")
+# Processes that read and check message files beside the import (message_files.in_order): two
+# on a machine of two cores or more. The check of the whole export keeps both busy; during the
+# write they read the next files while this process writes.
+HELPERS = 2
 
 
 def _major(version):
@@ -144,11 +115,12 @@ def _int(value):
 
 class Archive:
     """An export read into memory and checked: realm tables, message files, attachments, file records."""
-    def __init__(self, folder, given=None):
+    def __init__(self, folder, given=None, helpers=HELPERS):
         """`given`: what the person named (a tarball unpacks into a temporary folder, whose name
-        would tell them nothing)."""
+        would tell them nothing); `helpers`: processes that read the message files (0: none)."""
         self.folder = Path(folder)
         self.given = given if given is not None else self.folder
+        self.helpers = helpers
         self.problems = []
 
     # --- reading ------------------------------------------------------------------------------
@@ -158,26 +130,7 @@ class Archive:
         return regular_file(self.folder, relative) is not None
 
     def read_json(self, relative, expected_type, *, required=True, default=None):
-        path = regular_file(self.folder, relative)
-        if path is None:
-            if required:
-                self.problems.append(f"{relative} is missing")
-            return default
-        try:
-            with open_regular(path) as handle:
-                data = json.loads(handle.read().decode())
-        except (ValueError, UnicodeDecodeError) as error:
-            self.problems.append(f"{relative} is not valid JSON ({error})")
-            return default
-        except RecursionError:
-            # json's decoder recurses once per level: a document nested deeper than the
-            # interpreter's limit would otherwise end the import with a traceback.
-            self.problems.append(f"{relative} is nested too deeply to be an export")
-            return default
-        if not isinstance(data, expected_type):
-            self.problems.append(f"{relative} does not hold a JSON {expected_type.__name__}")
-            return default
-        return data
+        return read_json(self.folder, relative, expected_type, self.problems, required=required, default=default)
 
     def check_version(self):
         status = self.read_json("migration_status.json", dict, required=False)
@@ -247,20 +200,7 @@ class Archive:
 
     def rows_with(self, table, rows, *fields):
         """Rows that are objects with these fields; a problem for each that is not."""
-        # One C-level key test per row first (a message file holds a quarter of a million rows);
-        # the row-by-row pass below only when some row fails it, to name the problems.
-        wanted = frozenset(fields)
-        good = [row for row in rows if type(row) is dict and row.keys() >= wanted]
-        if len(good) == len(rows):
-            return good
-        good = []
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or any(field not in row for field in fields):
-                missing = [f for f in fields if not isinstance(row, dict) or f not in row]
-                self.problems.append(f"{table}[{index}] lacks {', '.join(missing) or 'an object'}")
-            else:
-                good.append(row)
-        return good
+        return rows_with(table, rows, fields, self.problems)
 
     def check_references(self):
         realms = self.rows_with("zerver_realm", self.table("zerver_realm"), "id", "name")
@@ -310,46 +250,6 @@ class Archive:
 
     # --- the message files, streamed -----------------------------------------------------------
 
-    def read_message_file(self, name):
-        """(messages, usermessages) of one message file; None, with the problem noted, if unusable."""
-        data = self.read_json(name, dict) or {}
-        messages, usermessages = data.get("zerver_message"), data.get("zerver_usermessage")
-        if not isinstance(messages, list) or not isinstance(usermessages, list):
-            self.problems.append(f"{name} lacks zerver_message or zerver_usermessage")
-            return None
-        return messages, usermessages
-
-    def check_message_file(self, messages, usermessages):
-        """Check one file's rows; returns those that are objects with their fields. A file's
-        usermessage rows belong to its own messages (both Zulip and this server write them so),
-        which lets a file be checked, and its rows deduplicated, without the others."""
-        messages = self.rows_with("zerver_message", messages, "id", "sender", "recipient", "content")
-        in_file = set()
-        for m in messages:
-            if not isinstance(m["id"], int) or isinstance(m["id"], bool):
-                self.problems.append(f"message {m['id']!r} has an id that is not an integer")
-                continue
-            if m["id"] in in_file:
-                self.problems.append(f"message {m['id']} appears twice")
-            in_file.add(m["id"])
-            if m["sender"] not in self.all_user_ids:
-                self.problems.append(f"message {m['id']} has missing sender {m['sender']}")
-            if m["recipient"] not in self.recipient_by_id:
-                self.problems.append(f"message {m['id']} has missing recipient {m['recipient']}")
-            if "date_sent" not in m and "pub_date" not in m:
-                self.problems.append(f"message {m['id']} has no date_sent")
-        usermessages = self.rows_with("zerver_usermessage", usermessages, "user_profile", "message")
-        users = self.all_user_ids
-        # The rows the checks below would name, found by one comprehension: most files have none.
-        for um in [um for um in usermessages if um["message"] not in in_file or um["user_profile"] not in users
-                   or type(um.get("flags_mask", 0)) is not int]:
-            if um["message"] not in in_file or um["user_profile"] not in self.all_user_ids:
-                self.problems.append(f"usermessage of message {um['message']} / user {um['user_profile']} "
-                                     "names a missing message (in its file) or user")
-            elif not isinstance(um.get("flags_mask", 0), int):
-                self.problems.append(f"usermessage of message {um['message']} has a non-integer flags_mask")
-        return messages, usermessages
-
     def check_messages(self):
         """The validation pass: read each message file, check it, and keep only what the import
         needs of it later: the message ids (8 bytes each, sorted, to check references from
@@ -357,20 +257,16 @@ class Archive:
         ids = array("q")
         self.conversations = {}  # (archive recipient, sender) -> None, in order of first message
         self.message_count = 0
-        for name in self.message_files:
-            chunk = self.read_message_file(name)
-            if chunk is None:
+        self.files = MessageFiles(self.folder, self.all_user_ids, self.recipient_by_id)
+        for surveyed, problems in in_order(self.files, "survey", self.message_files, self.helpers):
+            self.problems.extend(problems)
+            if surveyed is None:
                 continue
-            messages, _ = self.check_message_file(*chunk)
-            for m in messages:
-                if not isinstance(m["id"], int):
-                    continue
-                ids.append(m["id"])
-                recipient = self.recipient_by_id.get(m["recipient"])
-                if recipient is not None and recipient["type"] != layout.RECIPIENT_STREAM:
-                    self.conversations.setdefault((m["recipient"], m["sender"]), None)
-            self.message_count += len(messages)
-            del chunk, messages
+            file_ids, pairs, count = surveyed
+            ids.extend(file_ids)
+            for pair in pairs:
+                self.conversations.setdefault(pair, None)
+            self.message_count += count
         # Both Zulip and this server write messages in id order: sort (through a list) only when not.
         if any(before > after for before, after in zip(ids, islice(ids, 1, None))):
             ids = array("q", sorted(ids))
@@ -385,16 +281,18 @@ class Archive:
         at = bisect.bisect_left(self.message_ids, message_id) if isinstance(message_id, int) else -1
         return 0 <= at < len(self.message_ids) and self.message_ids[at] == message_id
 
-    def message_chunks(self):
-        """Each message file's checked (messages, usermessages), one file at a time. A file is
-        checked again as it is read, in case it changed since the validation pass: the import
-        then ends with ArchiveError inside its transaction, which writes nothing."""
-        for name in self.message_files:
-            chunk = self.read_message_file(name)
-            checked = self.check_message_file(*chunk) if chunk is not None else None
-            if self.problems:
+    def message_chunks(self, plan):
+        """Each message file's checked messages, in id order, and its per-user rows as stored
+        (MessageFiles.prepare, by `plan`), one file at a time. A file is checked again as it is
+        read, in case it changed since the validation pass: the import then ends with
+        ArchiveError inside its transaction, which writes nothing."""
+        self.files.plan = plan
+        for name, (prepared, problems) in zip(self.message_files,
+                                              in_order(self.files, "prepare", self.message_files, self.helpers)):
+            self.problems.extend(problems)
+            if self.problems or prepared is None:
                 raise ArchiveError(self.summary() + f" ({name} changed during the import)")
-            yield checked
+            yield prepared
 
     def check_field_types(self):
         """Every organization and account field the import stores has the type the API would
@@ -900,17 +798,19 @@ class Writer:
 
     def write_messages(self):
         """Stream the message files: each file's messages, their search index and their per-user
-        rows are written, then forgotten, so memory stays that of one file (at most 1000
-        messages) whatever the export's size. The per-user rows, the bulk of an export, go in as
-        tuples without Writer.insert's per-value conversion."""
+        rows are written, then forgotten, so memory stays that of a few files (at most 1000
+        messages each) whatever the export's size. The per-user rows, the bulk of an export, are
+        read and made ready beside this process (Archive.message_chunks) and go in as flat
+        integers without Writer.insert's per-value conversion."""
         clients = {c["id"]: c["name"] for c in self.a.table("zerver_client") if "id" in c}
-        senders, firsts, bits_of_mask = {}, {}, {}
+        senders, firsts = {}, {}
         meta = UserMessage._meta
         columns = [f'"{meta.fields[name].column_name}"' for name in ("message", "user_profile", "flags")]
         total, done = self.a.message_count, 0
-        idle_since, idle_channels = self.idle_since, self.idle_channels
-        for messages, usermessages in self.a.message_chunks():
-            rows = [self.message_row(m, clients, senders) for m in sorted(messages, key=lambda m: m["id"])]
+        plan = {"user_ids": self.user_ids, "idle_since": self.idle_since, "idle_channels": self.idle_channels,
+                "stream_by_recipient": self.stream_by_recipient, "flag_bits": FLAG_BITS}
+        for messages, user_rows in self.a.message_chunks(plan):
+            rows = [self.message_row(m, clients, senders) for m in messages]
             self.insert(Message, rows)
             for chunk in _chunks(rows, 200):
                 backend().index_messages(Message._meta.database,
@@ -918,29 +818,10 @@ class Writer:
             for row in rows:
                 if row["stream"] is not None and row["id"] < firsts.get(row["stream"], row["id"] + 1):
                     firsts[row["stream"]] = row["id"]
-            seen, user_rows = set(), []
-            stream_of = {row["id"]: row["stream"] for row in rows} if idle_since else {}
-            for um in usermessages:
-                key = (um["message"], um["user_profile"])
-                if key in seen or um["user_profile"] not in self.user_ids:
-                    continue
-                seen.add(key)
-                mask = um.get("flags_mask")
-                if mask is None:
-                    mask = sum(1 << layout.FLAG_ORDER.index(f) for f in um.get("flags", []) if f in layout.FLAG_ORDER)
-                bits = bits_of_mask.get(mask)
-                if bits is None:
-                    bits = bits_of_mask[mask] = layout.our_flag_bits(mask, FLAG_BITS)
-                # An idle person's plain row of a channel message in their window, in a channel
-                # they are still in, is the row their catch-up adds: it is not written now.
-                if not bits and um["user_profile"] in idle_since and um["message"] > idle_since[um["user_profile"]] \
-                        and stream_of.get(um["message"]) in idle_channels.get(um["user_profile"], ()):
-                    continue
-                user_rows.append((um["message"], um["user_profile"], bits))
-            load_rows(f'"{meta.table_name}"', columns, user_rows)
+            load_flat_rows(f'"{meta.table_name}"', columns, user_rows)
             done += len(rows)
             self.progress("messages", done, total)
-            del messages, usermessages, rows, user_rows, seen
+            del messages, rows, user_rows
         if not total:
             self.progress("messages", 0, 0)
         for stream_id, first in firsts.items():
@@ -1147,8 +1028,9 @@ def _all_models(base):
         yield from _all_models(sub)
 
 
-def import_export(path, instance_path, *, realm_url="http://localhost:9991", progress=None):
-    """Check the export at `path`, then write it into a new instance at `instance_path`.
+def import_export(path, instance_path, *, realm_url="http://localhost:9991", progress=None, helpers=HELPERS):
+    """Check the export at `path`, then write it into a new instance at `instance_path`, with
+    `helpers` processes reading the message files beside it (0: this process reads them).
 
     Raises ArchiveError (nothing written) when the archive is unusable or the instance is not new.
     Returns a summary dict of what was imported.
@@ -1158,15 +1040,15 @@ def import_export(path, instance_path, *, realm_url="http://localhost:9991", pro
     instance = Path(instance_path)
     try:
         with exclusively(instance, "import-zulip"):
-            return _import_into(path, instance, realm_url, progress)
+            return _import_into(path, instance, realm_url, progress, helpers)
     except InstanceBusy as error:
         raise ArchiveError(str(error)) from None
 
 
-def _import_into(path, instance, realm_url, progress):
+def _import_into(path, instance, realm_url, progress, helpers):
     folder, temporary = open_archive(path)
     try:
-        archive = Archive(folder, given=path).load()
+        archive = Archive(folder, given=path, helpers=helpers).load()
         config = load_config(instance) if instance.exists() else None
         if config is None or config["DATABASE_URL"].startswith("sqlite:"):
             database_file = instance / "chat.sqlite3"
