@@ -56,3 +56,26 @@ def test_a_file_changed_after_the_check_stops_the_import_whole(tmp_path, monkeyp
         result = import_with_helpers(export, tmp_path / f"instance-{change}", monkeypatch, 2, change)
         assert said in result.get("error", ""), result
         assert result["messages written"] == 0
+
+
+def test_rows_in_any_order_and_repeated_arrive_once(tmp_path, monkeypatch):
+    """If a message file's per-user rows are shuffled and some repeated (next to each other, and
+    apart), does the import store each (message, person) once, as from the file as written?"""
+    import random
+
+    stats = write_export(tmp_path / "export", idle_rows="all", **SHAPE)
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(tmp_path / "export", shuffled)
+    for name, mix in (("messages-000002.json", "apart"), ("messages-000003.json", "adjacent")):
+        data = json.loads((shuffled / name).read_text())
+        rows = data["zerver_usermessage"]
+        if mix == "apart":
+            random.Random(2).shuffle(rows)
+            rows += rows[:50]
+        else:
+            rows[10:10] = rows[:10]
+        (shuffled / name).write_text(json.dumps(data))
+    for export in ("export", "shuffled"):
+        summary = import_with_helpers(tmp_path / export, tmp_path / f"instance-{export}", monkeypatch, 1)
+        assert summary["messages"] == SHAPE["messages"], summary
+    assert stored(tmp_path / "instance-shuffled", stats["reader"]) == stored(tmp_path / "instance-export", stats["reader"])

@@ -195,21 +195,35 @@ class MessageFiles:
         messages.sort(key=lambda m: m["id"])
         return (messages, self.user_rows(messages, usermessages)), problems
 
-    def user_rows(self, messages: list[dict[str, Any]], usermessages: list[dict[str, Any]]) -> array:
+    def user_rows(self, messages: list[dict[str, Any]], usermessages: list[dict[str, Any]],
+                  grouped: bool = True) -> array:
         """The file's per-user rows as stored: each (message, user) once, for people imported,
         with this server's flag bits. An idle person's plain row of a channel message in their
-        window, in a channel they are still in, is the row their catch-up adds: it is left out."""
+        window, in a channel they are still in, is the row their catch-up adds: it is left out.
+        Zulip and this server write a message's rows together: a repeated row is then found
+        among its message's alone (`grouped`), where a set of every pair in the file cost tens
+        of MiB; a file whose message's rows are apart is read again with that set."""
         assert self.plan is not None
         user_ids, idle_since, idle_channels = self.plan["user_ids"], self.plan["idle_since"], self.plan["idle_channels"]
         our_bits = self.plan["flag_bits"]
         bits_of_mask: dict[int, int] = {}
         stream_by_recipient = self.plan["stream_by_recipient"]
         stream_of = {m["id"]: stream_by_recipient.get(m["recipient"]) for m in messages} if idle_since else {}
-        seen: set[tuple[int, int]] = set()
+        finished: set[Any] = set()
+        current: Any = None  # the message whose rows come now
+        seen: set[Any] = set()  # its users (not grouped: every (message, user) pair so far)
         flat = array("q")
         for um in usermessages:
             message, user = um["message"], um["user_profile"]
-            key = (message, user)
+            if grouped:
+                if message != current:
+                    if message in finished:
+                        return self.user_rows(messages, usermessages, grouped=False)
+                    finished.add(current)
+                    current, seen = message, set()
+                key: Any = user
+            else:
+                key = (message, user)
             if key in seen or user not in user_ids:
                 continue
             seen.add(key)
