@@ -29,7 +29,6 @@ import mimetypes
 import os
 import re
 import shutil
-import stat
 import tarfile
 import tempfile
 import zlib
