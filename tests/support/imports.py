@@ -21,8 +21,8 @@ REGISTER_EXTRA = ("server_report_message_types",)
 UNREAD = ["message", "update_message_flags"]
 
 # The import reads its message files itself (helpers=0): tracemalloc sees this process only, and
-# the question is whether what the import holds grows with the export (helper processes each
-# hold a file or two at a time: tests/ops/test_import_helpers.py).
+# the question is whether what the import holds grows with the export (a helper process holds
+# the file it reads; tests/ops/test_import_helpers.py shows helpers write the same rows).
 MEASURE = """
 import json, sys, tracemalloc
 tracemalloc.start()

@@ -21,7 +21,7 @@ from array import array
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from chat_appliance.ops.transfer import layout
 
@@ -250,14 +250,10 @@ def _start(files: MessageFiles) -> None:
     _files = files
 
 
-def _survey(name: str) -> Any:
+def _run(work: str, name: str) -> Any:
+    """In a helper process: `_files.<work>(name)`."""
     assert _files is not None
-    return _files.survey(name)
-
-
-def _prepare(name: str) -> Any:
-    assert _files is not None
-    return _files.prepare(name)
+    return getattr(_files, work)(name)
 
 
 def in_order(files: MessageFiles, work: str, names: list[str], helpers: int) -> Iterator[Any]:
@@ -271,14 +267,12 @@ def in_order(files: MessageFiles, work: str, names: list[str], helpers: int) -> 
         method: Callable[[str], Any] = getattr(files, work)
         yield from (method(name) for name in names)
         return
-    task = {"survey": _survey, "prepare": _prepare}[work]
     # Spawned, not forked: the importing process may hold a database connection and threads.
     with ProcessPoolExecutor(max_workers=helpers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start, initargs=(files,)) as pool:
         pending: deque[Any] = deque()
-        queue: Iterable[str] = iter(names)
-        for name in queue:
-            pending.append(pool.submit(task, name))
+        for name in names:
+            pending.append(pool.submit(_run, work, name))
             if len(pending) > helpers:
                 yield pending.popleft().result()
         while pending:
