@@ -50,6 +50,7 @@ from chat_appliance.lib.serializers import (
     user_topic_dict,
 )
 from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+from chat_appliance.db.connection import backend
 from chat_appliance.models.base import query_rows
 from chat_appliance.lib.subscriptions import (
     SubscriberLists,
@@ -74,8 +75,9 @@ from chat_appliance.models import (
     UserMessage,
     UserProfile,
     UserTopic,
+    CONVERSATION_INDEX,
     database,
-    unread_conditions,
+    unread_condition_sql,
 )
 from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED,
                                    TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED)
@@ -388,20 +390,24 @@ MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["group_mentioned"]
 WILDCARD_MENTION_BITS = FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
 
 
+# A person's newest unread rows with each message's conversation. The rows come from the unread
+# index alone (it holds the flags); each message's conversation from CONVERSATION_INDEX, not the
+# message table, whose bodies put each message on a page of its own (models/messages.py).
+UNREAD_ROWS_SQL = ('SELECT um."message_id", um."flags", m."stream_id", m."topic", m."recipient_id"'
+                   ' FROM "user_message" um JOIN "message" m{hint} ON m."id" = um."message_id"'
+                   ' WHERE um."user_profile_id" = {{p}} AND {condition} ORDER BY um."message_id" DESC LIMIT {{p}}')
+
+
 def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, ...]], bool]:
     """(message id, flags, channel id, topic, recipient id) of the user's `limit` newest unread
     messages, oldest first, and whether there were more."""
     found: dict[int, tuple[Any, ...]] = {}
-    for unread in unread_conditions():
+    hint = backend().indexed_by(CONVERSATION_INDEX)
+    for condition in unread_condition_sql("um"):
         # Each condition is served by an index of (user, message id): newest first, it stops at
-        # the limit instead of reading every unread row of years. The cursor's rows as they come
+        # the limit instead of reading every unread row of years. Tuples as the cursor gives them
         # (thousands of them), not through peewee's row processing.
-        query = (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic, Message.recipient)
-                 .join(Message)
-                 .where((UserMessage.user_profile == user) & unread)
-                 .order_by(UserMessage.message.desc())
-                 .limit(limit + 1))
-        for row in database.execute(query).fetchall():
+        for row in query_rows(UNREAD_ROWS_SQL.format(hint=hint, condition=condition), user.id, limit + 1):
             found[row[0]] = row
     newest = sorted(found, reverse=True)
     return [found[message_id] for message_id in reversed(newest[:limit])], len(newest) > limit

@@ -15,11 +15,11 @@ from chat_appliance.models.users import (ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_ME
                                          UserGroupMembership, UserProfile)
 from chat_appliance.models.channels import (RECIPIENT_DIRECT_MESSAGE_GROUP, RECIPIENT_STREAM, DirectMessageGroup,
                                             DirectMessageGroupMember, Recipient, Stream, Subscription)
-from chat_appliance.models.messages import (EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS, PENDING_UNREAD_INDEX,
-                                            TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED,
+from chat_appliance.models.messages import (CONVERSATION_INDEX, EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS,
+                                            PENDING_UNREAD_INDEX, TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED,
                                             BotStorageData, Message, PendingUnreadMessage, Reaction, SubMessage,
                                             UserMessage, UserTopic, new_user_message_rows, received_conditions,
-                                            unread_conditions)
+                                            unread_condition_sql, unread_conditions)
 from chat_appliance.models.org import (ChannelFolder, ClientDevice, CustomProfileField, CustomProfileFieldValue,
                                        Linkifier, NavigationView, PushDevice, UserPermission)
 from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground

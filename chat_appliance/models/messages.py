@@ -55,7 +55,16 @@ class Message(BaseModel):
             (("recipient", "id"), False),
             (("recipient", "topic_key", "id"), False),
             (("sender", "id"), False),
+            # A message's conversation read by its id without its body: see CONVERSATION_INDEX.
+            (("id", "recipient", "stream", "topic"), False),
         )
+
+
+# The index of (id, recipient, channel, topic), for reading the conversations of many messages
+# by id, as /register does for every unread one. Through the table's key each message is a page
+# read among the bodies; the index holds hundreds of messages a page. SQLite's planner always
+# prefers the key for an id, so a query names the index (backend().indexed_by).
+CONVERSATION_INDEX = "message_id_recipient_id_stream_id_topic"
 
 
 class UserMessage(BaseModel):
@@ -133,6 +142,17 @@ def unread_conditions(message_id_column: Any = None) -> list[Any]:
     defers it, the key's unread rows of the listed messages. SQLite's planner serves an OR of the
     two with neither."""
     return _split_by_pending(_READ_OR_PENDING, PENDING_UNREAD_INDEX, message_id_column)
+
+
+def unread_condition_sql(row: str) -> list[str]:
+    """unread_conditions() as SQL text, for a hand-written query whose per-user table is named
+    `row`: the same conditions in the same order, each served by an index."""
+    indexed = f'({row}."flags" & {_READ_OR_PENDING}) = 0'
+    if not defers_unread_index() or not _any_listed():
+        return [indexed]
+    pending = (f'({row}."flags" & {_READ_OR_PENDING}) = {PENDING_UNREAD_INDEX}'
+               f' AND {row}."message_id" IN (SELECT "message_id" FROM "pending_unread_message")')
+    return [pending, indexed]
 
 
 def new_user_message_rows(message_id: int, flags_by_user: dict[int, int]) -> tuple[list[tuple[int, int, int]], bool]:

@@ -233,22 +233,22 @@ def test_a_change_by_another_program_shows_in_the_next_register(org):
 @pytest.mark.skipif(pg.ENABLED, reason="query plans are SQLite's here")
 def test_the_history_dependent_reads_use_their_indexes(org):
     """Does SQLite's planner serve recent_private_conversations from the direct-message index, and
-    the newest unread rows with their flags from the unread index alone, in id order (no sort of
-    every unread row, no lookup of each row in the table), so that neither reads a person's whole
-    history?"""
-    from chat_appliance.models import Message, UserMessage, unread_conditions
+    the newest unread rows from the unread index alone, in id order (no sort of every unread
+    row), with each message's conversation from the conversation index rather than the message
+    table (whose bodies put each message on a page of its own), so that neither reads a person's
+    whole history?"""
+    from chat_appliance.db.connection import backend
+    from chat_appliance.models import CONVERSATION_INDEX, unread_condition_sql
 
     with database.connection_context():
         sql = register_state.RECENT_CONVERSATIONS_SQL.format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id,)))
         assert "user_message_private" in plan, plan
-        indexed = unread_conditions()[-1]
-        query = (UserMessage.select(Message.id, UserMessage.flags, Message.stream, Message.topic, Message.recipient)
-                 .join(Message).where((UserMessage.user_profile == org.hamlet.id) & indexed)
-                 .order_by(UserMessage.message.desc()).limit(10))
-        sql, params = query.sql()
-        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params))
+        sql = register_state.UNREAD_ROWS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX),
+                                                     condition=unread_condition_sql("um")[-1]).format(p="?")
+        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
+        assert f"COVERING INDEX {CONVERSATION_INDEX}" in plan, plan
 
 
 def test_presence_history_limit_days_bounds_presences(org):

@@ -6,6 +6,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
     search_condition(message_id_column, terms) -> peewee expression matching message ids
     indexed_message_ids(db) -> set of the ids in the search index
+    indexed_by(index) -> the clause after a table's name that reads it through that index
     migration_transaction(db) -> context manager for one migration; never_reuse_ids(db, table)
     clone_database(source_url, target_url): make target a copy of source (test templates)
     client_error(exc) -> the message of a 400 for a value only this engine refuses, else None

@@ -276,6 +276,12 @@ def indexed_message_ids(db: Any) -> set[Any]:
     return {row[0] for row in db.execute_sql("SELECT message_id FROM message_search")}
 
 
+def indexed_by(index: str) -> str:
+    """Nothing: PostgreSQL's planner takes no hints, and reads an index alone when it covers the
+    query (see the SQLite backend's)."""
+    return ""
+
+
 def ts_query(terms: list[str]) -> Any:
     """A to_tsquery expression: every term must appear; a word is a prefix (as FTS5's "word"*),
     a quoted phrase is its words in order. Built only from words (letters and digits, each quoted)

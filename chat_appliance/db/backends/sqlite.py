@@ -468,6 +468,12 @@ def indexed_message_ids(db: RuntimeDatabase) -> set[int]:
     return {row[0] for row in db.execute_sql("SELECT rowid FROM message_search")}
 
 
+def indexed_by(index: str) -> str:
+    """The clause, after a table's name in FROM, that makes the planner read it through this
+    index (SQLite reads a rowid table by its key whenever a query gives the key)."""
+    return f' INDEXED BY "{index}"'
+
+
 def fts_query(terms: list[str]) -> str:
     """An FTS5 MATCH expression: every term must appear (prefix match), phrases kept together."""
     parts = []
