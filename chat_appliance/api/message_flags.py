@@ -6,7 +6,7 @@ from flask import Blueprint
 from chat_appliance.actions.message_flags import do_mark_read, do_update_flags_by_id, do_update_flags_in_range
 from chat_appliance.actions.messages import normalize_topic
 from chat_appliance.lib.access import access_stream_by_id
-from chat_appliance.lib.narrow import Narrow, RangeQuery, parse_narrow, resolve_anchor
+from chat_appliance.lib.narrow import RangeQuery, parse_narrow, resolve_anchor, searched_narrow
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, list_of, one_of, parse_anchor
 from chat_appliance.web.context import limits
@@ -39,11 +39,14 @@ def update_flags_for_narrow(user, anchor, include_anchor, num_before, num_after,
     """Set or clear a flag over a range of the user's messages matching a narrow."""
     num_before = min(num_before, MAX_MESSAGES_PER_FLAG_UPDATE)
     num_after = min(num_after, MAX_MESSAGES_PER_FLAG_UPDATE - num_before)
-    narrow = Narrow(user, list(narrow))
-    # Flags live on personal rows, so the range is the user's own messages; except that removing
-    # `read` ranges over the channel history a narrow reaches, so that messages of channels the user
-    # is not subscribed to are found, skipped and reported (chat-api.md's rule).
-    narrow.shared_history = narrow.shared_history and flag == "read" and op == "remove"
+    def own_rows(narrow):
+        # Flags live on personal rows, so the range is the user's own messages; except that
+        # removing `read` ranges over the channel history a narrow reaches, so that messages of
+        # channels the user is not subscribed to are found, skipped and reported (chat-api.md's
+        # rule).
+        narrow.shared_history = narrow.shared_history and flag == "read" and op == "remove"
+
+    narrow = searched_narrow(user, list(narrow), own_rows)
     query = RangeQuery(user, narrow)
     numeric_anchor = resolve_anchor(query, anchor, None)
     rows, (_found_anchor, found_oldest, found_newest) = query.fetch(numeric_anchor, num_before, num_after,

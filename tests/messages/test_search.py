@@ -153,3 +153,40 @@ def test_a_search_for_punctuation_alone_matches_nothing_beside_another_search(or
     assert found(hamlet, ids, "fox")[0] == {"fox", "reverse"}
     assert found(hamlet, ids, "!!")[0] == set()
     assert found(hamlet, ids, "fox", narrow_extra=[["search", "!!"]])[0] == set()
+
+
+def test_a_whole_word_matches_by_stem_and_a_fragment_as_a_prefix(org):
+    """Does a word that matches whole words find those (by stem) and not the longer words it
+    starts, as Zulip's search does, while a fragment that is no word of the reader's messages
+    matches as the start of words? And do the engines agree?"""
+    hamlet = org.client(org.hamlet)
+    ids = {send(hamlet, content=text): key for key, text in
+           {"cat": "the cat sleeps", "cats": "two cats", "category": "a category of its own"}.items()}
+    assert found(hamlet, ids, "cat")[0] == {"cat", "cats"}
+    assert found(hamlet, ids, "categ")[0] == {"category"}
+    # The narrow as a whole: whole words find nothing together, so every word is a prefix.
+    assert found(hamlet, ids, "categ cat")[0] == {"category"}
+
+
+def test_whether_a_word_matches_whole_depends_only_on_what_the_reader_can_see(org):
+    """When a word appears whole only in a conversation the reader is not part of, does their
+    search still match it as the start of words, exactly as if that conversation did not exist
+    (so the search tells nothing about it)?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    mine = send(othello, content="the platform team")
+    assert [m["id"] for m in found(othello, {mine: "mine"}, "plat")[1]["messages"]][:1] == [mine]
+    ok(org.client(org.cordelia).post("messages", type="private", to=f"[{org.hamlet.id}]", content="plat du jour"))
+    body = found(othello, {mine: "mine"}, "plat")[1]
+    assert mine in [m["id"] for m in body["messages"]]
+    # Hamlet, who received the direct message, finds it whole, and so no longer the prefix.
+    assert mine not in [m["id"] for m in found(hamlet, {mine: "mine"}, "plat")[1]["messages"]]
+
+
+def test_marking_by_a_search_narrow_follows_the_same_rule(org):
+    """Does POST /messages/flags/narrow with a search for a fragment mark the messages whose
+    words it starts, as GET /messages finds them?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    target = send(hamlet, content="a giraffe walked in")
+    result = ok(othello.post("messages/flags/narrow", anchor="newest", num_before=10, num_after=0,
+                             narrow='[{"operator": "search", "operand": "giraf"}]', op="add", flag="starred"))
+    assert result["first_processed_id"] == result["last_processed_id"] == target

@@ -4,7 +4,7 @@ search, upsert spelling) lives in one module per engine behind the same small in
     open_database(url_or_path, pool_size=, pool_timeout=) -> peewee.Database
     write_transaction(db) -> context manager for a transaction that will write
     create_search_index(db), index_messages(db, rows), unindex_messages(db, ids),
-    search_condition(message_id_column, terms) -> peewee expression matching message ids
+    search_condition(message_id_column, terms, prefixes) -> peewee expression matching message ids
     indexed_message_ids(db) -> set of the ids in the search index
     indexed_by(index) -> the clause after a table's name that reads it through that index
     migration_transaction(db) -> context manager for one migration; never_reuse_ids(db, table)

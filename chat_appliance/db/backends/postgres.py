@@ -282,25 +282,26 @@ def indexed_by(index: str) -> str:
     return ""
 
 
-def ts_query(terms: list[str]) -> Any:
-    """A to_tsquery expression: every term must appear; a word is a prefix (as FTS5's "word"*),
-    a quoted phrase is its words in order. Built only from words (letters and digits, each quoted)
-    so that no user input can be a syntax error. None when no term has a word in it."""
+def ts_query(terms: list[str], prefixes: bool = False) -> Any:
+    """A to_tsquery expression: every term must appear, a word by its stem (or, with `prefixes`,
+    as the start of a word's stem, as FTS5's "word"*), a quoted phrase as its words in order.
+    Built only from words (letters and digits, each quoted) so that no user input can be a
+    syntax error. None when no term has a word in it."""
     parts = []
     for term in terms:
         words = _words(term)
         if not words:
             continue
         phrase = " <-> ".join(f"'{word}'" for word in words)
-        parts.append(f"({phrase}:*)" if " " not in term else f"({phrase})")
+        parts.append(f"({phrase}:*)" if prefixes and " " not in term else f"({phrase})")
     return " & ".join(parts) or None
 
 
-def search_condition(message_id_column: peewee.AutoField, terms: list[str]) -> Any:
-    """A peewee expression true for messages matching every search term."""
+def search_condition(message_id_column: peewee.AutoField, terms: list[str], prefixes: bool = False) -> Any:
+    """A peewee expression true for messages matching every search term (ts_query)."""
     from peewee import SQL
 
-    query = ts_query(terms)
+    query = ts_query(terms, prefixes)
     if query is None:
         return SQL("1 = 0")
     return message_id_column.in_(SQL(
