@@ -291,7 +291,7 @@ class Narrow:
         return (Message.recipient == message.recipient_id) & (Message.topic_key == message.topic_key)
 
 
-def searched_narrow(user, terms, adjust: Callable[[Narrow], Any] | None = None) -> Narrow:
+def searched_narrow(user: UserProfile, terms: list[Any], adjust: Callable[[Narrow], Any] | None = None) -> Narrow:
     """The Narrow of these operators for this user. Search words match whole words, by stem, as
     Zulip's search does; when that finds nothing the narrow could show, they match as the start of
     words instead (a word still being typed, or a fragment remembered), as they always did here.
