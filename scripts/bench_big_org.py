@@ -166,7 +166,15 @@ def register_breakdown(body):
     return sorted(sizes.items(), key=lambda item: -item[1])
 
 
-def serve_figures(instance, env, stats, keys, database_url, repeat, register_only=False, sends=None):
+def nearest_unread(stats, keys, unread):
+    """The person (of those with keys, not idle) whose unread count is nearest `unread`."""
+    idle = set(stats["idle"])
+    return min((u for u in keys if u not in idle and u in stats["unread"]),
+               key=lambda u: (abs(stats["unread"][u] - unread), u))
+
+
+def serve_figures(instance, env, stats, keys, database_url, repeat, register_only=False, sends=None,
+                  also_unread=None):
     import psutil
     import requests
 
@@ -204,6 +212,14 @@ def serve_figures(instance, env, stats, keys, database_url, repeat, register_onl
             if register_only:
                 top = ", ".join(f"{key} {kib:.0f}" for key, kib in register_breakdown(body)[:8])
                 print(f"/register ({name}) KiB by key: {top}", flush=True)
+        if also_unread is not None:
+            # The same figure for another person, chosen by unread count: beside a smaller
+            # organization's reader with as many unread, it separates what grows with the history
+            # from what grows with the reader's own unread messages.
+            other = nearest_unread(stats, keys, also_unread)
+            label = (f"/register (web), a person with {stats['unread'][other]:,} unread of "
+                     f"{stats['received'][other]:,} messages, p50 ms")
+            results[label] = p50(timed(lambda: call("POST", "/register", other, **WEB_REGISTER), repeat))
         if register_only:
             return results
         floor = p50(timed(lambda: call("GET", "/users/me", reader), repeat))
@@ -277,6 +293,9 @@ def main():
     parser.add_argument("--register-only", action="store_true", help="measure /register alone")
     parser.add_argument("--idle-share", type=float, default=0.25,
                         help="share of the people long-term idle (soft-deactivated) in the export (default 0.25)")
+    parser.add_argument("--also-unread", type=int, metavar="N",
+                        help="also time /register (web) for the person whose unread count is nearest N (to set "
+                             "beside a smaller organization's reader)")
     parser.add_argument("--helpers", type=int, default=None,
                         help="import-zulip's --helpers (processes reading the message files; default: its own)")
     args = parser.parse_args()
@@ -329,7 +348,7 @@ def main():
         print(f"reader: {stats['received'][stats['reader']]:,} messages, {stats['unread'][stats['reader']]:,} "
               f"unread; is:unread person: {stats['unread'][stats['unread_5k']]:,} unread", flush=True)
         results = serve_figures(instance, env, stats, keys, database_url, args.repeat, args.register_only,
-                                args.sends)
+                                args.sends, args.also_unread)
         for name, value in results.items():
             if isinstance(value, tuple) and len(value) == 3:
                 ours, raw, floor = value
