@@ -401,16 +401,21 @@ UNREAD_ROWS_SQL = ('SELECT um."message_id", um."flags", m."stream_id", m."topic"
 def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, ...]], bool]:
     """(message id, flags, channel id, topic, recipient id) of the user's `limit` newest unread
     messages, oldest first, and whether there were more."""
-    found: dict[int, tuple[Any, ...]] = {}
     hint = backend().indexed_by(CONVERSATION_INDEX)
-    for condition in unread_condition_sql("um"):
-        # Each condition is served by an index of (user, message id): newest first, it stops at
-        # the limit instead of reading every unread row of years. Tuples as the cursor gives them
-        # (thousands of them), not through peewee's row processing.
-        for row in query_rows(UNREAD_ROWS_SQL.format(hint=hint, condition=condition), user.id, limit + 1):
-            found[row[0]] = row
-    newest = sorted(found, reverse=True)
-    return [found[message_id] for message_id in reversed(newest[:limit])], len(newest) > limit
+    # Each condition is served by an index of (user, message id): newest first, it stops at the
+    # limit instead of reading every unread row of years. Tuples as the cursor gives them
+    # (thousands of them), not through peewee's row processing.
+    parts = [query_rows(UNREAD_ROWS_SQL.format(hint=hint, condition=condition), user.id, limit + 1)
+             for condition in unread_condition_sql("um")]
+    if len(parts) == 1:  # no new message waits for the unread index: the rows are in order, once each
+        rows = parts[0]
+    else:
+        found = {row[0]: row for part in parts for row in part}
+        rows = [found[message_id] for message_id in sorted(found, reverse=True)]
+    more = len(rows) > limit
+    del rows[limit:]
+    rows.reverse()
+    return rows, more
 
 
 def muted_conversations(user: UserProfile) -> tuple[set[int], dict[tuple[int, str], int]]:
@@ -438,9 +443,21 @@ def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
     muted_streams, policies = muted_conversations(user) if rows else (set(), {})
     pms, streams, huddles, mentions = {}, {}, {}, []  # type: dict[Any, Any], dict[Any, Any], dict[Any, Any], list[int]
     count = 0
+    any_mention = MENTION_BITS | WILDCARD_MENTION_BITS
+    # Thousands of rows: the loop does per row only what the person's muting settings need.
+    mutes = bool(muted_streams or policies)
     for message_id, flags, stream_id, topic, recipient_id in rows:
         if stream_id is not None:
-            streams.setdefault((stream_id, topic), []).append(message_id)
+            topic_ids = streams.get((stream_id, topic))
+            if topic_ids is None:
+                streams[(stream_id, topic)] = [message_id]
+            else:
+                topic_ids.append(message_id)
+            if not mutes:
+                count += 1
+                if flags & any_mention:
+                    mentions.append(message_id)
+                continue
             policy = policies.get((stream_id, topic.casefold()), TOPIC_INHERIT) if policies else TOPIC_INHERIT
             muted = (policy not in (TOPIC_UNMUTED, TOPIC_FOLLOWED)) if stream_id in muted_streams \
                 else policy == TOPIC_MUTED
@@ -450,7 +467,7 @@ def fetch_unread_msgs(user: UserProfile, state: JSONDict, options: Any) -> None:
                 mentions.append(message_id)
             continue
         count += 1
-        if flags & (MENTION_BITS | WILDCARD_MENTION_BITS):
+        if flags & any_mention:
             mentions.append(message_id)
         ids = members.get(recipient_id, [])
         if len(ids) <= 2:
