@@ -663,8 +663,11 @@ def test_leaving_the_page_deletes_its_event_queue(pages, site):
     polled = []
     alice = pages(ALICE)
     alice.on("request", lambda request: "/json/events?" in request.url and polled.append(request.url))
+    # The page may have started its first poll before the listener was there (a long poll, seen
+    # again only when it ends): a load with the listener in place shows its queue for certain.
+    alice.reload()
     alice.get_by_role("textbox", name="Message").wait_for()
-    assert on_page_until(alice, lambda: polled, timeout=5)
+    assert on_page_until(alice, lambda: polled, timeout=10)
     first_queue = unquote(re.search(r"queue_id=([^&]+)", polled[0]).group(1))
 
     def queue_answers(queue_id):

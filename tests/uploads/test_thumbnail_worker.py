@@ -205,8 +205,15 @@ def test_the_queue_is_bounded_and_what_it_cannot_hold_is_made_later(org, app, ga
     database)?"""
     worker = app.extensions["chat_appliance"].workers["thumbnails"]
     worker.queue_size = 2
-    urls = [ok(upload(org, org.hamlet, image_bytes((64 + i, 48), "PNG"), name=f"{i}.png"))["url"] for i in range(5)]
+
+    def image(i):
+        return ok(upload(org, org.hamlet, image_bytes((64 + i, 48), "PNG"), name=f"{i}.png"))["url"]
+
+    # The first is being decoded (held) before the others arrive: on a busy machine the worker
+    # could otherwise take it later, and the queue hold the first two instead.
+    urls = [image(0)]
     assert gate.entered.wait(10)
+    urls += [image(i) for i in range(1, 5)]
     assert len(worker._queue) == 2
     gate.open()
     thumbnails_made(app)
