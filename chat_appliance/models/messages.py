@@ -61,9 +61,9 @@ class Message(BaseModel):
 
 
 # The index of (id, recipient, channel, topic), for reading the conversations of many messages
-# by id, as /register does for every unread one. Through the table's key each message is a page
-# read among the bodies; the index holds hundreds of messages a page. SQLite's planner always
-# prefers the key for an id, so a query names the index (backend().indexed_by).
+# by id, as /register does for every unread one. Through the table's key each message lands on
+# pages of its own among the bodies; the index holds hundreds of messages a page. SQLite's planner
+# always prefers the key for an id, so a query names the index (backend().indexed_by).
 CONVERSATION_INDEX = "message_id_recipient_id_stream_id_topic"
 
 
