@@ -68,7 +68,6 @@ from chat_appliance.models import (
     GroupGroupMembership,
     ClientDevice,
     CustomProfileField,
-    Message,
     Subscription,
     UserGroup,
     UserGroupMembership,
@@ -76,7 +75,6 @@ from chat_appliance.models import (
     UserProfile,
     UserTopic,
     CONVERSATION_INDEX,
-    database,
     unread_condition_sql,
 )
 from chat_appliance.models import (EMAIL_VISIBLE_EVERYONE, EMPTY_TOPIC_DISPLAY_NAME, REMINDER, TOPIC_FOLLOWED,
