@@ -1,7 +1,7 @@
 """Full-text search answers the same on SQLite (FTS5, porter) and PostgreSQL (tsvector, english
-stemming): these cases are pinned, and the suite runs on both engines. Words match as prefixes
-and by stem, quoted phrases match in order, every term must match, and nothing a user types is
-a syntax error."""
+stemming): these cases are pinned, and the suite runs on both engines. Words match whole words
+by stem, and as prefixes when whole words find nothing; quoted phrases match in order, every term
+must match, and nothing a user types is a syntax error."""
 
 import pytest
 
@@ -25,7 +25,7 @@ CASES = [
     ("deployed", {"running"}),           # stem of deploy
     ("connections", {"connect"}),
     ("connect", {"connect"}),
-    ("platyp", {"platypus"}),            # a word is a prefix (of the stem)
+    ("platyp", {"platypus"}),            # no whole word: a prefix (of the stem)
     ('"quick brown"', {"fox"}),          # a phrase keeps its order
     ('"brown quick"', {"reverse"}),
     ("quick brown", {"fox", "reverse"}),  # every word, any order
