@@ -6,7 +6,7 @@ from flask import Blueprint
 from chat_appliance.actions.message_flags import do_mark_read, do_update_flags_by_id, do_update_flags_in_range
 from chat_appliance.actions.messages import normalize_topic
 from chat_appliance.lib.access import access_stream_by_id
-from chat_appliance.lib.narrow import RangeQuery, parse_narrow, resolve_anchor, searched_narrow
+from chat_appliance.lib.narrow import narrow_query, parse_narrow, resolve_anchor
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, list_of, one_of, parse_anchor
 from chat_appliance.web.context import limits
@@ -46,8 +46,7 @@ def update_flags_for_narrow(user, anchor, include_anchor, num_before, num_after,
         # rule).
         narrow.shared_history = narrow.shared_history and flag == "read" and op == "remove"
 
-    narrow = searched_narrow(user, list(narrow), own_rows)
-    query = RangeQuery(user, narrow)
+    query = narrow_query(user, list(narrow), own_rows)
     numeric_anchor = resolve_anchor(query, anchor, None)
     rows, (_found_anchor, found_oldest, found_newest) = query.fetch(numeric_anchor, num_before, num_after,
                                                                     include_anchor)

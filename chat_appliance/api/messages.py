@@ -7,8 +7,7 @@ from chat_appliance.actions.messages import check_content, check_send_message, c
 from chat_appliance.lib.access import access_message
 from chat_appliance.lib.errors import JsonableError
 from chat_appliance.lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
-from chat_appliance.lib.narrow import (RangeQuery, highlight, highlight_topic, parse_narrow, resolve_anchor,
-                                      searched_narrow)
+from chat_appliance.lib.narrow import highlight, highlight_topic, narrow_query, parse_narrow, resolve_anchor
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, json_or_string, list_of, one_of, parse_anchor, parse_anchor_date
 from chat_appliance.lib.rendering import render_message
@@ -81,8 +80,8 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
 def get_messages(user, anchor, anchor_date, include_anchor, num_before, num_after, narrow, client_gravatar,
                  apply_markdown, use_first_unread_anchor, message_ids, allow_empty_topic_name):
     """Messages around an anchor, or by id, matching a narrow."""
-    narrow = searched_narrow(user, list(narrow))
-    query = RangeQuery(user, narrow)
+    query = narrow_query(user, list(narrow))
+    narrow = query.narrow
     shape = dict(apply_markdown=apply_markdown, client_gravatar=client_gravatar,
                  allow_empty_topic_name=allow_empty_topic_name)
     if message_ids is not None:
@@ -134,8 +133,9 @@ def get_message(user, message_id, apply_markdown, allow_empty_topic_name):
 @endpoint(msg_ids=Param(list_of(check_int, MAX_MESSAGE_ID_LIST_LENGTH)), narrow=Param(parse_narrow))
 def messages_match_narrow(user, msg_ids, narrow):
     """Which of these messages match the narrow, with search highlights."""
-    narrow = searched_narrow(user, list(narrow))
-    rows = RangeQuery(user, narrow).with_ids(msg_ids)
+    query = narrow_query(user, list(narrow))
+    narrow = query.narrow
+    rows = query.with_ids(msg_ids)
     stored = {m.id: m for m in load_messages([mid for mid, _ in rows])}
     return {"messages": {str(mid): {"match_content": highlight(stored[mid].rendered_content, narrow.search_terms),
                                     "match_subject": highlight_topic(display_topic(stored[mid].topic, False),
