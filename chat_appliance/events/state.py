@@ -396,15 +396,18 @@ UNREAD_ROWS_SQL = ('SELECT um."message_id", um."flags", m."stream_id", m."topic"
                    ' WHERE um."user_profile_id" = {{p}} AND {condition} ORDER BY um."message_id" DESC LIMIT {{p}}')
 
 
+def unread_rows_sql(condition: str) -> str:
+    """UNREAD_ROWS_SQL for one of unread_condition_sql("um"), as query_rows takes it."""
+    return UNREAD_ROWS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX), condition=condition)
+
+
 def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, ...]], bool]:
     """(message id, flags, channel id, topic, recipient id) of the user's `limit` newest unread
     messages, oldest first, and whether there were more."""
-    hint = backend().indexed_by(CONVERSATION_INDEX)
     # Each condition is served by an index of (user, message id): newest first, it stops at the
     # limit instead of reading every unread row of years. Tuples as the cursor gives them
     # (thousands of them), not through peewee's row processing.
-    parts = [query_rows(UNREAD_ROWS_SQL.format(hint=hint, condition=condition), user.id, limit + 1)
-             for condition in unread_condition_sql("um")]
+    parts = [query_rows(unread_rows_sql(condition), user.id, limit + 1) for condition in unread_condition_sql("um")]
     if len(parts) == 1:  # no new message waits for the unread index: the rows are in order, once each
         rows = parts[0]
     else:

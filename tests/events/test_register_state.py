@@ -237,15 +237,13 @@ def test_the_history_dependent_reads_use_their_indexes(org):
     row), with each message's conversation from the conversation index rather than the message
     table (whose bodies put each message on a page of its own), so that neither reads a person's
     whole history?"""
-    from chat_appliance.db.connection import backend
     from chat_appliance.models import CONVERSATION_INDEX, unread_condition_sql
 
     with database.connection_context():
         sql = register_state.RECENT_CONVERSATIONS_SQL.format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id,)))
         assert "user_message_private" in plan, plan
-        sql = register_state.UNREAD_ROWS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX),
-                                                     condition=unread_condition_sql("um")[-1]).format(p="?")
+        sql = register_state.unread_rows_sql(unread_condition_sql("um")[-1]).format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
         assert f"COVERING INDEX {CONVERSATION_INDEX}" in plan, plan
