@@ -6,8 +6,8 @@ from flask import Blueprint, request
 from chat_appliance.actions.messages import check_content, check_send_message, client_name_from_user_agent
 from chat_appliance.lib.access import access_message
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.messages import display_topic, fetched_message_dicts, load_messages, message_dicts
-from chat_appliance.lib.narrow import highlight, highlight_topic, narrow_query, parse_narrow, resolve_anchor
+from chat_appliance.lib.messages import fetched_message_dicts, load_messages, message_dicts
+from chat_appliance.lib.narrow import narrow_query, parse_narrow, resolve_anchor, search_matches
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, json_or_string, list_of, one_of, parse_anchor, parse_anchor_date
 from chat_appliance.lib.rendering import render_message
@@ -53,13 +53,11 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
     messages = fetched_message_dicts([mid for mid, _ in rows], user, flags, apply_markdown=apply_markdown,
                                      client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
     if narrow.search_terms:
-        stored = {m.id: m for m in load_messages([data["id"] for data in messages])}
+        matches = search_matches([data["id"] for data in messages], narrow.search_terms, allow_empty_topic_name)
         # A message deleted since its object was built (or taken from the cache) is left out.
-        messages = [data for data in messages if data["id"] in stored]
+        messages = [data for data in messages if data["id"] in matches]
         for data in messages:
-            data["match_content"] = highlight(stored[data["id"]].rendered_content, narrow.search_terms)
-            data["match_subject"] = highlight_topic(
-                display_topic(stored[data["id"]].topic, allow_empty_topic_name), narrow.search_terms)
+            data["match_content"], data["match_subject"] = matches[data["id"]]
     return messages
 
 
@@ -135,12 +133,10 @@ def messages_match_narrow(user, msg_ids, narrow):
     """Which of these messages match the narrow, with search highlights."""
     query = narrow_query(user, list(narrow))
     narrow = query.narrow
-    rows = query.with_ids(msg_ids)
-    stored = {m.id: m for m in load_messages([mid for mid, _ in rows])}
-    return {"messages": {str(mid): {"match_content": highlight(stored[mid].rendered_content, narrow.search_terms),
-                                    "match_subject": highlight_topic(display_topic(stored[mid].topic, False),
-                                                                     narrow.search_terms)}
-                         for mid, _ in rows if mid in stored}}  # not one deleted meanwhile
+    matches = search_matches([mid for mid, _ in query.with_ids(msg_ids)], narrow.search_terms, False)
+    # Not one deleted meanwhile.
+    return {"messages": {str(mid): {"match_content": content, "match_subject": subject}
+                         for mid, (content, subject) in matches.items()}}
 
 
 @bp.post("/messages/render")

@@ -139,8 +139,9 @@ def test_sqlite_reads_a_searchs_matches_in_order_and_stops_at_the_limit(org):
         for narrow in ([("search", "common", False)],
                        [("search", "common", False), ("is", "unread", False)],
                        [("channel", "Denmark", False), ("search", "common", False)]):
-            column, query = RangeQuery(org.othello, Narrow(org.othello, narrow)).searched
-            sql, params = query.where(column < 1000).order_by(column.desc()).limit(10).sql()
+            query = RangeQuery(org.othello, Narrow(org.othello, narrow))
+            assert query.searched is not None, narrow
+            [(sql, params)] = query.row_queries(lambda column: column < 1000, True, 10)
             plan = [row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params)]
             assert plan[0].startswith("SCAN") and "VIRTUAL TABLE" in plan[0], (narrow, plan)
             assert not [step for step in plan if "TEMP B-TREE" in step or "SUBQUERY" in step], (narrow, plan)
