@@ -542,23 +542,65 @@ def highlight_topic(topic: str, terms: list[str]) -> str:
 
 
 def highlight(text_html: str, terms: list[str]) -> str:
-    """Wrap matches of the search terms in <span class="highlight"> outside of tags."""
+    """Wrap matches of the search terms in <span class="highlight"> outside of tags: a term at
+    a word's start, in any case, the longest first where two start at the same place."""
     if not terms:
         return text_html
-    return _highlighter(tuple(terms)).sub(_HIGHLIGHT, text_html)
+    pattern, folded_terms = _highlighter(tuple(terms))
+    # A pattern that ignores case makes Python's regular expressions try it at every position of
+    # the text, most of a search page's time. The case-folded text is searched instead, by C,
+    # and the pattern used only where folding changed the text's length (so its positions).
+    folded = text_html.casefold()
+    if len(folded) != len(text_html):
+        return pattern.sub(_HIGHLIGHT, text_html)
+    found = []
+    for term in folded_terms:
+        at = folded.find(term)
+        while at >= 0:
+            found.append((at, -len(term)))
+            at = folded.find(term, at + 1)
+    if not found:
+        return text_html
+    found.sort()  # by place, the longest first
+    pieces, done = [], 0
+    for at, negative_length in found:
+        end = at - negative_length
+        if at < done or not _word_start(text_html, at) or _within_tag(folded, end):
+            continue
+        pieces += [text_html[done:at], '<span class="highlight">', text_html[at:end], "</span>"]
+        done = end
+    pieces.append(text_html[done:])
+    return "".join(pieces)
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == "_"  # a regular expression's \w
+
+
+def _word_start(text: str, at: int) -> bool:
+    """Whether a regular expression's \b holds before text[at]."""
+    return (at > 0 and _is_word(text[at - 1])) != _is_word(text[at])
+
+
+def _within_tag(text_html: str, end: int) -> bool:
+    """Whether text_html[end] is inside a tag: sanitised HTML escapes every ">" but a tag's end,
+    so a ">" before any "<" closes the tag the position is in."""
+    closing = text_html.find(">", end)
+    return closing >= 0 and text_html.find("<", end, closing) < 0
 
 
 _HIGHLIGHT = r'<span class="highlight">\g<0></span>'
 
 
 @functools.lru_cache(maxsize=64)
-def _highlighter(terms: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern for a page of messages: a term at a word's start, the longest first, that is
-    not inside a tag. Sanitised HTML escapes every ">" but a tag's end, so a match followed by a
-    ">" before any "<" is within a tag. The lookahead runs only where a term matched: matching
-    each tag instead, to skip it, cost a Python call per tag, most of a search page's time."""
-    words = "|".join(r"\b" + re.escape(html.escape(t, quote=False)) for t in sorted(terms, key=len, reverse=True))
-    return re.compile(rf"(?:{words})(?![^<]*>)", re.IGNORECASE)
+def _highlighter(terms: tuple[str, ...]) -> tuple[re.Pattern[str], list[str]]:
+    """(the pattern highlight() uses where folding moved positions, the terms case-folded): a
+    term at a word's start, the longest first, that is not inside a tag (_within_tag). The
+    lookahead runs only where a term matched: matching each tag instead, to skip it, cost a
+    Python call per tag."""
+    escaped = [html.escape(t, quote=False) for t in sorted(terms, key=len, reverse=True)]
+    words = "|".join(r"\b" + re.escape(term) for term in escaped)
+    return re.compile(rf"(?:{words})(?![^<]*>)", re.IGNORECASE), [term.casefold() for term in escaped]
 
 
 def resolve_anchor(query: RangeQuery, anchor: Any, anchor_date: Any) -> int:

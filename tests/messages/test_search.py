@@ -190,3 +190,21 @@ def test_marking_by_a_search_narrow_follows_the_same_rule(org):
     result = ok(othello.post("messages/flags/narrow", anchor="newest", num_before=10, num_after=0,
                              narrow='[{"operator": "search", "operand": "giraf"}]', op="add", flag="starred"))
     assert result["first_processed_id"] == result["last_processed_id"] == target
+
+
+def test_highlights_are_those_of_the_pattern_on_any_text():
+    """Does highlight(), which searches the case-folded text, wrap exactly what its regular
+    expression (a term at a word's start, in any case, outside tags, the longest first) would,
+    on texts of tags, entities, case pairs and characters whose folding is longer?"""
+    import random
+
+    from chat_appliance.lib.narrow import _HIGHLIGHT, _highlighter, highlight
+
+    pieces = ["a", "b", "ab", "A", "B", " ", "<", ">", "<p>", "</p>", '<a href="ab">', "_", "é", "É", "ß",
+              "1", "&amp;", "-", "\n", "İ"]
+    words = ["a", "ab", "b", "aB", "é", "a_b", "&", "1a", "-a", "ss"]
+    chance = random.Random(55)
+    for _ in range(5000):
+        text = "".join(chance.choice(pieces) for _ in range(chance.randint(0, 30)))
+        terms = chance.sample(words, chance.randint(1, 3))
+        assert highlight(text, terms) == _highlighter(tuple(terms))[0].sub(_HIGHLIGHT, text), (text, terms)
