@@ -169,6 +169,32 @@ def test_the_unread_narrow_uses_the_unread_index(org, held):
         assert "(message_id=?)" in plan and "pending_unread_message" in plan, plan
 
 
+def test_flag_narrows_read_the_per_user_indexes_alone(org, held):
+    """Do the fetches of is:unread, is:starred and is:mentioned read the per-user indexes and
+    nothing of the message table (a row's message always exists, and looking each up cost a
+    B-tree descent per row), while a narrow with a condition on messages still joins them?"""
+    from chat_appliance.lib.narrow import Narrow, RangeQuery
+    from chat_appliance.lib.validators import LARGER_THAN_MAX_MESSAGE_ID
+
+    send(org, "Denmark", "listed")  # so that is:unread is two queries, the listed rows' first
+
+    def plans(terms):
+        query = RangeQuery(org.othello, Narrow(org.othello, terms))
+        return [[row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, params)]
+                for sql, params in query.row_queries(lambda column: column < LARGER_THAN_MAX_MESSAGE_ID, True, 101)]
+
+    with database.connection_context():
+        for terms, index in (([("is", "unread", False)], "user_message_unread"),
+                             ([("is", "starred", False)], "user_message_starred"),
+                             ([("is", "mentioned", False)], "user_message_mentioned")):
+            found = plans(terms)
+            assert any(index in step for step in found[-1]), (terms, found)
+            for plan in found:
+                assert not [step for step in plan if step.startswith(("SEARCH m ", "SCAN m"))], (terms, plan)
+        plan = plans([("is", "unread", False), ("sender", org.hamlet.email, False)])[-1]
+        assert [step for step in plan if step.startswith("SEARCH m ")], plan
+
+
 def test_a_group_commit_indexes_what_waits(org, held):
     """Does the COMMIT of a write, once INDEX_UNREAD_EVERY_SECONDS have passed, put every pending
     row into the index in its own transaction (the send's own rows included) and empty the list,
