@@ -78,7 +78,10 @@ def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, a
 def get_messages(user, anchor, anchor_date, include_anchor, num_before, num_after, narrow, client_gravatar,
                  apply_markdown, use_first_unread_anchor, message_ids, allow_empty_topic_name):
     """Messages around an anchor, or by id, matching a narrow."""
-    query = narrow_query(user, list(narrow))
+    # "Newest" with messages before it asks the whole narrow: a whole-word search that finds
+    # nothing there is widened to prefixes after the fetch, not probed before it.
+    whole = anchor == "newest" and bool(num_before) and message_ids is None and not use_first_unread_anchor
+    query = narrow_query(user, list(narrow), probe=not whole)
     narrow = query.narrow
     shape = dict(apply_markdown=apply_markdown, client_gravatar=client_gravatar,
                  allow_empty_topic_name=allow_empty_topic_name)
@@ -107,6 +110,11 @@ def get_messages(user, anchor, anchor_date, include_anchor, num_before, num_afte
     numeric_anchor = resolve_anchor(query, anchor, anchor_date)
     include = True if include_anchor is None else include_anchor
     rows, (found_anchor, found_oldest, found_newest) = query.fetch(numeric_anchor, num_before, num_after, include)
+    widened = query.widened() if whole and not rows else query
+    if widened is not query:
+        narrow = widened.narrow
+        rows, (found_anchor, found_oldest, found_newest) = widened.fetch(numeric_anchor, num_before, num_after,
+                                                                          include)
     return {
         "anchor": numeric_anchor,
         "found_newest": found_newest,

@@ -167,6 +167,12 @@ def test_a_whole_word_matches_by_stem_and_a_fragment_as_a_prefix(org):
     assert found(hamlet, ids, "categ")[0] == {"category"}
     # The narrow as a whole: whole words find nothing together, so every word is a prefix.
     assert found(hamlet, ids, "categ cat")[0] == {"category"}
+    # From the oldest, the fetch covers the narrow only by chance of its size: the narrow is
+    # asked first (from the newest, the fetch itself tells).
+    for query, expected in (("categ", {"category"}), ("cat", {"cat", "cats"})):
+        body = ok(hamlet.get("messages", anchor="oldest", num_before=0, num_after=100,
+                             narrow=[["search", query]]))
+        assert {ids[m["id"]] for m in body["messages"] if m["id"] in ids} == expected, query
 
 
 def test_whether_a_word_matches_whole_depends_only_on_what_the_reader_can_see(org):
