@@ -6,7 +6,7 @@ from flask import Blueprint, request
 from chat_appliance.actions.messages import check_content, check_send_message, client_name_from_user_agent
 from chat_appliance.lib.access import access_message
 from chat_appliance.lib.errors import JsonableError
-from chat_appliance.lib.messages import fetched_message_dicts, load_messages, message_dicts
+from chat_appliance.lib.messages import fetched_messages, load_messages, message_dicts
 from chat_appliance.lib.narrow import narrow_query, parse_narrow, resolve_anchor, search_matches
 from chat_appliance.web.params import Param, endpoint
 from chat_appliance.lib.validators import MAX_MESSAGE_ID_LIST_LENGTH, check_bool, check_int, int_range, json_or_string, list_of, one_of, parse_anchor, parse_anchor_date
@@ -49,16 +49,15 @@ def send_message(user, type, to, content, topic, queue_id, local_id, read_by_sen
 
 def build_message_list(user, rows, narrow, *, apply_markdown, client_gravatar, allow_empty_topic_name):
     """Message objects for (id, flags) rows, with search highlights when the narrow searched."""
-    flags = dict(rows)
-    messages = fetched_message_dicts([mid for mid, _ in rows], user, flags, apply_markdown=apply_markdown,
-                                     client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
+    ids, additions = [mid for mid, _ in rows], None
     if narrow.search_terms:
-        matches = search_matches([data["id"] for data in messages], narrow.search_terms, allow_empty_topic_name)
-        # A message deleted since its object was built (or taken from the cache) is left out.
-        messages = [data for data in messages if data["id"] in matches]
-        for data in messages:
-            data["match_content"], data["match_subject"] = matches[data["id"]]
-    return messages
+        matches = search_matches(ids, narrow.search_terms, allow_empty_topic_name)
+        # A message deleted since the rows were read is left out.
+        ids = [mid for mid in ids if mid in matches]
+        additions = {mid: {"match_content": content, "match_subject": subject}
+                     for mid, (content, subject) in matches.items()}
+    return fetched_messages(ids, user, dict(rows), apply_markdown=apply_markdown, client_gravatar=client_gravatar,
+                            allow_empty_topic_name=allow_empty_topic_name, additions=additions)
 
 
 @bp.get("/messages")

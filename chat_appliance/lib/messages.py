@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import json
 
+import orjson
 from peewee import fn
 
 from chat_appliance.db import runtime
@@ -16,6 +17,7 @@ from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageG
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
+from chat_appliance.lib.raw_json import RawJSON
 from chat_appliance.lib.serializers import avatar_url
 from chat_appliance.lib.subscriptions import subscriber_ids
 from chat_appliance.lib.widgets import submessages_by_message
@@ -197,37 +199,64 @@ def _shared_dicts(messages, viewer, *, apply_markdown, client_gravatar, allow_em
     return result
 
 
-def fetched_message_dicts(message_ids: list[int], viewer: UserProfile, flags_by_id: dict[int, int], *,
-                          apply_markdown: bool, client_gravatar: bool, allow_empty_topic_name: bool) -> list[JSONDict]:
-    """message_dicts for these ids (those that exist, in the order given), built once per
-    message and shape and kept in the message cache: a fetch then only adds the viewer's flags.
-    Zulip caches message dictionaries the same way."""
+def fetched_messages(message_ids: list[int], viewer: UserProfile, flags_by_id: dict[int, int], *,
+                     apply_markdown: bool, client_gravatar: bool, allow_empty_topic_name: bool,
+                     additions: dict[int, JSONDict] | None = None) -> list[RawJSON]:
+    """The message objects of message_dicts for these ids (those that exist, in the order
+    given), encoded. Each is built and encoded once per message and shape and kept in the
+    message cache, without its closing brace: a fetch then only appends the viewer's flags, and
+    `additions[id]` (search highlights). Zulip caches message dictionaries the same way."""
     cache = message_cache()
     shape = (apply_markdown, client_gravatar, allow_empty_topic_name)
     generation = cache.generation
     found = {key[0]: entry for key, entry in cache.get_many([(mid, shape) for mid in message_ids]).items()}
-    ready = {}
+    ready: dict[int, bytes] = {}
+    visible: dict[int, bool] = {}  # {sender id: may the viewer see their real address}
     for mid, entry in found.items():
-        data = entry.forms.get(can_see_real_email(viewer, entry.sender))
-        if data is not None:
-            ready[mid] = data
+        email_visible = visible.get(entry.sender_id)
+        if email_visible is None:
+            email_visible = visible[entry.sender_id] = can_see_real_email(viewer, entry.sender)
+        encoded = entry.forms.get(email_visible)
+        if encoded is not None:
+            ready[mid] = encoded
     missing = [mid for mid in message_ids if mid not in ready]
     if missing:
-        built = _shared_dicts(load_messages(missing), viewer, apply_markdown=apply_markdown,
-                              client_gravatar=client_gravatar, allow_empty_topic_name=allow_empty_topic_name)
+        built = [(message, email_visible, _encoded(data)[:-1]) for message, email_visible, data in _shared_dicts(
+            load_messages(missing), viewer, apply_markdown=apply_markdown, client_gravatar=client_gravatar,
+            allow_empty_topic_name=allow_empty_topic_name)]
         # A message cached in the other form keeps it: the entry is replaced by one with both.
         cache.put_many([((message.id, shape), _CachedMessage(message.sender, {
-            **(found[message.id].forms if message.id in found else {}), email_visible: data}))
-            for message, email_visible, data in built], generation)
-        ready.update((data["id"], data) for _message, _email_visible, data in built)
+            **(found[message.id].forms if message.id in found else {}), email_visible: encoded}))
+            for message, email_visible, encoded in built], generation)
+        ready.update((message.id, encoded) for message, _email_visible, encoded in built)
     result = []
     for mid in message_ids:
-        data = ready.get(mid)
-        if data is not None:
-            data = dict(data)
-            data["flags"] = flags_to_names(flags_by_id.get(mid))
-            result.append(data)
+        encoded = ready.get(mid)
+        if encoded is not None:
+            flags = _FLAGS_MEMBERS.get(flags_by_id.get(mid)) or _flags_member(flags_by_id.get(mid))
+            added = b"}" if additions is None else b"," + _encoded(additions[mid])[1:]
+            result.append(RawJSON(b"".join((encoded, flags, added))))
     return result
+
+
+def _encoded(data: JSONDict) -> bytes:
+    """A message object as compact JSON (orjson's, or the standard encoder's for what it refuses,
+    as web/response.py encodes responses)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _flags_member(bits: int | None) -> bytes:
+    """`,"flags":[...]` of a message object, encoded once per bitfield."""
+    member = _FLAGS_MEMBERS.get(bits)
+    if member is None:
+        member = _FLAGS_MEMBERS[bits] = b',"flags":' + orjson.dumps(flags_to_names(bits))
+    return member
+
+
+_FLAGS_MEMBERS: dict[int | None, bytes] = {}
 
 
 # --- the message cache ----------------------------------------------------------------------------
@@ -235,12 +264,14 @@ def fetched_message_dicts(message_ids: list[int], viewer: UserProfile, flags_by_
 
 
 class _CachedMessage:
-    """A message's forms for one shape: {email_visible: message object without flags}."""
+    """A message's forms for one shape: {email_visible: the message object without flags, as
+    JSON without its closing brace}."""
 
-    __slots__ = ("sender", "forms")
+    __slots__ = ("sender", "sender_id", "forms")
 
     def __init__(self, sender, forms):
         self.sender = sender
+        self.sender_id = sender.id
         self.forms = forms
 
 

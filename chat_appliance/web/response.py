@@ -1,8 +1,14 @@
 """The Zulip response envelope, and the JSON encoder of every response."""
 
+import json
+
 import orjson
 from flask import jsonify
 from flask.json.provider import DefaultJSONProvider
+
+from chat_appliance.lib.raw_json import RawJSON
+
+_flask_default = DefaultJSONProvider.default
 
 # Dates go to Flask's own encoder (HTTP dates), as they did before orjson.
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -13,7 +19,20 @@ class FastJSONProvider(DefaultJSONProvider):
     time in the standard library's encoder, where orjson (made for this) takes a few percent.
     The output is compact and keeps keys in order, as before; text is UTF-8 rather than \\u
     escapes, which is the same JSON. Values orjson refuses (an integer past 64 bits) fall back to
-    the standard encoder."""
+    the standard encoder. Values already encoded (RawJSON) go in as they are."""
+
+    @staticmethod
+    def default(value):
+        """The standard encoder's: RawJSON decoded again (it keeps no bytes as they are)."""
+        if type(value) is RawJSON:
+            return json.loads(value.json)
+        return _flask_default(value)
+
+    @staticmethod
+    def _orjson_default(value):
+        if type(value) is RawJSON:
+            return orjson.Fragment(value.json)
+        return _flask_default(value)
 
     def dumps(self, obj, **kwargs):
         if kwargs:  # separators, indent ...: the standard encoder's options
@@ -26,7 +45,7 @@ class FastJSONProvider(DefaultJSONProvider):
 
     def _encode(self, obj):
         try:
-            return orjson.dumps(obj, default=self.default, option=_ORJSON_OPTIONS)
+            return orjson.dumps(obj, default=self._orjson_default, option=_ORJSON_OPTIONS)
         except TypeError:
             return super().dumps(obj).encode()
 

@@ -23,3 +23,20 @@ def test_integers_past_64_bits_fall_back(app):
     with app.test_request_context():
         response = jsonify(n=2**70)
     assert json.loads(response.get_data()) == {"n": 2**70} and response.mimetype == "application/json"
+
+
+def test_values_already_encoded_go_in_as_they_are(app):
+    """Is a RawJSON (a cached message object) written as its bytes by orjson, and decoded and
+    encoded again on the fallback path, in a body and in a response?"""
+    from chat_appliance.lib.raw_json import RawJSON
+
+    raw = RawJSON(b'{"id":7,"content":"caf\xc3\xa9","flags":["read"]}')
+    assert app.json.dumps({"messages": [raw, raw]}) == (
+        '{"messages":[{"id":7,"content":"caf\u00e9","flags":["read"]},{"id":7,"content":"caf\u00e9","flags":["read"]}]}')
+    assert json.loads(app.json.dumps({"messages": [raw], "n": 2**70})) == {
+        "messages": [{"id": 7, "content": "caf\u00e9", "flags": ["read"]}], "n": 2**70}
+    assert json.loads(app.json.dumps({"messages": [raw]}, indent=1)) == {
+        "messages": [{"id": 7, "content": "caf\u00e9", "flags": ["read"]}]}
+    with app.test_request_context():
+        response = jsonify(messages=[raw], n=2**70)
+    assert json.loads(response.get_data())["messages"][0]["id"] == 7
