@@ -16,7 +16,7 @@ from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageG
                       UserProfile, received_conditions)
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
-from chat_appliance.lib.access import can_read_stream_history, can_see_real_email
+from chat_appliance.lib.access import can_read_stream_history, can_see_real_email, visible_email_settings
 from chat_appliance.lib.raw_json import RawJSON
 from chat_appliance.lib.serializers import avatar_url
 from chat_appliance.lib.subscriptions import subscriber_ids
@@ -211,12 +211,11 @@ def fetched_messages(message_ids: list[int], viewer: UserProfile, flags_by_id: d
     generation = cache.generation
     found = {key[0]: entry for key, entry in cache.get_many([(mid, shape) for mid in message_ids]).items()}
     ready: dict[int, bytes] = {}
-    visible: dict[int, bool] = {}  # {sender id: may the viewer see their real address}
+    # can_see_real_email, with the viewer's part asked once for the page.
+    viewer_id, settings_seen = viewer.id, visible_email_settings(viewer)
     for mid, entry in found.items():
-        email_visible = visible.get(entry.sender_id)
-        if email_visible is None:
-            email_visible = visible[entry.sender_id] = can_see_real_email(viewer, entry.sender)
-        encoded = entry.forms.get(email_visible)
+        encoded = entry.forms.get(entry.sender_id == viewer_id or entry.sender_is_bot
+                                  or entry.sender_email_setting in settings_seen)
         if encoded is not None:
             ready[mid] = encoded
     missing = [mid for mid in message_ids if mid not in ready]
@@ -267,11 +266,13 @@ class _CachedMessage:
     """A message's forms for one shape: {email_visible: the message object without flags, as
     JSON without its closing brace}."""
 
-    __slots__ = ("sender", "sender_id", "forms")
+    __slots__ = ("sender", "sender_id", "sender_is_bot", "sender_email_setting", "forms")
 
     def __init__(self, sender, forms):
         self.sender = sender
-        self.sender_id = sender.id
+        # What can_see_real_email reads of the sender, as plain values: a page reads them per message.
+        self.sender_id, self.sender_is_bot = sender.id, sender.is_bot
+        self.sender_email_setting = sender.email_address_visibility
         self.forms = forms
 
 
