@@ -70,6 +70,12 @@ def test_away_is_presence_enabled(org):
     assert state["user_settings"]["presence_enabled"] is False
     ok(hamlet.post("users/me/status", away=False))
     assert ok(hamlet.get(f"users/{org.hamlet.id}/status"))["status"] == {}
+    # Through the setting itself, with no status row, in everyone's /register.
+    ok(hamlet.patch("settings", presence_enabled="false"))
+    state = register(org.client(org.othello), fetch_event_types=["user_status"])
+    assert state["user_status"].get(str(org.hamlet.id)) == {"away": True}, state["user_status"]
+    ok(hamlet.patch("settings", presence_enabled="true"))
+    assert str(org.hamlet.id) not in register(org.client(org.othello), fetch_event_types=["user_status"])["user_status"]
 
 
 def test_admin_sets_another_users_status(org):
