@@ -13,7 +13,7 @@ from peewee import fn
 from chat_appliance.db import runtime
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
-                      UserProfile, received_conditions)
+                      UserProfile, received_condition_sql, received_conditions)
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email, visible_email_settings
@@ -352,7 +352,13 @@ def stream_topics(user: UserProfile, stream: Stream) -> list[tuple[str, int]]:
 
 
 def max_message_id(user: UserProfile) -> int:
-    """The newest message id in the user's history; -1 when there is none (Zulip)."""
-    found = [UserMessage.select(fn.MAX(UserMessage.message)).where((UserMessage.user_profile == user.id) & received)
-             .scalar() for received in received_conditions()]
-    return max((newest for newest in found if newest is not None), default=-1)
+    """The newest message id in the user's history; -1 when there is none (Zulip).
+
+    Hand-written: /register and GET /users/me ask it, and peewee took 0.2 ms to build its two
+    small queries, ten times what running them costs. The newest row first, not MAX(): with the
+    index's condition written out, SQLite read every row of the user's history for a MAX()
+    (1,363 steps for 1,700 messages), and one row for this."""
+    found = [rows[0][0] for condition in received_condition_sql("um") if (rows := query_rows(
+        'SELECT um."message_id" FROM "user_message" um WHERE um."user_profile_id" = {p} AND '
+        + condition + ' ORDER BY um."message_id" DESC LIMIT 1', user.id))]
+    return max(found, default=-1)

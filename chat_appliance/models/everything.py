@@ -18,8 +18,8 @@ from chat_appliance.models.channels import (RECIPIENT_DIRECT_MESSAGE_GROUP, RECI
 from chat_appliance.models.messages import (CONVERSATION_INDEX, EMPTY_TOPIC_DISPLAY_NAME, FLAG_BITS,
                                             PENDING_UNREAD_INDEX, TOPIC_FOLLOWED, TOPIC_INHERIT, TOPIC_MUTED, TOPIC_UNMUTED,
                                             BotStorageData, Message, PendingUnreadMessage, Reaction, SubMessage,
-                                            UserMessage, UserTopic, new_user_message_rows, received_conditions,
-                                            unread_condition_sql, unread_conditions)
+                                            UserMessage, UserTopic, new_user_message_rows, received_condition_sql,
+                                            received_conditions, unread_condition_sql, unread_conditions)
 from chat_appliance.models.org import (ChannelFolder, ClientDevice, CustomProfileField, CustomProfileFieldValue,
                                        Linkifier, NavigationView, PushDevice, UserPermission)
 from chat_appliance.models.customization import RealmEmoji, RealmExport, RealmPlayground

@@ -147,10 +147,19 @@ def unread_conditions(message_id_column: Any = None) -> list[Any]:
 def unread_condition_sql(row: str) -> list[str]:
     """unread_conditions() as SQL text, for a hand-written query whose per-user table is named
     `row`: the same conditions in the same order, each served by an index."""
-    indexed = f'({row}."flags" & {_READ_OR_PENDING}) = 0'
+    return _split_by_pending_sql(row, _READ_OR_PENDING, PENDING_UNREAD_INDEX)
+
+
+def received_condition_sql(row: str) -> list[str]:
+    """received_conditions() as SQL text, as unread_condition_sql()."""
+    return _split_by_pending_sql(row, PENDING_UNREAD_INDEX, PENDING_UNREAD_INDEX)
+
+
+def _split_by_pending_sql(row: str, indexed_bits: int, pending_value: int) -> list[str]:
+    indexed = f'({row}."flags" & {indexed_bits}) = 0'
     if not defers_unread_index() or not _any_listed():
         return [indexed]
-    pending = (f'({row}."flags" & {_READ_OR_PENDING}) = {PENDING_UNREAD_INDEX}'
+    pending = (f'({row}."flags" & {indexed_bits}) = {pending_value}'
                f' AND {row}."message_id" IN (SELECT "message_id" FROM "pending_unread_message")')
     return [pending, indexed]
 
