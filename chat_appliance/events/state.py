@@ -128,7 +128,9 @@ DEFAULT_EXTERNAL_ACCOUNTS = {
     "twitter": ("Twitter", "Your Twitter username", "https://twitter.com/%(username)s"),
 }
 
-# How many direct-message conversations recent_private_conversations lists (Zulip's limit).
+# How many of the newest direct messages recent_private_conversations looks through (Zulip's
+# limit): its conversations are those of these messages, so its cost stays bounded however long
+# a person's history of direct messages grows.
 RECENT_CONVERSATIONS_LIMIT = 1000
 
 # Where the server's emoji data (Zulip's emoji_api.json format) is served, without credentials
@@ -213,20 +215,21 @@ def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any
     state["custom_profile_fields"] = [field_dict(f) for f in fields]
 
 
-# The user's direct-message rows with the newest message of each conversation: served by the
-# partial index user_message_private (migration 120), whose condition is written out the same, so
-# that it reads those rows alone and not the user's whole history.
+# The conversations of the user's newest direct-message rows, each with its newest message: the
+# rows are read newest first from the partial index user_message_private (migration 120), whose
+# condition is written out the same, so that it reads those rows alone and not the whole history.
 RECENT_CONVERSATIONS_SQL = (
-    'SELECT m."recipient_id", MAX(m."id") FROM "user_message" um JOIN "message" m ON m."id" = um."message_id"'
+    'SELECT m."recipient_id", MAX(m."id") FROM (SELECT um."message_id" FROM "user_message" um'
     f' WHERE um."user_profile_id" = {{p}} AND (um."flags" & {FLAG_BITS["is_private"]}) != 0'
-    ' GROUP BY m."recipient_id"')
+    ' ORDER BY um."message_id" DESC LIMIT {p}) recent'
+    ' JOIN "message" m ON m."id" = recent."message_id" GROUP BY m."recipient_id"')
 
 
 def fetch_recent_private_conversations(user: UserProfile, state: JSONDict, options: Any) -> None:
     """recent_private_conversations: the requester's direct-message conversations, most recent
     first, each with its latest message id and the other members (none for one with oneself)."""
-    latest = dict(query_rows(RECENT_CONVERSATIONS_SQL, user.id))
-    conversations = sorted(latest.items(), key=lambda item: -item[1])[:RECENT_CONVERSATIONS_LIMIT]
+    latest = dict(query_rows(RECENT_CONVERSATIONS_SQL, user.id, RECENT_CONVERSATIONS_LIMIT))
+    conversations = sorted(latest.items(), key=lambda item: -item[1])
     members = dm_members_by_recipient({recipient for recipient, _max_id in conversations})
     state["recent_private_conversations"] = [
         {"max_message_id": max_id, "user_ids": [i for i in members.get(recipient, []) if i != user.id]}

@@ -6,6 +6,8 @@ change to them, by a client or by another program writing to the database, must 
 register."""
 
 
+import json
+
 import pytest
 
 from chat_appliance.events import state as register_state
@@ -241,12 +243,33 @@ def test_the_history_dependent_reads_use_their_indexes(org):
 
     with database.connection_context():
         sql = register_state.RECENT_CONVERSATIONS_SQL.format(p="?")
-        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id,)))
+        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "user_message_private" in plan, plan
         sql = register_state.unread_rows_sql(unread_condition_sql("um")[-1]).format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
         assert f"COVERING INDEX {CONVERSATION_INDEX}" in plan, plan
+
+
+def test_recent_conversations_are_those_of_the_newest_direct_messages(org, monkeypatch):
+    """Are recent_private_conversations the conversations of the newest RECENT_CONVERSATIONS_LIMIT
+    direct messages, as Zulip's (so that a long history of direct messages costs nothing more),
+    newest first, each with its newest message?"""
+    hamlet = org.client(org.hamlet)
+
+    def dm(*users):
+        return ok(hamlet.post("messages", type="direct", to=json.dumps([u.id for u in users]), content="hi"))["id"]
+
+    oldest = dm(org.cordelia)
+    group = dm(org.othello, org.cordelia)
+    newest = [dm(org.othello), dm(org.othello)]
+    monkeypatch.setattr(register_state, "RECENT_CONVERSATIONS_LIMIT", 3)
+    conversations = register(hamlet, fetch_event_types=["recent_private_conversations"])["recent_private_conversations"]
+    assert conversations == [{"max_message_id": newest[-1], "user_ids": [org.othello.id]},
+                             {"max_message_id": group, "user_ids": sorted([org.othello.id, org.cordelia.id])}]
+    monkeypatch.setattr(register_state, "RECENT_CONVERSATIONS_LIMIT", 1000)
+    conversations = register(hamlet, fetch_event_types=["recent_private_conversations"])["recent_private_conversations"]
+    assert {"max_message_id": oldest, "user_ids": [org.cordelia.id]} in conversations, conversations
 
 
 def test_presence_history_limit_days_bounds_presences(org):
