@@ -173,9 +173,11 @@ def fetch_setup(instance):
         "is:unread": (f"SELECT {columns} FROM user_message um JOIN message m ON m.id = um.message_id WHERE"
                       " um.user_profile_id = ? AND (um.flags & 2049) = 0 ORDER BY um.message_id DESC LIMIT 100",
                       (user.id,)),
-        "search": (f"SELECT {columns} FROM user_message um JOIN message m ON m.id = um.message_id WHERE"
-                   " um.user_profile_id = ? AND m.id IN (SELECT rowid FROM message_search WHERE message_search"
-                   " MATCH '\"deploy\"* AND \"latency\"*') ORDER BY um.message_id DESC LIMIT 100", (user.id,)),
+        # Whole words, the matches read newest first until 100 are the user's, as the server
+        # searches; prefixes (and an IN over every match) made this baseline 54 ms at a million.
+        "search": (f"SELECT {columns} FROM message_search s CROSS JOIN user_message um ON um.message_id = s.rowid"
+                   " AND um.user_profile_id = ? JOIN message m ON m.id = um.message_id WHERE s.message_search"
+                   " MATCH '\"deploy\" AND \"latency\"' ORDER BY s.rowid DESC LIMIT 100", (user.id,)),
     }
     return app, user, auth, narrows, raw
 
