@@ -515,7 +515,7 @@ def shown_empty_topic(entries: list[JSONDict], options: Any) -> None:
 def fetch_muted_topics(user: UserProfile, state: JSONDict, options: Any) -> None:
     """muted_topics: Zulip's legacy [channel name, topic, timestamp] triples (zulip-terminal reads them)."""
     empty_topic = options["client_capabilities"].get("empty_topic_name", False)
-    state["muted_topics"] = [[t.stream.name, display_topic(t.topic, empty_topic), t.last_updated]
+    state["muted_topics"] = [[t.stream_name, display_topic(t.topic, empty_topic), t.last_updated]
                              for t in user_topic_rows(user) if t.visibility_policy == TOPIC_MUTED]
 
 
