@@ -66,10 +66,13 @@ def progress(label, done, total):
 
 
 def parse_only(folder):
-    """The import's baseline: every message file read and its JSON parsed."""
+    """The import's baseline: every message file read and its JSON parsed, by the parser the
+    import uses (orjson)."""
+    import orjson
+
     started = time.perf_counter()
     for path in sorted(Path(folder).glob("messages-*.json")):
-        json.loads(path.read_bytes())
+        orjson.loads(path.read_bytes())
     return time.perf_counter() - started
 
 
