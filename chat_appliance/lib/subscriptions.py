@@ -168,10 +168,13 @@ def subscription_list(user: UserProfile, *, include_subscribers: str, include_ar
     ]
 
 
-def subscribed_stream_ids(user: UserProfile) -> set[int]:
-    """Ids of the channels the user is subscribed to."""
-    return {s.stream_id for s in Subscription.select(Subscription.stream).where(
-        (Subscription.user_profile == user) & Subscription.active)}
+def subscribed_stream_ids(user: UserProfile) -> frozenset[int]:
+    """Ids of the channels the user is subscribed to, kept while the configuration is unchanged
+    (/register asks twice, and every subscription change moves the generation)."""
+    _data, generation = snapshot_versions()
+    return read_through("subscribed_stream_ids", user.id, generation, lambda: frozenset(
+        stream_id for (stream_id,) in query_rows(
+            'SELECT "stream_id" FROM "subscription" WHERE "user_profile_id" = {p} AND "active"', user.id)))
 
 
 def realm_streams(realm_id: int, *, exclude_archived: bool) -> list[Stream]:
