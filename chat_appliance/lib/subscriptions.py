@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from peewee import fn
 
 from chat_appliance.models import Stream, Subscription, UserProfile
-from chat_appliance.models.base import now, query_rows
+from chat_appliance.models.base import now, query_rows, raw_select
 from chat_appliance.lib.snapshots import read_through, snapshot_versions
 from chat_appliance.lib.serializers import stream_dict, subscription_from_channel
 from chat_appliance.lib import event_catalogue
@@ -158,8 +158,9 @@ def subscription_list(user: UserProfile, *, include_subscribers: str, include_ar
             row.stream.id: tuple(sorted(subscriber_ids(row.stream))) for row in rows
         } if include_subscribers != "false" else {})
     else:
-        subscriptions = {sub.stream_id: sub for sub in Subscription.select().where(
-            (Subscription.user_profile == user) & Subscription.active)}
+        # raw_select: peewee's query and its per-row model building were a tenth of /register.
+        subscriptions = {sub.stream_id: sub for sub in raw_select(
+            Subscription, '"user_profile_id" = {p} AND "active"', getattr(user, "id", user))}
         lists = SubscriberLists(user.realm_id, include_subscribers if subscriptions else "false")
     return [
         subscription_from_channel(subscriptions[channel.id], channel.api, lists.fields(channel.id))
