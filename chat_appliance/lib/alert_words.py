@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chat_appliance.models import AlertWord
+from chat_appliance.models.base import query_rows
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
@@ -12,5 +12,5 @@ if TYPE_CHECKING:
 
 def user_alert_words(user: UserProfile) -> list[str]:
     """The user's words, as typed, in the order they were added."""
-    return [row.word for row in AlertWord.select(AlertWord.word).where(AlertWord.user_profile == user)
-            .order_by(AlertWord.id)]
+    return [word for (word,) in query_rows(
+        'SELECT "word" FROM "alert_word" WHERE "user_profile_id" = {p} ORDER BY "id"', user.id)]

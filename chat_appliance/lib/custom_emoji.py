@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chat_appliance.models import RealmEmoji
+from chat_appliance.models.base import raw_select
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -25,7 +26,7 @@ def realm_emoji_dict(emoji: RealmEmoji) -> JSONDict:
 
 def realm_emoji_state(realm_id: int) -> JSONDict:
     """{id: RealmEmoji} of every custom emoji, deactivated ones included, as clients need both."""
-    rows = RealmEmoji.select().where(RealmEmoji.realm == realm_id).order_by(RealmEmoji.id)
+    rows = raw_select(RealmEmoji, '"realm_id" = {p} ORDER BY "id"', realm_id)
     return {str(e.id): realm_emoji_dict(e) for e in rows}
 
 

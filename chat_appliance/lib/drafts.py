@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chat_appliance.models import Draft
+from chat_appliance.models.base import raw_select
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
@@ -12,5 +13,4 @@ if TYPE_CHECKING:
 
 def user_drafts(user: UserProfile) -> list[Draft]:
     """The user's drafts, most recently edited first (as GET /drafts and /register list them)."""
-    return list(Draft.select().where(Draft.user_profile == user)
-                .order_by(Draft.last_edit_time.desc(), Draft.id.desc()))
+    return raw_select(Draft, '"user_profile_id" = {p} ORDER BY "last_edit_time" DESC, "id" DESC', user.id)

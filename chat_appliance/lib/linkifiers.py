@@ -4,11 +4,12 @@ from __future__ import annotations
 
 
 from chat_appliance.models import Linkifier
+from chat_appliance.models.base import raw_select
 
 
 def realm_linkifiers(realm_id: int | None) -> list[Linkifier]:
     """The organization's linkifiers in priority order."""
-    return list(Linkifier.select().where(Linkifier.realm == realm_id).order_by(Linkifier.order, Linkifier.id))
+    return raw_select(Linkifier, '"realm_id" = {p} ORDER BY "order", "id"', realm_id)
 
 
 def linkifiers_for_realm(realm_id: int | None) -> list[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chat_appliance.models import MutedUser
+from chat_appliance.models.base import query_rows
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -13,5 +13,6 @@ if TYPE_CHECKING:
 
 def muted_users_list(user: UserProfile) -> list[JSONDict]:
     """[{id, timestamp}] in the order the users were muted."""
-    rows = MutedUser.select().where(MutedUser.user_profile == user).order_by(MutedUser.date_muted, MutedUser.id)
-    return [{"id": row.muted_user_id, "timestamp": row.date_muted} for row in rows]
+    return [{"id": muted, "timestamp": when} for muted, when in query_rows(
+        'SELECT "muted_user_id", "date_muted" FROM "muted_user" WHERE "user_profile_id" = {p}'
+        ' ORDER BY "date_muted", "id"', user.id)]

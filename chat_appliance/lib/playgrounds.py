@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chat_appliance.models import RealmPlayground
+from chat_appliance.models.base import raw_select
 
 if TYPE_CHECKING:
     from chat_appliance.lib.types import JSONDict
@@ -18,5 +19,4 @@ def playground_dict(playground: Any) -> JSONDict:
 
 def realm_playgrounds(realm_id: int) -> list[Any]:
     """The organization's playgrounds, oldest first."""
-    return [playground_dict(p) for p in RealmPlayground.select().where(RealmPlayground.realm == realm_id)
-            .order_by(RealmPlayground.id)]
+    return [playground_dict(p) for p in raw_select(RealmPlayground, '"realm_id" = {p} ORDER BY "id"', realm_id)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chat_appliance.models import SavedSnippet
+from chat_appliance.models.base import raw_select
 
 if TYPE_CHECKING:
     from chat_appliance.models import UserProfile
@@ -12,4 +13,4 @@ if TYPE_CHECKING:
 
 def user_saved_snippets(user: UserProfile) -> list[SavedSnippet]:
     """The user's snippets in the order they were created."""
-    return list(SavedSnippet.select().where(SavedSnippet.user_profile == user).order_by(SavedSnippet.id))
+    return raw_select(SavedSnippet, '"user_profile_id" = {p} ORDER BY "id"', user.id)
