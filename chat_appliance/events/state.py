@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
+import sys
 import time
 
 from chat_appliance.lib.access import can_access_stream_metadata, can_see_real_email
@@ -50,6 +51,7 @@ from chat_appliance.lib.serializers import (
     user_topic_dict,
 )
 from chat_appliance.lib.subscriptions import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+from chat_appliance.db import runtime
 from chat_appliance.db.connection import backend
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.subscriptions import (
@@ -393,23 +395,55 @@ WILDCARD_MENTION_BITS = FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topi
 # A person's newest unread rows with each message's conversation. The rows come from the unread
 # index alone (it holds the flags); each message's conversation from CONVERSATION_INDEX, not the
 # message table, whose bodies put each message on a page of its own (models/messages.py).
+# The user's unread rows, newest first, with their messages' conversations: each of
+# unread_condition_sql("um") is served by an index of (user, message id), so the read stops at
+# the limit instead of reading every unread row of years, and each conversation comes from the
+# conversation index (migration 123) rather than the message table, whose bodies put each message
+# on pages of its own. SQLite's planner would take the message table's key for an id: the index
+# is named (backend().indexed_by).
 UNREAD_ROWS_SQL = ('SELECT um."message_id", um."flags", m."stream_id", m."topic", m."recipient_id"'
                    ' FROM "user_message" um JOIN "message" m{hint} ON m."id" = um."message_id"'
                    ' WHERE um."user_profile_id" = {{p}} AND {condition} ORDER BY um."message_id" DESC LIMIT {{p}}')
 
+# The same rows without their conversations: the unread index holds the flags too, so nothing
+# else is read.
+UNREAD_IDS_SQL = ('SELECT um."message_id", um."flags" FROM "user_message" um'
+                  ' WHERE um."user_profile_id" = {{p}} AND {condition} ORDER BY um."message_id" DESC LIMIT {{p}}')
 
-def unread_rows_sql(condition: str) -> str:
-    """UNREAD_ROWS_SQL for one of unread_condition_sql("um"), as query_rows takes it."""
+# Messages' conversations by id, from the conversation index.
+CONVERSATIONS_SQL = 'SELECT "id", "stream_id", "topic", "recipient_id" FROM "message"{hint} WHERE "id" IN {{ids}}'
+
+
+def unread_rows_sql(condition: str, *, with_conversations: bool = True) -> str:
+    """UNREAD_ROWS_SQL (or UNREAD_IDS_SQL) for one of unread_condition_sql("um"), as query_rows takes it."""
+    if not with_conversations:
+        return UNREAD_IDS_SQL.format(condition=condition)
     return UNREAD_ROWS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX), condition=condition)
+
+
+def conversations_sql() -> str:
+    """CONVERSATIONS_SQL as query_rows takes it."""
+    return CONVERSATIONS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX))
 
 
 def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, ...]], bool]:
     """(message id, flags, channel id, topic, recipient id) of the user's `limit` newest unread
-    messages, oldest first, and whether there were more."""
-    # Each condition is served by an index of (user, message id): newest first, it stops at the
-    # limit instead of reading every unread row of years. Tuples as the cursor gives them
-    # (thousands of them), not through peewee's row processing.
-    parts = [query_rows(unread_rows_sql(condition), user.id, limit + 1) for condition in unread_condition_sql("um")]
+    messages, oldest first, and whether there were more.
+
+    The conversations are kept (the runtime's cache of conversations, which lib/cache_events.py
+    empties after a move or a deletion): at a million messages each unread message's conversation
+    was a descent into an index of a million entries, most of whose pages were not in SQLite's
+    cache, and /register grew with the history. A person's first /register (or the first since
+    the cache was emptied) reads them with the rows, as before, and keeps them; the next ones read
+    the unread index alone and look the conversations up, reading only those of messages new
+    since. The unread messages of an organization's people are mostly the same newest ones."""
+    cache = runtime.current().conversations
+    generation = cache.generation
+    known = cache.entries()
+    marker = ("unread of", user.id)
+    # Tuples as the cursor gives them (thousands of them), not through peewee's row processing.
+    parts = [query_rows(unread_rows_sql(condition, with_conversations=marker not in known), user.id, limit + 1)
+             for condition in unread_condition_sql("um")]
     if len(parts) == 1:  # no new message waits for the unread index: the rows are in order, once each
         rows = parts[0]
     else:
@@ -418,7 +452,44 @@ def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, .
     more = len(rows) > limit
     del rows[limit:]
     rows.reverse()
-    return rows, more
+    if marker not in known:
+        read: dict[Any, Any] = {row[0]: (row[2], sys.intern(row[3]), row[4]) for row in rows}
+        read[marker] = True
+        cache.put_many(read, generation)
+        return rows, more
+    read = read_conversations([message_id for message_id, _flags in rows if message_id not in known], generation)
+    result = []
+    for message_id, flags in rows:
+        conversation = known.get(message_id) or read.get(message_id)
+        if conversation is not None:  # None: the message was deleted since its row was read
+            result.append((message_id, flags, *conversation))
+    return result, more
+
+
+# Ids per query of read_conversations: lists are padded to a power of two up to this, so that a
+# few statements' text serve every length.
+_CONVERSATION_BATCH = 512
+
+
+def read_conversations(message_ids: list[int], generation: int) -> dict[int, tuple[int | None, str, int]]:
+    """{message id: (channel id, topic, recipient id)} of these messages (those that exist), read
+    and kept in the cache of conversations (as of `generation`)."""
+    read: dict[Any, Any] = {}
+    for start in range(0, len(message_ids), _CONVERSATION_BATCH):
+        batch = message_ids[start:start + _CONVERSATION_BATCH]
+        padded = batch + [batch[-1]] * (_padded_length(len(batch)) - len(batch))
+        for message_id, stream_id, topic, recipient_id in query_rows(conversations_sql(), ids=padded):
+            read[message_id] = (stream_id, sys.intern(topic), recipient_id)
+    if read:
+        runtime.current().conversations.put_many(read, generation)
+    return read
+
+
+def _padded_length(length: int) -> int:
+    padded = 16
+    while padded < length:
+        padded *= 2
+    return min(padded, _CONVERSATION_BATCH)
 
 
 def muted_conversations(user: UserProfile) -> tuple[set[int], dict[tuple[int, str], int]]:

@@ -30,6 +30,12 @@ HARMLESS_EVENTS = frozenset({
 })
 
 
+# Event types after which a message may be in another conversation, or in none: the cache of
+# messages' conversations (events/state.py) is emptied. A new message is in no entry yet, and
+# nothing else changes a message's channel, topic or recipient.
+CONVERSATION_EVENTS = frozenset({"update_message", "delete_message"})
+
+
 def invalidate_on_event(event: JSONDict, _user_ids: list[int]) -> None:
     """Event listener: drop the cached render contexts after a change they may depend on."""
     if event.get("type") in INVALIDATING_EVENTS:
@@ -37,6 +43,10 @@ def invalidate_on_event(event: JSONDict, _user_ids: list[int]) -> None:
 
 
 def invalidate_messages_on_event(event: JSONDict, _user_ids: list[int]) -> None:
-    """Event listener: empty the message cache after any change that may alter a message object."""
-    if event.get("type") not in HARMLESS_EVENTS:
+    """Event listener: empty the message cache after any change that may alter a message object,
+    and the cache of messages' conversations after a move or a deletion."""
+    kind = event.get("type")
+    if kind not in HARMLESS_EVENTS:
         runtime.current().messages.clear()
+    if kind in CONVERSATION_EVENTS:
+        runtime.current().conversations.clear()

@@ -248,7 +248,31 @@ def test_the_history_dependent_reads_use_their_indexes(org):
         sql = register_state.unread_rows_sql(unread_condition_sql("um")[-1]).format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
+        sql = register_state.conversations_sql().format(ids="(?, ?)")
+        plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (1, 2)))
         assert f"COVERING INDEX {CONVERSATION_INDEX}" in plan, plan
+
+
+def test_unread_conversations_follow_moves_and_deletions_after_a_register(org):
+    """Once a /register has read the unread messages' conversations (and kept them), does the
+    next one show a message moved to another topic and channel under its new place, and leave
+    out a deleted one?"""
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    first = send(hamlet, to="Denmark", topic="before", content="one")
+    second = send(hamlet, to="Denmark", topic="before", content="two")
+
+    def unread_places():
+        streams = register(othello, fetch_event_types=["message", "update_message_flags"])["unread_msgs"]["streams"]
+        return {(entry["stream_id"], entry["topic"]): entry["unread_message_ids"] for entry in streams}
+
+    assert unread_places()[(org.denmark.id, "before")] == [first, second]
+    ok(org.client(org.admin).patch(f"messages/{first}", topic="after", propagate_mode="change_one",
+                                   send_notification_to_old_thread="false", send_notification_to_new_thread="false"))
+    places = unread_places()
+    assert places[(org.denmark.id, "before")] == [second] and places[(org.denmark.id, "after")] == [first], places
+    ok(org.client(org.admin).delete(f"messages/{second}"))
+    places = unread_places()
+    assert (org.denmark.id, "before") not in places and places[(org.denmark.id, "after")] == [first], places
 
 
 def test_recent_conversations_are_those_of_the_newest_direct_messages(org, monkeypatch):
