@@ -13,7 +13,7 @@ from peewee import fn
 from chat_appliance.db import runtime
 from chat_appliance.models import EMPTY_TOPIC_DISPLAY_NAME
 from chat_appliance.models import (FLAG_BITS, DirectMessageGroup, DirectMessageGroupMember, Message, Stream, UserMessage,
-                      UserProfile, received_condition_sql, received_conditions)
+                      UserProfile, received_condition_sql)
 from chat_appliance.models.base import query_rows, raw_select
 from chat_appliance.lib.rendering import topic_links_context
 from chat_appliance.lib.access import can_read_stream_history, can_see_real_email, visible_email_settings
@@ -232,9 +232,8 @@ def fetched_messages(message_ids: list[int], viewer: UserProfile, flags_by_id: d
     for mid in message_ids:
         encoded = ready.get(mid)
         if encoded is not None:
-            flags = _FLAGS_MEMBERS.get(flags_by_id.get(mid)) or _flags_member(flags_by_id.get(mid))
             added = b"}" if additions is None else b"," + _encoded(additions[mid])[1:]
-            result.append(RawJSON(b"".join((encoded, flags, added))))
+            result.append(RawJSON(b"".join((encoded, _flags_member(flags_by_id.get(mid)), added))))
     return result
 
 
