@@ -225,6 +225,9 @@ def test_tarball_of_zulip_export_imports(tmp_path):
      "is not an export in Zulip's layout"),
     (lambda f: (f / "uploads" / "7" / "ab" / "Xyz123" / "plan.txt").unlink(), "plan.txt (attachment 50) is missing"),
     (lambda f: (f / "messages-000001.json").write_text("{not json"), "messages-000001.json is not valid JSON"),
+    (lambda f: _edit_json(f / "messages-000001.json", lambda d: d["zerver_message"][0].update(date_sent=1.5))
+     or (f / "messages-000001.json").write_text((f / "messages-000001.json").read_text().replace("1.5", "NaN")),
+     "messages-000001.json is not valid JSON (NaN is not a JSON value"),
     (lambda f: (f / "messages-000001.json").write_bytes(b'{"zerver_message": "\xff"}'),
      "messages-000001.json is not valid JSON"),
     (lambda f: (f / "realm.json").write_text("[" * 5000 + "]" * 5000), "realm.json is nested too deeply"),

@@ -81,7 +81,7 @@ def read_json(folder: Any, relative: Any, expected_type: type, problems: list[st
     # a million-message import's peak RSS from 368 to 403 MiB, past its 400 MiB budget.
     try:
         with open_regular(path) as handle:
-            data = json.loads(handle.read().decode())
+            data = json.loads(handle.read().decode(), parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as error:
         problems.append(f"{relative} is not valid JSON ({error})")
         return default
@@ -94,6 +94,12 @@ def read_json(folder: Any, relative: Any, expected_type: type, problems: list[st
         problems.append(f"{relative} does not hold a JSON {expected_type.__name__}")
         return default
     return data
+
+
+def _no_constant(name: str) -> Any:
+    """json reads NaN and the infinities, which are not JSON and which no export holds: refused
+    here, they would otherwise reach the checks as floats."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def rows_with(table: str, rows: list[Any], fields: tuple[str, ...], problems: list[str]) -> list[dict[str, Any]]:
