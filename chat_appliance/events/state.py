@@ -441,8 +441,10 @@ def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, .
     generation = cache.generation
     known = cache.entries()
     marker = ("unread of", user.id)
+    # Asked once: another request may store this person's conversations into `known` meanwhile.
+    warm = marker in known
     # Tuples as the cursor gives them (thousands of them), not through peewee's row processing.
-    parts = [query_rows(unread_rows_sql(condition, with_conversations=marker not in known), user.id, limit + 1)
+    parts = [query_rows(unread_rows_sql(condition, with_conversations=not warm), user.id, limit + 1)
              for condition in unread_condition_sql("um")]
     if len(parts) == 1:  # no new message waits for the unread index: the rows are in order, once each
         rows = parts[0]
@@ -452,7 +454,7 @@ def newest_unread_rows(user: UserProfile, limit: int) -> tuple[list[tuple[Any, .
     more = len(rows) > limit
     del rows[limit:]
     rows.reverse()
-    if marker not in known:
+    if not warm:
         read: dict[Any, Any] = {row[0]: (row[2], sys.intern(row[3]), row[4]) for row in rows}
         read[marker] = True
         cache.put_many(read, generation)

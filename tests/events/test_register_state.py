@@ -275,6 +275,28 @@ def test_unread_conversations_follow_moves_and_deletions_after_a_register(org):
     assert (org.denmark.id, "before") not in places and places[(org.denmark.id, "after")] == [first], places
 
 
+def test_a_register_while_another_keeps_the_same_conversations(org, monkeypatch):
+    """If another request keeps this person's unread messages' conversations while this /register
+    reads its unread rows, is its answer still whole (it reads the rows one way and must not then
+    take them for the other)?"""
+    from chat_appliance.db import runtime
+
+    hamlet, othello = org.client(org.hamlet), org.client(org.othello)
+    ids = [send(hamlet, to="Denmark", topic="race", content=f"m{n}") for n in range(2)]
+    original = register_state.query_rows
+
+    def keeping_meanwhile(template, *params, **kwargs):
+        rows = original(template, *params, **kwargs)
+        if template.startswith(register_state.UNREAD_ROWS_SQL[:40]):
+            cache = runtime.current().conversations
+            cache.put_many({("unread of", org.othello.id): True}, cache.generation)
+        return rows
+
+    monkeypatch.setattr(register_state, "query_rows", keeping_meanwhile)
+    streams = register(othello, fetch_event_types=["message", "update_message_flags"])["unread_msgs"]["streams"]
+    assert {"stream_id": org.denmark.id, "topic": "race", "unread_message_ids": ids} in streams, streams
+
+
 def test_recent_conversations_are_those_of_the_newest_direct_messages(org, monkeypatch):
     """Are recent_private_conversations the conversations of the newest RECENT_CONVERSATIONS_LIMIT
     direct messages, as Zulip's (so that a long history of direct messages costs nothing more),
