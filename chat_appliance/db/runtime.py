@@ -190,7 +190,8 @@ class FlatCache:
         self.stale: Callable[[], bool] | None = None
 
     def entries(self) -> dict[Any, Any]:
-        """The values by key, to read (not to change): a store or a clear replaces the dict."""
+        """The values by key, to read (not to change). A store adds to this dict in place; a
+        clear, or a store past `max_entries`, puts a new one in its place."""
         if self.stale is not None and self.stale():
             self.clear()
         return self._entries
