@@ -70,8 +70,8 @@ class Runtime:
         self.messages = GenerationCache(MESSAGE_CACHE_SIZE)
         # actions/alert_words.py: each user's compiled alert-word matcher (False: no words).
         self.alert_word_matchers = GenerationCache(ALERT_WORD_CACHE_SIZE)
-        # events/state.py: message id -> (channel id, topic, recipient id), emptied with the
-        # message cache (lib/cache_events.py).
+        # events/state.py: message id -> (channel id, topic, recipient id), emptied after a move
+        # or a deletion (lib/cache_events.py).
         self.conversations = FlatCache(CONVERSATION_CACHE_SIZE)
         # INLINE_IMAGE_PREVIEW: whether messages rendered for this app preview linked images.
         self.inline_image_preview = bool(inline_image_preview)
@@ -211,9 +211,6 @@ class FlatCache:
         with self._lock:
             self.generation += 1
             self._entries = {}
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class ExpiringCache:

@@ -392,9 +392,6 @@ MENTION_BITS = FLAG_BITS["mentioned"] | FLAG_BITS["group_mentioned"]
 WILDCARD_MENTION_BITS = FLAG_BITS["stream_wildcard_mentioned"] | FLAG_BITS["topic_wildcard_mentioned"]
 
 
-# A person's newest unread rows with each message's conversation. The rows come from the unread
-# index alone (it holds the flags); each message's conversation from CONVERSATION_INDEX, not the
-# message table, whose bodies put each message on a page of its own (models/messages.py).
 # The user's unread rows, newest first, with their messages' conversations: each of
 # unread_condition_sql("um") is served by an index of (user, message id), so the read stops at
 # the limit instead of reading every unread row of years, and each conversation comes from the

@@ -13,11 +13,5 @@ class RawJSON:
     def __init__(self, encoded: bytes) -> None:
         self.json = encoded
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RawJSON) and other.json == self.json
-
-    def __hash__(self) -> int:
-        return hash(self.json)
-
     def __repr__(self) -> str:
         return f"RawJSON({self.json[:60]!r})"

@@ -160,7 +160,7 @@ def subscription_list(user: UserProfile, *, include_subscribers: str, include_ar
     else:
         # raw_select: peewee's query and its per-row model building were a tenth of /register.
         subscriptions = {sub.stream_id: sub for sub in raw_select(
-            Subscription, '"user_profile_id" = {p} AND "active"', getattr(user, "id", user))}
+            Subscription, '"user_profile_id" = {p} AND "active"', user.id)}
         lists = SubscriberLists(user.realm_id, include_subscribers if subscriptions else "false")
     return [
         subscription_from_channel(subscriptions[channel.id], channel.api, lists.fields(channel.id))
