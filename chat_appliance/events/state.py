@@ -219,18 +219,25 @@ def fetch_custom_profile_fields(user: UserProfile, state: JSONDict, options: Any
 
 # The conversations of the user's newest direct-message rows, each with its newest message: the
 # rows are read newest first from the partial index user_message_private (migration 120), whose
-# condition is written out the same, so that it reads those rows alone and not the whole history.
+# condition is written out the same, so that it reads those rows alone and not the whole history;
+# each row's conversation comes from the conversation index, as for the unread rows below, since
+# through the message table's key each of the thousand would read a page of bodies of its own.
 RECENT_CONVERSATIONS_SQL = (
     'SELECT m."recipient_id", MAX(m."id") FROM (SELECT um."message_id" FROM "user_message" um'
-    f' WHERE um."user_profile_id" = {{p}} AND (um."flags" & {FLAG_BITS["is_private"]}) != 0'
-    ' ORDER BY um."message_id" DESC LIMIT {p}) recent'
-    ' JOIN "message" m ON m."id" = recent."message_id" GROUP BY m."recipient_id"')
+    f' WHERE um."user_profile_id" = {{{{p}}}} AND (um."flags" & {FLAG_BITS["is_private"]}) != 0'
+    ' ORDER BY um."message_id" DESC LIMIT {{p}}) recent'
+    ' JOIN "message" m{hint} ON m."id" = recent."message_id" GROUP BY m."recipient_id"')
+
+
+def recent_conversations_sql() -> str:
+    """RECENT_CONVERSATIONS_SQL as query_rows takes it."""
+    return RECENT_CONVERSATIONS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX))
 
 
 def fetch_recent_private_conversations(user: UserProfile, state: JSONDict, options: Any) -> None:
     """recent_private_conversations: the requester's direct-message conversations, most recent
     first, each with its latest message id and the other members (none for one with oneself)."""
-    latest = dict(query_rows(RECENT_CONVERSATIONS_SQL, user.id, RECENT_CONVERSATIONS_LIMIT))
+    latest = dict(query_rows(recent_conversations_sql(), user.id, RECENT_CONVERSATIONS_LIMIT))
     conversations = sorted(latest.items(), key=lambda item: -item[1])
     members = dm_members_by_recipient({recipient for recipient, _max_id in conversations})
     state["recent_private_conversations"] = [

@@ -234,7 +234,8 @@ def test_a_change_by_another_program_shows_in_the_next_register(org):
 
 @pytest.mark.skipif(pg.ENABLED, reason="query plans are SQLite's here")
 def test_the_history_dependent_reads_use_their_indexes(org):
-    """Does SQLite's planner serve recent_private_conversations from the direct-message index, and
+    """Does SQLite's planner serve recent_private_conversations from the direct-message index and
+    the conversation index, and
     the newest unread rows from the unread index alone, in id order (no sort of every unread
     row), with each message's conversation from the conversation index rather than the message
     table (whose bodies put each message on a page of its own), so that neither reads a person's
@@ -242,9 +243,9 @@ def test_the_history_dependent_reads_use_their_indexes(org):
     from chat_appliance.models import CONVERSATION_INDEX, unread_condition_sql
 
     with database.connection_context():
-        sql = register_state.RECENT_CONVERSATIONS_SQL.format(p="?")
+        sql = register_state.recent_conversations_sql().format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
-        assert "user_message_private" in plan, plan
+        assert "user_message_private" in plan and f"COVERING INDEX {CONVERSATION_INDEX}" in plan, plan
         sql = register_state.unread_rows_sql(unread_condition_sql("um")[-1]).format(p="?")
         plan = " ".join(row[-1] for row in database.execute_sql("EXPLAIN QUERY PLAN " + sql, (org.hamlet.id, 10)))
         assert "COVERING INDEX user_message_unread" in plan and "TEMP B-TREE" not in plan, plan
