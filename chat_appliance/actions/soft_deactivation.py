@@ -21,25 +21,26 @@ covers, so their current channels say exactly which messages were theirs: Zulip 
 subscription audit log for this; this server has none.
 
 Races with sends. A send decides whom it skips before its write transaction (from kept reads)
-and checks again inside it that they are still idle; a catch-up reads and writes inside one
-write transaction. On SQLite write transactions take turns, so a send either commits before the
-catch-up (whose scan then sees its message) or checks after it (and writes the row). On
+and checks again inside it that they are still idle; a catch-up reads and writes inside write
+transactions of a bounded batch each (catch_up), and makes the person active only in the last.
+On SQLite write transactions take turns, so a send either commits before that last batch (whose
+scan then sees its message) or checks after it (and writes the row). On
 PostgreSQL both take an advisory lock before anything else: shared by sends that skip someone,
-exclusive by a catch-up, so the same two orders are the only ones possible; and a send that
+exclusive by a catch-up's batch, so the same two orders are the only ones possible; and a send that
 skips takes the lock before its message gets an id, so every message a catch-up's window ends
 before is visible to its scan.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import time
 
-from chat_appliance.db.connection import backend, write_transaction
+from chat_appliance.db.connection import backend, bulk_insert, write_transaction
 from chat_appliance.lib.snapshots import read_through
 from chat_appliance.lib.user_settings import user_setting
-from chat_appliance.models import TOPIC_FOLLOWED, UserProfile, database
+from chat_appliance.models import CONVERSATION_INDEX, TOPIC_FOLLOWED, UserProfile, database
 from chat_appliance.models.base import query_rows
 
 # The key of PostgreSQL's advisory lock between catch-ups and the sends that skip someone.
@@ -150,37 +151,75 @@ def soft_deactivate_users(user_ids: Iterable[int]) -> list[int]:
 # --- catch-up ----------------------------------------------------------------------------------
 
 
+# The most rows one write transaction of a catch-up adds. A person idle for a year of a big
+# organization is owed about a hundred thousand rows: added in one transaction, they held the
+# database's one writer for seconds while every send waited, and each row, a page of the
+# per-user table of its own, made the statement's undo journal (held in memory) hundreds of MiB,
+# which the process kept after it was freed. In batches, sends take turns between them, and the
+# ids of a batch are few enough to hold in a list and insert a few hundred rows a statement
+# (the undo journal of one such statement is that of a few hundred rows).
+CATCH_UP_BATCH = 5000
+
+# The messages of an idle person's window that their channels hold and that have no row for
+# them, in id order: from the conversation index (its (id, recipient) pairs, hundreds a page),
+# which reads the window in id order without a sort and without the messages' bodies.
+_MISSING_ROWS_SQL = (
+    'SELECT m."id" FROM "message" m{hint}'
+    ' WHERE m."id" > {{p}} AND m."id" <= {{p}}'
+    ' AND m."recipient_id" IN (SELECT st."recipient_id" FROM "subscription" s'
+    ' JOIN "stream" st ON st."id" = s."stream_id" WHERE s."user_profile_id" = {{p}} AND s."active")'
+    ' AND NOT EXISTS (SELECT 1 FROM "user_message" um'
+    ' WHERE um."message_id" = m."id" AND um."user_profile_id" = {{p}})'
+    ' ORDER BY m."id" LIMIT {{p}}')
+
+
 def catch_up(user_id: int, *, reactivate: bool) -> int | None:
     """Add an idle person's missing rows: each message after their last_active_message_id in the
     channels they are subscribed to that has no row for them, unread. With `reactivate` they are
     active again; without, they stay idle with their window moved on. Returns the rows added, or
-    None when they were not idle. Idempotent: a second call finds nothing missing."""
-    param = database.param
+    None when they were not idle. Idempotent: a second call finds nothing missing.
+
+    The rows go in CATCH_UP_BATCH at a time, each batch a write transaction that moves the
+    window's start past what it added: each is a catch-up of its own, of a shorter window, so
+    the argument above holds for each; the person stays idle (sends skip them, and the next
+    batch adds those rows) until the last batch, which reaches the newest message and only
+    then makes them active."""
+    total: int | None = None
+    while True:
+        added, finished = _catch_up_batch(user_id, reactivate)
+        if added is None:
+            return total
+        total = (total or 0) + added
+        if finished:
+            return total
+
+
+def _catch_up_batch(user_id: int, reactivate: bool) -> tuple[int | None, bool]:
+    """One write transaction of catch_up: (rows added, or None when the person is not idle;
+    whether the window reached the newest message)."""
     with write_transaction():
         _lock(exclusive=True)
         row = query_rows('SELECT "long_term_idle", "last_active_message_id" FROM "user_profile" WHERE "id" = {p}',
                          user_id)
         if not row or not row[0][0]:
-            return None
+            return None, True
         last = row[0][1] or 0
         newest = query_rows('SELECT MAX("id") FROM "message"')[0][0] or 0
-        added = 0
+        missing: list[int] = []
         if newest > last:
-            cursor = database.execute_sql(
-                f'INSERT INTO "user_message" ("user_profile_id", "message_id", "flags")'
-                f' SELECT {param}, m."id", 0 FROM "message" m'
-                f' WHERE m."recipient_id" IN (SELECT st."recipient_id" FROM "subscription" s'
-                f' JOIN "stream" st ON st."id" = s."stream_id" WHERE s."user_profile_id" = {param} AND s."active")'
-                f' AND m."id" > {param} AND m."id" <= {param}'
-                f' AND NOT EXISTS (SELECT 1 FROM "user_message" um'
-                f' WHERE um."message_id" = m."id" AND um."user_profile_id" = {param})',
-                (user_id, user_id, last, newest, user_id))
-            added = max(cursor.rowcount, 0)
-        changes = {"last_active_message_id": max(newest, last)}
-        if reactivate:
+            sql = _MISSING_ROWS_SQL.format(hint=backend().indexed_by(CONVERSATION_INDEX))
+            missing = [message_id for (message_id,) in query_rows(
+                sql, last, newest, user_id, user_id, CATCH_UP_BATCH)]
+        finished = len(missing) < CATCH_UP_BATCH
+        bulk_insert('"user_message"', ('"user_profile_id"', '"message_id"', '"flags"'),
+                    [(user_id, message_id, 0) for message_id in missing])
+        # A batch that stopped at its limit moves the window to its last message: the rest of
+        # the window, and what is sent meanwhile, is the next batch's.
+        changes: dict[str, Any] = {"last_active_message_id": max(newest if finished else missing[-1], last)}
+        if reactivate and finished:
             changes["long_term_idle"] = False
         UserProfile.update(**changes).where(UserProfile.id == user_id).execute()
-    return added
+    return len(missing), finished
 
 
 def reactivate_if_idle(user: UserProfile) -> None:

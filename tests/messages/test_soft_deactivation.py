@@ -171,6 +171,35 @@ def test_a_return_between_a_sends_look_and_its_write_gets_the_row(org, monkeypat
     assert sent in feed_ids(org.client(org.othello), [["is", "unread"]])
 
 
+def test_a_long_return_goes_in_batches_and_a_send_between_them_is_not_lost(org, monkeypatch):
+    """Is the catch-up of someone owed many rows written a batch per transaction, with the person
+    idle until the last, so that a send between two batches skips them and a later batch adds
+    its row: every message theirs, unread, and they are active at the end?"""
+    from chat_appliance.actions import soft_deactivation
+
+    deactivate(org.othello)
+    owed = [send(org, "Denmark", "long absence", f"m{n}") for n in range(5)]
+    monkeypatch.setattr(soft_deactivation, "CATCH_UP_BATCH", 2)
+    real, batches = soft_deactivation._catch_up_batch, []
+
+    def batch_then_look(user_id, reactivate):
+        added, finished = real(user_id, reactivate)
+        with database.connection_context():
+            idle = bool(database.execute_sql("SELECT long_term_idle FROM user_profile WHERE id = %s"
+                                             % int(user_id)).fetchone()[0])
+        batches.append((added, finished, idle))
+        if len(batches) == 1:
+            owed.append(send(org, "Denmark", "long absence", "sent between two batches"))
+        return added, finished
+
+    monkeypatch.setattr(soft_deactivation, "_catch_up_batch", batch_then_look)
+    ok(org.client(org.othello).get("users/me"))
+    assert batches == [(2, False, True), (2, False, True), (2, False, True), (0, True, False)]
+    rows = rows_of(org.othello.id)
+    assert all(rows.get(m, 1) & ~PENDING_UNREAD_INDEX == 0 for m in owed)
+    assert feed_ids(org.client(org.othello), [["is", "unread"]])[-6:] == owed
+
+
 def test_soft_deactivate_users_command(org, app, tmp_path):
     """Does `chat-appliance soft-deactivate-users` mark only people idle for the given days (not
     bots, not someone who connected or sent recently), catch idle people up when the setting
