@@ -234,12 +234,11 @@ def test_a_change_by_another_program_shows_in_the_next_register(org):
 
 @pytest.mark.skipif(pg.ENABLED, reason="query plans are SQLite's here")
 def test_the_history_dependent_reads_use_their_indexes(org):
-    """Does SQLite's planner serve recent_private_conversations from the direct-message index and
-    the conversation index, and
+    """Does SQLite's planner serve recent_private_conversations from the direct-message index, and
     the newest unread rows from the unread index alone, in id order (no sort of every unread
-    row), with each message's conversation from the conversation index rather than the message
-    table (whose bodies put each message on a page of its own), so that neither reads a person's
-    whole history?"""
+    row), each with its message's conversation from the conversation index rather than the
+    message table (whose bodies put each message on a page of its own), so that neither reads a
+    person's whole history?"""
     from chat_appliance.models import CONVERSATION_INDEX, unread_condition_sql
 
     with database.connection_context():
