@@ -66,7 +66,9 @@ def test_a_slow_holder_lets_the_next_go_after_the_patience():
     # Once the holder is known to be slow, later takers do not wait at all.
     started = time.monotonic()
     turns.take()
-    assert time.monotonic() - started < 0.04
+    # Waiting would mean waiting for the holder, who holds until release (5 s): a bound far
+    # below that and far above a loaded machine's scheduling delays.
+    assert time.monotonic() - started < 2
     assert not turns.holding()
     turns.give_back()  # holds nothing: a no-op
     release.set()

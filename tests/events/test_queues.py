@@ -136,7 +136,9 @@ def test_dont_block_returns_at_once(org):
     queue_id = register(org.client(org.hamlet))["queue_id"]
     started = time.monotonic()
     assert get_events(org.client(org.hamlet), queue_id) == []
-    assert time.monotonic() - started < 0.5
+    # A blocking poll would wait for its heartbeat (45-55 s): a bound far below that and far
+    # above a loaded machine's delays.
+    assert time.monotonic() - started < 10
 
 
 def test_heartbeat_after_its_spread_wait(app, org, manual_clock):

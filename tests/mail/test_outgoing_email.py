@@ -4,6 +4,7 @@ and password reset through HTTP."""
 import logging
 import re
 import socket
+import threading
 import time
 
 import pytest
@@ -68,26 +69,31 @@ def test_an_address_with_a_line_break_is_refused_before_sending():
 
 
 def test_mailer_retries_a_refused_connection_then_delivers(caplog):
-    """When the SMTP server is down for the first attempt, does `send` return at once, the failure
-    get one log line saying it will retry, and the mail arrive on the next attempt?"""
+    """When the SMTP server is down for the first attempt, does `send` leave the attempt to the
+    mailer's own threads (the caller never waits on the server), the failure get one log line
+    saying it will retry, and the mail arrive on the next attempt?"""
     port = free_port()
     late = SmtpSink(port)
     caplog.set_level(logging.WARNING, logger="chat_appliance.clients.send_email")
     mailer = Mailer({**late.config(), "EMAIL_RETRY_SECONDS": 0.3})
+    started = False
     try:
-        started = time.monotonic()
         mailer.send(sample())
-        assert time.monotonic() - started < 0.1
         deadline = time.monotonic() + 5
         while not caplog.records:
             assert time.monotonic() < deadline
             time.sleep(0.01)
         late.controller.start()
+        started = True
         [message] = late.wait()
     finally:
         mailer.close()
-        late.controller.stop()
+        if started:
+            late.controller.stop()
     assert message["Subject"] == "Hello"
+    # Which thread made the refused attempt, rather than how long send() took: a timed bound
+    # failed on a loaded machine, and the thread is what "never waits" means.
+    assert caplog.records[0].thread != threading.get_ident()
     [line] = [r.getMessage() for r in caplog.records]
     assert "attempt 1 of 20; will retry" in line and HAMLET in line and "ConnectionRefusedError" in line
 
