@@ -155,9 +155,9 @@ def soft_deactivate_users(user_ids: Iterable[int]) -> list[int]:
 # organization is owed tens of thousands of rows, each on a page of the per-user table's key of
 # its own. Added by one INSERT ... SELECT, every such page went into that statement's undo
 # journal, which SQLite holds in memory here (temp_store): at a million messages one return of
-# 80,000 rows took the process's peak from 46 to about 150 MiB. A batch's ids are few enough to
-# hold in a list, and go in a few hundred rows a statement; the person's peak stays within a few
-# MiB, and no single transaction's length grows with the absence.
+# 90,000-100,000 rows took the process's peak from 46 to about 150 MiB. A batch's ids are few
+# enough to hold in a list, and go in a few hundred rows a statement; the person's peak stays
+# within a few MiB, and no single transaction's length grows with the absence.
 CATCH_UP_BATCH = 5000
 
 # The messages of an idle person's window that their channels hold and that have no row for
@@ -180,10 +180,10 @@ def catch_up(user_id: int, *, reactivate: bool) -> int | None:
     None when they were not idle. Idempotent: a second call finds nothing missing.
 
     The rows go in CATCH_UP_BATCH at a time, each batch a write transaction (a savepoint, inside
-    another one) that moves the window's start past what it added: each is a catch-up of its own, of a shorter window, so
-    the argument above holds for each; the person stays idle (sends skip them, and the next
-    batch adds those rows) until the last batch, which reaches the newest message and only
-    then makes them active."""
+    another one) that moves the window's start past what it added: each is a catch-up of its
+    own, of a shorter window, so the argument above holds for each; the person stays idle
+    (sends skip them, and the next batch adds those rows) until the last batch, which reaches
+    the newest message and only then makes them active."""
     total: int | None = None
     while True:
         added, finished = _catch_up_batch(user_id, reactivate)
