@@ -91,8 +91,8 @@ def test_mailer_retries_a_refused_connection_then_delivers(caplog):
         if started:
             late.controller.stop()
     assert message["Subject"] == "Hello"
-    # Which thread made the refused attempt, rather than how long send() took: a timed bound
-    # failed on a loaded machine, and the thread is what "never waits" means.
+    # Which thread made the refused attempt, not how long send() took: the time depends on the
+    # machine's load, and the thread is what "the caller never waits" means.
     assert caplog.records[0].thread != threading.get_ident()
     [line] = [r.getMessage() for r in caplog.records]
     assert "attempt 1 of 20; will retry" in line and HAMLET in line and "ConnectionRefusedError" in line
