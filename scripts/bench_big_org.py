@@ -4,7 +4,10 @@
 Writes a Zulip export (tests/support/big_export.py): --people people (1% admins, 2.5% guests, 1.5%
 bots), 300 channels, everyone in general and in 20-40 others, --messages messages over three
 years (85% in channels over ~40,000 topics at a million, 15% direct, one-to-one and groups),
-reactions, uploads, 0-5,000 unread each. Then:
+reactions, uploads, 0-5,000 unread each. Channels are of uneven size, most traffic in the small
+ones: about 72 per-user rows a message, the density of the issue's outside export
+(--uniform-channels: every channel about 200 members, about 250 rows a message, the shape of the
+runs before 2026-12-08). Then:
 
 - the export's idle people (--idle-share, a quarter by default) are soft-deactivated: rows of their
   plain channel messages after they stopped coming are not in it (nor in the import); the serve
@@ -306,6 +309,9 @@ def main():
     parser.add_argument("--register-only", action="store_true", help="measure /register alone")
     parser.add_argument("--idle-share", type=float, default=0.25,
                         help="share of the people long-term idle (soft-deactivated) in the export (default 0.25)")
+    parser.add_argument("--uniform-channels", action="store_true",
+                        help="draw each person's channels uniformly (every channel about 200 members), as the runs "
+                             "before 2026-12-08 did, instead of by popularity")
     parser.add_argument("--also-unread", type=int, metavar="N",
                         help="also time /register (web) for the person whose unread count is nearest N (to set "
                              "beside a smaller organization's reader)")
@@ -345,7 +351,8 @@ def main():
             else:
                 started = time.perf_counter()
                 stats = write_export(work / "export", people=args.people, channels=args.channels,
-                                     messages=args.messages, progress=progress, idle_share=args.idle_share)
+                                     messages=args.messages, progress=progress, idle_share=args.idle_share,
+                                     uniform_channels=args.uniform_channels)
                 print(f"export written: {args.people} people ({len(stats['idle'])} long-term idle), "
                       f"{stats['channels']} channels, {args.messages:,} messages, {stats['user_messages']:,} per-user "
                       f"rows, in {time.perf_counter() - started:.0f} s", flush=True)

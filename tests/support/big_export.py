@@ -9,6 +9,16 @@ channel about a tenth; 85% of messages in channels over many topics, 15% direct 
 groups); Markdown of varied length with mentions, reactions on some messages, an upload on a
 few; each person with 0-5,000 unread messages, spread over their history.
 
+Channel sizes are uneven, as a company's are: a few channels nearly everyone is in, and many team
+channels of a few dozen people, which carry most of the traffic. Each person's channels are drawn
+by popularity (the channel of rank r with weight 1/r^1.4), and a channel's traffic falls with its
+size (as 1/size^1.5); the big channel, a busy team's, has about 150 members at 2,000 people. At
+2,000 people that gives channels of 15 to 2,000 members (median about 60) and about 72 per-user
+rows per message with a quarter of the people idle. That is the density of the export the issue's
+outside measurement used (15 million per-user rows for 200,000 messages). Drawn from the same
+20-40 channels a person, uniformly (`uniform_channels`, the shape of the benchmarks before
+2026-12-08), every channel had about 200 members and a message about 250 rows.
+
 A share of the people (`idle_share`, a quarter by default) are long-term idle, as a Zulip server's
 soft deactivation leaves them (docs/scaling.md): each stopped coming at some point of the history
 (at least a month before its end), sent nothing after it, and from then on has per-user rows only
@@ -19,6 +29,7 @@ An open community's server has most of its accounts idle (use a share of 0.9 for
 """
 
 import json
+import math
 import random
 from collections import Counter
 from pathlib import Path
@@ -29,6 +40,9 @@ START = 1_600_000_000
 THREE_YEARS = 3 * 365 * 24 * 3600
 MESSAGES_PER_FILE = 1000
 READ, STARRED, MENTIONED, IS_PRIVATE = 1, 2, 8, 2048
+POPULARITY_EXPONENT = 1.4  # the channel of rank r is drawn with weight 1 / r ** this
+TRAFFIC_EXPONENT = 1.5  # a channel's share of the traffic goes as 1 / members ** this
+BIG_CHANNEL_SHARE = 0.075  # of the people, in the big channel (150 of 2,000)
 
 WORDS = ("the deploy plan review meeting notes customer issue build release branch test server "
          "design draft budget quarter team question answer update schedule database latency "
@@ -38,7 +52,7 @@ WORDS = ("the deploy plan review meeting notes customer issue build release bran
 class Organization:
     """The people, channels and memberships of the export, and who is the benchmark's reader."""
 
-    def __init__(self, people, channels, messages, seed=1, idle_share=0.25):
+    def __init__(self, people, channels, messages, seed=1, idle_share=0.25, uniform_channels=False):
         self.rng = random.Random(seed)
         rng = self.rng
         self.people = people
@@ -52,27 +66,38 @@ class Organization:
         self.humans = [u for u in self.user_ids if u not in self.bots]
         self.channel_ids = list(range(1000, 1000 + channels))
         self.general, self.big = self.channel_ids[0], self.channel_ids[1]
-        # Memberships: everyone in general; each person in 20-40 of the others, the big channel
-        # among them for half the people.
+        # Memberships: everyone in general; each person in 20-40 of the others.
         others = self.channel_ids[1:]
+        rest = [c for c in others if c != self.big]
+        # Weighted sampling without replacement: each channel's key is log(u) / weight, and the
+        # largest keys win (the logarithm, since u ** (1 / weight) underflows for rare channels).
+        popularity = {c: 1 / rank ** POPULARITY_EXPONENT for rank, c in enumerate(rest, 1)}
         self.members = {c: set() for c in self.channel_ids}
         self.channels_of = {}
         for uid in self.user_ids:
-            count = min(len(others), rng.randint(20, 40))
-            chosen = set(rng.sample(others, count))
-            if rng.random() < 0.5:
-                chosen.add(self.big)
+            if uniform_channels:
+                count = min(len(others), rng.randint(20, 40))
+                chosen = set(rng.sample(others, count))
+                if rng.random() < 0.5:
+                    chosen.add(self.big)
+            else:
+                count = min(len(rest), rng.randint(20, 40))
+                keys = {c: math.log(rng.random() or 1e-300) / w for c, w in popularity.items()}
+                chosen = set(sorted(rest, key=keys.__getitem__, reverse=True)[:count])
+                if rng.random() < BIG_CHANNEL_SHARE:
+                    chosen.add(self.big)
             chosen.add(self.general)
             self.channels_of[uid] = chosen
             for c in chosen:
                 self.members[c].add(uid)
         # The reader: a member of exactly 30 channels (general and the big one among them).
         self.reader = self.humans[len(self.humans) // 2]
-        rest = [c for c in others if c != self.big]
         self.set_channels(self.reader, {self.general, self.big, *rng.sample(rest, min(len(rest), 28))})
         self.unread_5k = self.humans[len(self.humans) // 2 + 1]
         # Traffic: general 2%, the big channel 10%, the rest favouring the smaller channels.
-        weights = {c: 1 / max(1, len(self.members[c])) ** 0.5 for c in others if c != self.big}
+        exponent = 0.5 if uniform_channels else TRAFFIC_EXPONENT
+        # A channel nobody drew (in a small organization) carries nothing.
+        weights = {c: 1 / len(self.members[c]) ** exponent for c in rest if self.members[c]}
         scale = 0.88 / sum(weights.values())
         self.channel_weights = {self.general: 0.02, self.big: 0.10,
                                 **{c: w * scale for c, w in weights.items()}}
@@ -131,14 +156,14 @@ def content_for(rng, org, n):
 
 
 def write_export(folder, *, people=2000, channels=300, messages=1_000_000, seed=1, progress=None, idle_share=0.25,
-                 idle_rows="flagged"):
+                 idle_rows="flagged", uniform_channels=False):
     """Write the export into `folder` (created); returns stats: messages, user_messages, per-person
     received and unread counts, the reader's and the 5,000-unread person's ids, and the idle
     people's {id: last_active_message_id}. `idle_rows`="all" writes the idle people's plain rows
     too (as a server without soft deactivation would have them)."""
     folder = Path(folder)
     folder.mkdir(parents=True)
-    org = Organization(people, channels, messages, seed, idle_share)
+    org = Organization(people, channels, messages, seed, idle_share, uniform_channels)
     rng = org.rng
     expected = org.expected_messages(messages)
     unread_chance = {u: min(1.0, org.unread_target[u] / expected[u]) for u in org.user_ids}
