@@ -106,9 +106,10 @@ def add_commands(add):
                      help="the URL users will reach the server at, for exports that do not carry one "
                           "(default: %(default)s)")
     imp.add_argument("--helpers", type=helper_count, default=None, metavar="N",
-                     help="processes that read and check the message files while the import writes: "
-                          "2 makes a big import about 1.4x faster on two cores, for about 150 MiB more "
-                          "memory each (at most one per core; default: 0, the import reads them itself)")
+                     help="processes that read and check the message files while the import writes, at "
+                          "most one per core; each holds about 8 times a message file's size in memory "
+                          "(default: as many as fit in 128 MiB: two for files of up to 8 MiB, none for files "
+                          "over 16 MiB; 0: the import reads them itself)")
     slack = add("import-slack", cmd_import_slack,
                 "Create a new organization from a Slack export (.zip), with its files. Everything is read, "
                 "checked and downloaded before anything is written.")

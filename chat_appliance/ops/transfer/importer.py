@@ -86,15 +86,16 @@ from chat_appliance.models import EMAIL_VISIBLE_EVERYONE
 from chat_appliance.lib.rendering import render_message
 from chat_appliance.ops.instance_files import InstanceBusy, exclusively, make_instance_folder
 from chat_appliance.ops.transfer import layout
-from chat_appliance.ops.transfer.message_files import (ArchiveError, MessageFiles, in_order, open_regular,
-                                                       read_json, regular_file, rows_with)
+from chat_appliance.ops.transfer.message_files import (ArchiveError, MessageFiles, helpers_for, in_order,
+                                                       open_regular, read_json, regular_file, rows_with)
 
 
 # Processes that read and check message files beside the import (message_files.in_order; the
-# --helpers option). None by default: each holds a parsed message file, about 150 MiB for one of a
-# quarter of a million per-user rows, and an import of a million messages then needed more than
-# the 400 MiB it fits in alone. Two make a big import on two cores about 1.4x faster.
-HELPERS = 0
+# --helpers option). None: as many as the cores and the message files' size allow
+# (message_files.helpers_for), since each holds a parsed file: about 150 MiB for one of a quarter
+# of a million per-user rows, with which an import of a million messages would not fit in its
+# 400 MiB.
+HELPERS = None
 
 
 def _major(version):
@@ -117,7 +118,8 @@ class Archive:
     """An export read into memory and checked: realm tables, message files, attachments, file records."""
     def __init__(self, folder, given=None, helpers=HELPERS):
         """`given`: what the person named (a tarball unpacks into a temporary folder, whose name
-        would tell them nothing); `helpers`: processes that read the message files (0: none)."""
+        would tell them nothing); `helpers`: processes that read the message files (0: none;
+        None: as many as the machine and the files' size allow)."""
         self.folder = Path(folder)
         self.given = given if given is not None else self.folder
         self.helpers = helpers
@@ -176,6 +178,8 @@ class Archive:
         self.message_files = []
         while self.has(layout.MESSAGE_FILE_TEMPLATE.format(len(self.message_files) + 1)):
             self.message_files.append(layout.MESSAGE_FILE_TEMPLATE.format(len(self.message_files) + 1))
+        if self.helpers is None:
+            self.helpers = helpers_for([self.folder / name for name in self.message_files])
         self.attachments = (self.read_json("attachment.json", dict, required=False, default={})
                             .get("zerver_attachment", []))
         self.upload_records = self.read_json("uploads/records.json", list, required=False, default=[])
@@ -1030,7 +1034,8 @@ def _all_models(base):
 
 def import_export(path, instance_path, *, realm_url="http://localhost:9991", progress=None, helpers=HELPERS):
     """Check the export at `path`, then write it into a new instance at `instance_path`, with
-    `helpers` processes reading the message files beside it (0: this process reads them).
+    `helpers` processes reading the message files beside it (0: this process reads them; None:
+    as many as the machine and the files' size allow).
 
     Raises ArchiveError (nothing written) when the archive is unusable or the instance is not new.
     Returns a summary dict of what was imported.
