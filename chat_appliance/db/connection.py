@@ -30,13 +30,15 @@ log = logging.getLogger(__name__)
 
 
 def init_database(database_url: str, pool_size: int = 20, pool_timeout: int = 30, *,
-                  inline_image_preview: bool = True) -> Runtime:
+                  inline_image_preview: bool = True, offline: bool = False) -> Runtime:
     """Open the configured database in a new Runtime, installed as the one in use outside
     requests; returns the Runtime (create_app keeps it, and makes it current per request). The
     pool options size the PostgreSQL connection pool (SQLite ignores them); the runtime renders
-    messages with INLINE_IMAGE_PREVIEW `inline_image_preview`."""
+    messages with INLINE_IMAGE_PREVIEW `inline_image_preview`. `offline`: a new database that
+    this process fills before anyone reads it (backends.sqlite.open_database)."""
     backend = backends.backend_for(database_url)
-    opened = runtime.Runtime(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout),
+    opened = runtime.Runtime(backend.open_database(database_url, pool_size=pool_size, pool_timeout=pool_timeout,
+                                                   offline=offline),
                              backend, inline_image_preview=inline_image_preview)
     runtime.install(opened)
     return opened

@@ -203,6 +203,34 @@ def test_export_from_zulip_before_10_imports(tmp_path):
     assert (summary["messages"], summary["version"]) == (3, "before 10.0")
 
 
+def test_import_writes_without_a_log_and_the_server_turns_it_on(tmp_path):
+    """On SQLite, does the import leave its new database without a write-ahead log (the load
+    reads its rows back to build the indexes, which is slow through a big log), and does the
+    first server to open it run on the log, as every instance does, so that reads go on while
+    someone writes?"""
+    import sqlite3
+
+    from chat_appliance.config import load_config
+
+    folder = zulip_export(tmp_path / "export")
+    target = tmp_path / "instance"
+    import_export(folder, target)
+    if not load_config(target)["DATABASE_URL"].startswith("sqlite:"):
+        pytest.skip("the journal is SQLite's")
+
+    def journal_mode():
+        connection = sqlite3.connect(target / "chat.sqlite3")
+        try:
+            return connection.execute("PRAGMA journal_mode").fetchone()[0]
+        finally:
+            connection.close()
+
+    assert journal_mode() == "delete" and not (target / "chat.sqlite3-wal").exists()
+    _, bob = new_instance_client(target, "bob@team.example")
+    ok(bob.post("messages", type="direct", to=[10], content="back on the log"))
+    assert journal_mode() == "wal"
+
+
 def test_tarball_of_zulip_export_imports(tmp_path):
     """Does the .tar.gz Zulip writes (one top-level folder) import like the folder?"""
     import tarfile

@@ -35,9 +35,10 @@ SEARCH_CONFIG = "chat_english"
 WRITER_LOCK_KEY = 0x63686174
 
 
-def open_database(database_url: str, pool_size: int = 20, pool_timeout: int = 30) -> Any:
+def open_database(database_url: str, pool_size: int = 20, pool_timeout: int = 30, *, offline: bool = False) -> Any:
     """A pooled PostgresqlDatabase from a postgresql://user:password@host:port/dbname URL
-    (query parameters, e.g. ?sslmode=require, are passed to the driver)."""
+    (query parameters, e.g. ?sslmode=require, are passed to the driver). `offline` (a load
+    before anyone reads the database) changes nothing here: PostgreSQL's log is not read back."""
     load_psycopg2()
     parsed = urlparse(database_url)
     options = dict(parse_qsl(parsed.query))

@@ -1066,7 +1066,7 @@ def _import_into(path, instance, realm_url, progress, helpers):
                 raise ArchiveError(f"{instance} already holds a database: import into a new instance folder.")
         make_instance_folder(instance)
         config = load_config(instance)
-        init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"])
+        init_database(config["DATABASE_URL"], inline_image_preview=config["INLINE_IMAGE_PREVIEW"], offline=True)
         migrate()
         with database.connection_context():
             if Realm.select().exists():
