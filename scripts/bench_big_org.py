@@ -5,7 +5,7 @@ Writes a Zulip export (tests/support/big_export.py): --people people (1% admins,
 bots), 300 channels, everyone in general and in 20-40 others, --messages messages over three
 years (85% in channels over ~40,000 topics at a million, 15% direct, one-to-one and groups),
 reactions, uploads, 0-5,000 unread each. Channels are of uneven size, most traffic in the small
-ones: about 72 per-user rows a message, the density of the issue's outside export
+ones: about 68 per-user rows a message, near the density of the issue's outside export
 (--uniform-channels: every channel about 200 members, about 250 rows a message, the shape of the
 runs before 2026-12-08). Then:
 

@@ -13,9 +13,9 @@ Channel sizes are uneven, as a company's are: a few channels nearly everyone is 
 channels of a few dozen people, which carry most of the traffic. Each person's channels are drawn
 by popularity (the channel of rank r with weight 1/r^1.4), and a channel's traffic falls with its
 size (as 1/size^1.5); the big channel, a busy team's, has about 150 members at 2,000 people. At
-2,000 people that gives channels of 15 to 2,000 members (median about 60) and about 72 per-user
-rows per message with a quarter of the people idle. That is the density of the export the issue's
-outside measurement used (15 million per-user rows for 200,000 messages). Drawn from the same
+2,000 people that gives channels of 15 to 2,000 members (median about 60) and about 68 per-user
+rows per message with a quarter of the people idle, near the density of the export the issue's
+outside measurement used (15 million per-user rows for 200,000 messages: 75). Drawn from the same
 20-40 channels a person, uniformly (`uniform_channels`, the shape of the benchmarks before
 2026-12-08), every channel had about 200 members and a message about 250 rows.
 

@@ -106,7 +106,7 @@ def open_database(database_url: str, *, offline: bool = False, **_pool_options: 
     index, at a cost that grows with the log: the five per-user indexes of a table of 68 million
     rows took 132 s to build inside such a transaction against 67 s with the journal. The
     journal of a new database holds only its few first pages, and a rollback (or the next open,
-    after a crash) still leaves the database as it was before the load."""
+    after the process was killed) still leaves the database as it was before the load."""
     path = path_from_url(database_url)
     journal = "delete" if offline else "wal"
     # Pooled: closing a request's connection returns it for the next request on any thread, so
