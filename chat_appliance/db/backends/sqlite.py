@@ -575,8 +575,11 @@ def bulk_load(db: RuntimeDatabase) -> Iterator[None]:
                 group.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             else:
                 # Committed with no sync (an offline load keeps the rollback journal): the
-                # database file is synced here instead of by a checkpoint.
-                _sync_file(group.connection.execute("PRAGMA database_list").fetchone()[2])
+                # database file is synced here instead of by a checkpoint (an in-memory
+                # database has no file).
+                path = group.connection.execute("PRAGMA database_list").fetchone()[2]
+                if path:
+                    _sync_file(path)
             # The cache's pages go with the connection: the server's own starts small.
             group.connection.close()
             group.connection = None
